@@ -1,0 +1,58 @@
+/**
+ * The Bus: how gateways reach actors and actors publish events. Two
+ * implementations: in-process (embedded mode) and NATS (cluster mode). The
+ * same tests run against both.
+ *
+ * Messages are plain JSON data: nothing is shared by reference, so an actor
+ * behaves the same whether its caller is in this process or another machine.
+ */
+import { ApiError, type WireError } from '../../lib/errors.ts';
+
+export interface Subscription {
+  unsubscribe(): Promise<void>;
+}
+
+export type RequestHandler = (body: unknown, subject: string) => Promise<unknown>;
+export type EventHandler = (body: unknown, subject: string) => void;
+
+export interface Bus {
+  /** Sends a request to the one server of `subject` and waits for its reply.
+   *  Rejects with an ApiError the server threw, or a BusError. */
+  request(subject: string, body: unknown, timeoutMs: number): Promise<unknown>;
+  /** Publishes an event; one subscriber of the subject's queue group gets it. */
+  publish(subject: string, body: unknown): void;
+  /** Serves requests on a subject (`>` may end it). One server of a subject
+   *  gets each request; what the handler returns is the reply. */
+  serve(subject: string, handler: RequestHandler): Promise<Subscription>;
+  /** Takes events on a subject; one subscriber of the subject gets each. */
+  subscribe(subject: string, handler: EventHandler): Promise<Subscription>;
+  /** Waits until subscriptions made so far are known to the bus. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Reply as it crosses the wire. */
+export type WireReply = { ok: true; v: unknown } | { ok: false; e: WireError };
+
+export function encodeReply(result: PromiseSettledResult<unknown>): WireReply {
+  if (result.status === 'fulfilled') return { ok: true, v: result.value ?? null };
+  const err = result.reason;
+  if (err instanceof ApiError) return { ok: false, e: err.toWire() };
+  return { ok: false, e: { code: 'INTERNAL_SERVER_ERROR', msg: 'Internal server error', status: 500 } };
+}
+
+export function decodeReply(reply: WireReply): unknown {
+  if (reply.ok) return reply.v;
+  throw ApiError.fromWire(reply.e);
+}
+
+/** Why a bus request failed without an answer from its server. */
+export class BusError extends Error {
+  constructor(
+    readonly reason: 'timeout' | 'no_responders' | 'busy' | 'closed',
+    readonly subject: string,
+  ) {
+    super(`bus ${reason} on ${subject}`);
+    this.name = 'BusError';
+  }
+}

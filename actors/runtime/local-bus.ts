@@ -1,0 +1,103 @@
+/**
+ * In-process Bus for the embedded mode. Requests and events are copied
+ * through JSON exactly as NATS would carry them, so no object is shared
+ * between caller and actor.
+ */
+import { type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
+
+interface Entry<H> {
+  pattern: string;
+  handler: H;
+}
+
+/** Subject table with NATS-style `>` tails, looked up by prefix. */
+class SubjectTable<H> {
+  private exact = new Map<string, Entry<H>[]>();
+  private tails = new Map<string, Entry<H>[]>();
+
+  add(pattern: string, handler: H): Entry<H> {
+    const entry = { pattern, handler };
+    const [map, key] = pattern.endsWith('.>') ? [this.tails, pattern.slice(0, -1)] : [this.exact, pattern];
+    const list = map.get(key) ?? [];
+    list.push(entry);
+    map.set(key, list);
+    return entry;
+  }
+
+  remove(entry: Entry<H>): void {
+    const [map, key] = entry.pattern.endsWith('.>') ? [this.tails, entry.pattern.slice(0, -1)] : [this.exact, entry.pattern];
+    const list = (map.get(key) ?? []).filter((e) => e !== entry);
+    if (list.length) map.set(key, list);
+    else map.delete(key);
+  }
+
+  /** The first match (queue-group semantics: exactly one receiver). */
+  find(subject: string): H | undefined {
+    const exact = this.exact.get(subject);
+    if (exact?.length) return exact[0]!.handler;
+    for (let i = subject.indexOf('.'); i !== -1; i = subject.indexOf('.', i + 1)) {
+      const tail = this.tails.get(subject.slice(0, i + 1));
+      if (tail?.length) return tail[0]!.handler;
+    }
+    return undefined;
+  }
+}
+
+const copy = (v: unknown): unknown => (v === undefined ? null : JSON.parse(JSON.stringify(v)));
+
+export class LocalBus implements Bus {
+  private servers = new SubjectTable<RequestHandler>();
+  private listeners = new SubjectTable<EventHandler>();
+  private inFlight = 0;
+  private closed = false;
+
+  constructor(private readonly maxInFlight = 100_000) {}
+
+  async request(subject: string, body: unknown, timeoutMs: number): Promise<unknown> {
+    if (this.closed) throw new BusError('closed', subject);
+    const handler = this.servers.find(subject);
+    if (!handler) throw new BusError('no_responders', subject);
+    if (this.inFlight >= this.maxInFlight) throw new BusError('busy', subject);
+    this.inFlight++;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const reply = await Promise.race([
+        handler(copy(body), subject).then(
+          (v) => copy(encodeReply({ status: 'fulfilled', value: v })) as WireReply,
+          (e: unknown) => copy(encodeReply({ status: 'rejected', reason: e })) as WireReply,
+        ),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new BusError('timeout', subject)), timeoutMs);
+        }),
+      ]);
+      return decodeReply(reply);
+    } finally {
+      clearTimeout(timer);
+      this.inFlight--;
+    }
+  }
+
+  publish(subject: string, body: unknown): void {
+    if (this.closed) return;
+    const handler = this.listeners.find(subject);
+    if (!handler) return;
+    const data = copy(body);
+    queueMicrotask(() => handler(data, subject));
+  }
+
+  async serve(subject: string, handler: RequestHandler): Promise<Subscription> {
+    const entry = this.servers.add(subject, handler);
+    return { unsubscribe: async () => this.servers.remove(entry) };
+  }
+
+  async subscribe(subject: string, handler: EventHandler): Promise<Subscription> {
+    const entry = this.listeners.add(subject, handler);
+    return { unsubscribe: async () => this.listeners.remove(entry) };
+  }
+
+  async flush(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * A mailbox runs one message to completion before the next (Orleans'
+ * non-reentrant default), so an actor's handlers never interleave across an
+ * `await`. A handler that must wait for something other than its own work
+ * (a long poll) returns a `Parked` reply, which frees the mailbox.
+ */
+
+/** A reply that completes later, outside the mailbox. */
+export class Parked<T> {
+  constructor(readonly promise: Promise<T>) {}
+}
+
+export class Mailbox {
+  private queue: Array<() => Promise<void>> = [];
+  private running = false;
+
+  /** Runs `fn` after every message posted before it has completed. */
+  post<T>(fn: () => Promise<T> | T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push(async () => {
+        try {
+          resolve(await fn());
+        } catch (err) {
+          reject(err);
+        }
+      });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      for (let job = this.queue.shift(); job; job = this.queue.shift()) await job();
+    } finally {
+      this.running = false;
+    }
+  }
+}

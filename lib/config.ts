@@ -1,0 +1,63 @@
+import { z } from 'zod';
+
+/** Process configuration, read once from the environment and validated. */
+const Env = z.object({
+  PARLEY_ROLE: z.enum(['all', 'gateway', 'actors']).default('all'),
+  PARLEY_MODE: z.enum(['embedded', 'cluster']).default('embedded'),
+  PARLEY_HOST: z.string().min(1).default('127.0.0.1'),
+  PARLEY_PORT: z.coerce.number().int().min(0).max(65535).default(9991),
+  PARLEY_SITE_URL: z.string().url().optional(),
+  PARLEY_DATA_DIR: z.string().min(1).default('.parley/data'),
+  PARLEY_DEMO_DIR: z.string().min(1).default('.parley/demo'),
+  PARLEY_SEED_DEMO: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  PARLEY_SHARDS: z.coerce.number().int().min(1).max(4096).default(64),
+  PARLEY_NODE_ID: z.string().min(1).optional(),
+  PARLEY_NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  PARLEY_REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  PARLEY_CASSANDRA_CONTACT_POINTS: z.string().default('127.0.0.1:9042'),
+  PARLEY_CASSANDRA_DC: z.string().default('datacenter1'),
+  PARLEY_CASSANDRA_KEYSPACE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default('parley'),
+  PARLEY_CASSANDRA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(9).default(1),
+  PARLEY_LEASE_TTL_MS: z.coerce.number().int().min(500).default(5000),
+  PARLEY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
+  PARLEY_HEARTBEAT_SECS: z.coerce.number().min(0.2).default(50),
+  PARLEY_QUEUE_IDLE_SECS: z.coerce.number().min(1).default(600),
+  PARLEY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const siteUrl = e.PARLEY_SITE_URL ?? `http://${e.PARLEY_HOST === '0.0.0.0' ? '127.0.0.1' : e.PARLEY_HOST}:${e.PARLEY_PORT}`;
+  return {
+    role: e.PARLEY_ROLE,
+    mode: e.PARLEY_MODE,
+    host: e.PARLEY_HOST,
+    port: e.PARLEY_PORT,
+    siteUrl,
+    dataDir: e.PARLEY_DATA_DIR,
+    demoDir: e.PARLEY_DEMO_DIR,
+    seedDemo: e.PARLEY_SEED_DEMO,
+    shards: e.PARLEY_SHARDS,
+    nodeId: e.PARLEY_NODE_ID,
+    natsUrl: e.PARLEY_NATS_URL,
+    redisUrl: e.PARLEY_REDIS_URL,
+    cassandra: {
+      contactPoints: e.PARLEY_CASSANDRA_CONTACT_POINTS.split(',').map((s) => s.trim()).filter(Boolean),
+      localDataCenter: e.PARLEY_CASSANDRA_DC,
+      keyspace: e.PARLEY_CASSANDRA_KEYSPACE,
+      replicationFactor: e.PARLEY_CASSANDRA_REPLICATION_FACTOR,
+    },
+    leaseTtlMs: e.PARLEY_LEASE_TTL_MS,
+    requestTimeoutMs: e.PARLEY_REQUEST_TIMEOUT_MS,
+    heartbeatSecs: e.PARLEY_HEARTBEAT_SECS,
+    queueIdleSecs: e.PARLEY_QUEUE_IDLE_SECS,
+    maxBodyBytes: e.PARLEY_MAX_BODY_BYTES,
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The error catalog: one class per API condition, each with its `code`, HTTP
+ * status and extra fields. Errors cross the bus as plain data (`toWire`) and
+ * are rebuilt on the other side (`fromWire`), never flattened to a string.
+ */
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'BAD_NARROW'
+  | 'STREAM_DOES_NOT_EXIST'
+  | 'STREAM_WILDCARD_MENTION_NOT_ALLOWED'
+  | 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED'
+  | 'UNAUTHORIZED_PRINCIPAL'
+  | 'BAD_EVENT_QUEUE_ID'
+  | 'UNAUTHORIZED'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'REQUEST_TOO_LARGE'
+  | 'RATE_LIMIT_HIT'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_SERVER_ERROR';
+
+/** Extra fields an error adds to the envelope, beside result/msg/code. */
+export type ErrorExtra = Record<string, string | number | boolean | null | string[]>;
+
+/** The plain-data form of an ApiError, as it crosses the bus. */
+export interface WireError {
+  code: ErrorCode;
+  msg: string;
+  status: number;
+  extra?: ErrorExtra;
+}
+
+/** An error the API reports in its envelope. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    msg: string,
+    readonly status: number = 400,
+    readonly extra: ErrorExtra = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(msg);
+    this.name = 'ApiError';
+  }
+
+  toWire(): WireError {
+    return { code: this.code, msg: this.message, status: this.status, extra: this.extra };
+  }
+
+  static fromWire(w: WireError): ApiError {
+    return new ApiError(w.code, w.msg, w.status, w.extra ?? {});
+  }
+
+  envelope(): Record<string, unknown> {
+    return { result: 'error', msg: this.message, code: this.code, ...this.extra };
+  }
+}
+
+/** Generic invalid request: missing or invalid parameter, unknown user, etc. */
+export const badRequest = (msg: string, extra: ErrorExtra = {}): ApiError =>
+  new ApiError('BAD_REQUEST', msg, 400, extra);
+
+/** A required parameter is absent. */
+export const missingParam = (name: string): ApiError =>
+  badRequest(`Missing '${name}' argument`, { var_name: name });
+
+/** A parameter is present but malformed. */
+export const invalidParam = (name: string, why: string): ApiError =>
+  badRequest(`Invalid ${name}: ${why}`, { var_name: name });
+
+/** The target channel does not exist; `stream` names what was asked for. */
+export const streamDoesNotExist = (stream: string): ApiError =>
+  new ApiError('STREAM_DOES_NOT_EXIST', `Channel '${stream}' does not exist`, 400, { stream });
+
+/** The caller must be an organization administrator. */
+export const adminRequired = (): ApiError =>
+  new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator', 400);
+
+/** The event queue was discarded or never existed (or belongs to someone else). */
+export const badEventQueue = (queueId: string): ApiError =>
+  new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
+
+/** A narrow the server cannot apply. */
+export const badNarrow = (msg: string): ApiError => new ApiError('BAD_NARROW', msg, 400);
+
+/** Missing, undecodable or wrong credentials (401 with a WWW-Authenticate challenge). */
+export const unauthorized = (msg: string): ApiError =>
+  new ApiError('UNAUTHORIZED', msg, 401, {}, { 'WWW-Authenticate': 'Basic realm="zulip"' });
+
+
+/** A dependency (bus, actor, store) could not answer in time: retry later. */
+export const unavailable = (msg: string): ApiError =>
+  new ApiError('SERVICE_UNAVAILABLE', msg, 503, {}, { 'Retry-After': '1' });
+
+/** Normalizes anything thrown into an ApiError; unknown errors become a 500. */
+export function asApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError('INTERNAL_SERVER_ERROR', 'Internal server error', 500);
+}
