@@ -84,7 +84,7 @@ find_java() {
   local c
   for c in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} /usr/lib/jvm/java-17-openjdk-*/bin/java "$(command -v java 2>/dev/null || true)"; do
     [[ -n $c && -x $c ]] || continue
-    if "$c" -version 2>&1 | head -1 | grep -Eq '"(11|17)[."]'; then echo "$c"; return 0; fi
+    if "$c" -version 2>&1 | head -1 | grep -Eq '"17[."]'; then echo "$c"; return 0; fi
   done
   return 1
 }
@@ -102,7 +102,7 @@ install_redis() {
 install_cassandra() {
   if [[ -f $CASS_HOME/.complete ]] && find_java >/dev/null; then return 0; fi
   find_java >/dev/null || apt_install openjdk-17-jre-headless
-  find_java >/dev/null || die "no Java 17 (or 11) found even after installing openjdk-17-jre-headless; set JAVA_HOME"
+  find_java >/dev/null || die "no Java 17 found even after installing openjdk-17-jre-headless; set JAVA_HOME"
   [[ -f $CASS_HOME/.complete ]] && return 0
   command -v mvn >/dev/null 2>&1 || apt_install maven
   local t0 tmp
@@ -112,9 +112,10 @@ install_cassandra() {
   tmp=$(mktemp -d "$CASS_HOME/lib.tmp.XXXXXX")
   if ! JAVA_HOME=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(find_java)")")")} \
        mvn -q -B -Dstyle.color=never -f "$CASS_CONF_SRC/pom.xml" dependency:copy-dependencies \
-         -Dcassandra.version="$CASS_VERSION" -DoutputDirectory="$tmp"; then
+         -Dcassandra.version="$CASS_VERSION" -DoutputDirectory="$tmp" >"$CASS_HOME/maven.log" 2>&1; then
+    tail -n 40 "$CASS_HOME/maven.log" >&2
     rm -rf "$tmp"
-    die "maven could not fetch cassandra-all $CASS_VERSION"
+    die "maven could not fetch cassandra-all $CASS_VERSION (log: $CASS_HOME/maven.log)"
   fi
   ls "$tmp"/cassandra-all-*.jar >/dev/null 2>&1 || { rm -rf "$tmp"; die "cassandra-all jar missing after maven run"; }
   ls "$tmp"/jamm-*.jar >/dev/null 2>&1 || { rm -rf "$tmp"; die "jamm jar missing after maven run"; }
@@ -163,11 +164,23 @@ pid_alive() {
   [[ $state != Z ]]
 }
 
-# The pid from the pid file, if that process is alive.
+# Is this pid really our service (guards against a recycled pid)?
+pid_is_svc() {
+  local svc=$1 pid=$2 cmd
+  cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+  case $svc in
+    nats) [[ $cmd == *nats-server* ]] ;;
+    redis) [[ $cmd == *redis-server* ]] ;;
+    cassandra) [[ $cmd == *org.apache.cassandra.service.CassandraDaemon* ]] ;;
+  esac
+}
+
+# The pid from the pid file, if that process is alive and is the service.
 running_pid() {
   local pid
   pid=$(read_pid "$1") || return 1
   pid_alive "$pid" || return 1
+  pid_is_svc "$1" "$pid" || return 1
   echo "$pid"
 }
 
