@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,6 +72,8 @@ func (d *Doc) String() string {
 	return fmt.Sprintf("%s %s %s (doc %d, %s:%d)", d.APIVersion, d.Kind, id, d.Index, d.File, d.Line)
 }
 
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
 // decode converts one YAML document to JSON and decodes it strictly into its
 // typed struct. It returns (nil, nil) for an empty document.
 func decode(file string, index, line int, text []byte) (*Doc, []Finding) {
@@ -81,7 +84,12 @@ func decode(file string, index, line int, text []byte) (*Doc, []Finding) {
 	// YAMLToJSONStrict rejects duplicate keys at the YAML level.
 	js, err := yaml.YAMLToJSONStrict(text)
 	if err != nil {
-		return nil, fail("", "invalid YAML: %v", err)
+		// Make the parser's document-relative line numbers file-relative.
+		msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+			n, _ := strconv.Atoi(yamlLine.FindStringSubmatch(m)[1])
+			return fmt.Sprintf("line %d", n+line-1)
+		})
+		return nil, fail("", "invalid YAML: %s", msg)
 	}
 	trimmed := strings.TrimSpace(string(js))
 	if trimmed == "null" || trimmed == "" {

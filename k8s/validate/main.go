@@ -63,11 +63,14 @@ func main() {
 		inputs = append(inputs, input{path: path, data: data})
 	}
 
-	docs, findings := Validate(inputs)
+	docs, total, findings := Validate(inputs)
 	if len(findings) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL %s: %d problem(s) in %d document(s)\n", name, len(findings), len(docs))
+		fmt.Fprintf(os.Stderr, "FAIL %s: %d problem(s) in %d document(s)\n", name, len(findings), total)
 		for _, f := range findings {
 			fmt.Fprintf(os.Stderr, "  %s\n", f)
+		}
+		if len(docs) < total {
+			fmt.Fprintf(os.Stderr, "  (cross-document checks run once every document decodes)\n")
 		}
 		os.Exit(1)
 	}
@@ -105,12 +108,12 @@ func (f Finding) String() string {
 }
 
 // Validate decodes every document of the inputs strictly and runs the
-// cross-document checks. It returns the successfully decoded documents and
-// all findings, in document order.
-func Validate(inputs []input) ([]*Doc, []Finding) {
+// cross-document checks. It returns the successfully decoded documents, the
+// number of non-empty documents, and all findings in document order.
+func Validate(inputs []input) ([]*Doc, int, []Finding) {
 	var docs []*Doc
 	var findings []Finding
-	index := 0
+	index, total := 0, 0
 	for _, in := range inputs {
 		chunks, err := splitYAML(in.data)
 		if err != nil {
@@ -123,6 +126,7 @@ func Validate(inputs []input) ([]*Doc, []Finding) {
 			if doc == nil && len(errs) == 0 {
 				continue // empty document (only comments / whitespace)
 			}
+			total++
 			for _, e := range errs {
 				e.File, e.Line = in.path, c.line
 				findings = append(findings, e)
@@ -132,7 +136,7 @@ func Validate(inputs []input) ([]*Doc, []Finding) {
 			}
 		}
 	}
-	if len(docs) == 0 && len(findings) == 0 {
+	if total == 0 && len(findings) == 0 {
 		findings = append(findings, Finding{File: inputs[0].path, Line: 1, Msg: "no Kubernetes documents found"})
 	}
 	// Cross-document checks only make sense on a fully decoded set.
@@ -142,7 +146,7 @@ func Validate(inputs []input) ([]*Doc, []Finding) {
 	sort.SliceStable(findings, func(i, j int) bool {
 		return docIndex(findings[i]) < docIndex(findings[j])
 	})
-	return docs, findings
+	return docs, total, findings
 }
 
 func docIndex(f Finding) int {

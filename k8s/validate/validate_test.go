@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every good-*.yaml fixture must pass; every bad-*.yaml must fail with
+// exactly one problem whose text contains the fixture's "# expect:" line.
+func TestFixtures(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, file := range files {
+		base := filepath.Base(file)
+		t.Run(base, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, findings := Validate([]input{{path: file, data: data}})
+			switch {
+			case strings.HasPrefix(base, "good-"):
+				for _, f := range findings {
+					t.Errorf("unexpected problem: %s", f)
+				}
+			case strings.HasPrefix(base, "bad-"):
+				line, _ := bufio.NewReader(strings.NewReader(string(data))).ReadString('\n')
+				expect := strings.TrimSpace(strings.TrimPrefix(line, "# expect:"))
+				if expect == "" || expect == strings.TrimSpace(line) {
+					t.Fatalf("first line must be '# expect: <message part>'")
+				}
+				if len(findings) != 1 {
+					t.Fatalf("want exactly 1 problem, got %d: %v", len(findings), findings)
+				}
+				if got := findings[0].String(); !strings.Contains(got, expect) {
+					t.Fatalf("problem %q does not contain %q", got, expect)
+				}
+			default:
+				t.Fatalf("fixture names start with good- or bad-")
+			}
+		})
+	}
+}
+
+func TestSplitYAML(t *testing.T) {
+	chunks, err := splitYAML([]byte("a: 1\n--- # comment\nb: 2\n---\n\n---\nc: 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) != 4 {
+		t.Fatalf("want 4 chunks, got %d", len(chunks))
+	}
+	wantLines := []int{1, 3, 5, 7}
+	for i, c := range chunks {
+		if c.line != wantLines[i] {
+			t.Errorf("chunk %d starts at line %d, want %d", i, c.line, wantLines[i])
+		}
+	}
+}
