@@ -22,7 +22,7 @@ const Env = z.object({
   PARLEY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   PARLEY_HEARTBEAT_SECS: z.coerce.number().min(0.2).default(50),
   PARLEY_QUEUE_IDLE_SECS: z.coerce.number().min(1).default(600),
-  PARLEY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+  PARLEY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
 });
 
 export type Config = ReturnType<typeof loadConfig>;

@@ -49,12 +49,19 @@ export class ApiError extends Error {
   }
 
   static fromWire(w: WireError): ApiError {
-    return new ApiError(w.code, w.msg, w.status, w.extra ?? {});
+    return new ApiError(w.code, w.msg, w.status, w.extra ?? {}, statusHeaders(w.status));
   }
 
   envelope(): Record<string, unknown> {
     return { result: 'error', msg: this.message, code: this.code, ...this.extra };
   }
+}
+
+/** Headers that go with a status wherever the error was raised. */
+function statusHeaders(status: number): Record<string, string> {
+  if (status === 401) return { 'WWW-Authenticate': 'Basic realm="zulip"' };
+  if (status === 503) return { 'Retry-After': '1' };
+  return {};
 }
 
 /** Generic invalid request: missing or invalid parameter, unknown user, etc. */
@@ -85,13 +92,11 @@ export const badEventQueue = (queueId: string): ApiError =>
 export const badNarrow = (msg: string): ApiError => new ApiError('BAD_NARROW', msg, 400);
 
 /** Missing, undecodable or wrong credentials (401 with a WWW-Authenticate challenge). */
-export const unauthorized = (msg: string): ApiError =>
-  new ApiError('UNAUTHORIZED', msg, 401, {}, { 'WWW-Authenticate': 'Basic realm="zulip"' });
+export const unauthorized = (msg: string): ApiError => new ApiError('UNAUTHORIZED', msg, 401, {}, statusHeaders(401));
 
 
 /** A dependency (bus, actor, store) could not answer in time: retry later. */
-export const unavailable = (msg: string): ApiError =>
-  new ApiError('SERVICE_UNAVAILABLE', msg, 503, {}, { 'Retry-After': '1' });
+export const unavailable = (msg: string): ApiError => new ApiError('SERVICE_UNAVAILABLE', msg, 503, {}, statusHeaders(503));
 
 /** Normalizes anything thrown into an ApiError; unknown errors become a 500. */
 export function asApiError(err: unknown): ApiError {

@@ -1,0 +1,95 @@
+/**
+ * uWebSockets.js rules, kept in this one module: copy what is needed from the
+ * request before the first `await` (uWS reuses it), set an aborted flag in
+ * `onAborted` and check it before every write, read the whole body before
+ * answering, write the status before headers, and `cork` the writes.
+ */
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { ApiError } from '../lib/errors.ts';
+
+/** What a handler may keep of a request after it awaits. */
+export interface RequestInfo {
+  method: string;
+  url: string;
+  query: string;
+  contentType: string;
+  authorization: string;
+  userAgent: string;
+  contentLength: number | null;
+}
+
+export function readRequest(req: HttpRequest): RequestInfo {
+  const length = req.getHeader('content-length');
+  return {
+    method: req.getCaseSensitiveMethod().toUpperCase(),
+    url: req.getUrl(),
+    query: req.getQuery() ?? '',
+    contentType: req.getHeader('content-type'),
+    authorization: req.getHeader('authorization'),
+    userAgent: req.getHeader('user-agent'),
+    contentLength: length === '' ? null : Number(length),
+  };
+}
+
+/** A response that knows whether the client went away. */
+export class Reply {
+  aborted = false;
+  done = false;
+
+  constructor(private readonly res: HttpResponse) {
+    res.onAborted(() => {
+      this.aborted = true;
+    });
+  }
+
+  /** Reads the whole body; rejects with 413 past `limit` bytes. */
+  body(limit: number): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      this.res.onData((chunk, isLast) => {
+        if (size < 0) return;
+        size += chunk.byteLength;
+        if (size > limit) {
+          size = -1;
+          reject(new ApiError('REQUEST_TOO_LARGE', `Request body too large (limit: ${limit} bytes)`, 413));
+          return;
+        }
+        // uWS frees the chunk after this callback: copy it.
+        chunks.push(Buffer.from(chunk.slice(0)));
+        if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      });
+    });
+  }
+
+  json(status: number, payload: unknown, headers: Record<string, string> = {}): void {
+    if (this.aborted || this.done) return;
+    this.done = true;
+    const text = JSON.stringify(payload);
+    this.res.cork(() => {
+      this.res.writeStatus(STATUS[status] ?? `${status}`);
+      this.res.writeHeader('Content-Type', 'application/json');
+      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+      this.res.end(text);
+    });
+  }
+
+  /** Answers and closes the connection (used when the body will not be read). */
+  jsonAndClose(status: number, payload: unknown): void {
+    this.json(status, payload, { Connection: 'close' });
+  }
+}
+
+const STATUS: Record<number, string> = {
+  200: '200 OK',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};

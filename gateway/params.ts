@@ -1,0 +1,134 @@
+/**
+ * Request parameters: gathered from the query string (every method) and from
+ * `application/x-www-form-urlencoded` or `multipart/form-data` bodies, then
+ * decoded and validated by each route's zod schema. Clients JSON-encode every
+ * value that is not a string, so the helpers below accept JSON text for lists,
+ * objects, booleans and integers, and strings bare or JSON-quoted.
+ */
+import { Busboy, type BusboyInstance } from '@fastify/busboy';
+import { z } from 'zod';
+import { ApiError, badRequest, invalidParam, missingParam } from '../lib/errors.ts';
+
+export type RawParams = Map<string, string>;
+
+function addSearchParams(into: RawParams, text: string): void {
+  for (const [k, v] of new URLSearchParams(text)) into.set(k, v);
+}
+
+function parseMultipart(contentType: string, body: Buffer, into: RawParams): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let bb: BusboyInstance;
+    try {
+      bb = new Busboy({ headers: { 'content-type': contentType }, limits: { fieldSize: body.length + 1, files: 0 } });
+    } catch {
+      reject(badRequest('Malformed multipart/form-data body'));
+      return;
+    }
+    bb.on('field', (name: string, value: string) => into.set(name, value));
+    bb.on('file', (_name: string, stream: NodeJS.ReadableStream) => stream.resume());
+    bb.on('filesLimit', () => reject(badRequest('File uploads are not accepted by this endpoint')));
+    bb.on('error', () => reject(badRequest('Malformed multipart/form-data body')));
+    bb.on('finish', () => resolve());
+    bb.end(body);
+  });
+}
+
+/** Collects the raw parameters of a request: query first, body values override. */
+export async function collectParams(query: string, contentType: string, body: Buffer): Promise<RawParams> {
+  const params: RawParams = new Map();
+  try {
+    if (query) addSearchParams(params, query);
+  } catch {
+    throw badRequest('Malformed query string');
+  }
+  if (body.length === 0) return params;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/x-www-form-urlencoded') addSearchParams(params, body.toString('utf8'));
+  else if (type === 'multipart/form-data') await parseMultipart(contentType, body, params);
+  else throw new ApiError('BAD_REQUEST', `Unsupported Content-Type: ${type || '(none)'}`, 415);
+  return params;
+}
+
+// ---- value decoders -------------------------------------------------------
+
+/** A string, bare or JSON-quoted (`"Denmark"` or `Denmark`). */
+export const str = () =>
+  z.string().transform((s) => {
+    if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) {
+      try {
+        const v: unknown = JSON.parse(s);
+        if (typeof v === 'string') return v;
+      } catch {
+        /* not JSON: the quotes are part of the value */
+      }
+    }
+    return s;
+  });
+
+/** JSON text decoded and then checked against `schema`. */
+export const json = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .transform((s, ctx) => {
+      try {
+        return JSON.parse(s) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'is not valid JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
+/** A boolean sent as JSON (`true`/`false`). */
+export const bool = () => json(z.boolean());
+
+/** An integer sent as text or JSON. */
+export const int = () =>
+  z.string().transform((s, ctx) => {
+    const t = s.trim();
+    if (!/^-?\d+$/.test(t) || !Number.isSafeInteger(Number(t))) {
+      ctx.addIssue({ code: 'custom', message: 'is not an integer' });
+      return z.NEVER;
+    }
+    return Number(t);
+  });
+
+/** A list of integers or strings given as JSON, or one bare value. */
+export const idsOrNames = () =>
+  z.string().transform((s, ctx): Array<number | string> | number | string => {
+    const t = s.trim();
+    if (t.startsWith('[')) {
+      try {
+        const v: unknown = JSON.parse(t);
+        if (Array.isArray(v) && v.every((x) => typeof x === 'string' || Number.isInteger(x))) return v as Array<number | string>;
+      } catch {
+        /* fall through */
+      }
+      ctx.addIssue({ code: 'custom', message: 'must be a list of user IDs or emails' });
+      return z.NEVER;
+    }
+    if (/^\d+$/.test(t)) return Number(t);
+    return str().parse(t);
+  });
+
+// ---- validation against a route's schema ---------------------------------
+
+export type ParamShape = Record<string, z.ZodType>;
+
+/** Validates raw parameters; unknown ones are returned for ignored_parameters_unsupported. */
+export function validateParams<S extends ParamShape>(shape: S, raw: RawParams): { params: z.infer<z.ZodObject<S>>; ignored: string[] } {
+  const input: Record<string, string> = {};
+  const ignored: string[] = [];
+  for (const [k, v] of raw) {
+    if (k in shape) input[k] = v;
+    else ignored.push(k);
+  }
+  const r = z.object(shape).safeParse(input);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const name = String(issue.path[0] ?? 'request');
+    if (input[name] === undefined) throw missingParam(name);
+    throw invalidParam(name, issue.message);
+  }
+  return { params: r.data as z.infer<z.ZodObject<S>>, ignored };
+}

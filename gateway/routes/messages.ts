@@ -1,0 +1,87 @@
+/** POST /messages (send) and GET /messages (history). */
+import { z } from 'zod';
+import { badRequest } from '../../lib/errors.ts';
+import { parseNarrow } from '../../lib/narrow.ts';
+import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
+import { bool, idsOrNames, int, json, str } from '../params.ts';
+import { me, route } from '../route.ts';
+
+const MAX_FETCH = 5000;
+
+export const sendMessage = route({
+  method: 'POST',
+  path: '/messages',
+  auth: 'required',
+  params: {
+    type: str().pipe(z.enum(['stream', 'channel', 'private', 'direct'], { message: 'must be one of stream, channel, private, direct' })),
+    to: idsOrNames(),
+    content: str().pipe(z.string().max(MAX_MESSAGE_LENGTH * 4, { message: `must not be longer than ${MAX_MESSAGE_LENGTH} characters` })),
+    topic: str().optional(),
+    subject: str().optional(),
+    queue_id: str().optional(),
+    local_id: str().optional(),
+    read_by_sender: bool().optional(),
+  },
+  async handle(ctx, p) {
+    const caller = me(ctx);
+    if ((p.queue_id === undefined) !== (p.local_id === undefined)) {
+      throw badRequest(p.queue_id === undefined ? "Missing 'queue_id' argument" : "Missing 'local_id' argument", { var_name: p.queue_id === undefined ? 'queue_id' : 'local_id' });
+    }
+    const recipientType = p.type === 'stream' || p.type === 'channel' ? 'stream' : 'private';
+    if (recipientType === 'stream' && Array.isArray(p.to) && p.to.length !== 1) throw badRequest("Invalid 'to': a channel message goes to one channel");
+    return ctx.actors.realm(caller.realmId, {
+      type: 'sendMessage',
+      senderId: caller.userId,
+      client: ctx.client,
+      recipientType,
+      to: p.to,
+      topic: p.topic ?? p.subject ?? null,
+      content: p.content,
+      queueId: p.queue_id ?? null,
+      localId: p.local_id ?? null,
+      readBySender: p.read_by_sender ?? null,
+    });
+  },
+});
+
+const Anchor = str().transform((s, c) => {
+  const t = s.trim();
+  if (t === 'newest' || t === 'oldest' || t === 'first_unread') return t;
+  if (/^\d+$/.test(t) && Number.isSafeInteger(Number(t))) return Number(t);
+  c.addIssue({ code: 'custom', message: "must be a message ID, 'newest', 'oldest' or 'first_unread'" });
+  return z.NEVER;
+});
+
+export const getMessages = route({
+  method: 'GET',
+  path: '/messages',
+  auth: 'required',
+  params: {
+    anchor: Anchor.optional(),
+    num_before: int().pipe(z.number().nonnegative({ message: 'must not be negative' })),
+    num_after: int().pipe(z.number().nonnegative({ message: 'must not be negative' })),
+    include_anchor: bool().optional(),
+    narrow: json(z.array(z.unknown())).optional(),
+    apply_markdown: bool().optional(),
+    client_extavatar: bool().optional(),
+    client_gravatar: bool().optional(),
+    use_first_unread_anchor: bool().optional(),
+  },
+  async handle(ctx, p) {
+    const caller = me(ctx);
+    if (p.num_before + p.num_after > MAX_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_FETCH}).`);
+    const anchor = p.anchor ?? (p.use_first_unread_anchor ? 'first_unread' : undefined);
+    if (anchor === undefined) throw badRequest("Missing 'anchor' argument", { var_name: 'anchor' });
+    return ctx.actors.user(caller.userId, {
+      type: 'getMessages',
+      realmId: caller.realmId,
+      anchor,
+      numBefore: p.num_before,
+      numAfter: p.num_after,
+      includeAnchor: p.include_anchor ?? true,
+      narrow: parseNarrow(p.narrow ?? []),
+      applyMarkdown: p.apply_markdown ?? true,
+      clientExtavatar: p.client_extavatar ?? p.client_gravatar ?? true,
+    });
+  },
+});

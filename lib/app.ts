@@ -1,0 +1,113 @@
+/**
+ * Wiring: builds a Parley process from its configuration. The embedded mode
+ * and the cluster mode run the same actors and gateway; only the Bus, Leases
+ * and Store implementations differ.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Bus } from '../actors/runtime/bus.ts';
+import type { Leases } from '../actors/runtime/leases.ts';
+import { LocalLeases } from '../actors/runtime/leases.ts';
+import { LocalBus } from '../actors/runtime/local-bus.ts';
+import { ActorNode } from '../actors/runtime/node.ts';
+import { ActorClient } from '../gateway/actors.ts';
+import { Gateway } from '../gateway/server.ts';
+import type { Store } from '../storage/store.ts';
+import { EmbeddedStore } from '../storage/embedded.ts';
+import type { Config } from './config.ts';
+import { DEMO_REALM_ID } from './demo.ts';
+import { log } from './log.ts';
+
+export interface Parley {
+  bus: Bus;
+  node: ActorNode | null;
+  gateway: Gateway | null;
+  port: number | null;
+  stop(): Promise<void>;
+}
+
+interface Backends {
+  bus: Bus;
+  leases: Leases | null;
+  store: Store | null;
+  close(): Promise<void>;
+}
+
+async function embeddedBackends(config: Config): Promise<Backends> {
+  const bus = new LocalBus();
+  const store = new EmbeddedStore(config.dataDir);
+  await store.init();
+  return { bus, leases: new LocalLeases(), store, close: async () => { await bus.close(); await store.close(); } };
+}
+
+async function clusterBackends(config: Config): Promise<Backends> {
+  const { NatsBus } = await import('../actors/runtime/nats-bus.ts');
+  const bus = await NatsBus.connect(config.natsUrl, `parley-${config.role}-${process.pid}`);
+  if (config.role === 'gateway') return { bus, leases: null, store: null, close: () => bus.close() };
+  const { RedisLeases } = await import('../actors/runtime/redis-leases.ts');
+  const { CassandraStore } = await import('../storage/cassandra.ts');
+  const store = await CassandraStore.connect(config.cassandra);
+  await store.init();
+  const leases = new RedisLeases(config.redisUrl, { ttlMs: config.leaseTtlMs });
+  return {
+    bus,
+    leases,
+    store,
+    close: async () => {
+      await bus.close();
+      await store.close();
+    },
+  };
+}
+
+export async function startParley(config: Config): Promise<Parley> {
+  const backends = config.mode === 'embedded' ? await embeddedBackends(config) : await clusterBackends(config);
+  const { bus } = backends;
+  let node: ActorNode | null = null;
+  if (config.role !== 'gateway' && backends.leases && backends.store) {
+    const nodeId = config.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    node = new ActorNode(bus, backends.leases, backends.store, {
+      nodeId,
+      shards: config.shards,
+      siteUrl: config.siteUrl,
+      requestTimeoutMs: config.requestTimeoutMs,
+      heartbeatSecs: config.heartbeatSecs,
+    }, log.child({ component: 'actors', nodeId }));
+    await node.start();
+  }
+  const leases = backends.leases;
+  let gateway: Gateway | null = null;
+  let port: number | null = null;
+  const actors = new ActorClient(bus, config.shards, config.requestTimeoutMs);
+  if (config.role !== 'actors') {
+    gateway = new Gateway(actors, {
+      host: config.host,
+      port: config.port,
+      realmId: DEMO_REALM_ID,
+      maxBodyBytes: config.maxBodyBytes,
+      // A poll gets a heartbeat after at most 1.1 × the interval; allow for the bus hop.
+      longPollTimeoutMs: Math.ceil(config.heartbeatSecs * 1100) + 10_000,
+      queueIdleSecs: config.queueIdleSecs,
+      ready: () => leases === null || leases.ready(),
+    }, log.child({ component: 'gateway' }));
+    port = await gateway.listen();
+  } else {
+    // Actor nodes serve only health endpoints.
+    gateway = new Gateway(actors, {
+      host: config.host, port: config.port, realmId: DEMO_REALM_ID, maxBodyBytes: 1024, longPollTimeoutMs: 1000, queueIdleSecs: 1,
+      ready: () => leases !== null && leases.ready(),
+    }, log.child({ component: 'health' }), []);
+    port = await gateway.listen();
+  }
+  return {
+    bus,
+    node,
+    gateway,
+    port,
+    async stop() {
+      gateway?.close();
+      if (node) await node.stop();
+      await backends.close();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The demo organization seeded on first start: an owner, an administrator,
+ * two members and a bot, a `general` channel they all read, and one zuliprc
+ * file per user in the format existing clients read.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Bus } from '../actors/runtime/bus.ts';
+import { BusError } from '../actors/runtime/bus.ts';
+import { shardOf, subjects } from '../actors/subjects.ts';
+import { Role } from '../actors/model.ts';
+import { ActorClient } from '../gateway/actors.ts';
+import { ApiError } from './errors.ts';
+
+export const DEMO_REALM_ID = 1;
+
+export const DEMO_USERS = [
+  { key: 'owner', email: 'olivia@parley.example', fullName: 'Olivia Owner', role: Role.OWNER, canCreateUsers: true },
+  { key: 'admin', email: 'adam@parley.example', fullName: 'Adam Admin', role: Role.ADMIN, canCreateUsers: false },
+  { key: 'member1', email: 'maria@parley.example', fullName: 'Maria Member', role: Role.MEMBER, canCreateUsers: false },
+  { key: 'member2', email: 'mateo@parley.example', fullName: 'Mateo Member', role: Role.MEMBER, canCreateUsers: false },
+  { key: 'bot', email: 'demo-bot@parley.example', fullName: 'Demo Bot', role: Role.MEMBER, canCreateUsers: false, isBot: true },
+] as const;
+
+export interface DemoCredential {
+  key: string;
+  email: string;
+  apiKey: string;
+  fullName: string;
+  role: number;
+  isBot: boolean;
+}
+
+interface Bootstrapped {
+  users: Array<{ email: string; apiKey: string; fullName: string; role: number; isBot: boolean }>;
+}
+
+/** Creates the demo realm if it is empty (idempotent) and returns every demo user's credentials. */
+export async function seedDemo(bus: Bus, shards: number, timeoutMs: number, deadlineMs = 60_000): Promise<DemoCredential[]> {
+  const subject = subjects.realm(shardOf('realm', DEMO_REALM_ID, shards), DEMO_REALM_ID);
+  const started = Date.now();
+  let result: Bootstrapped | undefined;
+  // In cluster mode the realm's shard may not have an owner yet: retry until it does.
+  while (!result) {
+    try {
+      result = (await bus.request(subject, { type: 'bootstrap', name: 'Parley Demo', users: DEMO_USERS.map(({ key: _k, ...u }) => u) }, timeoutMs)) as Bootstrapped;
+    } catch (err) {
+      const retryable = err instanceof BusError || (err instanceof ApiError && err.status === 503);
+      if (!retryable || Date.now() - started > deadlineMs) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  const creds = DEMO_USERS.map((spec) => {
+    const u = result.users.find((x) => x.email === spec.email);
+    if (!u) throw new Error(`demo user ${spec.email} missing`);
+    return { key: spec.key, ...u };
+  });
+  const owner = creds[0]!;
+  const actors = new ActorClient(bus, shards, timeoutMs);
+  await actors.realm(DEMO_REALM_ID, {
+    type: 'subscribe',
+    actorId: (await actors.realm<{ userId: number }>(DEMO_REALM_ID, { type: 'authenticate', email: owner.email, apiKey: owner.apiKey })).userId,
+    subscriptions: [{ name: 'general', description: 'Everyone, everything.' }],
+    principals: creds.map((c) => c.email),
+    authorizationErrorsFatal: true,
+    announce: false,
+    inviteOnly: false,
+    isWebPublic: false,
+    isDefaultStream: true,
+    historyPublicToSubscribers: null,
+    messageRetentionDays: null,
+    topicsPolicy: null,
+    groups: {},
+  });
+  return creds;
+}
+
+/** Writes `<dir>/<key>.zuliprc` for each demo user. */
+export function writeZuliprcs(dir: string, site: string, creds: DemoCredential[]): string[] {
+  mkdirSync(dir, { recursive: true });
+  return creds.map((c) => {
+    const path = join(dir, `${c.key}.zuliprc`);
+    writeFileSync(path, `[api]\nemail=${c.email}\nkey=${c.apiKey}\nsite=${site}\n`, { mode: 0o600 });
+    return path;
+  });
+}

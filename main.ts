@@ -1,0 +1,40 @@
+/**
+ * Parley's one entry point. `PARLEY_ROLE` picks gateway, actors or both
+ * (`all`, the default); `PARLEY_MODE` picks embedded (one process, nothing
+ * else to install) or cluster (NATS, Redis, Cassandra).
+ */
+import { startParley } from './lib/app.ts';
+import { loadConfig } from './lib/config.ts';
+import { seedDemo, writeZuliprcs } from './lib/demo.ts';
+import { log } from './lib/log.ts';
+
+const config = loadConfig();
+const parley = await startParley(config);
+log.info({ mode: config.mode, role: config.role, port: parley.port }, 'parley started');
+process.stdout.write(`Parley (${config.mode}, role ${config.role}) listening on http://${config.host}:${parley.port}\n`);
+
+if (config.seedDemo && config.role !== 'actors') {
+  const creds = await seedDemo(parley.bus, config.shards, config.requestTimeoutMs);
+  // With PARLEY_PORT=0 the port is only known now.
+  const site = process.env.PARLEY_SITE_URL ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${parley.port}`;
+  const files = writeZuliprcs(config.demoDir, site, creds);
+  const lines = creds.map((c, i) => `  ${c.key.padEnd(8)} ${c.email.padEnd(26)} ${c.apiKey}   ${files[i]}`);
+  process.stdout.write(`\nDemo organization "Parley Demo" at ${site}\n\n  role     email                      API key                            zuliprc\n${lines.join('\n')}\n\n`);
+}
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'shutting down');
+  const force = setTimeout(() => process.exit(1), 20_000);
+  force.unref();
+  try {
+    await parley.stop();
+  } catch (err) {
+    log.error({ err }, 'error during shutdown');
+  }
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,127 @@
+/**
+ * The server under test. By default each test file starts its own embedded
+ * Parley process (`node main.ts`) on a free port with a fresh data directory.
+ * When `PARLEY_TEST_GATEWAYS` is set (the cluster run), tests use those
+ * running gateways instead, with the demo credentials in
+ * `PARLEY_TEST_DEMO_DIR`; tests therefore never assume an empty realm.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Api, type Creds } from './api.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+export const DEMO_KEYS = ['owner', 'admin', 'member1', 'member2', 'bot'] as const;
+export type DemoKey = (typeof DEMO_KEYS)[number];
+
+export interface TestServer {
+  /** Base URLs of the gateways (one in embedded mode). */
+  urls: string[];
+  api: Api;
+  demo: Record<DemoKey, Creds & { userId: number }>;
+  dataDir: string | null;
+  process: ChildProcess | null;
+  /** Stops the process (SIGTERM by default) and waits for it to exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Starts the same data directory again (embedded only). */
+  restart(): Promise<TestServer>;
+}
+
+export function readZuliprc(path: string): Creds {
+  const text = readFileSync(path, 'utf8');
+  const email = /^email=(.*)$/m.exec(text)?.[1]?.trim();
+  const apiKey = /^key=(.*)$/m.exec(text)?.[1]?.trim();
+  if (!email || !apiKey) throw new Error(`bad zuliprc ${path}`);
+  return { email, apiKey };
+}
+
+async function loadDemo(api: Api, demoDir: string): Promise<TestServer['demo']> {
+  const demo = {} as TestServer['demo'];
+  const owner = readZuliprc(join(demoDir, 'owner.zuliprc'));
+  const members = (await api.as(owner).ok('GET', '/users')).members as Array<{ email: string; user_id: number }>;
+  for (const key of DEMO_KEYS) {
+    const creds = readZuliprc(join(demoDir, `${key}.zuliprc`));
+    const userId = members.find((m) => m.email === creds.email)?.user_id;
+    if (userId === undefined) throw new Error(`demo user ${creds.email} not listed`);
+    demo[key] = { ...creds, userId };
+  }
+  return demo;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  dataDir?: string;
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const gateways = process.env.PARLEY_TEST_GATEWAYS;
+  if (gateways && !opts.dataDir && !opts.env) {
+    const urls = gateways.split(',');
+    const api = new Api(urls[0]!);
+    const demo = await loadDemo(api, process.env.PARLEY_TEST_DEMO_DIR ?? join(ROOT, '.parley', 'demo'));
+    const self: TestServer = { urls, api, demo, dataDir: null, process: null, stop: async () => null, restart: async () => self };
+    return self;
+  }
+  return spawnEmbedded(opts);
+}
+
+async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'parley-test-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PARLEY_MODE: 'embedded',
+      PARLEY_ROLE: 'all',
+      PARLEY_PORT: '0',
+      PARLEY_DATA_DIR: join(dataDir, 'data'),
+      PARLEY_DEMO_DIR: join(dataDir, 'demo'),
+      PARLEY_LOG_LEVEL: process.env.PARLEY_LOG_LEVEL ?? 'warn',
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (m && out.includes('zuliprc')) {
+        clearTimeout(timer);
+        resolvePort(Number(m[1]));
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const api = new Api(url);
+  const demo = await loadDemo(api, join(dataDir, 'demo'));
+  const self: TestServer = {
+    urls: [url],
+    api,
+    demo,
+    dataDir,
+    process: child,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((res) => {
+        if (child.exitCode !== null) return res(child.exitCode);
+        child.once('exit', (code) => res(code));
+        child.kill(signal);
+      }),
+    restart: () => spawnEmbedded({ ...opts, dataDir }),
+  };
+  return self;
+}
+
+/** Starts a server for a tap test and stops it (and removes its data) at teardown. */
+export async function serverFor(t: { teardown(fn: () => unknown): void }, opts: StartOptions = {}): Promise<TestServer> {
+  const s = await startServer(opts);
+  t.teardown(async () => {
+    await s.stop();
+    if (s.dataDir && !opts.dataDir) rmSync(s.dataDir, { recursive: true, force: true });
+  });
+  return s;
+}

@@ -1,0 +1,103 @@
+import t from 'tap';
+import { serverFor } from './helpers/server.ts';
+import { uniq } from './helpers/api.ts';
+
+const s = await serverFor(t);
+const base = s.urls[0]!;
+const owner = s.api.as(s.demo.owner);
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+
+t.test('http - authentication failures are 401 envelopes; other schemes are 400', async (t) => {
+  const none = await fetch(`${base}/api/v1/users`);
+  t.equal(none.status, 401);
+  t.same(await none.json(), { result: 'error', msg: 'Missing authorization header for basic auth', code: 'UNAUTHORIZED' });
+  const wrong = await fetch(`${base}/api/v1/users`, { headers: { authorization: basic(s.demo.owner.email, 'wrong-key') } });
+  t.equal(wrong.status, 401);
+  t.equal((await wrong.json()).msg, 'Invalid API key');
+  t.match(wrong.headers.get('www-authenticate') ?? '', /^Basic realm=/);
+  const otherUser = await fetch(`${base}/api/v1/users`, { headers: { authorization: basic(s.demo.member1.email, s.demo.owner.apiKey) } });
+  t.equal(otherUser.status, 401, 'the email must match the key\'s user');
+  const caseless = await fetch(`${base}/api/v1/users`, { headers: { authorization: basic(s.demo.owner.email.toUpperCase(), s.demo.owner.apiKey) } });
+  t.equal(caseless.status, 200, 'emails compare case-insensitively');
+  const garbage = await fetch(`${base}/api/v1/users`, { headers: { authorization: 'Basic !!!not-base64' } });
+  t.equal(garbage.status, 401);
+  t.equal((await garbage.json()).result, 'error');
+  const bearer = await fetch(`${base}/api/v1/users`, { headers: { authorization: 'Bearer abc' } });
+  t.equal(bearer.status, 400);
+  t.equal((await bearer.json()).result, 'error');
+});
+
+t.test('http - unknown paths are 404 and wrong methods 405, in the envelope', async (t) => {
+  const missing = await fetch(`${base}/api/v1/no/such/thing`);
+  t.equal(missing.status, 404);
+  t.equal((await missing.json()).result, 'error');
+  const root = await fetch(`${base}/nothing-here`);
+  t.equal(root.status, 404);
+  const method = await fetch(`${base}/api/v1/register`, { method: 'PUT', headers: { authorization: basic(s.demo.owner.email, s.demo.owner.apiKey) } });
+  t.equal(method.status, 405);
+  t.equal((await method.json()).result, 'error');
+});
+
+t.test('http - parameters from the query string, urlencoded and multipart bodies', async (t) => {
+  const ch = uniq('enc');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: ch }] }, { encoding: 'multipart' });
+  const q = await owner.ok('POST', '/messages', { type: 'stream', to: ch, topic: 'q', content: 'via query' }, { encoding: 'query' });
+  const f = await owner.ok('POST', '/messages', { type: 'stream', to: ch, topic: 'f', content: 'via form' }, { encoding: 'form' });
+  const m = await owner.ok('POST', '/messages', { type: 'stream', to: ch, topic: 'm', content: 'via multipart' }, { encoding: 'multipart' });
+  const got = await owner.ok('GET', '/messages', { anchor: q.id, num_before: 0, num_after: 5, apply_markdown: false, narrow: [['stream', ch]] });
+  t.same(got.messages.map((x: any) => [x.id, x.content]), [[q.id, 'via query'], [f.id, 'via form'], [m.id, 'via multipart']]);
+});
+
+t.test('http - unsupported parameters are listed in ignored_parameters_unsupported', async (t) => {
+  const r = await owner.ok('GET', '/users/me/subscriptions', { frobnicate: 'yes', include_subscribers: false });
+  t.same(r.ignored_parameters_unsupported, ['frobnicate']);
+  const clean = await owner.ok('GET', '/users/me/subscriptions');
+  t.notOk('ignored_parameters_unsupported' in clean);
+});
+
+t.test('http - malformed input: bad JSON, wrong types, bodies too large or of unknown type', async (t) => {
+  const badJson = await owner.post('/register', { event_types: '["message"' });
+  t.equal(badJson.status, 400);
+  t.match(badJson.body.msg, /Invalid event_types: is not valid JSON/);
+  t.equal(badJson.body.var_name, 'event_types');
+  const wrongType = await owner.post('/register', { event_types: '{"a": 1}' });
+  t.equal(wrongType.status, 400);
+  const notBool = await owner.post('/register', { apply_markdown: 'maybe' });
+  t.equal(notBool.status, 400);
+  const notInt = await owner.get('/events', { queue_id: 'x', last_event_id: 'abc' });
+  t.equal(notInt.status, 400);
+  t.match(notInt.body.msg, /Invalid last_event_id/);
+  const huge = await fetch(`${base}/api/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: basic(s.demo.owner.email, s.demo.owner.apiKey), 'content-type': 'application/x-www-form-urlencoded' },
+    body: `type=stream&to=general&topic=big&content=${'x'.repeat(2 * 1024 * 1024)}`,
+  }).catch((e: Error) => e);
+  if (huge instanceof Error) t.fail(`connection error instead of 413: ${huge.message}`);
+  else {
+    t.equal(huge.status, 413);
+    t.equal((await huge.json()).result, 'error');
+  }
+  const json = await fetch(`${base}/api/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: basic(s.demo.owner.email, s.demo.owner.apiKey), 'content-type': 'application/json' },
+    body: '{"type":"stream"}',
+  });
+  t.equal(json.status, 415);
+  t.equal((await json.json()).result, 'error');
+  const brokenMultipart = await fetch(`${base}/api/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: basic(s.demo.owner.email, s.demo.owner.apiKey), 'content-type': 'multipart/form-data' },
+    body: '--x\r\ngarbage',
+  });
+  t.equal(brokenMultipart.status, 400);
+  const alive = await owner.ok('GET', '/users');
+  t.ok(alive.members.length >= 5, 'the server is still up after all of that');
+});
+
+t.test('http - health, readiness and server settings need no credentials', async (t) => {
+  t.equal((await fetch(`${base}/healthz`)).status, 200);
+  t.equal((await fetch(`${base}/readyz`)).status, 200);
+  const settings = await s.api.ok('GET', '/server_settings');
+  t.ok(settings.service_feature_level >= 496);
+  t.equal(settings.realm_name, 'Parley Demo');
+});

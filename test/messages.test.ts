@@ -1,0 +1,159 @@
+import t from 'tap';
+import { serverFor } from './helpers/server.ts';
+import { uniq } from './helpers/api.ts';
+import { poll, register, waitFor } from './helpers/events.ts';
+
+const s = await serverFor(t);
+const owner = s.api.as(s.demo.owner);
+const maria = s.api.as(s.demo.member1);
+const mateo = s.api.as(s.demo.member2);
+const channel = uniq('msgs');
+await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
+
+t.test('messages - send to a channel by name and by ID, read back through GET /messages', async (t) => {
+  const byName = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'greetings', content: 'hello by name' });
+  const subs = (await owner.ok('GET', '/users/me/subscriptions')).subscriptions as any[];
+  const streamId = subs.find((x) => x.name === channel).stream_id;
+  const byId = await owner.ok('POST', '/messages', { type: 'channel', to: streamId, topic: 'greetings', content: 'hello by *id*' });
+  const quoted = await owner.ok('POST', '/messages', { type: 'stream', to: JSON.stringify(channel), topic: 'greetings', content: 'quoted name' });
+  t.ok(byId.id > byName.id && quoted.id > byId.id, 'IDs increase');
+  const got = await maria.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'channel', operand: channel }] });
+  t.same(got.messages.map((m: any) => m.id), [byName.id, byId.id, quoted.id]);
+  const m = got.messages[1];
+  t.equal(m.content, '<p>hello by <em>id</em></p>');
+  t.equal(m.content_type, 'text/html');
+  t.equal(m.subject, 'greetings');
+  t.equal(m.display_recipient, channel);
+  t.equal(m.stream_id, streamId);
+  t.equal(m.type, 'stream');
+  t.equal(m.sender_email, s.demo.owner.email);
+  t.same(m.flags, []);
+  t.equal(got.found_newest, true);
+  t.equal(got.found_anchor, false);
+  const raw = await maria.ok('GET', '/messages', { anchor: byId.id, num_before: 0, num_after: 0, apply_markdown: false });
+  t.equal(raw.messages[0].content, 'hello by *id*');
+  t.equal(raw.messages[0].content_type, 'text/x-markdown');
+  t.equal(raw.found_anchor, true);
+});
+
+t.test('messages - direct messages by ID list and by email list reach the same conversation', async (t) => {
+  const a = await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'dm one' });
+  const b = await owner.ok('POST', '/messages', { type: 'private', to: [s.demo.member2.email, s.demo.owner.email], content: 'dm two' });
+  const got = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [['dm', s.demo.owner.email]] });
+  t.same(got.messages.map((m: any) => m.id), [a.id, b.id]);
+  const dr = got.messages[0].display_recipient.map((r: any) => r.id).sort();
+  t.same(dr, [s.demo.owner.userId, s.demo.member2.userId].sort());
+  t.equal(got.messages[0].type, 'private');
+  const isDm = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }] });
+  t.ok(isDm.messages.every((m: any) => m.type === 'private'));
+  const self = await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.owner.userId], content: 'note to self' });
+  const own = await owner.ok('GET', '/messages', { anchor: self.id, num_before: 0, num_after: 0 });
+  t.same(own.messages[0].display_recipient.map((r: any) => r.id), [s.demo.owner.userId]);
+  const notMine = await maria.ok('GET', '/messages', { anchor: 'newest', num_before: 100, num_after: 0 });
+  t.notOk(notMine.messages.some((m: any) => m.id === a.id), 'a third user does not see the DM');
+});
+
+t.test('messages - topic rules: empty-topic names, lengths and channel policies', async (t) => {
+  const a = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: '(no topic)', content: 'x' });
+  const b = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'general chat', content: 'y' });
+  const got = await owner.ok('GET', '/messages', { anchor: a.id, num_before: 0, num_after: 1 });
+  t.same(got.messages.map((m: any) => m.subject), ['', '']);
+  t.ok(b.id);
+  const long = await owner.post('/messages', { type: 'stream', to: channel, topic: 'x'.repeat(61), content: 'y' });
+  t.equal(long.status, 400);
+  t.equal(long.body.code, 'BAD_REQUEST');
+  t.match(long.body.msg, /Topic too long/);
+  const strict = uniq('strict');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: strict }], topics_policy: 'disable_empty_topic' });
+  const empty = await owner.post('/messages', { type: 'stream', to: strict, topic: '', content: 'y' });
+  t.equal(empty.status, 400);
+  t.match(empty.body.msg, /general chat is not allowed/);
+  const only = uniq('only');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: only }], topics_policy: 'empty_topic_only' });
+  t.equal((await owner.post('/messages', { type: 'stream', to: only, topic: 'named', content: 'y' })).status, 400);
+  await owner.ok('POST', '/messages', { type: 'stream', to: only, topic: '', content: 'y' });
+});
+
+t.test('messages - content limits and bad recipients are 400s with clear messages', async (t) => {
+  const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+    [{ type: 'stream', to: channel, topic: 't', content: 'x'.repeat(10001) }, 'BAD_REQUEST', /longer than 10000/],
+    [{ type: 'stream', to: channel, topic: 't', content: '   ' }, 'BAD_REQUEST', /empty/],
+    [{ type: 'stream', to: 'no-such-channel-anywhere', topic: 't', content: 'x' }, 'STREAM_DOES_NOT_EXIST', /does not exist/],
+    [{ type: 'direct', to: [999999], content: 'x' }, 'BAD_REQUEST', /Invalid user ID 999999/],
+    [{ type: 'direct', to: ['nobody@nowhere.example'], content: 'x' }, 'BAD_REQUEST', /Invalid email/],
+    [{ type: 'carrier-pigeon', to: channel, content: 'x' }, 'BAD_REQUEST', /Invalid type/],
+    [{ type: 'stream', to: channel, topic: 't' }, 'BAD_REQUEST', /Missing 'content' argument/],
+    [{ type: 'stream', to: channel, topic: 't', content: 'x', queue_id: 'abc' }, 'BAD_REQUEST', /Missing 'local_id'/],
+    [{ type: 'direct', to: '[1, 2', content: 'x' }, 'BAD_REQUEST', /Invalid to/],
+  ];
+  for (const [params, code, msg] of cases) {
+    const r = await owner.post('/messages', params);
+    t.equal(r.status, 400, JSON.stringify(params).slice(0, 80));
+    t.equal(r.body.result, 'error');
+    t.equal(r.body.code, code);
+    t.match(r.body.msg, msg);
+  }
+  const missing = await owner.post('/messages', { type: 'stream', to: 'no-such-channel-anywhere', topic: 't', content: 'x' });
+  t.equal(missing.body.stream, 'no-such-channel-anywhere', 'STREAM_DOES_NOT_EXIST names the channel');
+});
+
+t.test('messages - local echo, read_by_sender and mentions set the right flags', async (t) => {
+  const q = await register(owner, { event_types: ['message'] });
+  const other = await register(maria, { event_types: ['message'], apply_markdown: true });
+  const sent = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'echo', content: 'hi @**Maria Member**', queue_id: q.queueId, local_id: '42.01', read_by_sender: true });
+  const mine = await waitFor(q, (e) => e.type === 'message' && e.message.id === sent.id);
+  t.equal(mine.local_message_id, '42.01');
+  t.same(mine.flags, ['read']);
+  const theirs = await waitFor(other, (e) => e.type === 'message' && e.message.id === sent.id);
+  t.notOk('local_message_id' in theirs, 'only the sending queue gets local_message_id');
+  t.same(theirs.flags, ['mentioned']);
+  t.match(theirs.message.content, /class="user-mention" data-user-id="\d+">@Maria Member</);
+  const unread = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'echo', content: 'api send', read_by_sender: false });
+  const fetched = await owner.ok('GET', '/messages', { anchor: unread.id, num_before: 1, num_after: 0 });
+  t.same(fetched.messages.map((m: any) => m.flags), [['read'], []]);
+  await poll(q, { dontBlock: true });
+});
+
+t.test('messages - anchors: oldest, first_unread, include_anchor and found_* flags', async (t) => {
+  const ch = uniq('anchors');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: ch }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  const ids: number[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await maria.ok('POST', '/messages', { type: 'stream', to: ch, topic: `t${i % 2}`, content: `m${i}`, read_by_sender: true })).id);
+  const narrow = [{ operator: 'channel', operand: ch }];
+  const oldest = await owner.ok('GET', '/messages', { anchor: 'oldest', num_before: 0, num_after: 2, narrow });
+  t.same(oldest.messages.map((m: any) => m.id), ids.slice(0, 2));
+  t.equal(oldest.found_oldest, true);
+  t.equal(oldest.found_newest, false);
+  const mid = await owner.ok('GET', '/messages', { anchor: ids[2], num_before: 1, num_after: 1, include_anchor: false, narrow });
+  t.same(mid.messages.map((m: any) => m.id), [ids[1], ids[3]]);
+  t.equal(mid.found_anchor, false);
+  const topic = await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [...narrow, { operator: 'topic', operand: 't1' }] });
+  t.same(topic.messages.map((m: any) => m.id), [ids[1], ids[3]]);
+  const sender = await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [...narrow, { operator: 'sender', operand: s.demo.member1.userId }] });
+  t.equal(sender.messages.length, 5);
+  const firstUnread = await owner.ok('GET', '/messages', { anchor: 'first_unread', num_before: 0, num_after: 1, narrow });
+  t.equal(firstUnread.anchor, ids[0], 'all unread for the reader: first_unread is the oldest');
+  const mariaView = await maria.ok('GET', '/messages', { anchor: 'first_unread', num_before: 0, num_after: 0, narrow });
+  t.equal(mariaView.anchor, 10000000000000000, 'the sender read them all: no unread anchor');
+  const negated = await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [...narrow, { operator: 'topic', operand: 't1', negated: true }] });
+  t.same(negated.messages.map((m: any) => m.id), [ids[0], ids[2], ids[4]]);
+});
+
+t.test('messages - bad history requests: narrows, anchors, limits', async (t) => {
+  const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+    [{ anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'bogus', operand: 'x' }] }, 'BAD_NARROW', /unknown operator/],
+    [{ anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'channel', operand: 'no-such-channel-xyz' }] }, 'BAD_NARROW', /unknown channel/],
+    [{ anchor: 'newest', num_before: 1, num_after: 0, narrow: '{not json' }, 'BAD_REQUEST', /Invalid narrow/],
+    [{ anchor: 'sideways', num_before: 1, num_after: 0 }, 'BAD_REQUEST', /Invalid anchor/],
+    [{ anchor: 'newest', num_before: -1, num_after: 0 }, 'BAD_REQUEST', /Invalid num_before/],
+    [{ anchor: 'newest', num_before: 4000, num_after: 2000 }, 'BAD_REQUEST', /Too many messages/],
+    [{ num_before: 1, num_after: 0 }, 'BAD_REQUEST', /Missing 'anchor'/],
+    [{ anchor: 'newest', num_after: 0 }, 'BAD_REQUEST', /Missing 'num_before'/],
+  ];
+  for (const [params, code, msg] of cases) {
+    const r = await owner.get('/messages', params);
+    t.equal(r.status, 400, JSON.stringify(params));
+    t.equal(r.body.code, code);
+    t.match(r.body.msg, msg);
+  }
+});

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The whole test suite: type check, the API suite against the embedded mode,
+# the store/bus/lease suites against real NATS, Redis and Cassandra (started
+# here by scripts/services.sh), the same API suite against a real local
+# cluster, the cluster tests, the Kubernetes manifest check and a bench smoke
+# run. Ends with one line "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+LOG_DIR=.parley/test-logs
+mkdir -p "$LOG_DIR"
+passed=0
+failed=0
+
+[ -d node_modules ] || npm ci --no-audit --no-fund
+
+step() { # name, command...: one pass or fail for a non-tap step
+  local name=$1; shift
+  echo "=== $name"
+  if "$@"; then passed=$((passed + 1)); echo "ok - $name"; else failed=$((failed + 1)); echo "not ok - $name"; fi
+}
+
+tapsuite() { # name, env assignments..., -- files...: adds tap's pass/fail counts
+  local name=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  echo "=== $name"
+  local out="$LOG_DIR/$name.log"
+  env "${envs[@]}" npx tap --allow-incomplete-coverage --disable-coverage --timeout=240 --jobs=1 "$@" 2>&1 | tee "$out" | grep -E '^(not )?ok |^# \{' || true
+  local summary
+  summary=$(grep -E '^# \{ total' "$out" | tail -1)
+  local p f
+  p=$(sed -nE 's/.*pass: ([0-9]+).*/\1/p' <<<"$summary"); f=$(sed -nE 's/.*fail: ([0-9]+).*/\1/p' <<<"$summary")
+  if [ -z "$summary" ]; then failed=$((failed + 1)); echo "not ok - $name produced no summary"; return; fi
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+}
+
+step typecheck npx tsc --noEmit -p .
+
+API_TESTS=(test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/durability.test.ts)
+
+tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
+
+cleanup() {
+  [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
+  bash scripts/services.sh stop all >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+if bash scripts/services.sh start all; then
+  eval "$(bash scripts/services.sh env)"
+  export PARLEY_NATS_URL PARLEY_REDIS_URL PARLEY_CASSANDRA_CONTACT_POINTS PARLEY_CASSANDRA_DC
+  tapsuite backends PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/store.test.ts test/bus.test.ts test/leases.test.ts
+
+  if [ -f scripts/cluster.ts ]; then
+    echo "=== starting a local cluster (2 gateways, 2 actor nodes)"
+    rm -f .parley/cluster.json
+    PARLEY_HEARTBEAT_SECS=2 PARLEY_CASSANDRA_KEYSPACE=parley_ci_$$ PARLEY_LOG_LEVEL=warn \
+      node --import tsx scripts/cluster.ts --no-services >"$LOG_DIR/cluster.log" 2>&1 &
+    CLUSTER_PID=$!
+    for _ in $(seq 1 120); do [ -f .parley/cluster.json ] && break; sleep 1; done
+    if [ -f .parley/cluster.json ]; then
+      GATEWAYS=$(node -e "const c=require('./.parley/cluster.json');console.log(c.processes.filter(p=>p.role==='gateway').map(p=>p.url).join(','))")
+      tapsuite cluster-api PARLEY_TEST_GATEWAYS="$GATEWAYS" PARLEY_TEST_DEMO_DIR="$ROOT/.parley/cluster-demo" PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
+      kill -INT "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; CLUSTER_PID=
+      [ -d test/cluster ] && tapsuite cluster PARLEY_LOG_LEVEL=warn -- test/cluster/*.test.ts
+    else
+      failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster.log"
+    fi
+  fi
+else
+  failed=$((failed + 1)); echo "not ok - backing services did not start"
+fi
+
+if [ -f scripts/k8s-validate.sh ]; then step k8s-manifests bash scripts/k8s-validate.sh; fi
+if [ -f bench/run.ts ]; then step bench-smoke node --import tsx bench/run.ts --smoke; fi
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
