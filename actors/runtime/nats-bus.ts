@@ -1,0 +1,278 @@
+/**
+ * NATS Bus for the cluster mode. Bodies and replies travel as JSON; a reply
+ * is a WireReply, so an ApiError thrown by an actor is rebuilt as the same
+ * ApiError in the caller. Servers and subscribers join the queue group
+ * 'parley', so exactly one of them gets each request or event even while a
+ * shard is handed from one node to another.
+ *
+ * Request subjects and event subjects must not overlap: NATS gives a message
+ * to one member of a queue group among all matching subscriptions, so an
+ * event that also matched a served `>` subject could go to the server (which
+ * runs it without replying) instead of the subscriber. subjects.ts keeps
+ * them apart (`parley.shard.*` vs `parley.events.*`).
+ */
+import {
+  ClosedConnectionError,
+  connect,
+  DrainingConnectionError,
+  type Msg,
+  type NatsConnection,
+  NoRespondersError,
+  RequestError,
+  type Subscription as NatsSubscription,
+  TimeoutError,
+} from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { ApiError } from '../../lib/errors.ts';
+import { log as rootLog } from '../../lib/log.ts';
+import { type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
+
+export interface NatsBusOptions {
+  /** Requests this bus may have waiting for a reply at once; more get BusError('busy'). */
+  maxInFlight?: number;
+  /** Queue group every server and subscriber joins. */
+  queue?: string;
+  /** How long close() waits for handlers still running before it closes the connection. */
+  closeGraceMs?: number;
+  log?: Logger;
+}
+
+export interface NatsConnectOptions extends NatsBusOptions {
+  /** Delay between reconnect attempts (the client adds jitter). */
+  reconnectTimeWaitMs?: number;
+  /** Keep trying when the server is not up yet instead of failing at once. */
+  waitOnFirstConnect?: boolean;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const encode = (v: unknown): Uint8Array => encoder.encode(JSON.stringify(v ?? null));
+const decode = (data: Uint8Array): unknown => (data.length === 0 ? null : JSON.parse(decoder.decode(data)));
+
+/** Sent when a handler's reply cannot be encoded or exceeds the server's max_payload. */
+const unsendableReply: WireReply = { ok: false, e: { code: 'INTERNAL_SERVER_ERROR', msg: 'Internal server error', status: 500 } };
+
+export class NatsBus implements Bus {
+  private inFlight = 0;
+  private closing = false;
+  private readonly maxInFlight: number;
+  private readonly queue: string;
+  private readonly closeGraceMs: number;
+  private readonly log: Logger;
+  private readonly subs = new Set<NatsSubscription>();
+  /** Handlers started by serve() that have not replied yet. */
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    readonly nc: NatsConnection,
+    opts: NatsBusOptions = {},
+  ) {
+    this.maxInFlight = opts.maxInFlight ?? 20_000;
+    this.queue = opts.queue ?? 'parley';
+    this.closeGraceMs = opts.closeGraceMs ?? 10_000;
+    this.log = opts.log ?? rootLog.child({ component: 'nats-bus' });
+  }
+
+  /** Connects to `url` (comma-separated for several servers), reconnecting forever. */
+  static async connect(url: string, name: string, opts: NatsConnectOptions = {}): Promise<NatsBus> {
+    const log = opts.log ?? rootLog.child({ component: 'nats-bus', name });
+    const nc = await connect({
+      servers: url.split(',').map((s) => s.trim()).filter(Boolean),
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: opts.reconnectTimeWaitMs ?? 250,
+      reconnectJitter: 100,
+      waitOnFirstConnect: opts.waitOnFirstConnect ?? false,
+      // An Error per request only to improve stack traces costs ~10% of throughput.
+      noAsyncTraces: true,
+    });
+    log.info({ server: nc.getServer() }, 'nats connected');
+    void watchStatus(nc, log);
+    return new NatsBus(nc, { ...opts, log });
+  }
+
+  async request(subject: string, body: unknown, timeoutMs: number): Promise<unknown> {
+    if (this.closing || this.nc.isClosed()) throw new BusError('closed', subject);
+    if (this.inFlight >= this.maxInFlight) throw new BusError('busy', subject);
+    const data = encode(body);
+    this.inFlight++;
+    let msg: Msg;
+    try {
+      msg = await this.nc.request(subject, data, { timeout: timeoutMs });
+    } catch (err) {
+      throw this.requestError(err, subject, data.length);
+    } finally {
+      this.inFlight--;
+    }
+    return decodeReply(decode(msg.data) as WireReply);
+  }
+
+  publish(subject: string, body: unknown): void {
+    if (this.closing) return;
+    try {
+      this.nc.publish(subject, encode(body));
+    } catch (err) {
+      // Fire and forget, as in LocalBus: the caller is an actor whose write is
+      // already durable, and a throw would fail its reply.
+      this.log.warn({ err, subject }, 'publish failed; event dropped');
+    }
+  }
+
+  async serve(subject: string, handler: RequestHandler): Promise<Subscription> {
+    return this.track(subject, () =>
+      this.nc.subscribe(subject, {
+        queue: this.queue,
+        callback: (err, msg) => {
+          if (err) return this.log.error({ err, subject }, 'serve subscription failed');
+          const done = this.answer(msg, handler);
+          this.running.add(done);
+          void done.finally(() => this.running.delete(done));
+        },
+      }),
+    );
+  }
+
+  async subscribe(subject: string, handler: EventHandler): Promise<Subscription> {
+    return this.track(subject, () =>
+      this.nc.subscribe(subject, {
+        queue: this.queue,
+        callback: (err, msg) => {
+          if (err) return this.log.error({ err, subject }, 'event subscription failed');
+          try {
+            handler(decode(msg.data), msg.subject);
+          } catch (e) {
+            this.log.error({ err: e, subject: msg.subject }, 'event handler failed');
+          }
+        },
+      }),
+    );
+  }
+
+  async flush(): Promise<void> {
+    try {
+      await this.nc.flush();
+    } catch (err) {
+      throw this.transportError(err, '(flush)');
+    }
+  }
+
+  /**
+   * Stops taking requests and events, waits up to closeGraceMs for handlers
+   * still running to reply, then drains the connection. Requests this bus
+   * made that are still waiting fail with BusError('closed').
+   */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.nc.isClosed()) return;
+    await Promise.allSettled([...this.subs].map((s) => s.drain()));
+    if (this.running.size) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.closeGraceMs)));
+      await Promise.race([Promise.allSettled([...this.running]), grace]);
+      clearTimeout(timer);
+      if (this.running.size) this.log.warn({ handlers: this.running.size }, 'closing with handlers still running; their callers will time out');
+    }
+    try {
+      await this.nc.drain();
+    } catch {
+      await this.nc.close().catch(() => {});
+    }
+  }
+
+  private track(subject: string, open: () => NatsSubscription): Subscription {
+    if (this.closing) throw new BusError('closed', subject);
+    let sub: NatsSubscription;
+    try {
+      sub = open();
+    } catch (err) {
+      throw this.transportError(err, subject);
+    }
+    this.subs.add(sub);
+    return {
+      // Drain, not unsubscribe: messages the server already routed here are
+      // still handled instead of being dropped (their callers would time out).
+      unsubscribe: async () => {
+        if (!this.subs.delete(sub) || sub.isClosed()) return;
+        await sub.drain().catch(() => {});
+      },
+    };
+  }
+
+  /** Runs one request to completion and replies. Never rejects. */
+  private async answer(msg: Msg, handler: RequestHandler): Promise<void> {
+    let reply: WireReply;
+    try {
+      reply = encodeReply({ status: 'fulfilled', value: await handler(decode(msg.data), msg.subject) });
+    } catch (err) {
+      reply = encodeReply({ status: 'rejected', reason: err });
+    }
+    if (!msg.reply) return;
+    try {
+      msg.respond(encode(reply));
+    } catch (err) {
+      this.log.error({ err, subject: msg.subject }, 'reply could not be sent');
+      try {
+        msg.respond(encode(unsendableReply));
+      } catch {
+        // The connection is gone; the caller times out.
+      }
+    }
+  }
+
+  private requestError(err: unknown, subject: string, size: number): Error {
+    if (err instanceof TimeoutError) return new BusError('timeout', subject);
+    if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) return new BusError('no_responders', subject);
+    const maxPayload = this.nc.info?.max_payload;
+    if (maxPayload !== undefined && size > maxPayload) return new ApiError('REQUEST_TOO_LARGE', 'Request too large for the bus', 413);
+    return this.transportError(err, subject);
+  }
+
+  /** Connection trouble becomes BusError('closed'); anything else is a bug and kept as is. */
+  private transportError(err: unknown, subject: string): Error {
+    if (err instanceof ClosedConnectionError || err instanceof DrainingConnectionError || err instanceof RequestError || this.nc.isClosed()) {
+      return new BusError('closed', subject);
+    }
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/** Logs connection status changes until the connection closes. */
+async function watchStatus(nc: NatsConnection, log: Logger): Promise<void> {
+  void nc.closed().then((err) => (err ? log.error({ err }, 'nats connection closed') : log.info('nats connection closed')));
+  for await (const s of nc.status()) {
+    switch (s.type) {
+      case 'disconnect':
+        log.warn({ server: s.server }, 'nats disconnected');
+        break;
+      case 'reconnect':
+        log.info({ server: s.server }, 'nats reconnected');
+        break;
+      case 'reconnecting':
+        log.debug('nats reconnecting');
+        break;
+      case 'error':
+        log.error({ err: s.error }, 'nats error');
+        break;
+      case 'staleConnection':
+        log.warn('nats connection stale');
+        break;
+      case 'slowConsumer':
+        log.warn({ subject: s.sub.getSubject(), pending: s.pending }, 'nats slow consumer');
+        break;
+      case 'ldm':
+        log.warn({ server: s.server }, 'nats server entering lame duck mode');
+        break;
+      case 'update':
+      case 'ping':
+      case 'forceReconnect':
+      case 'close':
+        break;
+      default: {
+        const never: never = s;
+        void never;
+      }
+    }
+  }
+}

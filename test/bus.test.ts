@@ -1,0 +1,304 @@
+/**
+ * One suite, every Bus implementation: LocalBus in process, and NatsBus on a
+ * real nats-server started for this file. Each case gets a client bus `a`
+ * and a second bus `b` on the same fabric (for NATS, two connections; for
+ * LocalBus, the same instance).
+ */
+import { pino } from 'pino';
+import t, { type Test } from 'tap';
+import { type Bus, BusError } from '../actors/runtime/bus.ts';
+import { LocalBus } from '../actors/runtime/local-bus.ts';
+import { NatsBus } from '../actors/runtime/nats-bus.ts';
+import { ApiError, streamDoesNotExist } from '../lib/errors.ts';
+import { startNats } from './helpers/services.ts';
+
+t.setTimeout(60_000);
+
+const log = pino({ level: process.env.PARLEY_LOG_LEVEL ?? 'silent' });
+
+interface Fabric {
+  a: Bus;
+  b: Bus;
+}
+type Setup = (t: Test, opts?: { maxInFlight?: number }) => Promise<Fabric>;
+/** Cases an implementation is known to fail, with the reason, reported as todo. */
+type Known = { throwingSubscriber?: string };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** The behaviour every Bus must have. */
+async function busSuite(t: Test, setup: Setup, known: Known = {}): Promise<void> {
+  await t.test('bus - request/reply round trip copies JSON both ways', async (t) => {
+    const { a, b } = await setup(t);
+    const seen: unknown[] = [];
+    const reply = { n: 1, list: [1, 2], nested: { s: 'é👋' } };
+    await b.serve('t.echo', async (body, subject) => {
+      seen.push(body, subject);
+      (body as { x: number[] }).x.push(99);
+      return reply;
+    });
+    await b.flush();
+    const sent = { x: [1, 2, 3], when: new Date(0), gone: undefined, s: 'héllo "q"' };
+    const got = await a.request('t.echo', sent, 2000);
+    t.strictSame(seen, [{ x: [1, 2, 3, 99], when: '1970-01-01T00:00:00.000Z', s: 'héllo "q"' }, 't.echo'], 'the handler got a JSON copy and the subject');
+    t.strictSame(sent.x, [1, 2, 3], "the handler's changes do not reach the caller's object");
+    t.strictSame(got, reply);
+    t.not(got, reply, 'the reply is a copy');
+    await b.serve('t.void', async () => undefined);
+    await b.flush();
+    t.equal(await a.request('t.void', null, 2000), null, 'undefined comes back as null');
+  });
+
+  await t.test('bus - an ApiError thrown by a handler arrives as the same ApiError', async (t) => {
+    const { a, b } = await setup(t);
+    await b.serve('t.fail', async () => {
+      throw streamDoesNotExist('nowhere');
+    });
+    await b.serve('t.limit', async () => {
+      throw new ApiError('RATE_LIMIT_HIT', 'slow down', 429, { 'retry-after': 1.5, tags: ['a', 'b'], none: null, ok: false });
+    });
+    await b.flush();
+    const err = await rejection(a.request('t.fail', {}, 2000));
+    t.ok(err instanceof ApiError);
+    t.match(err, { code: 'STREAM_DOES_NOT_EXIST', status: 400, message: "Channel 'nowhere' does not exist", extra: { stream: 'nowhere' } });
+    const err2 = (await rejection(a.request('t.limit', {}, 2000))) as ApiError;
+    t.ok(err2 instanceof ApiError);
+    t.equal(err2.code, 'RATE_LIMIT_HIT');
+    t.equal(err2.status, 429);
+    t.strictSame(err2.extra, { 'retry-after': 1.5, tags: ['a', 'b'], none: null, ok: false });
+  });
+
+  await t.test('bus - any other error becomes INTERNAL_SERVER_ERROR 500 without its message', async (t) => {
+    const { a, b } = await setup(t);
+    await b.serve('t.bug', async () => {
+      throw new TypeError('secret detail');
+    });
+    await b.flush();
+    const err = await rejection(a.request('t.bug', {}, 2000));
+    t.ok(err instanceof ApiError);
+    t.match(err, { code: 'INTERNAL_SERVER_ERROR', status: 500 });
+    t.notMatch((err as Error).message, /secret/);
+  });
+
+  await t.test('bus - a subject nobody serves gives BusError no_responders at once', async (t) => {
+    const { a } = await setup(t);
+    const start = performance.now();
+    const err = await rejection(a.request('t.nobody.home', {}, 5000));
+    const ms = performance.now() - start;
+    t.ok(err instanceof BusError);
+    t.match(err, { reason: 'no_responders', subject: 't.nobody.home' });
+    t.ok(ms < 1000, `answered in ${ms.toFixed(0)} ms`);
+  });
+
+  await t.test('bus - a handler slower than the timeout gives BusError timeout', async (t) => {
+    const { a, b } = await setup(t);
+    await b.serve('t.slow', () => sleep(1500).then(() => 'late'));
+    await b.flush();
+    const start = performance.now();
+    const err = await rejection(a.request('t.slow', {}, 200));
+    const ms = performance.now() - start;
+    t.ok(err instanceof BusError);
+    t.match(err, { reason: 'timeout', subject: 't.slow' });
+    t.ok(ms >= 190 && ms < 1000, `timed out after ${ms.toFixed(0)} ms`);
+    t.equal(await a.request('t.slow', {}, 3000), 'late', 'a longer per-call timeout waits for the reply');
+  });
+
+  await t.test('bus - a `>` subject serves every subject below it', async (t) => {
+    const { a, b } = await setup(t);
+    await b.serve('t.shard.3.>', async (body, subject) => ({ body, subject }));
+    await b.flush();
+    t.strictSame(await a.request('t.shard.3.realm.7', { k: 1 }, 2000), { body: { k: 1 }, subject: 't.shard.3.realm.7' });
+    t.strictSame(await a.request('t.shard.3.user.12', 'x', 2000), { body: 'x', subject: 't.shard.3.user.12' });
+    t.match(await rejection(a.request('t.shard.4.realm.7', {}, 2000)), { reason: 'no_responders' }, 'another shard is not served');
+    t.match(await rejection(a.request('t.shard.3', {}, 2000)), { reason: 'no_responders' }, '`>` needs at least one more token');
+  });
+
+  await t.test('bus - requests run concurrently: a parked request does not hold up others', async (t) => {
+    const { a, b } = await setup(t);
+    let release!: () => void;
+    const parked = new Promise<void>((r) => (release = r));
+    await b.serve('t.park.>', async (body, subject) => {
+      if (subject === 't.park.wait') await parked;
+      if (subject === 't.park.go') release();
+      return body;
+    });
+    await b.flush();
+    const waiting = a.request('t.park.wait', 'w', 3000);
+    t.equal(await a.request('t.park.go', 'g', 3000), 'g');
+    t.equal(await waiting, 'w');
+  });
+
+  await t.test('bus - each event reaches exactly one of two subscribers', async (t) => {
+    const { a, b } = await setup(t);
+    const got: [string, unknown][] = [];
+    await a.subscribe('t.events.1', (body) => got.push(['a', body]));
+    await b.subscribe('t.events.1', (body) => got.push(['b', body]));
+    await a.flush();
+    await b.flush();
+    for (let i = 0; i < 50; i++) a.publish('t.events.1', { i });
+    a.publish('t.events.other', { i: -1 });
+    await a.flush();
+    await sleep(200);
+    t.equal(got.length, 50, 'no event lost, none delivered twice');
+    t.strictSame(got.map(([, b]) => (b as { i: number }).i).sort((x, y) => x - y), Array.from({ length: 50 }, (_, i) => i));
+  });
+
+  await t.test('bus - a subscriber that throws does not stop later events', { todo: known.throwingSubscriber ?? false }, async (t) => {
+    const { a, b } = await setup(t);
+    const got: number[] = [];
+    await b.subscribe('t.events.throwing', (body) => {
+      const { i } = body as { i: number };
+      if (i === 0) throw new Error('boom');
+      got.push(i);
+    });
+    await b.flush();
+    a.publish('t.events.throwing', { i: 0 });
+    a.publish('t.events.throwing', { i: 1 });
+    await a.flush();
+    await sleep(100);
+    t.strictSame(got, [1]);
+  });
+
+  await t.test('bus - unsubscribe stops delivery of requests and events', async (t) => {
+    const { a, b } = await setup(t);
+    const events: string[] = [];
+    const first = await b.serve('t.un.req.>', async () => 'first');
+    const sub1 = await b.subscribe('t.un.events', () => events.push('first'));
+    await b.flush();
+    t.equal(await a.request('t.un.req.x', {}, 2000), 'first');
+    await first.unsubscribe();
+    await sub1.unsubscribe();
+    t.match(await rejection(a.request('t.un.req.x', {}, 2000)), { reason: 'no_responders' });
+    a.publish('t.un.events', {});
+    await a.flush();
+    await sleep(100);
+    t.strictSame(events, [], 'no event after unsubscribe');
+    await a.serve('t.un.req.>', async () => 'second');
+    await a.subscribe('t.un.events', () => events.push('second'));
+    await a.flush();
+    t.equal(await a.request('t.un.req.x', {}, 2000), 'second', 'another server takes over');
+    a.publish('t.un.events', {});
+    await a.flush();
+    await sleep(100);
+    t.strictSame(events, ['second']);
+    await first.unsubscribe();
+    t.pass('unsubscribing twice is harmless');
+  });
+
+  await t.test('bus - requests beyond the in-flight limit get BusError busy', async (t) => {
+    const { a, b } = await setup(t, { maxInFlight: 2 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await b.serve('t.busy', async (body) => {
+      await gate;
+      return body;
+    });
+    await b.flush();
+    const held = [a.request('t.busy', 1, 3000), a.request('t.busy', 2, 3000)];
+    await sleep(50);
+    t.match(await rejection(a.request('t.busy', 3, 3000)), { reason: 'busy', subject: 't.busy' });
+    release();
+    t.strictSame(await Promise.all(held), [1, 2]);
+    t.equal(await a.request('t.busy', 4, 3000), 4, 'room again once replies came back');
+  });
+
+  await t.test('bus - a closed bus refuses requests with BusError closed', async (t) => {
+    const { a } = await setup(t);
+    await a.close();
+    t.match(await rejection(a.request('t.any', {}, 1000)), { reason: 'closed' });
+    a.publish('t.any', {});
+    t.pass('publishing on a closed bus is a no-op');
+  });
+}
+
+t.test('LocalBus', async (t) => {
+  await busSuite(
+    t,
+    async (t, opts) => {
+      const bus = new LocalBus(opts?.maxInFlight);
+      t.teardown(() => bus.close());
+      return { a: bus, b: bus };
+    },
+    { throwingSubscriber: "LocalBus.publish lets a subscriber's throw escape its microtask" },
+  );
+});
+
+t.test('NatsBus', async (t) => {
+  const nats = await startNats();
+  t.teardown(() => nats.stop());
+  const connectBus = async (t: Test, name: string, opts?: { maxInFlight?: number }) => {
+    const bus = await NatsBus.connect(nats.url, name, { ...opts, log });
+    t.teardown(() => bus.close());
+    return bus;
+  };
+  await busSuite(t, async (t, opts) => ({ a: await connectBus(t, 'test-a', opts), b: await connectBus(t, 'test-b') }));
+
+  await t.test('nats bus - serving resumes after the server restarts', async (t) => {
+    const server = await startNats();
+    t.teardown(() => server.stop());
+    const a = await NatsBus.connect(server.url, 'restart-a', { reconnectTimeWaitMs: 50, log });
+    const b = await NatsBus.connect(server.url, 'restart-b', { reconnectTimeWaitMs: 50, log });
+    t.teardown(async () => {
+      await a.close();
+      await b.close();
+    });
+    await b.serve('t.restart.>', async (body) => body);
+    await b.flush();
+    t.equal(await a.request('t.restart.x', 1, 2000), 1);
+    await server.stop();
+    const err = await rejection(a.request('t.restart.x', 2, 200));
+    t.ok(err instanceof BusError, `while the server is down: ${(err as Error).message}`);
+    const again = await startNats({ port: server.port });
+    t.teardown(() => again.stop());
+    const until = Date.now() + 10_000;
+    let answer: unknown;
+    while (Date.now() < until) {
+      try {
+        answer = await a.request('t.restart.x', 3, 300);
+        break;
+      } catch {
+        await sleep(50);
+      }
+    }
+    t.equal(answer, 3, 'both connections came back and the subscription was restored');
+  });
+
+  await t.test('nats bus - bodies beyond the server max_payload fail at once with a typed error', async (t) => {
+    const a = await connectBus(t, 'big-a');
+    const b = await connectBus(t, 'big-b');
+    const max = a.nc.info!.max_payload;
+    await b.serve('t.big.>', async (_body, subject) => (subject === 't.big.reply' ? 'x'.repeat(max + 1) : 'fine'));
+    await b.flush();
+    const start = performance.now();
+    const err = await rejection(a.request('t.big.request', 'x'.repeat(max + 1), 5000));
+    t.ok(err instanceof ApiError);
+    t.match(err, { code: 'REQUEST_TOO_LARGE', status: 413 });
+    const err2 = await rejection(a.request('t.big.reply', {}, 5000));
+    t.match(err2, { code: 'INTERNAL_SERVER_ERROR', status: 500 }, 'a reply too large to send becomes a 500, not a timeout');
+    t.ok(performance.now() - start < 1000);
+    t.equal(await a.request('t.big.ok', {}, 2000), 'fine', 'the connection is still usable');
+  });
+
+  await t.test('nats bus - close() lets a running handler reply first', async (t) => {
+    const a = await connectBus(t, 'close-a');
+    const b = await NatsBus.connect(nats.url, 'close-b', { log });
+    await b.serve('t.closing', async () => {
+      await sleep(200);
+      return 'done';
+    });
+    await b.flush();
+    const pending = a.request('t.closing', {}, 2000);
+    await sleep(50);
+    await b.close();
+    t.equal(await pending, 'done');
+  });
+});
