@@ -61,7 +61,8 @@ export class EmbeddedStore implements Store {
     return rows;
   }
 
-  async write(ops: WriteOp[]): Promise<void> {
+  /** One lmdb transaction: every unit is atomic because the whole call is. */
+  async write(ops: WriteOp[], _units?: number[]): Promise<void> {
     if (ops.length === 0) return;
     await this.root.transaction(() => {
       for (const op of ops) {

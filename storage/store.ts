@@ -58,8 +58,12 @@ export interface Store {
   init(): Promise<void>;
   get<V>(table: Table, pk: string, ck: Key): Promise<V | undefined>;
   range<V>(table: Table, pk: string, opts?: RangeOptions): Promise<Row<V>[]>;
-  /** Applies the writes; resolves only once they are durable. */
-  write(ops: WriteOp[]): Promise<void>;
+  /**
+   * Applies the writes; resolves only once they are durable. `units` gives the
+   * lengths of consecutive runs of `ops` that must each apply atomically (one
+   * actor state change each); by default all of `ops` is one unit.
+   */
+  write(ops: WriteOp[], units?: number[]): Promise<void>;
   /**
    * Fencing: records that `scope` is now owned under `token`. Resolves false
    * (and changes nothing) if a greater token was already claimed, which means

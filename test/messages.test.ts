@@ -1,6 +1,6 @@
 import t from 'tap';
 import { serverFor } from './helpers/server.ts';
-import { uniq } from './helpers/api.ts';
+import { type Params, uniq } from './helpers/api.ts';
 import { poll, register, waitFor } from './helpers/events.ts';
 
 const s = await serverFor(t);
@@ -75,7 +75,7 @@ t.test('messages - topic rules: empty-topic names, lengths and channel policies'
 });
 
 t.test('messages - content limits and bad recipients are 400s with clear messages', async (t) => {
-  const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+  const cases: Array<[Params, string, RegExp]> = [
     [{ type: 'stream', to: channel, topic: 't', content: 'x'.repeat(10001) }, 'BAD_REQUEST', /longer than 10000/],
     [{ type: 'stream', to: channel, topic: 't', content: '   ' }, 'BAD_REQUEST', /empty/],
     [{ type: 'stream', to: 'no-such-channel-anywhere', topic: 't', content: 'x' }, 'STREAM_DOES_NOT_EXIST', /does not exist/],
@@ -140,7 +140,7 @@ t.test('messages - anchors: oldest, first_unread, include_anchor and found_* fla
 });
 
 t.test('messages - bad history requests: narrows, anchors, limits', async (t) => {
-  const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+  const cases: Array<[Params, string, RegExp]> = [
     [{ anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'bogus', operand: 'x' }] }, 'BAD_NARROW', /unknown operator/],
     [{ anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'channel', operand: 'no-such-channel-xyz' }] }, 'BAD_NARROW', /unknown channel/],
     [{ anchor: 'newest', num_before: 1, num_after: 0, narrow: '{not json' }, 'BAD_REQUEST', /Invalid narrow/],

@@ -56,8 +56,8 @@ if bash scripts/services.sh start all; then
   if [ -f scripts/cluster.ts ]; then
     echo "=== starting a local cluster (2 gateways, 2 actor nodes)"
     rm -f .parley/cluster.json
-    PARLEY_HEARTBEAT_SECS=2 PARLEY_CASSANDRA_KEYSPACE=parley_ci_$$ PARLEY_LOG_LEVEL=warn \
-      node --import tsx scripts/cluster.ts --no-services >"$LOG_DIR/cluster.log" 2>&1 &
+    PARLEY_HEARTBEAT_SECS=2 PARLEY_CASSANDRA_KEYSPACE=parley_ci_$$ PARLEY_LOG_LEVEL=warn PARLEY_DEMO_DIR="$ROOT/.parley/cluster-demo" \
+      node --import tsx scripts/cluster.ts --no-services --base-port 19991 >"$LOG_DIR/cluster.log" 2>&1 &
     CLUSTER_PID=$!
     for _ in $(seq 1 120); do [ -f .parley/cluster.json ] && break; sleep 1; done
     if [ -f .parley/cluster.json ]; then

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { uniq } from './helpers/api.ts';
+import { type Params, uniq } from './helpers/api.ts';
 import { serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
@@ -63,7 +63,7 @@ t.test('subscriptions - private channels: authorization_errors_fatal decides 400
 });
 
 t.test('subscriptions - invalid input gets clear 400s', async (t) => {
-  const cases: Array<[Record<string, unknown>, RegExp]> = [
+  const cases: Array<[Params, RegExp]> = [
     [{}, /Missing 'subscriptions'/],
     [{ subscriptions: 'not json' }, /Invalid subscriptions/],
     [{ subscriptions: [{ description: 'no name' }] }, /Invalid subscriptions/],

@@ -51,7 +51,7 @@ export class Journal {
       try {
         if (this.failure) throw this.failure;
         this.guard();
-        await this.store.write(batch.flatMap((p) => p.ops));
+        await this.store.write(batch.flatMap((p) => p.ops), batch.map((p) => p.ops.length));
         for (const p of batch) p.resolve();
       } catch (err) {
         this.failure ??= err;
