@@ -10,6 +10,9 @@ import { BusError } from '../actors/runtime/bus.ts';
 import type { QueueMsg, RealmMsg, UserMsg } from '../actors/protocol.ts';
 import { shardOf, subjects } from '../actors/subjects.ts';
 
+/** How long a request may wait for a moving shard to get its new owner. */
+const RETRY_BUDGET_MS = 3000;
+
 export class ActorClient {
   constructor(
     private readonly bus: Bus,
@@ -29,15 +32,29 @@ export class ActorClient {
     return this.call(subjects.queue(shardOf('queue', userId, this.shards), userId), { userId, msg }, timeoutMs);
   }
 
+  /**
+   * One bus request. While a shard moves it may have no owner for a moment
+   * (no responders) or reach a node that just let it go (a `retryable` 503);
+   * neither ran the request, so it is retried for up to RETRY_BUDGET_MS.
+   * A timeout is not retried: the actor may have done the work.
+   */
   private async call<T>(subject: string, body: unknown, timeoutMs: number): Promise<T> {
-    try {
-      return (await this.bus.request(subject, body, timeoutMs)) as T;
-    } catch (err) {
-      if (err instanceof ApiError) throw err;
-      if (err instanceof BusError) {
-        throw unavailable(err.reason === 'timeout' ? 'The server took too long to answer; try again' : 'The server is busy or restarting; try again');
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.bus.request(subject, body, timeoutMs)) as T;
+      } catch (err) {
+        const retryable = (err instanceof BusError && err.reason === 'no_responders') || (err instanceof ApiError && err.extra.retryable === true);
+        if (retryable && Date.now() - started < RETRY_BUDGET_MS) {
+          await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 400)));
+          continue;
+        }
+        if (err instanceof ApiError) throw err;
+        if (err instanceof BusError) {
+          throw unavailable(err.reason === 'timeout' ? 'The server took too long to answer; try again' : 'The server is busy or restarting; try again');
+        }
+        throw err;
       }
-      throw err;
     }
   }
 }

@@ -48,7 +48,7 @@ async function clusterBackends(config: Config): Promise<Backends> {
   const { CassandraStore } = await import('../storage/cassandra.ts');
   const store = await CassandraStore.connect(config.cassandra);
   await store.init();
-  const leases = new RedisLeases(config.redisUrl, { ttlMs: config.leaseTtlMs });
+  const leases = new RedisLeases(config.redisUrl, { ttlMs: config.leaseTtlMs, prefix: config.redisPrefix });
   return {
     bus,
     leases,

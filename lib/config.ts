@@ -14,6 +14,7 @@ const Env = z.object({
   PARLEY_NODE_ID: z.string().min(1).optional(),
   PARLEY_NATS_URL: z.string().default('nats://127.0.0.1:4222'),
   PARLEY_REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  PARLEY_REDIS_PREFIX: z.string().regex(/^[\w.-]+$/).default('parley'),
   PARLEY_CASSANDRA_CONTACT_POINTS: z.string().default('127.0.0.1:9042'),
   PARLEY_CASSANDRA_DC: z.string().default('datacenter1'),
   PARLEY_CASSANDRA_KEYSPACE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default('parley'),
@@ -48,6 +49,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     nodeId: e.PARLEY_NODE_ID,
     natsUrl: e.PARLEY_NATS_URL,
     redisUrl: e.PARLEY_REDIS_URL,
+    redisPrefix: e.PARLEY_REDIS_PREFIX,
     cassandra: {
       contactPoints: e.PARLEY_CASSANDRA_CONTACT_POINTS.split(',').map((s) => s.trim()).filter(Boolean),
       localDataCenter: e.PARLEY_CASSANDRA_DC,

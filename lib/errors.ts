@@ -96,7 +96,10 @@ export const unauthorized = (msg: string): ApiError => new ApiError('UNAUTHORIZE
 
 
 /** A dependency (bus, actor, store) could not answer in time: retry later. */
-export const unavailable = (msg: string): ApiError => new ApiError('SERVICE_UNAVAILABLE', msg, 503, {}, statusHeaders(503));
+export const unavailable = (msg: string, extra: ErrorExtra = {}): ApiError => new ApiError('SERVICE_UNAVAILABLE', msg, 503, extra, statusHeaders(503));
+
+/** This node does not (or no longer) own the shard and did nothing: the caller may retry at once. */
+export const shardMoving = (): ApiError => unavailable('Shard is moving; try again', { retryable: true });
 
 /** Normalizes anything thrown into an ApiError; unknown errors become a 500. */
 export function asApiError(err: unknown): ApiError {

@@ -278,9 +278,10 @@ prepare_start() {
 
 launch_nats() {
   local d; d=$(svc_dir nats)
-  mkdir -p "$d/jetstream"
-  launch nats "$(log_file nats)" nats-server -a "$HOST" -p "$NATS_PORT" -n parley-local \
-    -js -sd "$d/jetstream"
+  mkdir -p "$d"
+  # A GET /messages reply of 5000 messages can pass NATS's 1 MB default payload.
+  printf 'max_payload: 8MB\n' >"$d/nats.conf"
+  launch nats "$(log_file nats)" nats-server -c "$d/nats.conf" -a "$HOST" -p "$NATS_PORT" -n parley-local
 }
 
 launch_redis() {

@@ -3,6 +3,7 @@
  * through JSON exactly as NATS would carry them, so no object is shared
  * between caller and actor.
  */
+import { log } from '../../lib/log.ts';
 import { type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
 
 interface Entry<H> {
@@ -82,7 +83,13 @@ export class LocalBus implements Bus {
     const handler = this.listeners.find(subject);
     if (!handler) return;
     const data = copy(body);
-    queueMicrotask(() => handler(data, subject));
+    queueMicrotask(() => {
+      try {
+        handler(data, subject);
+      } catch (err) {
+        log.error({ err, subject }, 'event handler failed');
+      }
+    });
   }
 
   async serve(subject: string, handler: RequestHandler): Promise<Subscription> {

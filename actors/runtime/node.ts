@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { ApiError, badRequest, unavailable } from '../../lib/errors.ts';
+import { ApiError, badRequest, shardMoving } from '../../lib/errors.ts';
 import type { NarrowTerm } from '../../lib/narrow.ts';
 import { FencedError, type Store } from '../../storage/store.ts';
 import { Delivery } from '../events.ts';
@@ -152,7 +152,7 @@ export class ActorNode {
   private async dispatch(subject: string, body: unknown): Promise<unknown> {
     const target = parseShardSubject(subject);
     const host = target && this.shards.get(target.shard);
-    if (!target || !host) throw unavailable('Shard is moving; try again');
+    if (!target || !host) throw shardMoving();
     try {
       switch (target.kind) {
         case 'realm': {
@@ -177,7 +177,7 @@ export class ActorNode {
     } catch (err) {
       if (err instanceof FencedError) {
         this.log.warn({ shard: target.shard, err: err.message }, 'fenced: another node owns this shard now');
-        throw unavailable('Shard is moving; try again');
+        throw shardMoving();
       }
       if (!(err instanceof ApiError)) this.log.error({ err, subject }, 'actor failed');
       throw err;
