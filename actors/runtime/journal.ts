@@ -16,7 +16,7 @@ interface Pending {
 
 export class Journal {
   private pending: Pending[] = [];
-  private flushing = false;
+  private flushing: Promise<void> | null = null;
   private failure: unknown = null;
 
   /** `guard` runs before every store call; it throws when the actor may no longer write. */
@@ -34,12 +34,25 @@ export class Journal {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ ops, resolve, reject });
-      if (!this.flushing) void this.flush();
+      this.kick();
     });
   }
 
+  private kick(): void {
+    if (this.flushing) return;
+    this.flushing = this.flush().finally(() => {
+      this.flushing = null;
+      // Writes appended after the loop's last look and before this callback.
+      if (this.pending.length) this.kick();
+    });
+  }
+
+  /** Resolves once every write handed to the store so far has finished (or failed). */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
   private async flush(): Promise<void> {
-    this.flushing = true;
     while (this.pending.length) {
       const batch: Pending[] = [];
       let size = 0;
@@ -58,6 +71,5 @@ export class Journal {
         for (const p of batch) p.reject(err);
       }
     }
-    this.flushing = false;
   }
 }

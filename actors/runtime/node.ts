@@ -113,8 +113,11 @@ export class ActorNode {
   private async release(shard: number): Promise<void> {
     const host = this.shards.get(shard);
     if (!host) return;
+    // From here the journals refuse new writes (the guard sees the shard gone);
+    // wait for writes already sent, so the next owner loads what they wrote.
     this.shards.delete(shard);
     await Promise.all(host.subs.map((s) => s.unsubscribe()));
+    await Promise.all([...host.realms.values(), ...host.users.values()].map((h) => h.journal.drain()));
     host.queue.closeAll();
     this.log.debug({ shard }, 'shard released');
   }

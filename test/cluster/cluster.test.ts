@@ -36,11 +36,17 @@ const owner = new Api(gw1, readZuliprc(join(demoDir, 'owner.zuliprc')));
 const maria = new Api(gw2, readZuliprc(join(demoDir, 'member1.zuliprc')));
 const mariaId = (await maria.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).user_id as number;
 
+/** The realm's shard lease right now: owner node name and fencing token. */
+async function realmLease(): Promise<{ name: string; token: number } | null> {
+  const value = await redis.get(`parley_${tag}:lease:${shardOf('realm', 1, SHARDS)}`);
+  if (!value) return null;
+  return { name: value.slice(0, value.lastIndexOf(':')), token: Number(value.slice(value.lastIndexOf(':') + 1)) };
+}
+
 /** The actor node process that holds the realm's shard right now. */
 async function realmOwner(): Promise<ClusterProcess | undefined> {
-  const value = await redis.get(`parley_${tag}:lease:${shardOf('realm', 1, SHARDS)}`);
-  const nodeId = value?.slice(0, value.lastIndexOf(':'));
-  return procs.find((p) => p.role === 'actors' && p.name === nodeId);
+  const lease = await realmLease();
+  return procs.find((p) => p.role === 'actors' && p.name === lease?.name);
 }
 
 t.test('cluster - shards are split between the two actor nodes', async (t) => {
@@ -139,4 +145,58 @@ t.test('cluster - kill -9 of the realm\'s actor node under traffic: shards move,
     if (v) owners.add(v.slice(0, v.lastIndexOf(':')));
   }
   t.same([...owners], [procs.find((p) => p.role === 'actors' && p !== victim)!.name], 'the survivor owns every shard');
+});
+
+t.test('cluster - two owners are never both writing: a paused owner resumes fenced', async (t) => {
+  // Restore two actor nodes: the kill above left one.
+  const { startProcess, freePort } = await import('../../scripts/cluster-launcher.ts');
+  procs.push(await startProcess('actors', 'actors-3', await freePort(), { PARLEY_DEMO_DIR: demoDir, ...env }, false));
+  await new Promise((r) => setTimeout(r, 3000)); // the newcomer takes its fair share
+  const channel = uniq('fenced');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [mariaId] });
+  const paused = await realmOwner();
+  const pausedToken = (await realmLease())!.token;
+  t.ok(paused, 'found the realm owner');
+  const load = traffic(channel, 3);
+  await new Promise((r) => setTimeout(r, 1000));
+  paused!.child.kill('SIGSTOP');
+  // Paused past its lease: the other node takes the realm's shard and serves it.
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && ((await realmOwner()) ?? paused) === paused) await new Promise((r) => setTimeout(r, 200));
+  const takeover = await realmOwner();
+  const takeoverToken = (await realmLease())?.token ?? 0;
+  t.ok(takeover && takeover !== paused, 'another node took the realm while the owner was paused');
+  t.ok(takeoverToken > pausedToken, 'with a greater fencing token');
+  const sentBeforeResume = load.ok.size;
+  await new Promise((r) => setTimeout(r, 1500));
+  paused!.child.kill('SIGCONT');
+  await new Promise((r) => setTimeout(r, 3000));
+  await load.stop();
+  t.ok(load.ok.size > sentBeforeResume, 'sends kept succeeding through the new owner');
+  t.same(load.wrong, [], 'no wrong answers, no message ID handed out twice');
+  await checkHistory(t, channel, load.ok);
+  // The resumed node may get shards again by rebalancing, but only under a new, greater token.
+  const now = (await realmLease())!;
+  t.ok(now.name === takeover!.name ? now.token === takeoverToken : now.token > takeoverToken, `realm lease now ${now.name}:${now.token}`);
+  const ids = [...load.ok.keys()].sort((a, b) => a - b);
+  t.equal(new Set(ids).size, ids.length, 'message IDs are unique');
+});
+
+t.test('cluster - SIGTERM of an actor node hands its shards over without failing requests', async (t) => {
+  const channel = uniq('handover');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [mariaId] });
+  const leaving = await realmOwner();
+  t.ok(leaving, 'found the realm owner');
+  const load = traffic(channel, 3);
+  await new Promise((r) => setTimeout(r, 1000));
+  const exited = new Promise<number | null>((r) => leaving!.child.once('exit', (code) => r(code)));
+  leaving!.child.kill('SIGTERM');
+  t.equal(await exited, 0, 'clean exit');
+  await new Promise((r) => setTimeout(r, 2000));
+  await load.stop();
+  t.same(load.wrong, [], 'no wrong answers');
+  t.equal(load.clean.length, 0, 'no request failed: the gateways retried while the shards moved');
+  await checkHistory(t, channel, load.ok);
+  const survivor = await realmOwner();
+  t.ok(survivor && survivor !== leaving, `${survivor?.name} owns the realm now`);
 });
