@@ -38,7 +38,7 @@ tapsuite() { # name, env assignments..., -- files...: adds tap's pass/fail count
 
 step typecheck npx tsc --noEmit -p .
 
-API_TESTS=(test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/durability.test.ts)
+API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/durability.test.ts)
 
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
 

@@ -129,6 +129,11 @@ export function doSendMessage(state: RealmState, ctx: ActorContext, msg: SendMsg
   }
   const { id, op: allocOp } = state.takeMessageId();
   if (allocOp) ops.push(allocOp);
+  if (!channel) {
+    const conv = state.dms.get(recipientKey.slice(1))!;
+    conv.maxMessageId = id;
+    ops.push({ op: 'put', table: 'dm_conversations', pk: state.pk, ck: conv.key, value: conv });
+  }
   const message: StoredMessage = {
     id,
     type: channel ? 'stream' : 'private',

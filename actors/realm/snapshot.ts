@@ -76,6 +76,17 @@ export function snapshot(state: RealmState, msg: SnapshotMsg): Record<string, un
       deactivated: false,
     }));
   }
+  if (want('recent_private_conversations')) {
+    out.recent_private_conversations = [...(state.dmsByUser.get(user.id) ?? [])]
+      .map((key) => state.dms.get(key)!)
+      .filter((d) => d.maxMessageId !== undefined)
+      .sort((a, b) => b.maxMessageId! - a.maxMessageId!)
+      .slice(0, 1000)
+      .map((d) => ({ max_message_id: d.maxMessageId!, user_ids: d.userIds.filter((id) => id !== user.id) }));
+  }
+  // Parley has no saved views or snippets yet: requested, they are empty lists.
+  if (want('navigation_views')) out.navigation_views = [];
+  if (want('saved_snippets')) out.saved_snippets = [];
   if (want('realm_linkifiers')) out.realm_linkifiers = [];
   if (want('realm_emoji')) out.realm_emoji = {};
   if (want('custom_profile_fields')) out.custom_profile_fields = [];

@@ -25,6 +25,8 @@ export interface DmConversation {
   key: string;
   recipientId: number;
   userIds: number[];
+  /** Newest message in the conversation (for recent_private_conversations). */
+  maxMessageId?: number;
 }
 
 const MESSAGE_ID_BLOCK = 1000;

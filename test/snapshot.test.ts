@@ -1,0 +1,86 @@
+// Zulip's verify_action: a register snapshot with the events that followed
+// applied to it equals a fresh register.
+import t from 'tap';
+import { uniq } from './helpers/api.ts';
+import { register, waitFor } from './helpers/events.ts';
+import { serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const owner = s.api.as(s.demo.owner);
+const maria = s.api.as(s.demo.member1);
+const FETCH = { include_subscribers: 'true', fetch_event_types: ['realm_user', 'subscription', 'stream', 'message', 'recent_private_conversations'] };
+
+type Snap = Record<string, any>;
+
+function apply(snap: Snap, e: Record<string, any>): void {
+  switch (e.type) {
+    case 'realm_user':
+      if (e.op === 'add') snap.realm_users.push(e.person);
+      break;
+    case 'stream':
+      if (e.op === 'create') {
+        snap.streams.push(...e.streams);
+        for (const st of e.streams) if (!snap.subscriptions.some((x: any) => x.stream_id === st.stream_id)) snap.never_subscribed.push({ ...st, subscribers: [] });
+      }
+      break;
+    case 'subscription':
+      if (e.op === 'add') {
+        for (const sub of e.subscriptions) {
+          snap.never_subscribed = snap.never_subscribed.filter((x: any) => x.stream_id !== sub.stream_id);
+          snap.subscriptions.push(sub);
+        }
+      } else if (e.op === 'peer_add') {
+        for (const list of [snap.subscriptions, snap.never_subscribed]) {
+          for (const x of list) if (e.stream_ids.includes(x.stream_id)) x.subscribers = [...new Set([...x.subscribers, ...e.user_ids])];
+        }
+      }
+      break;
+    case 'message': {
+      snap.max_message_id = Math.max(snap.max_message_id, e.message.id);
+      if (e.message.type === 'private') {
+        const others = e.message.display_recipient.map((r: any) => r.id).filter((id: number) => id !== snap.user_id).sort((a: number, b: number) => a - b);
+        snap.recent_private_conversations = [
+          { max_message_id: e.message.id, user_ids: others },
+          ...snap.recent_private_conversations.filter((c: any) => JSON.stringify(c.user_ids) !== JSON.stringify(others)),
+        ];
+      }
+      break;
+    }
+  }
+}
+
+const byId = (key: string) => (a: any, b: any) => a[key] - b[key];
+function normalize(snap: Snap) {
+  const subs = (list: any[]) => list.map((x) => ({ ...x, subscribers: [...x.subscribers].sort() })).sort(byId('stream_id'));
+  return {
+    realm_users: [...snap.realm_users].sort(byId('user_id')),
+    subscriptions: subs(snap.subscriptions),
+    never_subscribed: subs(snap.never_subscribed),
+    streams: [...snap.streams].sort(byId('stream_id')),
+    max_message_id: snap.max_message_id,
+    recent_private_conversations: snap.recent_private_conversations,
+  };
+}
+
+
+t.test('snapshot - events applied in order reproduce the next register', async (t) => {
+  const q = await register(maria, FETCH);
+  const snap = structuredClone(q.snapshot);
+  const { user_id } = await owner.ok('POST', '/users', { email: `${uniq('joiner')}@parley.example`, password: 'pw', full_name: 'Joiner Two' });
+  const mine = uniq('mine');
+  await maria.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: mine }] });
+  const theirs = uniq('theirs');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: theirs }] });
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: mine }], principals: [user_id] });
+  const dm = await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member1.userId, user_id], content: 'three-way' });
+  const seen: string[] = [];
+  await waitFor(q, (e) => {
+    seen.push(`${e.type}/${e.op ?? ''}`);
+    apply(snap, e);
+    return e.type === 'message' && e.message.id === dm.id;
+  });
+  // Maria's channel; the owner's public channel (Maria sees its creator join); the joiner added to Maria's.
+  t.same(seen, ['realm_user/add', 'stream/create', 'subscription/add', 'stream/create', 'subscription/peer_add', 'subscription/peer_add', 'message/']);
+  const fresh = (await register(maria, FETCH)).snapshot;
+  t.same(normalize(snap), normalize(fresh));
+});
