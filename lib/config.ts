@@ -12,6 +12,8 @@ const Env = z.object({
   PARLEY_SEED_DEMO: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   PARLEY_SHARDS: z.coerce.number().int().min(1).max(4096).default(64),
   PARLEY_NODE_ID: z.string().min(1).optional(),
+  /** Set by Kubernetes (downward API): the default node identity for shard leases. */
+  POD_NAME: z.string().min(1).optional(),
   PARLEY_NATS_URL: z.string().default('nats://127.0.0.1:4222'),
   PARLEY_REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   PARLEY_REDIS_PREFIX: z.string().regex(/^[\w.-]+$/).default('parley'),
@@ -46,7 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     demoDir: e.PARLEY_DEMO_DIR,
     seedDemo: e.PARLEY_SEED_DEMO,
     shards: e.PARLEY_SHARDS,
-    nodeId: e.PARLEY_NODE_ID,
+    nodeId: e.PARLEY_NODE_ID ?? e.POD_NAME,
     natsUrl: e.PARLEY_NATS_URL,
     redisUrl: e.PARLEY_REDIS_URL,
     redisPrefix: e.PARLEY_REDIS_PREFIX,

@@ -1,0 +1,15 @@
+# The image k8s/ deploys: one image, the role picked by PARLEY_ROLE.
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY main.ts tsconfig.json ./
+COPY lib ./lib
+COPY gateway ./gateway
+COPY actors ./actors
+COPY storage ./storage
+ENV NODE_ENV=production PARLEY_HOST=0.0.0.0 PARLEY_MODE=cluster
+USER node
+EXPOSE 9991
+# Exec form, so SIGTERM reaches Parley (graceful shard handover).
+CMD ["node", "--import", "tsx", "main.ts"]
