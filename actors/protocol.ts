@@ -64,7 +64,7 @@ export const RealmMsg = z.discriminatedUnion('type', [
 export type RealmMsg = z.infer<typeof RealmMsg>;
 
 export const UserMsg = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('settings'), realmId: Id }),
+  z.object({ type: z.literal('snapshot'), realmId: Id, fetch: z.array(z.string()).nullable() }),
   z.object({
     type: z.literal('getMessages'),
     realmId: Id,

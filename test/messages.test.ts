@@ -157,3 +157,24 @@ t.test('messages - bad history requests: narrows, anchors, limits', async (t) =>
     t.match(r.body.msg, msg);
   }
 });
+
+t.test('messages - register reports unread_msgs by channel topic, direct message and mention', async (t) => {
+  const email = `${uniq('reader')}@parley.example`;
+  const { user_id } = await owner.ok('POST', '/users', { email, password: 'pw', full_name: 'Fresh Reader' });
+  const ch = uniq('unread');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: ch }], principals: [user_id, s.demo.owner.userId] });
+  const a = await owner.ok('POST', '/messages', { type: 'stream', to: ch, topic: 'news', content: 'hello @**Fresh Reader**' });
+  const b = await owner.ok('POST', '/messages', { type: 'direct', to: [user_id], content: 'psst' });
+  const c = await owner.ok('POST', '/messages', { type: 'direct', to: [user_id, s.demo.member1.userId], content: 'group' });
+  // The new user has no API key to register with here, so read the owner's side:
+  // the owner sent these through an API client, so they are unread for the owner too.
+  const snap = (await owner.ok('POST', '/register', { fetch_event_types: ['message'] })).unread_msgs;
+  t.ok(snap.count >= 3);
+  const stream = snap.streams.find((x: any) => x.topic === 'news' && x.unread_message_ids.includes(a.id));
+  t.ok(stream, 'the channel message is listed under its topic');
+  t.same(snap.pms.find((x: any) => x.other_user_id === user_id)?.unread_message_ids, [b.id]);
+  t.same(snap.huddles.find((x: any) => x.user_ids_string === [s.demo.owner.userId, s.demo.member1.userId, user_id].sort((x, y) => x - y).join(','))?.unread_message_ids, [c.id]);
+  t.equal(snap.old_unreads_missing, false);
+  const none = await owner.ok('POST', '/register', { fetch_event_types: ['realm_user'] });
+  t.notOk('unread_msgs' in none, 'only with message or update_message_flags');
+});

@@ -33,8 +33,17 @@ export class UserActor {
 
   handle(msg: UserMsg): unknown {
     switch (msg.type) {
-      case 'settings':
-        return { user_settings: { ...DEFAULT_USER_SETTINGS, ...this.settings } };
+      case 'snapshot': {
+        const want = (t: string) => msg.fetch === null || msg.fetch.includes(t);
+        const settings = want('user_settings') ? { user_settings: { ...DEFAULT_USER_SETTINGS, ...this.settings } } : {};
+        if (!want('message') && !want('update_message_flags')) return settings;
+        return new Parked(
+          this.lookup(msg.realmId, this.userId, []).then(async ({ sources }) => ({
+            ...settings,
+            unread_msgs: await new MessageReader(this.ctx.store, msg.realmId, this.userId, this.flags).unreads(sources),
+          })),
+        );
+      }
       case 'getMessages':
         // The read runs outside the mailbox: it only reads immutable messages.
         return new Parked(

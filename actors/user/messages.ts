@@ -19,6 +19,8 @@ export interface MessageSource {
 /** Anchor reported when `first_unread` finds nothing (Zulip's LARGER_THAN_MAX_MESSAGE_ID). */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
 const CHUNK = 200;
+/** How many of the newest readable messages the register's unread summary looks at. */
+const UNREAD_SCAN = 5000;
 
 export function messageView(m: StoredMessage, flags: string[]): MessageView {
   return {
@@ -81,6 +83,45 @@ export class MessageReader {
     const all = (await Promise.all(sources.map((s) => this.scan(s, narrow, lo, hi, reverse, limit)))).flat();
     all.sort((a, b) => (reverse ? b.id - a.id : a.id - b.id));
     return all.slice(0, limit);
+  }
+
+  /**
+   * The register's `unread_msgs`: unread messages among the newest
+   * UNREAD_SCAN messages the user can read. Older unreads are not counted and
+   * `old_unreads_missing` says so (Zulip caps the same way).
+   */
+  async unreads(sources: MessageSource[]) {
+    const recent = await this.collect(sources, [], 0, Number.MAX_SAFE_INTEGER, true, UNREAD_SCAN);
+    const unread = recent.filter((m) => !this.flagsOf(m).includes('read')).reverse();
+    const group = <K>(key: (m: StoredMessage) => K) => {
+      const map = new Map<string, { key: K; ids: number[] }>();
+      for (const m of unread) {
+        const k = key(m);
+        const id = JSON.stringify(k);
+        const entry = map.get(id) ?? { key: k, ids: [] };
+        entry.ids.push(m.id);
+        map.set(id, entry);
+      }
+      return [...map.values()];
+    };
+    const participants = (m: StoredMessage) => m.dmRecipients?.map((r) => r.id) ?? [];
+    const oneToOne = (m: StoredMessage) => participants(m).length <= 2;
+    const pms = group((m) => (oneToOne(m) && m.type === 'private' ? participants(m).find((id) => id !== this.userId) ?? this.userId : null)).filter((g) => g.key !== null);
+    return {
+      count: unread.length,
+      pms: pms.map((g) => ({ other_user_id: g.key, sender_id: g.key, unread_message_ids: g.ids })),
+      streams: group((m) => (m.type === 'stream' ? `${m.streamId}\u0000${m.topic}` : null))
+        .filter((g) => g.key !== null)
+        .map((g) => {
+          const [streamId, topic] = g.key!.split('\u0000') as [string, string];
+          return { stream_id: Number(streamId), topic, unread_message_ids: g.ids };
+        }),
+      huddles: group((m) => (m.type === 'private' && !oneToOne(m) ? participants(m).join(',') : null))
+        .filter((g) => g.key !== null)
+        .map((g) => ({ user_ids_string: g.key, unread_message_ids: g.ids })),
+      mentions: unread.filter((m) => this.flagsOf(m).some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'))).map((m) => m.id),
+      old_unreads_missing: recent.length >= UNREAD_SCAN,
+    };
   }
 
   async fetch(msg: GetMessages, sources: MessageSource[]) {

@@ -47,7 +47,7 @@ export const register = route({
     });
     const [realm, user] = await Promise.all([
       ctx.actors.realm(caller.realmId, { type: 'snapshot', userId: caller.userId, fetch, clientExtavatar, includeSubscribers: p.include_subscribers ?? 'false' }),
-      fetch === null || fetch.includes('user_settings') ? ctx.actors.user(caller.userId, { type: 'settings', realmId: caller.realmId }) : Promise.resolve({}),
+      ctx.actors.user(caller.userId, { type: 'snapshot', realmId: caller.realmId, fetch }),
     ]);
     return {
       queue_id: queue.queue_id,
