@@ -24,8 +24,32 @@ export function parseBasic(header: string): Credentials | null {
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
 }
 
-export async function authenticate(actors: ActorClient, realmId: number, header: string): Promise<Caller> {
-  const creds = parseBasic(header);
-  if (!creds) throw unauthorized('Missing authorization header for basic auth');
-  return actors.realm<Caller>(realmId, { type: 'authenticate', email: creds.email, apiKey: creds.apiKey });
+/**
+ * Successful authentications, remembered for a few seconds so that a busy
+ * client does not cost a realm-actor round trip per request. A deactivated
+ * user or a changed key therefore takes up to `ttlMs` to be refused. Only
+ * successes are cached, and the cache is bounded; it is per gateway and
+ * nothing depends on it being warm.
+ */
+export class AuthCache {
+  private entries = new Map<string, { caller: Caller; expires: number }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  async authenticate(actors: ActorClient, realmId: number, header: string): Promise<Caller> {
+    const hit = this.entries.get(header);
+    if (hit && hit.expires > Date.now()) return hit.caller;
+    const creds = parseBasic(header);
+    if (!creds) throw unauthorized('Missing authorization header for basic auth');
+    const caller = await actors.realm<Caller>(realmId, { type: 'authenticate', email: creds.email, apiKey: creds.apiKey });
+    if (this.ttlMs > 0) {
+      this.entries.delete(header);
+      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(header, { caller, expires: Date.now() + this.ttlMs });
+    }
+    return caller;
+  }
 }

@@ -7,7 +7,7 @@ import uWS from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { ApiError, asApiError } from '../lib/errors.ts';
 import type { ActorClient } from './actors.ts';
-import { authenticate } from './auth.ts';
+import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
 import { collectParams, validateParams } from './params.ts';
 import type { CallContext, Route } from './route.ts';
@@ -27,6 +27,8 @@ export interface GatewayOptions {
   queueIdleSecs: number;
   /** Readiness of this process's dependencies, for /readyz. */
   ready: () => boolean;
+  /** How long a successful authentication is reused (0: ask the realm actor every time). */
+  authCacheMs?: number;
 }
 
 const PREFIX = '/api/v1';
@@ -41,6 +43,7 @@ export class Gateway {
   private listenSocket: uWS.us_listen_socket | null = null;
   private app: uWS.TemplatedApp;
   private draining = false;
+  private auth: AuthCache;
 
   constructor(
     private readonly actors: ActorClient,
@@ -49,6 +52,7 @@ export class Gateway {
     routes: Route[] = ROUTES,
   ) {
     if (typeof uWS.getParts !== 'function') throw new Error('uWebSockets.js native binary did not load');
+    this.auth = new AuthCache(opts.authCacheMs ?? 0);
     for (const r of routes) {
       const byMethod = this.table.get(r.path) ?? new Map<string, Route>();
       byMethod.set(r.method, r);
@@ -93,7 +97,7 @@ export class Gateway {
       if (!byMethod) throw new ApiError('BAD_REQUEST', 'Not Found', 404);
       const route = byMethod.get(info.method);
       if (!route) throw new ApiError('BAD_REQUEST', `Method Not Allowed (allowed: ${[...byMethod.keys()].join(', ')})`, 405);
-      const caller = route.auth === 'required' ? await authenticate(this.actors, this.opts.realmId, info.authorization) : null;
+      const caller = route.auth === 'required' ? await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization) : null;
       const raw = await collectParams(info.query, info.contentType, body);
       const { params, ignored } = validateParams(route.params, raw);
       const ctx: CallContext = {

@@ -88,6 +88,7 @@ export async function startParley(config: Config): Promise<Parley> {
       // A poll gets a heartbeat after at most 1.1 × the interval; allow for the bus hop.
       longPollTimeoutMs: Math.ceil(config.heartbeatSecs * 1100) + 10_000,
       queueIdleSecs: config.queueIdleSecs,
+      authCacheMs: config.authCacheMs,
       ready: () => leases === null || leases.ready(),
     }, log.child({ component: 'gateway' }));
     port = await gateway.listen();

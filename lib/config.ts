@@ -25,6 +25,7 @@ const Env = z.object({
   PARLEY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   PARLEY_HEARTBEAT_SECS: z.coerce.number().min(0.2).default(50),
   PARLEY_QUEUE_IDLE_SECS: z.coerce.number().min(1).default(600),
+  PARLEY_AUTH_CACHE_MS: z.coerce.number().int().min(0).default(2000),
   PARLEY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
 });
 
@@ -63,5 +64,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     heartbeatSecs: e.PARLEY_HEARTBEAT_SECS,
     queueIdleSecs: e.PARLEY_QUEUE_IDLE_SECS,
     maxBodyBytes: e.PARLEY_MAX_BODY_BYTES,
+    authCacheMs: e.PARLEY_AUTH_CACHE_MS,
   };
 }
