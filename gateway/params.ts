@@ -93,6 +93,16 @@ export const int = () =>
     return Number(t);
   });
 
+/** One of `words`, or an integer of at least `min` (anchors, retention periods). */
+export const wordOrInt = <W extends string>(words: readonly W[], min: number, message: string) =>
+  str().transform((s, ctx): W | number => {
+    const t = s.trim();
+    if ((words as readonly string[]).includes(t)) return t as W;
+    if (/^-?\d+$/.test(t) && Number.isSafeInteger(Number(t)) && Number(t) >= min) return Number(t);
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  });
+
 /** A list of integers or strings given as JSON, or one bare value. */
 export const idsOrNames = () =>
   z.string().transform((s, ctx): Array<number | string> | number | string => {

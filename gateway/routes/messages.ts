@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
 import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
-import { bool, idsOrNames, int, json, str } from '../params.ts';
+import { bool, idsOrNames, int, json, str, wordOrInt } from '../params.ts';
 import { me, route } from '../route.ts';
 
 const MAX_FETCH = 5000;
@@ -44,13 +44,7 @@ export const sendMessage = route({
   },
 });
 
-const Anchor = str().transform((s, c) => {
-  const t = s.trim();
-  if (t === 'newest' || t === 'oldest' || t === 'first_unread') return t;
-  if (/^\d+$/.test(t) && Number.isSafeInteger(Number(t))) return Number(t);
-  c.addIssue({ code: 'custom', message: "must be a message ID, 'newest', 'oldest' or 'first_unread'" });
-  return z.NEVER;
-});
+const Anchor = wordOrInt(['newest', 'oldest', 'first_unread'] as const, 0, "must be a message ID, 'newest', 'oldest' or 'first_unread'");
 
 export const getMessages = route({
   method: 'GET',

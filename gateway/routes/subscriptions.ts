@@ -1,17 +1,11 @@
 /** POST and GET /users/me/subscriptions. */
 import { z } from 'zod';
 import { GroupSetting } from '../../actors/protocol.ts';
-import { bool, json, str } from '../params.ts';
+import { bool, json, str, wordOrInt } from '../params.ts';
 import { me, route } from '../route.ts';
 
 const IncludeSubscribers = str().pipe(z.enum(['true', 'false', 'partial'], { message: "must be 'true', 'false' or 'partial'" }));
-const Retention = str().transform((s, c) => {
-  const t = s.trim();
-  if (t === 'realm_default' || t === 'unlimited' || t === 'forever') return t;
-  if (/^-?\d+$/.test(t)) return Number(t);
-  c.addIssue({ code: 'custom', message: "must be a number of days, 'realm_default' or 'unlimited'" });
-  return z.NEVER;
-});
+const Retention = wordOrInt(['realm_default', 'unlimited', 'forever'] as const, Number.MIN_SAFE_INTEGER, "must be a number of days, 'realm_default' or 'unlimited'");
 
 export const subscribe = route({
   method: 'POST',
