@@ -98,12 +98,11 @@ export function checkSendMessage(state: RealmState, msg: SendMsg): CheckedSend {
 
 export function doSendMessage(state: RealmState, ctx: ActorContext, msg: SendMsg, checked: CheckedSend): Parked<{ id: number }> {
   const { sender, channel, topic, recipients, content } = checked;
-  const byName = new Map<string, UserRecord[]>();
-  for (const u of state.users.values()) if (u.isActive) byName.set(u.fullName.toLowerCase(), [...(byName.get(u.fullName.toLowerCase()) ?? []), u]);
   const rendered = renderMessage(content, (name, id) => {
     if (id !== null) return state.users.get(id);
-    const matches = byName.get(name.toLowerCase());
-    return matches?.length === 1 ? matches[0] : undefined;
+    // A name that several active users share mentions nobody (Zulip asks for @**Name|id** then).
+    const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
+    return matches.length === 1 ? matches[0] : undefined;
   });
   if (channel && rendered.wildcard === 'stream' && recipients.length > WILDCARD_MENTION_THRESHOLD && sender.role > (state.meta?.canMentionManyUsersGroup === 6 ? Role.ADMIN : Role.MEMBER)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);

@@ -36,6 +36,8 @@ export class RealmState {
   readonly users = new Map<number, UserRecord>();
   readonly usersByEmail = new Map<string, UserRecord>();
   readonly usersByKey = new Map<string, UserRecord>();
+  /** Lower-cased full name -> users (for mentions). */
+  readonly usersByName = new Map<string, Set<UserRecord>>();
   readonly channels = new Map<number, ChannelRecord>();
   readonly channelsByName = new Map<string, ChannelRecord>();
   /** streamId -> userId -> subscription */
@@ -75,10 +77,17 @@ export class RealmState {
 
   indexUser(u: UserRecord): void {
     const old = this.users.get(u.id);
-    if (old) this.usersByKey.delete(old.apiKey);
+    if (old) {
+      this.usersByKey.delete(old.apiKey);
+      this.usersByName.get(old.fullName.toLowerCase())?.delete(old);
+    }
     this.users.set(u.id, u);
     this.usersByEmail.set(u.email.toLowerCase(), u);
     this.usersByKey.set(u.apiKey, u);
+    const name = u.fullName.toLowerCase();
+    let named = this.usersByName.get(name);
+    if (!named) this.usersByName.set(name, (named = new Set()));
+    named.add(u);
   }
 
   indexChannel(c: ChannelRecord): void {
