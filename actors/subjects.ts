@@ -24,6 +24,9 @@ export const subjects = {
   shardAll: (shard: number) => `parley.shard.${shard}.>`,
   /** Events for the queue actors of one shard (published, not requested). */
   events: (shard: number) => `parley.events.${shard}`,
+  /** Public-channel messages for every node's all_public_streams queues (broadcast). */
+  publicMessages: (realmId: number) => `parley.public.${realmId}`,
+  publicMessagesAll: 'parley.public.>',
 } as const;
 
 /** Splits `parley.shard.<s>.<kind>.<id>` into its parts, or null if it is not one. */

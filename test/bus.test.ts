@@ -152,6 +152,22 @@ async function busSuite(t: Test, setup: Setup, known: Known = {}): Promise<void>
     t.strictSame(got.map(([, b]) => (b as { i: number }).i).sort((x, y) => x - y), Array.from({ length: 50 }, (_, i) => i));
   });
 
+  await t.test('bus - a broadcast event reaches every broadcast subscriber, and one queue subscriber', async (t) => {
+    const { a, b } = await setup(t);
+    const got: string[] = [];
+    await a.subscribe('t.public.>', (body) => got.push(`a:${(body as { i: number }).i}`), { broadcast: true });
+    await b.subscribe('t.public.>', (body) => got.push(`b:${(body as { i: number }).i}`), { broadcast: true });
+    await a.subscribe('t.public.1', () => got.push('queue-a'));
+    await b.subscribe('t.public.1', () => got.push('queue-b'));
+    await a.flush();
+    await b.flush();
+    a.publish('t.public.1', { i: 1 });
+    await a.flush();
+    await sleep(200);
+    t.strictSame(got.filter((g) => !g.startsWith('queue')).sort(), ['a:1', 'b:1']);
+    t.equal(got.filter((g) => g.startsWith('queue')).length, 1, 'queue-group subscribers still share');
+  });
+
   await t.test('bus - a subscriber that throws does not stop later events', { todo: known.throwingSubscriber ?? false }, async (t) => {
     const { a, b } = await setup(t);
     const got: number[] = [];

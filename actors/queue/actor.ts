@@ -78,16 +78,26 @@ export class QueueActor {
   }
 
   deliver(d: Delivery): void {
-    const targets = new Set<EventQueue>();
-    for (const id of d.userIds) for (const q of this.byUser.get(id) ?? []) if (q.realmId === d.realmId) targets.add(q);
-    if (d.kind === 'message' && d.allPublic) for (const q of this.allPublic) if (q.realmId === d.realmId) targets.add(q);
-    const recipients = new Set(d.userIds);
-    for (const q of targets) {
-      if (d.kind === 'message') this.deliverMessage(q, d, recipients.has(q.userId));
-      else if (q.wants(d.event.type)) {
-        const event = d.event.type === 'realm_user' && d.event.person ? { ...d.event, person: withAvatar(d.event.person as Record<string, unknown>, q.options.clientExtavatar) } : d.event;
-        q.push(event);
+    for (const id of d.userIds) {
+      for (const q of this.byUser.get(id) ?? []) {
+        if (q.realmId !== d.realmId) continue;
+        if (d.kind === 'message') this.deliverMessage(q, d, true);
+        else if (q.wants(d.event.type)) {
+          const event = d.event.type === 'realm_user' && d.event.person ? { ...d.event, person: withAvatar(d.event.person as Record<string, unknown>, q.options.clientExtavatar) } : d.event;
+          q.push(event);
+        }
+        if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
+    }
+  }
+
+  /** A public-channel message for the all_public_streams queues of users who did not receive it. */
+  deliverPublic(d: Extract<Delivery, { kind: 'message' }>): void {
+    if (this.allPublic.size === 0) return;
+    const recipients = new Set(d.userIds);
+    for (const q of this.allPublic) {
+      if (q.realmId !== d.realmId || recipients.has(q.userId)) continue;
+      this.deliverMessage(q, d, false);
       if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
     }
   }

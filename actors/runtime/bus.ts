@@ -12,6 +12,11 @@ export interface Subscription {
   unsubscribe(): Promise<void>;
 }
 
+export interface SubscribeOptions {
+  /** Every subscriber gets each event (no queue group). */
+  broadcast?: boolean;
+}
+
 export type RequestHandler = (body: unknown, subject: string) => Promise<unknown>;
 export type EventHandler = (body: unknown, subject: string) => void;
 
@@ -24,8 +29,9 @@ export interface Bus {
   /** Serves requests on a subject (`>` may end it). One server of a subject
    *  gets each request; what the handler returns is the reply. */
   serve(subject: string, handler: RequestHandler): Promise<Subscription>;
-  /** Takes events on a subject; one subscriber of the subject gets each. */
-  subscribe(subject: string, handler: EventHandler): Promise<Subscription>;
+  /** Takes events on a subject; one subscriber of the subject gets each, or
+   *  every subscriber with `broadcast`. */
+  subscribe(subject: string, handler: EventHandler, opts?: SubscribeOptions): Promise<Subscription>;
   /** Waits until subscriptions made so far are known to the bus. */
   flush(): Promise<void>;
   close(): Promise<void>;

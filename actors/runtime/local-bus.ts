@@ -4,7 +4,7 @@
  * between caller and actor.
  */
 import { log } from '../../lib/log.ts';
-import { type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
+import { type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription, type WireReply } from './bus.ts';
 
 interface Entry<H> {
   pattern: string;
@@ -32,6 +32,15 @@ class SubjectTable<H> {
     else map.delete(key);
   }
 
+  /** Every match (broadcast semantics). */
+  findAll(subject: string): H[] {
+    const out = (this.exact.get(subject) ?? []).map((e) => e.handler);
+    for (let i = subject.indexOf('.'); i !== -1; i = subject.indexOf('.', i + 1)) {
+      for (const e of this.tails.get(subject.slice(0, i + 1)) ?? []) out.push(e.handler);
+    }
+    return out;
+  }
+
   /** The first match (queue-group semantics: exactly one receiver). */
   find(subject: string): H | undefined {
     const exact = this.exact.get(subject);
@@ -49,6 +58,7 @@ const copy = (v: unknown): unknown => (v === undefined ? null : JSON.parse(JSON.
 export class LocalBus implements Bus {
   private servers = new SubjectTable<RequestHandler>();
   private listeners = new SubjectTable<EventHandler>();
+  private broadcasts = new SubjectTable<EventHandler>();
   private inFlight = 0;
   private closed = false;
 
@@ -80,16 +90,20 @@ export class LocalBus implements Bus {
 
   publish(subject: string, body: unknown): void {
     if (this.closed) return;
-    const handler = this.listeners.find(subject);
-    if (!handler) return;
-    const data = copy(body);
-    queueMicrotask(() => {
-      try {
-        handler(data, subject);
-      } catch (err) {
-        log.error({ err, subject }, 'event handler failed');
-      }
-    });
+    const one = this.listeners.find(subject);
+    const handlers = one ? [one, ...this.broadcasts.findAll(subject)] : this.broadcasts.findAll(subject);
+    if (handlers.length === 0) return;
+    const text = JSON.stringify(body ?? null);
+    for (const handler of handlers) {
+      const data: unknown = JSON.parse(text);
+      queueMicrotask(() => {
+        try {
+          handler(data, subject);
+        } catch (err) {
+          log.error({ err, subject }, 'event handler failed');
+        }
+      });
+    }
   }
 
   async serve(subject: string, handler: RequestHandler): Promise<Subscription> {
@@ -97,9 +111,10 @@ export class LocalBus implements Bus {
     return { unsubscribe: async () => this.servers.remove(entry) };
   }
 
-  async subscribe(subject: string, handler: EventHandler): Promise<Subscription> {
-    const entry = this.listeners.add(subject, handler);
-    return { unsubscribe: async () => this.listeners.remove(entry) };
+  async subscribe(subject: string, handler: EventHandler, opts: SubscribeOptions = {}): Promise<Subscription> {
+    const table = opts.broadcast ? this.broadcasts : this.listeners;
+    const entry = table.add(subject, handler);
+    return { unsubscribe: async () => table.remove(entry) };
   }
 
   async flush(): Promise<void> {}

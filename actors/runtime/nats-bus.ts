@@ -25,7 +25,7 @@ import {
 import type { Logger } from 'pino';
 import { ApiError } from '../../lib/errors.ts';
 import { log as rootLog } from '../../lib/log.ts';
-import { type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
+import { type SubscribeOptions, type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
 
 export interface NatsBusOptions {
   /** Requests this bus may have waiting for a reply at once; more get BusError('busy'). */
@@ -133,10 +133,10 @@ export class NatsBus implements Bus {
     );
   }
 
-  async subscribe(subject: string, handler: EventHandler): Promise<Subscription> {
+  async subscribe(subject: string, handler: EventHandler, opts: SubscribeOptions = {}): Promise<Subscription> {
     return this.track(subject, () =>
       this.nc.subscribe(subject, {
-        queue: this.queue,
+        ...(opts.broadcast ? {} : { queue: this.queue }),
         callback: (err, msg) => {
           if (err) return this.log.error({ err, subject }, 'event subscription failed');
           try {

@@ -57,6 +57,7 @@ interface ShardHost {
 export class ActorNode {
   private shards = new Map<number, ShardHost>();
   private ticker: NodeJS.Timeout | null = null;
+  private publicSub: Subscription | null = null;
 
   constructor(
     private readonly bus: Bus,
@@ -67,6 +68,19 @@ export class ActorNode {
   ) {}
 
   async start(): Promise<void> {
+    // Every node sees every public-channel message, for its all_public_streams queues.
+    this.publicSub = await this.bus.subscribe(
+      subjects.publicMessagesAll,
+      (body) => {
+        const d = Delivery.safeParse(body);
+        if (!d.success || d.data.kind !== 'message') return this.log.warn('dropped a malformed public delivery');
+        const delivery = d.data;
+        for (const host of this.shards.values()) {
+          void host.queueMailbox.post(() => host.queue.deliverPublic(delivery)).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
+        }
+      },
+      { broadcast: true },
+    );
     await this.leases.start(this.opts.nodeId, this.opts.shards, {
       acquired: (grant) => this.acquire(grant),
       lost: (shard) => this.release(shard),
@@ -91,6 +105,7 @@ export class ActorNode {
 
   async stop(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
+    await this.publicSub?.unsubscribe();
     await this.leases.stop();
     for (const shard of [...this.shards.keys()]) await this.release(shard);
   }
@@ -196,8 +211,9 @@ export class ActorNode {
       if (list) list.push(id);
       else byShard.set(s, [id]);
     }
-    if (d.kind === 'message' && d.allPublic) for (let s = 0; s < this.opts.shards; s++) if (!byShard.has(s)) byShard.set(s, []);
     for (const [shard, userIds] of byShard) this.bus.publish(subjects.events(shard), { ...d, userIds });
+    // Once more for all_public_streams queues, with every recipient listed so they are skipped there.
+    if (d.kind === 'message' && d.allPublic) this.bus.publish(subjects.publicMessages(d.realmId), d);
   }
 }
 
