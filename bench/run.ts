@@ -12,7 +12,8 @@
  * --server-env NAME=VALUE (repeatable; extra environment for every Parley
  * server started, e.g. PARLEY_SHARDS=8), --invite-only (the send channel is
  * private, so deliveries go only to its subscribers' shards), --skip
- * hello,store,send,holder (leave steps out, e.g. for a what-if run).
+ * hello,store,send,holder (leave steps out, e.g. for a what-if run),
+ * --replot FILE (redraw the chart of a saved last.json into --svg PATH and exit).
  *
  * Each step starts the processes it measures itself, on free ports with a
  * temporary data directory, and stops them. Results: a table on stdout,
@@ -20,7 +21,7 @@
  * .parley/bench/profile.txt.
  */
 import { execSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,8 +31,8 @@ import { Drainer, type RateResult, sendAtRate, setupFanout, CHANNEL } from './li
 import { findK6, k6Version, runK6, type K6Run } from './lib/k6.ts';
 import { ensureWrk, hasWrk, runLoad, type LoadResult } from './lib/loadgen.ts';
 import { basicAuth } from './lib/rawhttp.ts';
-import { freePort, procCpuSeconds, REPO, spawnWithFdLimit, startParley, withForeignCpu, type ParleyServer, type Spawned } from './lib/server.ts';
-import { fmt } from './lib/stats.ts';
+import { api, freePort, procCpuSeconds, REPO, spawnWithFdLimit, startParley, withForeignCpu, type ParleyServer, type Spawned } from './lib/server.ts';
+import { fmt, summarize, type Summary } from './lib/stats.ts';
 import { lineChart } from './lib/svg.ts';
 
 // ---- plan ---------------------------------------------------------------------------
@@ -187,6 +188,7 @@ interface SendResult {
   cpuMsPerMessage: number;
   rssBytes: number;
   sweep: Array<RateResult & { foreignCores: number }>;
+  registerMs: Summary;
   k6: K6Run[];
 }
 
@@ -208,7 +210,8 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
       headers: { Authorization: basicAuth(owner.email, owner.apiKey), 'Content-Type': 'application/x-www-form-urlencoded' },
       body: `type=stream&to=${CHANNEL}&topic=wrk&content=${encodeURIComponent('a message from the bench, about the length of a chat line')}`,
     });
-    if (plan.warmupSecs) await runLoad(spec(plan.connections[0]!, plan.warmupSecs));
+    let stored = 0; // messages in the channel, for the register figure
+    if (plan.warmupSecs) stored += (await runLoad(spec(plan.connections[0]!, plan.warmupSecs))).requests;
     let best: { load: LoadResult; c: number; delivered: number; cpu: number } | null = null;
     for (const c of plan.connections) {
       await new Promise((r) => setTimeout(r, 500));
@@ -216,6 +219,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
       const cpu0 = procCpuSeconds(server.pid);
       const load = await runLoad(spec(c, plan.loadSecs));
       const cpu = procCpuSeconds(server.pid) - cpu0;
+      stored += load.requests;
       await new Promise((r) => setTimeout(r, 1000)); // deliveries still in flight
       const delivered = drainer.events - before;
       log(`   POST /messages, ${load.tool} -c${c}: ${fmt(load.rps)} msg/s, p50 ${fmt(load.latencyMs.p50)} ms, p99 ${fmt(load.latencyMs.p99)} ms, ${load.errors} errors; ${delivered} events drained (${fmt(delivered / Math.max(1, load.requests))} per message)`);
@@ -263,6 +267,19 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
     });
     await drainer.stop();
 
+    // Register cost grows with history (the snapshot's unread summary reads the newest messages):
+    // time a few registers now that the channel holds everything sent above.
+    stored += sweep.reduce((n, r) => n + r.sent - r.failed, 0);
+    const regMs: number[] = [];
+    for (let i = 0; i < (mode === 'smoke' ? 3 : 20); i++) {
+      const t0 = performance.now();
+      await api(server.url, server.users.member1!, 'POST', '/register', { event_types: ['message'] });
+      regMs.push(performance.now() - t0);
+    }
+    const reg = summarize(regMs);
+    log(`   POST /register (event_types=["message"]) with ~${fmt(stored)} messages in the channel: p50 ${fmt(reg.p50)} ms, max ${fmt(reg.max)} ms (${reg.count} sequential)`);
+    figures.push({ name: 'register: one queue, with history in the channel', value: reg.p50, unit: 'ms p50', status: 'INFO', note: `max ${fmt(reg.max)} ms; ~${fmt(stored)} messages stored; blocks the event loop while it runs` });
+
     // The k6 scripts against the same server, as a user would run them.
     const k6: K6Run[] = [];
     if (opts.k6) {
@@ -291,7 +308,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
       }
     }
 
-    return { load, connections: best!.c, delivered: best!.delivered, expected, cpuMsPerMessage, rssBytes: rss, sweep, k6 };
+    return { load, connections: best!.c, delivered: best!.delivered, expected, cpuMsPerMessage, rssBytes: rss, sweep, registerMs: reg, k6 };
   } finally {
     await server.dispose();
     live.delete(server);
@@ -461,8 +478,18 @@ async function main(): Promise<number> {
       'server-env': { type: 'string', multiple: true, default: [] },
       'invite-only': { type: 'boolean', default: false },
       skip: { type: 'string', default: '' },
+      replot: { type: 'string' },
     },
   });
+  if (values.replot) {
+    const saved = JSON.parse(readFileSync(values.replot, 'utf8')) as { mode: Mode; machine: ReturnType<typeof machine>; hello: LoadResult | null; send: SendResult; variant?: { serverEnv: Record<string, string>; inviteOnly: boolean } };
+    Object.assign(serverEnv, saved.variant?.serverEnv ?? {});
+    FANOUT.inviteOnly = saved.variant?.inviteOnly ?? false;
+    const svg = chart(saved.send, saved.hello, saved.mode, saved.machine);
+    writeFileSync(values.svg ?? join(REPO, '.parley/bench/latency.svg'), svg);
+    log(`redrew ${values.replot} into ${values.svg ?? '.parley/bench/latency.svg'}`);
+    return 0;
+  }
   const skip = new Set(values.skip.split(',').map((x) => x.trim()).filter(Boolean));
   for (const kv of values['server-env']) {
     const eq = kv.indexOf('=');

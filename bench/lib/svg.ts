@@ -22,6 +22,9 @@ export interface Chart {
   vLines?: Array<{ x: number; label: string; color: string }>;
 }
 
+/** White outline behind text so it stays readable over lines. */
+const HALO = ' stroke="white" stroke-width="4" paint-order="stroke"';
+
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 function niceTicks(max: number, n = 6): number[] {
@@ -71,15 +74,17 @@ export function lineChart(c: Chart): string {
   out.push(`<rect x="${m.l}" y="${m.t}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>`);
   out.push(`<text x="${m.l + pw / 2}" y="${H - 12}" text-anchor="middle">${esc(c.xLabel)}</text>`);
   out.push(`<text transform="translate(18 ${m.t + ph / 2}) rotate(-90)" text-anchor="middle">${esc(c.yLabel)}</text>`);
+  const refsFrom = out.length;
   for (const h of c.hLines ?? []) {
     out.push(`<line x1="${m.l}" y1="${Y(h.y)}" x2="${m.l + pw}" y2="${Y(h.y)}" stroke="${h.color}" stroke-dasharray="6 4"/>`);
-    out.push(`<text x="${m.l + 6}" y="${Y(h.y) - 5}" fill="${h.color}">${esc(h.label)}</text>`);
+    out.push(`<text x="${m.l + 6}" y="${Y(h.y) - 5}" fill="${h.color}"${HALO}>${esc(h.label)}</text>`);
   }
   for (const v of c.vLines ?? []) {
     out.push(`<line x1="${X(v.x)}" y1="${m.t}" x2="${X(v.x)}" y2="${m.t + ph}" stroke="${v.color}" stroke-dasharray="3 3"/>`);
-    out.push(`<text x="${X(v.x) + 4}" y="${m.t + 14}" fill="${v.color}">${esc(v.label)}</text>`);
+    out.push(`<text x="${X(v.x) + 4}" y="${m.t + 14}" fill="${v.color}"${HALO}>${esc(v.label)}</text>`);
   }
-  // Series and legend.
+  // Series and legend, then the reference lines on top so no series hides their labels.
+  const refs = out.splice(refsFrom);
   c.series.forEach((s, i) => {
     const pts = s.points.filter(([, y]) => y > 0 && Number.isFinite(y)).sort((a, b) => a[0] - b[0]);
     if (pts.length) {
@@ -90,6 +95,6 @@ export function lineChart(c: Chart): string {
     out.push(`<line x1="${m.l + pw + 14}" y1="${ly}" x2="${m.l + pw + 38}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`);
     out.push(`<text x="${m.l + pw + 44}" y="${ly + 4}">${esc(s.label)}</text>`);
   });
-  out.push('</svg>');
+  out.push(...refs, '</svg>');
   return `${out.join('\n')}\n`;
 }
