@@ -13,14 +13,15 @@ export const Delivery = z.discriminatedUnion('kind', [
     userIds: z.array(z.number().int()),
     /** Also for queues registered with all_public_streams. */
     allPublic: z.boolean(),
-    message: z.record(z.string(), z.unknown()),
+    // The stored message, as the realm actor wrote it; checked for shape, not copied key by key.
+    message: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && typeof (v as { id?: unknown }).id === 'number', 'message must be a stored message'),
     localEcho: z.object({ senderId: z.number().int(), queueId: z.string(), localId: z.string() }).nullable(),
   }),
   z.object({
     kind: z.literal('event'),
     realmId: z.number().int(),
     userIds: z.array(z.number().int()),
-    event: z.record(z.string(), z.unknown()).and(z.object({ type: z.string() })),
+    event: z.custom<Record<string, unknown> & { type: string }>((v) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string', 'event needs a type'),
   }),
 ]);
 export type Delivery = z.infer<typeof Delivery>;

@@ -126,14 +126,20 @@ export const idsOrNames = () =>
 export type ParamShape = Record<string, z.ZodType>;
 
 /** Validates raw parameters; unknown ones are returned for ignored_parameters_unsupported. */
+// One object schema per route: zod compiles a fast path for each new schema,
+// so building it per request would redo that work every time.
+const compiled = new WeakMap<ParamShape, z.ZodObject<ParamShape>>();
+
 export function validateParams<S extends ParamShape>(shape: S, raw: RawParams): { params: z.infer<z.ZodObject<S>>; ignored: string[] } {
+  let schema = compiled.get(shape);
+  if (!schema) compiled.set(shape, (schema = z.object(shape)));
   const input: Record<string, string> = {};
   const ignored: string[] = [];
   for (const [k, v] of raw) {
     if (k in shape) input[k] = v;
     else ignored.push(k);
   }
-  const r = z.object(shape).safeParse(input);
+  const r = schema.safeParse(input);
   if (!r.success) {
     const issue = r.error.issues[0]!;
     const name = String(issue.path[0] ?? 'request');

@@ -78,10 +78,11 @@ export class QueueActor {
   }
 
   deliver(d: Delivery): void {
+    const formatted = new Map<string, Record<string, unknown>>();
     for (const id of d.userIds) {
       for (const q of this.byUser.get(id) ?? []) {
         if (q.realmId !== d.realmId) continue;
-        if (d.kind === 'message') this.deliverMessage(q, d, true);
+        if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
         else if (q.wants(d.event.type)) {
           const event = d.event.type === 'realm_user' && d.event.person ? { ...d.event, person: withAvatar(d.event.person as Record<string, unknown>, q.options.clientExtavatar) } : d.event;
           q.push(event);
@@ -95,20 +96,25 @@ export class QueueActor {
   deliverPublic(d: Extract<Delivery, { kind: 'message' }>): void {
     if (this.allPublic.size === 0) return;
     const recipients = new Set(d.userIds);
+    const formatted = new Map<string, Record<string, unknown>>();
     for (const q of this.allPublic) {
       if (q.realmId !== d.realmId || recipients.has(q.userId)) continue;
-      this.deliverMessage(q, d, false);
+      this.deliverMessage(q, d, false, formatted);
       if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
     }
   }
 
-  private deliverMessage(q: EventQueue, d: Extract<Delivery, { kind: 'message' }>, isRecipient: boolean): void {
+  /** `formatted` caches the message object per format options across the queues of one delivery (read-only once made). */
+  private deliverMessage(q: EventQueue, d: Extract<Delivery, { kind: 'message' }>, isRecipient: boolean, formatted: Map<string, Record<string, unknown>>): void {
     if (!q.wants('message')) return;
     const m = d.message as unknown as StoredMessage;
     const flags = isRecipient ? defaultFlags(m, q.userId) : ['read'];
     if (!matchesNarrow(q.options.narrow, messageView(m, flags))) return;
     const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? { local_message_id: d.localEcho.localId } : {};
-    q.push({ type: 'message', message: formatMessage(m, q.options), flags, ...echo });
+    const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}`;
+    let message = formatted.get(key);
+    if (!message) formatted.set(key, (message = formatMessage(m, q.options)));
+    q.push({ type: 'message', message, flags, ...echo });
   }
 
   /** Heartbeats for polls that waited long enough; discards queues idle too long. */

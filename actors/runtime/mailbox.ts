@@ -16,6 +16,7 @@ export class Mailbox {
 
   /** Runs `fn` after every message posted before it has completed. */
   post<T>(fn: () => Promise<T> | T): Promise<T> {
+    if (!this.running && this.queue.length === 0) return this.runNow(fn);
     return new Promise<T>((resolve, reject) => {
       this.queue.push(async () => {
         try {
@@ -25,6 +26,22 @@ export class Mailbox {
         }
       });
       if (!this.running) void this.drain();
+    });
+  }
+
+  /** Fast path for an idle mailbox: no queue entry, and no waiting at all for a synchronous handler. */
+  private runNow<T>(fn: () => Promise<T> | T): Promise<T> {
+    let result: Promise<T> | T;
+    try {
+      result = fn();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (!(result instanceof Promise)) return Promise.resolve(result);
+    this.running = true;
+    return result.finally(() => {
+      this.running = false;
+      if (this.queue.length) void this.drain();
     });
   }
 

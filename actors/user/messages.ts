@@ -20,7 +20,7 @@ export interface MessageSource {
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
 const CHUNK = 200;
 /** How many of the newest readable messages the register's unread summary looks at. */
-const UNREAD_SCAN = 5000;
+const UNREAD_SCAN = 1000;
 
 export function messageView(m: StoredMessage, flags: string[]): MessageView {
   return {
@@ -70,6 +70,8 @@ export class MessageReader {
           }
         }
         if (rows.length < CHUNK) break;
+        // Long scans read synchronously from lmdb: let other requests in between chunks.
+        await new Promise((r) => setImmediate(r));
         const last = Number(rows[rows.length - 1]!.ck);
         if (reverse) cursorHi = last - 1;
         else cursorLo = last + 1;
