@@ -186,9 +186,13 @@ export async function startParley(opts: ParleyOptions = {}): Promise<ParleyServe
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
   const roles = ['owner', 'admin', 'member1', 'member2', 'bot'];
   for (;;) {
-    if (proc.child.exitCode !== null) throw new Error(`parley exited with ${proc.child.exitCode} during start:\n${proc.output().slice(-3000)}`);
+    if (proc.child.exitCode !== null) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`parley exited with ${proc.child.exitCode} during start:\n${proc.output().slice(-3000)}`);
+    }
     if (Date.now() > deadline) {
       await proc.stop();
+      rmSync(dir, { recursive: true, force: true });
       throw new Error(`parley did not become ready within ${opts.readyTimeoutMs ?? 60_000} ms:\n${proc.output().slice(-3000)}`);
     }
     if (roles.every((r) => existsSync(join(demoDir, `${r}.zuliprc`)))) {
