@@ -63,9 +63,13 @@ export class Reply {
   }
 
   json(status: number, payload: unknown, headers: Record<string, string> = {}): void {
+    this.raw(status, JSON.stringify(payload), headers);
+  }
+
+  /** Answers with a body that is already JSON text. */
+  raw(status: number, text: string, headers: Record<string, string> = {}): void {
     if (this.aborted || this.done) return;
     this.done = true;
-    const text = JSON.stringify(payload);
     this.res.cork(() => {
       this.res.writeStatus(STATUS[status] ?? `${status}`);
       this.res.writeHeader('Content-Type', 'application/json');

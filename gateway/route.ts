@@ -15,6 +15,11 @@ export interface CallContext {
   limits: { longPollTimeoutMs: number; queueIdleSecs: number };
 }
 
+/** An actor's reply as JSON text, passed into the HTTP answer without decoding. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export interface Route<S extends ParamShape = ParamShape> {
@@ -23,7 +28,7 @@ export interface Route<S extends ParamShape = ParamShape> {
   /** `none`: no credentials needed (the handler gets no caller). */
   auth: 'required' | 'none';
   params: S;
-  handle(ctx: CallContext, params: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown>>;
+  handle(ctx: CallContext, params: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown> | RawJson>;
 }
 
 /** Declares a route with its parameter types inferred from its schema. */

@@ -10,7 +10,7 @@ import type { ActorClient } from './actors.ts';
 import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
 import { collectParams, validateParams } from './params.ts';
-import type { CallContext, Route } from './route.ts';
+import { type CallContext, RawJson, type Route } from './route.ts';
 import { deleteQueue, getEvents, register } from './routes/events.ts';
 import { getMessages, sendMessage } from './routes/messages.ts';
 import { listSubscriptions, subscribe } from './routes/subscriptions.ts';
@@ -32,6 +32,13 @@ export interface GatewayOptions {
 }
 
 const PREFIX = '/api/v1';
+
+/** The success envelope around an actor's reply object, given as JSON text. */
+function successEnvelope(objectJson: string, extra: Record<string, unknown>): string {
+  const inner = objectJson.trim().slice(1, -1).trim();
+  const tail = Object.keys(extra).length ? JSON.stringify(extra).slice(1, -1) : '';
+  return `{"result":"success","msg":""${inner ? `,${inner}` : ''}${tail ? `,${tail}` : ''}}`;
+}
 
 function clientName(userAgent: string): string {
   const name = userAgent.split(/[/ ]/, 1)[0]?.trim();
@@ -108,7 +115,9 @@ export class Gateway {
         limits: { longPollTimeoutMs: this.opts.longPollTimeoutMs, queueIdleSecs: this.opts.queueIdleSecs },
       };
       const data = await route.handle(ctx, params);
-      reply.json(200, { result: 'success', msg: '', ...data, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) });
+      const extra = ignored.length ? { ignored_parameters_unsupported: ignored } : {};
+      if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra));
+      else reply.json(200, { result: 'success', msg: '', ...data, ...extra });
     } catch (err) {
       const e = asApiError(err);
       if (e.status >= 500 && !(err instanceof ApiError)) this.log.error({ err, url: info.url }, 'request failed');

@@ -24,6 +24,9 @@ export interface Bus {
   /** Sends a request to the one server of `subject` and waits for its reply.
    *  Rejects with an ApiError the server threw, or a BusError. */
   request(subject: string, body: unknown, timeoutMs: number): Promise<unknown>;
+  /** As `request`, but resolves with the reply value's JSON text, for a
+   *  caller that forwards it (the gateway) instead of decoding it. */
+  requestText(subject: string, body: unknown, timeoutMs: number): Promise<string>;
   /** Publishes an event; one subscriber of the subject's queue group gets it. */
   publish(subject: string, body: unknown): void;
   /** Serves requests on a subject (`>` may end it). One server of a subject
@@ -37,19 +40,27 @@ export interface Bus {
   close(): Promise<void>;
 }
 
-/** Reply as it crosses the wire. */
-export type WireReply = { ok: true; v: unknown } | { ok: false; e: WireError };
+/**
+ * A reply as it crosses the wire: `v` and the value's JSON, or `e` and the
+ * WireError's JSON. The value's JSON is kept intact so the gateway can put it
+ * in its HTTP answer without decoding and encoding it again.
+ */
+export type WireReply = string;
+
+const INTERNAL: WireError = { code: 'INTERNAL_SERVER_ERROR', msg: 'Internal server error', status: 500 };
+/** The reply a server sends when its real reply cannot be encoded or sent. */
+export const INTERNAL_ERROR_REPLY: WireReply = `e${JSON.stringify(INTERNAL)}`;
 
 export function encodeReply(result: PromiseSettledResult<unknown>): WireReply {
-  if (result.status === 'fulfilled') return { ok: true, v: result.value ?? null };
+  if (result.status === 'fulfilled') return `v${JSON.stringify(result.value ?? null)}`;
   const err = result.reason;
-  if (err instanceof ApiError) return { ok: false, e: err.toWire() };
-  return { ok: false, e: { code: 'INTERNAL_SERVER_ERROR', msg: 'Internal server error', status: 500 } };
+  return `e${JSON.stringify(err instanceof ApiError ? err.toWire() : INTERNAL)}`;
 }
 
-export function decodeReply(reply: WireReply): unknown {
-  if (reply.ok) return reply.v;
-  throw ApiError.fromWire(reply.e);
+/** The reply value's JSON text; throws the ApiError an error reply carries. */
+export function replyText(reply: WireReply): string {
+  if (reply.startsWith('v')) return reply.slice(1);
+  throw ApiError.fromWire(JSON.parse(reply.slice(1)) as WireError);
 }
 
 /** Why a bus request failed without an answer from its server. */

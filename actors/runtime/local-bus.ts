@@ -4,7 +4,7 @@
  * between caller and actor.
  */
 import { log } from '../../lib/log.ts';
-import { type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription, type WireReply } from './bus.ts';
+import { type Bus, BusError, encodeReply, replyText, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription, type WireReply } from './bus.ts';
 
 interface Entry<H> {
   pattern: string;
@@ -65,6 +65,10 @@ export class LocalBus implements Bus {
   constructor(private readonly maxInFlight = 100_000) {}
 
   async request(subject: string, body: unknown, timeoutMs: number): Promise<unknown> {
+    return JSON.parse(await this.requestText(subject, body, timeoutMs));
+  }
+
+  async requestText(subject: string, body: unknown, timeoutMs: number): Promise<string> {
     if (this.closed) throw new BusError('closed', subject);
     const handler = this.servers.find(subject);
     if (!handler) throw new BusError('no_responders', subject);
@@ -74,14 +78,14 @@ export class LocalBus implements Bus {
     try {
       const reply = await Promise.race([
         handler(copy(body), subject).then(
-          (v) => copy(encodeReply({ status: 'fulfilled', value: v })) as WireReply,
-          (e: unknown) => copy(encodeReply({ status: 'rejected', reason: e })) as WireReply,
+          (v) => encodeReply({ status: 'fulfilled', value: v }),
+          (e: unknown) => encodeReply({ status: 'rejected', reason: e }),
         ),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new BusError('timeout', subject)), timeoutMs);
         }),
       ]);
-      return decodeReply(reply);
+      return replyText(reply);
     } finally {
       clearTimeout(timer);
       this.inFlight--;

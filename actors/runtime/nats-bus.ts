@@ -1,6 +1,6 @@
 /**
- * NATS Bus for the cluster mode. Bodies and replies travel as JSON; a reply
- * is a WireReply, so an ApiError thrown by an actor is rebuilt as the same
+ * NATS Bus for the cluster mode. Bodies travel as JSON and replies as a
+ * WireReply (bus.ts), so an ApiError thrown by an actor is rebuilt as the same
  * ApiError in the caller. Servers and subscribers join the queue group
  * 'parley', so exactly one of them gets each request or event even while a
  * shard is handed from one node to another.
@@ -25,7 +25,7 @@ import {
 import type { Logger } from 'pino';
 import { ApiError } from '../../lib/errors.ts';
 import { log as rootLog } from '../../lib/log.ts';
-import { type SubscribeOptions, type Bus, BusError, decodeReply, encodeReply, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
+import { type SubscribeOptions, type Bus, BusError, encodeReply, INTERNAL_ERROR_REPLY, replyText, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
 
 export interface NatsBusOptions {
   /** Requests this bus may have waiting for a reply at once; more get BusError('busy'). */
@@ -51,7 +51,6 @@ const encode = (v: unknown): Uint8Array => encoder.encode(JSON.stringify(v ?? nu
 const decode = (data: Uint8Array): unknown => (data.length === 0 ? null : JSON.parse(decoder.decode(data)));
 
 /** Sent when a handler's reply cannot be encoded or exceeds the server's max_payload. */
-const unsendableReply: WireReply = { ok: false, e: { code: 'INTERNAL_SERVER_ERROR', msg: 'Internal server error', status: 500 } };
 
 export class NatsBus implements Bus {
   private inFlight = 0;
@@ -93,6 +92,10 @@ export class NatsBus implements Bus {
   }
 
   async request(subject: string, body: unknown, timeoutMs: number): Promise<unknown> {
+    return JSON.parse(await this.requestText(subject, body, timeoutMs));
+  }
+
+  async requestText(subject: string, body: unknown, timeoutMs: number): Promise<string> {
     if (this.closing || this.nc.isClosed()) throw new BusError('closed', subject);
     if (this.inFlight >= this.maxInFlight) throw new BusError('busy', subject);
     const data = encode(body);
@@ -105,7 +108,7 @@ export class NatsBus implements Bus {
     } finally {
       this.inFlight--;
     }
-    return decodeReply(decode(msg.data) as WireReply);
+    return replyText(decoder.decode(msg.data));
   }
 
   publish(subject: string, body: unknown): void {
@@ -210,11 +213,11 @@ export class NatsBus implements Bus {
     }
     if (!msg.reply) return;
     try {
-      msg.respond(encode(reply));
+      msg.respond(encoder.encode(reply));
     } catch (err) {
       this.log.error({ err, subject: msg.subject }, 'reply could not be sent');
       try {
-        msg.respond(encode(unsendableReply));
+        msg.respond(encoder.encode(INTERNAL_ERROR_REPLY));
       } catch {
         // The connection is gone; the caller times out.
       }

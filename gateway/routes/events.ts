@@ -73,7 +73,7 @@ export const getEvents = route({
   },
   async handle(ctx, p) {
     const caller = me(ctx);
-    return ctx.actors.queue(caller.userId, { type: 'getEvents', queueId: p.queue_id, lastEventId: p.last_event_id ?? null, dontBlock: p.dont_block ?? false }, ctx.limits.longPollTimeoutMs);
+    return ctx.actors.queueRaw(caller.userId, { type: 'getEvents', queueId: p.queue_id, lastEventId: p.last_event_id ?? null, dontBlock: p.dont_block ?? false }, ctx.limits.longPollTimeoutMs);
   },
 });
 

@@ -29,7 +29,7 @@ export const sendMessage = route({
     }
     const recipientType = p.type === 'stream' || p.type === 'channel' ? 'stream' : 'private';
     if (recipientType === 'stream' && Array.isArray(p.to) && p.to.length !== 1) throw badRequest("Invalid 'to': a channel message goes to one channel");
-    return ctx.actors.realm(caller.realmId, {
+    return ctx.actors.realmRaw(caller.realmId, {
       type: 'sendMessage',
       senderId: caller.userId,
       client: ctx.client,
@@ -66,7 +66,7 @@ export const getMessages = route({
     if (p.num_before + p.num_after > MAX_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_FETCH}).`);
     const anchor = p.anchor ?? (p.use_first_unread_anchor ? 'first_unread' : undefined);
     if (anchor === undefined) throw badRequest("Missing 'anchor' argument", { var_name: 'anchor' });
-    return ctx.actors.user(caller.userId, {
+    return ctx.actors.userRaw(caller.userId, {
       type: 'getMessages',
       realmId: caller.realmId,
       anchor,

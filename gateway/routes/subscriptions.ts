@@ -36,7 +36,7 @@ export const subscribe = route({
       const v = p[key];
       if (v !== undefined) groups[key] = v;
     }
-    return ctx.actors.realm(caller.realmId, {
+    return ctx.actors.realmRaw(caller.realmId, {
       type: 'subscribe',
       actorId: caller.userId,
       subscriptions: p.subscriptions.map((s) => ({ name: s.name, description: s.description })),
@@ -61,6 +61,6 @@ export const listSubscriptions = route({
   params: { include_subscribers: IncludeSubscribers.optional() },
   async handle(ctx, p) {
     const caller = me(ctx);
-    return ctx.actors.realm(caller.realmId, { type: 'listSubscriptions', userId: caller.userId, includeSubscribers: p.include_subscribers ?? 'false' });
+    return ctx.actors.realmRaw(caller.realmId, { type: 'listSubscriptions', userId: caller.userId, includeSubscribers: p.include_subscribers ?? 'false' });
   },
 });

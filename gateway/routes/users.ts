@@ -15,7 +15,7 @@ export const listUsers = route({
   },
   async handle(ctx, p) {
     const caller = me(ctx);
-    return ctx.actors.realm(caller.realmId, { type: 'listUsers', userId: caller.userId, userIds: p.user_ids ?? null, clientExtavatar: p.client_extavatar ?? p.client_gravatar ?? true });
+    return ctx.actors.realmRaw(caller.realmId, { type: 'listUsers', userId: caller.userId, userIds: p.user_ids ?? null, clientExtavatar: p.client_extavatar ?? p.client_gravatar ?? true });
   },
 });
 
@@ -30,7 +30,7 @@ export const createUser = route({
   },
   async handle(ctx, p) {
     const caller = me(ctx);
-    return ctx.actors.realm(caller.realmId, { type: 'createUser', actorId: caller.userId, email: p.email, password: p.password, fullName: p.full_name });
+    return ctx.actors.realmRaw(caller.realmId, { type: 'createUser', actorId: caller.userId, email: p.email, password: p.password, fullName: p.full_name });
   },
 });
 
@@ -40,6 +40,6 @@ export const serverSettings = route({
   auth: 'none',
   params: {},
   async handle(ctx) {
-    return ctx.actors.realm(ctx.realmId, { type: 'serverSettings' });
+    return ctx.actors.realmRaw(ctx.realmId, { type: 'serverSettings' });
   },
 });
