@@ -10,7 +10,7 @@ const Env = z.object({
   PARLEY_DATA_DIR: z.string().min(1).default('.parley/data'),
   PARLEY_DEMO_DIR: z.string().min(1).default('.parley/demo'),
   PARLEY_SEED_DEMO: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
-  PARLEY_SHARDS: z.coerce.number().int().min(1).max(4096).default(64),
+  PARLEY_SHARDS: z.coerce.number().int().min(1).max(4096).optional(),
   PARLEY_NODE_ID: z.string().min(1).optional(),
   /** Set by Kubernetes (downward API): the default node identity for shard leases. */
   POD_NAME: z.string().min(1).optional(),
@@ -48,7 +48,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     dataDir: e.PARLEY_DATA_DIR,
     demoDir: e.PARLEY_DEMO_DIR,
     seedDemo: e.PARLEY_SEED_DEMO,
-    shards: e.PARLEY_SHARDS,
+    // Shards spread actors over nodes; one process needs one (fewer event copies).
+    shards: e.PARLEY_SHARDS ?? (e.PARLEY_MODE === 'embedded' ? 1 : 64),
     nodeId: e.PARLEY_NODE_ID ?? e.POD_NAME,
     natsUrl: e.PARLEY_NATS_URL,
     redisUrl: e.PARLEY_REDIS_URL,

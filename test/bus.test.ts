@@ -168,6 +168,19 @@ async function busSuite(t: Test, setup: Setup, known: Known = {}): Promise<void>
     t.equal(got.filter((g) => g.startsWith('queue')).length, 1, 'queue-group subscribers still share');
   });
 
+  await t.test('bus - publishMany delivers one event to each subject', async (t) => {
+    const { a, b } = await setup(t);
+    const got: string[] = [];
+    await a.subscribe('t.many.1', (body) => got.push(`1:${(body as { x: number }).x}`));
+    await b.subscribe('t.many.2', (body) => got.push(`2:${(body as { x: number }).x}`));
+    await a.flush();
+    await b.flush();
+    a.publishMany(['t.many.1', 't.many.2', 't.many.nobody'], { x: 7 });
+    await a.flush();
+    await sleep(200);
+    t.strictSame(got.sort(), ['1:7', '2:7']);
+  });
+
   await t.test('bus - a subscriber that throws does not stop later events', { todo: known.throwingSubscriber ?? false }, async (t) => {
     const { a, b } = await setup(t);
     const got: number[] = [];

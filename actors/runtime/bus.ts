@@ -29,6 +29,8 @@ export interface Bus {
   requestText(subject: string, body: unknown, timeoutMs: number): Promise<string>;
   /** Publishes an event; one subscriber of the subject's queue group gets it. */
   publish(subject: string, body: unknown): void;
+  /** Publishes the same event to several subjects, encoding it once. */
+  publishMany(subjects: string[], body: unknown): void;
   /** Serves requests on a subject (`>` may end it). One server of a subject
    *  gets each request; what the handler returns is the reply. */
   serve(subject: string, handler: RequestHandler): Promise<Subscription>;

@@ -93,11 +93,22 @@ export class LocalBus implements Bus {
   }
 
   publish(subject: string, body: unknown): void {
+    this.publishMany([subject], body);
+  }
+
+  publishMany(subjects: string[], body: unknown): void {
     if (this.closed) return;
-    const one = this.listeners.find(subject);
-    const handlers = one ? [one, ...this.broadcasts.findAll(subject)] : this.broadcasts.findAll(subject);
-    if (handlers.length === 0) return;
-    const text = JSON.stringify(body ?? null);
+    let text: string | undefined;
+    for (const subject of subjects) {
+      const one = this.listeners.find(subject);
+      const handlers = one ? [one, ...this.broadcasts.findAll(subject)] : this.broadcasts.findAll(subject);
+      if (handlers.length === 0) continue;
+      text ??= JSON.stringify(body ?? null);
+      this.deliver(subject, text, handlers);
+    }
+  }
+
+  private deliver(subject: string, text: string, handlers: EventHandler[]): void {
     for (const handler of handlers) {
       const data: unknown = JSON.parse(text);
       queueMicrotask(() => {

@@ -112,13 +112,20 @@ export class NatsBus implements Bus {
   }
 
   publish(subject: string, body: unknown): void {
+    this.publishMany([subject], body);
+  }
+
+  publishMany(subjects: string[], body: unknown): void {
     if (this.closing) return;
-    try {
-      this.nc.publish(subject, encode(body));
-    } catch (err) {
-      // Fire and forget, as in LocalBus: the caller is an actor whose write is
-      // already durable, and a throw would fail its reply.
-      this.log.warn({ err, subject }, 'publish failed; event dropped');
+    const data = encode(body);
+    for (const subject of subjects) {
+      try {
+        this.nc.publish(subject, data);
+      } catch (err) {
+        // Fire and forget, as in LocalBus: the caller is an actor whose write is
+        // already durable, and a throw would fail its reply.
+        this.log.warn({ err, subject }, 'publish failed; event dropped');
+      }
     }
   }
 

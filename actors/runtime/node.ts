@@ -202,18 +202,19 @@ export class ActorNode {
     }
   }
 
-  /** Sends a delivery to the queue actors of the shards its recipients live in. */
+  /**
+   * Sends a delivery to the queue actors of the shards its recipients live in:
+   * the same payload to each (encoded once); each queue actor picks the
+   * recipients whose queues it holds.
+   */
   private publishDelivery(d: Delivery): void {
-    const byShard = new Map<number, number[]>();
-    for (const id of d.userIds) {
-      const s = shardOf('user', id, this.opts.shards);
-      const list = byShard.get(s);
-      if (list) list.push(id);
-      else byShard.set(s, [id]);
-    }
-    for (const [shard, userIds] of byShard) this.bus.publish(subjects.events(shard), { ...d, userIds });
-    // Once more for all_public_streams queues, with every recipient listed so they are skipped there.
-    if (d.kind === 'message' && d.allPublic) this.bus.publish(subjects.publicMessages(d.realmId), d);
+    const shards = new Set<number>();
+    for (const id of d.userIds) shards.add(shardOf('user', id, this.opts.shards));
+    const to = [...shards].map((s) => subjects.events(s));
+    // A public-channel message also goes to every node's all_public_streams
+    // queues; the recipients, listed in it, are skipped there.
+    if (d.kind === 'message' && d.allPublic) to.push(subjects.publicMessages(d.realmId));
+    this.bus.publishMany(to, d);
   }
 }
 
