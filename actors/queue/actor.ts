@@ -78,7 +78,7 @@ export class QueueActor {
   }
 
   deliver(d: Delivery): void {
-    const formatted = new Map<string, Record<string, unknown>>();
+    const formatted = new Map<string, string>();
     for (const id of d.userIds) {
       for (const q of this.byUser.get(id) ?? []) {
         if (q.realmId !== d.realmId) continue;
@@ -96,7 +96,7 @@ export class QueueActor {
   deliverPublic(d: Extract<Delivery, { kind: 'message' }>): void {
     if (this.allPublic.size === 0) return;
     const recipients = new Set(d.userIds);
-    const formatted = new Map<string, Record<string, unknown>>();
+    const formatted = new Map<string, string>();
     for (const q of this.allPublic) {
       if (q.realmId !== d.realmId || recipients.has(q.userId)) continue;
       this.deliverMessage(q, d, false, formatted);
@@ -104,8 +104,8 @@ export class QueueActor {
     }
   }
 
-  /** `formatted` caches the message object per format options across the queues of one delivery (read-only once made). */
-  private deliverMessage(q: EventQueue, d: Extract<Delivery, { kind: 'message' }>, isRecipient: boolean, formatted: Map<string, Record<string, unknown>>): void {
+  /** `formatted` caches the message's JSON per format options across the queues of one delivery. */
+  private deliverMessage(q: EventQueue, d: Extract<Delivery, { kind: 'message' }>, isRecipient: boolean, formatted: Map<string, string>): void {
     if (!q.wants('message')) return;
     const m = d.message as unknown as StoredMessage;
     const flags = isRecipient ? defaultFlags(m, q.userId) : ['read'];
@@ -113,8 +113,9 @@ export class QueueActor {
     const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? { local_message_id: d.localEcho.localId } : {};
     const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}`;
     let message = formatted.get(key);
-    if (!message) formatted.set(key, (message = formatMessage(m, q.options)));
-    q.push({ type: 'message', message, flags, ...echo });
+    if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, q.options))));
+    const tail = 'local_message_id' in echo ? `,"local_message_id":${JSON.stringify(echo.local_message_id)}` : '';
+    q.pushEncoded(`{"type":"message","message":${message},"flags":${JSON.stringify(flags)}${tail}}`);
   }
 
   /** Heartbeats for polls that waited long enough; discards queues idle too long. */

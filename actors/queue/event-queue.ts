@@ -4,13 +4,20 @@
  */
 import { ApiError } from '../../lib/errors.ts';
 import type { QueueOptions } from '../protocol.ts';
+import { JsonText } from '../runtime/bus.ts';
 
-export type QueuedEvent = { id: number; type: string } & Record<string, unknown>;
-
-export interface PollReply {
-  events: QueuedEvent[];
-  queue_id: string;
+/**
+ * An event as the client will get it, already encoded: a message fanned out
+ * to many queues is encoded once and its text shared, and a poll's reply is
+ * put together from these texts without encoding anything again.
+ */
+export interface QueuedEvent {
+  id: number;
+  text: string;
 }
+
+/** A poll's reply, `{events, queue_id}`, as JSON text. */
+export type PollReply = JsonText;
 
 interface Waiter {
   resolve: (reply: PollReply) => void;
@@ -52,8 +59,14 @@ export class EventQueue {
     return this.options.eventTypes === null || this.options.eventTypes.includes(type);
   }
 
-  push(event: Omit<QueuedEvent, 'id'>): void {
-    this.events.push({ ...event, id: this.nextEventId++ } as QueuedEvent);
+  push(event: { type: string } & Record<string, unknown>): void {
+    this.pushEncoded(JSON.stringify(event));
+  }
+
+  /** Queues an event given as the JSON text of an object without its `id`. */
+  pushEncoded(json: string): void {
+    const id = this.nextEventId++;
+    this.events.push({ id, text: `${json.slice(0, -1)}${json.length > 2 ? ',' : ''}"id":${id}}` });
     this.wake();
   }
 
@@ -69,12 +82,16 @@ export class EventQueue {
   }
 
   reply(): PollReply {
-    return { events: this.events.slice(), queue_id: this.id };
+    return new JsonText(`{"events":[${this.events.map((e) => e.text).join(',')}],"queue_id":${JSON.stringify(this.id)}}`);
+  }
+
+  private empty(): PollReply {
+    return new JsonText(`{"events":[],"queue_id":${JSON.stringify(this.id)}}`);
   }
 
   /** Parks a long poll; a poll already waiting is answered now with no events. */
   wait(heartbeatAt: number): Promise<PollReply> {
-    this.finishWaiter({ events: [], queue_id: this.id });
+    this.finishWaiter(this.empty());
     return new Promise<PollReply>((resolve) => {
       this.waiter = { resolve, heartbeatAt };
     });

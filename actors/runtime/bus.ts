@@ -42,6 +42,11 @@ export interface Bus {
   close(): Promise<void>;
 }
 
+/** A reply value already encoded as JSON (a handler that built its answer as text). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /**
  * A reply as it crosses the wire: `v` and the value's JSON, or `e` and the
  * WireError's JSON. The value's JSON is kept intact so the gateway can put it
@@ -54,7 +59,7 @@ const INTERNAL: WireError = { code: 'INTERNAL_SERVER_ERROR', msg: 'Internal serv
 export const INTERNAL_ERROR_REPLY: WireReply = `e${JSON.stringify(INTERNAL)}`;
 
 export function encodeReply(result: PromiseSettledResult<unknown>): WireReply {
-  if (result.status === 'fulfilled') return `v${JSON.stringify(result.value ?? null)}`;
+  if (result.status === 'fulfilled') return result.value instanceof JsonText ? `v${result.value.text}` : `v${JSON.stringify(result.value ?? null)}`;
   const err = result.reason;
   return `e${JSON.stringify(err instanceof ApiError ? err.toWire() : INTERNAL)}`;
 }
