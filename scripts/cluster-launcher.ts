@@ -25,6 +25,8 @@ export interface LaunchOptions {
   ports?: number[];
   demoDir: string;
   env?: Record<string, string>;
+  /** Extra node flags for every process (e.g. --cpu-prof). */
+  nodeArgs?: string[];
 }
 
 export async function freePort(): Promise<number> {
@@ -38,8 +40,8 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts one `main.ts` process and resolves once it listens (and, if seeding, has written the zuliprc files). */
-export function startProcess(role: 'gateway' | 'actors', name: string, port: number, env: Record<string, string>, seed: boolean): Promise<ClusterProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], {
+export function startProcess(role: 'gateway' | 'actors', name: string, port: number, env: Record<string, string>, seed: boolean, nodeArgs: string[] = []): Promise<ClusterProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, 'main.ts')], {
     cwd: ROOT,
     env: { ...process.env, PARLEY_MODE: 'cluster', PARLEY_ROLE: role, PARLEY_PORT: String(port), PARLEY_NODE_ID: name, PARLEY_SEED_DEMO: String(seed), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -74,11 +76,11 @@ export async function launchCluster(opts: LaunchOptions): Promise<ClusterProcess
   try {
     // Actor nodes first: they create the schema and take the shards.
     const actorPorts = await Promise.all(Array.from({ length: actorNodes }, async (_, i) => ports[gateways + i] ?? (await freePort())));
-    procs.push(...(await Promise.all(actorPorts.map((p, i) => startProcess('actors', `actors-${i + 1}`, p, env, false)))));
+    procs.push(...(await Promise.all(actorPorts.map((p, i) => startProcess('actors', `actors-${i + 1}`, p, env, false, opts.nodeArgs)))));
     for (let i = 0; i < gateways; i++) {
       const p = ports[i] ?? (await freePort());
       // The first gateway seeds the demo organization (idempotent).
-      procs.push(await startProcess('gateway', `gateway-${i + 1}`, p, env, i === 0));
+      procs.push(await startProcess('gateway', `gateway-${i + 1}`, p, env, i === 0, opts.nodeArgs));
     }
   } catch (err) {
     await stopAll(procs);

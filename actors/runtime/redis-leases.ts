@@ -114,6 +114,10 @@ export class RedisLeases implements Leases {
   private readonly redis: Redis;
   private readonly scripts: Scripts;
   private readonly ownsClient: boolean;
+  /** Subscriber connection for `<p>:changes`, so handovers take effect at once, not at the next loop. */
+  private changes: Redis | null = null;
+  private quick: NodeJS.Timeout | null = null;
+  private quickTick: Promise<void> | null = null;
   private readonly ttlMs: number;
   private readonly safetyMs: number;
   private readonly loopMs: number;
@@ -179,12 +183,15 @@ export class RedisLeases implements Leases {
     this.listener = listener;
     this.log = this.log.child({ nodeId });
     if (this.ownsClient && this.redis.status === 'wait') await this.redis.connect();
+    await this.watchChanges();
     await this.renew(true);
     // The loop renews while the listener is still taking the first shards.
     this.schedule();
     this.rebalancing = this.rebalance().finally(() => (this.rebalancing = null));
     await this.rebalancing;
     this.settled = true;
+    // Others learn of a new node at once and hand shards over to it.
+    this.announce();
   }
 
   valid(shard: number, token: number): boolean {
@@ -207,7 +214,9 @@ export class RedisLeases implements Leases {
     this.stopped = true;
     if (this.loopTimer) clearTimeout(this.loopTimer);
     if (this.watchdog) clearTimeout(this.watchdog);
+    if (this.quick) clearTimeout(this.quick);
     await this.ticking;
+    await this.quickTick;
     await this.rebalancing;
     const listener = this.listener;
     const held = [...this.held];
@@ -220,8 +229,44 @@ export class RedisLeases implements Leases {
       this.log.warn({ err }, 'could not leave the live node set; it expires on its own');
     }
     await Promise.all([...this.chains.values()]);
+    this.changes?.disconnect();
     if (this.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect());
     this.log.info({ shards: held.length }, 'leases released');
+  }
+
+  /**
+   * Listens on `<p>:changes`: a node that joined or released shards says so
+   * there, and the others renew and rebalance within milliseconds instead of
+   * at their next loop, so a handed-over shard is without an owner only
+   * briefly. Without the subscription the loop still converges, only slower.
+   */
+  private async watchChanges(): Promise<void> {
+    try {
+      const sub = this.redis.duplicate({ lazyConnect: true, enableOfflineQueue: true });
+      sub.on('error', () => {});
+      await sub.connect();
+      await sub.subscribe(this.key('changes'));
+      sub.on('message', (_channel: string, from: string) => {
+        if (from !== this.nodeId) this.soon();
+      });
+      this.changes = sub;
+    } catch (err) {
+      this.log.warn({ err: err instanceof Error ? err.message : err }, 'cannot watch lease changes; rebalancing at the loop period only');
+    }
+  }
+
+  private announce(): void {
+    this.redis.publish(this.key('changes'), this.nodeId).catch(() => {});
+  }
+
+  /** A renew and rebalance round now, outside the loop's period. */
+  private soon(): void {
+    if (this.quick || this.stopped || !this.settled) return;
+    this.quick = setTimeout(() => {
+      this.quick = null;
+      if (this.stopped || this.ticking || this.quickTick) return;
+      this.quickTick = this.tick().finally(() => (this.quickTick = null));
+    }, 10);
   }
 
   private key(...parts: (string | number)[]): string {
@@ -376,6 +421,7 @@ export class RedisLeases implements Leases {
     if (!leases.length) return;
     try {
       await this.bounded('release', this.scripts.parleyLeaseRelease(leases.length, ...leases.map(([s]) => this.key('lease', s)), ...leases.map(([, v]) => v)));
+      this.announce();
     } catch (err) {
       this.log.warn({ err: err instanceof Error ? err.message : err, shards: leases.map(([s]) => s) }, 'lease release failed; the leases expire on their own');
     }
