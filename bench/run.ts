@@ -25,6 +25,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { clusterBench as runClusterBench, type ClusterResult } from './cluster.ts';
 import { runHolder, type HolderResult } from './holder.ts';
 import { formatProfile, summarizeProfile, type ProfileSummary } from './lib/cpuprofile.ts';
 import { Drainer, type RateResult, sendAtRate, setupFanout, CHANNEL } from './lib/fanout.ts';
@@ -68,6 +69,7 @@ const TARGET = {
   heldFullGoal: 100_000,
   rssBytes: 2 * 1024 ** 3,
   answerWithinMs: 2000,
+  clusterRatio: 0.5,
 };
 
 /** Queues per channel subscriber set: 5 demo users + 5 created users subscribed, 10 queues drained. */
@@ -416,15 +418,27 @@ async function holderBench(plan: Plan, mode: Mode, requested: number): Promise<H
   }
 }
 
-/**
- * TODO(cluster): run the same send / delivery / long-poll steps against
- * `npm run cluster` (gateways + actor nodes over NATS, Redis, Cassandra) once
- * that script exists, and report each figure as a ratio to the embedded one.
- */
-async function clusterBench(): Promise<null> {
-  log('   cluster: not run (needs npm run cluster)');
-  figures.push({ name: 'cluster mode', value: NaN, unit: '', status: 'INFO', note: 'not run (needs npm run cluster)' });
-  return null;
+/** Target 4: cluster sends per second as a ratio to a bare cassandra-driver write loop (bench/cluster.ts). */
+async function clusterStep(plan: Plan): Promise<ClusterResult> {
+  const r = await runClusterBench({ secs: plan.loadSecs, floorSecs: Math.max(2, Math.min(plan.loadSecs, 10)), connections: plan.connections[0]!, log: (s) => log(s) });
+  figures.push({
+    name: 'cluster: bare cassandra-driver write loop',
+    value: r.floor.writesPerSec,
+    unit: 'writes/s',
+    status: 'INFO',
+    note: `${r.floor.inFlight} in flight, p99 ${fmt(r.floor.p99)} ms`,
+  });
+  figures.push({
+    name: 'cluster: POST /messages (2 gateways, 2 actor nodes)',
+    value: r.sends.perSec,
+    unit: 'msg/s',
+    target: '>= 50% of the write loop',
+    ratio: r.ratio,
+    status: r.ratio >= TARGET.clusterRatio ? 'PASS' : 'MISS',
+    note: `p50 ${fmt(r.sends.p50)} ms, p99 ${fmt(r.sends.p99)} ms, ${r.sends.errors} errors, wrk -c${r.sends.connections} over both gateways`,
+  });
+  if (r.sends.errors > 0) failures.push(`cluster: ${r.sends.errors} send errors`);
+  return r;
 }
 
 function variantText(): string {
@@ -526,7 +540,7 @@ async function main(): Promise<number> {
   }
   const requested = values.holder ? Number(values.holder) : plan.holder;
   const holder = skip.has('holder') ? null : await step(`long polls held (${requested.toLocaleString('en-US')})`, () => holderBench(plan, mode, requested));
-  await step('cluster mode', clusterBench);
+  const cluster = skip.has('cluster') ? null : await step('cluster mode (NATS, Redis, Cassandra)', () => clusterStep(plan));
 
   const elapsed = (performance.now() - started) / 1000;
   log(`\n== results (${mode}, ${elapsed.toFixed(0)} s)\n${table()}`);
@@ -548,7 +562,7 @@ async function main(): Promise<number> {
     send: send && { ...send, k6: send.k6.map((r) => ({ script: r.script, code: r.code, output: r.output })) },
     holder,
     profile,
-    cluster: null,
+    cluster,
     loadavgAtEnd: os.loadavg().map((v) => +v.toFixed(2)),
   };
   writeFileSync(join(outDir, 'last.json'), `${JSON.stringify(result, null, 2)}\n`);
