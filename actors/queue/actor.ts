@@ -33,6 +33,11 @@ export class QueueActor {
     return this.queues.size;
   }
 
+  /** Queues registered with all_public_streams. */
+  get allPublicCount(): number {
+    return this.allPublic.size;
+  }
+
   handle(userId: number, msg: QueueMsg): unknown {
     switch (msg.type) {
       case 'register': {

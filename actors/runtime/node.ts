@@ -57,7 +57,7 @@ interface ShardHost {
 export class ActorNode {
   private shards = new Map<number, ShardHost>();
   private ticker: NodeJS.Timeout | null = null;
-  private publicSub: Subscription | null = null;
+  private publicSub: Promise<Subscription> | null = null;
 
   constructor(
     private readonly bus: Bus,
@@ -67,20 +67,42 @@ export class ActorNode {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Public-channel messages are broadcast to every node that holds a queue
+   * registered with all_public_streams: the node subscribes when it gets its
+   * first such queue (before the register is answered) and unsubscribes on
+   * the tick after its last one is gone, so other nodes pay nothing for them.
+   */
+  private async watchPublic(): Promise<void> {
+    this.publicSub ??= this.bus
+      .subscribe(
+        subjects.publicMessagesAll,
+        (body) => {
+          const d = Delivery.safeParse(body);
+          if (!d.success || d.data.kind !== 'message') return this.log.warn('dropped a malformed public delivery');
+          const delivery = d.data;
+          for (const host of this.shards.values()) {
+            void host.queueMailbox.post(() => host.queue.deliverPublic(delivery)).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
+          }
+        },
+        { broadcast: true },
+      )
+      .then(async (s) => {
+        await this.bus.flush();
+        return s;
+      });
+    await this.publicSub;
+  }
+
+  private unwatchPublicIfUnused(): void {
+    if (!this.publicSub) return;
+    for (const host of this.shards.values()) if (host.queue.allPublicCount > 0) return;
+    const sub = this.publicSub;
+    this.publicSub = null;
+    void sub.then((s) => s.unsubscribe()).catch(() => {});
+  }
+
   async start(): Promise<void> {
-    // Every node sees every public-channel message, for its all_public_streams queues.
-    this.publicSub = await this.bus.subscribe(
-      subjects.publicMessagesAll,
-      (body) => {
-        const d = Delivery.safeParse(body);
-        if (!d.success || d.data.kind !== 'message') return this.log.warn('dropped a malformed public delivery');
-        const delivery = d.data;
-        for (const host of this.shards.values()) {
-          void host.queueMailbox.post(() => host.queue.deliverPublic(delivery)).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
-        }
-      },
-      { broadcast: true },
-    );
     await this.leases.start(this.opts.nodeId, this.opts.shards, {
       acquired: (grant) => this.acquire(grant),
       lost: (shard) => this.release(shard),
@@ -88,6 +110,7 @@ export class ActorNode {
     const tickMs = Math.max(50, Math.min(1000, (this.opts.heartbeatSecs * 1000) / 5));
     this.ticker = setInterval(() => {
       for (const host of this.shards.values()) host.queue.tick();
+      this.unwatchPublicIfUnused();
     }, tickMs);
     this.ticker.unref();
   }
@@ -105,7 +128,7 @@ export class ActorNode {
 
   async stop(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
-    await this.publicSub?.unsubscribe();
+    await this.publicSub?.then((s) => s.unsubscribe()).catch(() => {});
     await this.leases.stop();
     for (const shard of [...this.shards.keys()]) await this.release(shard);
   }
@@ -189,6 +212,7 @@ export class ActorNode {
           const { userId, msg } = parse(QueueEnvelope, body);
           if (userId !== target.id) throw badRequest('Queue request for another user');
           const result = await host.queueMailbox.post(() => host.queue.handle(userId, msg));
+          if (msg.type === 'register' && msg.options.allPublicStreams) await this.watchPublic();
           return result instanceof Parked ? await result.promise : result;
         }
       }
