@@ -14,11 +14,13 @@ import cassandra from 'cassandra-driver';
 import { launchCluster, stopAll } from '../scripts/cluster-launcher.ts';
 import { runLoad, type LoadResult } from './lib/loadgen.ts';
 import { basicAuth } from './lib/rawhttp.ts';
-import { api, readZuliprc, REPO } from './lib/server.ts';
+import { api, procCpuSeconds, readZuliprc, REPO } from './lib/server.ts';
 import { summarize } from './lib/stats.ts';
 
 export interface ClusterResult {
-  floor: { writesPerSec: number; p50: number; p99: number; inFlight: number; secs: number };
+  floor: { writesPerSec: number; p50: number; p99: number; inFlight: number; secs: number; cassandraUsPerWrite: number; clientUsPerWrite: number };
+  /** CPU microseconds per message by component during the measured send run (the 2 cores are the bound). */
+  cpuUsPerMessage: Record<string, number>;
   sends: { perSec: number; p50: number; p99: number; errors: number; connections: number; secs: number; perGateway: LoadResult[] };
   ratio: number;
 }
@@ -29,6 +31,12 @@ const SAMPLE_VALUE = JSON.stringify({
   senderId: 100, senderEmail: 'olivia@parley.example', senderFullName: 'Olivia Owner', senderRealmStr: '', content: 't=0 hello from the bench',
   renderedContent: '<p>t=0 hello from the bench</p>', timestamp: 0, client: 'wrk', readBySender: false, mentions: [], wildcard: null, dmRecipients: null,
 });
+
+function pidOf(pattern: string): number | null {
+  const r = spawnSync('pgrep', ['-f', pattern], { encoding: 'utf8' });
+  const pid = Number(r.stdout.split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
+}
 
 function servicesEnv(): Record<string, string> {
   const text = execFileSync('bash', [join(REPO, 'scripts/services.sh'), 'env'], { encoding: 'utf8' });
@@ -49,6 +57,8 @@ export async function cassandraFloor(env: Record<string, string>, secs: number, 
     await client.execute(insert, ['warm', 0, SAMPLE_VALUE], opts);
     const latencies: number[] = [];
     let n = 0;
+    const cassandraPid = pidOf('CassandraDaemon');
+    const cpu0 = { cassandra: cassandraPid ? procCpuSeconds(cassandraPid) : NaN, client: process.cpuUsage() };
     const deadline = performance.now() + secs * 1000;
     const started = performance.now();
     await Promise.all(
@@ -63,7 +73,17 @@ export async function cassandraFloor(env: Record<string, string>, secs: number, 
     );
     const elapsed = (performance.now() - started) / 1000;
     const s = summarize(latencies);
-    return { writesPerSec: latencies.length / elapsed, p50: s.p50, p99: s.p99, inFlight, secs };
+    const loopCpu = process.cpuUsage(cpu0.client);
+    const perWrite = (seconds: number) => (seconds * 1e6) / latencies.length;
+    return {
+      writesPerSec: latencies.length / elapsed,
+      p50: s.p50,
+      p99: s.p99,
+      inFlight,
+      secs,
+      cassandraUsPerWrite: cassandraPid ? perWrite(procCpuSeconds(cassandraPid) - cpu0.cassandra) : NaN,
+      clientUsPerWrite: perWrite((loopCpu.user + loopCpu.system) / 1e6),
+    };
   } finally {
     await client.execute(`DROP KEYSPACE IF EXISTS ${ks}`).catch(() => null);
     await client.shutdown();
@@ -104,8 +124,22 @@ export async function clusterBench(opts: { secs: number; floorSecs: number; conn
       });
       const per = Math.max(1, Math.floor(opts.connections / gateways.length));
       await Promise.all(gateways.map((g) => runLoad(spec(g, per, 2)))); // warm-up: JIT, prepared statements
+      const components: Array<[string, number]> = [
+        ...procs.map((p): [string, number] => [p.role === 'gateway' ? 'gateways' : 'actor nodes', p.pid]),
+        ['nats-server', pidOf('nats-server') ?? -1],
+        ['redis-server', pidOf('redis-server') ?? -1],
+        ['cassandra', pidOf('CassandraDaemon') ?? -1],
+      ];
+      const before = components.map(([, pid]) => procCpuSeconds(pid));
       const perGateway = await Promise.all(gateways.map((g) => runLoad(spec(g, per, opts.secs))));
+      const after = components.map(([, pid]) => procCpuSeconds(pid));
       const perSec = perGateway.reduce((a, r) => a + r.rps, 0);
+      const total = perGateway.reduce((a, r) => a + r.requests, 0);
+      const cpuUsPerMessage: Record<string, number> = {};
+      components.forEach(([name], i) => {
+        const used = after[i]! - before[i]!;
+        if (Number.isFinite(used)) cpuUsPerMessage[name] = (cpuUsPerMessage[name] ?? 0) + (used * 1e6) / total;
+      });
       const sends = {
         perSec,
         p50: Math.max(...perGateway.map((r) => r.latencyMs.p50)),
@@ -115,8 +149,9 @@ export async function clusterBench(opts: { secs: number; floorSecs: number; conn
         secs: opts.secs,
         perGateway,
       };
+      log(`   CPU per message: ${Object.entries(cpuUsPerMessage).map(([k, v]) => `${k} ${v.toFixed(0)} µs`).join(', ')} (the floor: cassandra ${floor.cassandraUsPerWrite.toFixed(0)} µs + driver loop ${floor.clientUsPerWrite.toFixed(0)} µs per write)`);
       log(`   POST /messages through ${gateways.length} gateways, ${procs.length - gateways.length} actor nodes (wrk -c${per} on each, ${opts.secs} s): ${Math.round(perSec).toLocaleString('en-US')} msg/s, p50 ${sends.p50.toFixed(1)} ms, p99 ${sends.p99.toFixed(1)} ms, ${sends.errors} errors`);
-      return { floor, sends, ratio: perSec / floor.writesPerSec };
+      return { floor, sends, cpuUsPerMessage, ratio: perSec / floor.writesPerSec };
     } finally {
       await stopAll(procs);
     }
