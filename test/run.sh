@@ -74,7 +74,10 @@ else
 fi
 
 if [ -f scripts/k8s-validate.sh ]; then step k8s-manifests bash scripts/k8s-validate.sh; fi
-if [ -f bench/run.ts ]; then step bench-smoke node --import tsx bench/run.ts --smoke; fi
+# The bench smoke run proves the scripts still work (k6 scripts included, so
+# k6 is built first; the services are still up for the cluster step).
+step k6-install bash scripts/install-k6.sh
+step bench-smoke node --import tsx bench/run.ts --smoke
 
 echo
 echo "$passed passed, $failed failed"
