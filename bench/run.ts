@@ -420,7 +420,7 @@ async function holderBench(plan: Plan, mode: Mode, requested: number): Promise<H
 
 /** Target 4: cluster sends per second as a ratio to a bare cassandra-driver write loop (bench/cluster.ts). */
 async function clusterStep(plan: Plan): Promise<ClusterResult> {
-  const r = await runClusterBench({ secs: plan.loadSecs, floorSecs: Math.max(2, Math.min(plan.loadSecs, 10)), connections: plan.connections[0]!, log: (s) => log(s) });
+  const r = await runClusterBench({ secs: plan.loadSecs, floorSecs: Math.max(2, Math.min(plan.loadSecs, 10)), connections: Math.min(100, Math.max(...plan.connections)), log: (s) => log(s) });
   figures.push({
     name: 'cluster: bare cassandra-driver write loop',
     value: r.floor.writesPerSec,
