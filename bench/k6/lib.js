@@ -7,6 +7,7 @@
 //   PARLEY_API_KEY   API key
 //   PARLEY_ZULIPRC   instead of the three above: a zuliprc file ([api] email=, key=, site=);
 //                    several, comma-separated, spread the virtual users over several accounts
+import { check } from 'k6';
 import http from 'k6/http';
 import encoding from 'k6/encoding';
 
@@ -178,4 +179,34 @@ export function summary(title, trends) {
     if (__ENV.SUMMARY_JSON) out[__ENV.SUMMARY_JSON] = JSON.stringify(data, null, 2);
     return out;
   };
+}
+
+// This VU's event queue (each VU is its own JavaScript runtime).
+let vuQueue = null;
+
+/**
+ * One long poll for this VU: registers a queue on first use and again after
+ * BAD_EVENT_QUEUE_ID, and records delivery latency, messages and heartbeats
+ * into the given metrics.
+ */
+export function pollOnce(acct, m) {
+  if (!vuQueue) {
+    vuQueue = register(acct);
+    if (!check(vuQueue, { 'queue registered': (q) => q !== null })) return;
+  }
+  const r = poll(acct, vuQueue);
+  if (r.badQueue) {
+    m.reregistered.add(1);
+    vuQueue = null;
+    return;
+  }
+  const now = Date.now();
+  for (const e of r.events) {
+    if (e.type === 'heartbeat') m.heartbeats.add(1);
+    const l = latencyOf(e, now);
+    if (l !== null) {
+      m.latency.add(l);
+      m.received.add(1);
+    }
+  }
 }

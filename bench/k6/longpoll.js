@@ -11,7 +11,7 @@
 // PARLEY_CHANNEL (k6-bench), LATENCY_P99_MS threshold (1000).
 import { check } from 'k6';
 import { Counter, Trend } from 'k6/metrics';
-import { account, call, CHANNEL, LEAD_SECS, TAIL_SECS, latencyOf, seconds, ok, poll, register, stampedContent, subscribeAll, summary } from './lib.js';
+import { account, call, CHANNEL, LEAD_SECS, TAIL_SECS, seconds, ok, pollOnce, stampedContent, subscribeAll, summary } from './lib.js';
 
 const duration = __ENV.DURATION || '30s';
 const sendRate = Number(__ENV.SEND_RATE ?? 2);
@@ -45,30 +45,8 @@ export function setup() {
   subscribeAll();
 }
 
-// Per-VU state: each VU is its own JavaScript runtime.
-let queue = null;
-
 export function pollLoop() {
-  const acct = account(__VU);
-  if (!queue) {
-    queue = register(acct);
-    if (!check(queue, { 'queue registered': (q) => q !== null })) return;
-  }
-  const r = poll(acct, queue);
-  if (r.badQueue) {
-    reregistered.add(1);
-    queue = null;
-    return;
-  }
-  const now = Date.now();
-  for (const e of r.events) {
-    if (e.type === 'heartbeat') heartbeats.add(1);
-    const l = latencyOf(e, now);
-    if (l !== null) {
-      latency.add(l);
-      received.add(1);
-    }
-  }
+  pollOnce(account(__VU), { latency, received, heartbeats, reregistered });
 }
 
 export function send() {
