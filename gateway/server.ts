@@ -50,6 +50,8 @@ export class Gateway {
   private listenSocket: uWS.us_listen_socket | null = null;
   private app: uWS.TemplatedApp;
   private draining = false;
+  /** Long polls waiting for their queue actor, with their queue IDs. */
+  private polls = new Map<Reply, string>();
   private auth: AuthCache;
 
   constructor(
@@ -82,11 +84,17 @@ export class Gateway {
     });
   }
 
-  /** Stops accepting connections; /readyz answers 503 from now on. */
+  /**
+   * Stops accepting connections (/readyz answers 503 from now on) and answers
+   * every waiting long poll at once with no events, so its client polls again
+   * (through another gateway) instead of losing the connection at exit.
+   */
   close(): void {
     this.draining = true;
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
+    for (const [reply, queueId] of this.polls) reply.json(200, { result: 'success', msg: '', events: [], queue_id: queueId });
+    this.polls.clear();
   }
 
   private async serve(info: RequestInfo, reply: Reply): Promise<void> {
@@ -114,7 +122,14 @@ export class Gateway {
         client: clientName(info.userAgent),
         limits: { longPollTimeoutMs: this.opts.longPollTimeoutMs, queueIdleSecs: this.opts.queueIdleSecs },
       };
-      const data = await route.handle(ctx, params);
+      const queueId = route === getEvents ? (params as { queue_id?: string }).queue_id : undefined;
+      if (queueId !== undefined) this.polls.set(reply, queueId);
+      let data: Awaited<ReturnType<Route['handle']>>;
+      try {
+        data = await route.handle(ctx, params);
+      } finally {
+        if (queueId !== undefined) this.polls.delete(reply);
+      }
       const extra = ignored.length ? { ignored_parameters_unsupported: ignored } : {};
       if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra));
       else reply.json(200, { result: 'success', msg: '', ...data, ...extra });

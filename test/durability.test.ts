@@ -33,4 +33,20 @@ if (process.env.PARLEY_TEST_GATEWAYS) {
     const next = await second.api.as(first.demo.owner).ok('POST', '/messages', { type: 'stream', to: ch, topic: 't', content: 'after restart' });
     t.ok(next.id > dm.id, 'message IDs keep growing after a restart');
   });
+
+  t.test('durability - SIGTERM answers waiting long polls instead of dropping them', async (t) => {
+    const s = await serverFor(t);
+    const maria = s.api.as(s.demo.member1);
+    const q = await maria.ok('POST', '/register', { event_types: ['message'] });
+    const waiting = maria.get('/events', { queue_id: q.queue_id, last_event_id: q.last_event_id }, { signal: AbortSignal.timeout(10_000) });
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    const exited = s.stop('SIGTERM');
+    const answer = await waiting;
+    t.equal(answer.status, 200);
+    t.same(answer.body.events, []);
+    t.equal(answer.body.queue_id, q.queue_id);
+    t.ok(Date.now() - started < 5000, 'answered at shutdown, not at the heartbeat');
+    t.equal(await exited, 0);
+  });
 }
