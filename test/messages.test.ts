@@ -178,3 +178,27 @@ t.test('messages - register reports unread_msgs by channel topic, direct message
   const none = await owner.ok('POST', '/register', { fetch_event_types: ['realm_user'] });
   t.notOk('unread_msgs' in none, 'only with message or update_message_flags');
 });
+
+t.test('messages - narrows: search, dm-including, is:mentioned, id, sender by email, channels:public, legacy names', async (t) => {
+  const ch = uniq('narrows');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: ch }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  const a = await owner.ok('POST', '/messages', { type: 'stream', to: ch, topic: 'Alpha', content: 'the quick brown fox' });
+  const b = await maria.ok('POST', '/messages', { type: 'stream', to: ch, topic: 'beta', content: 'hello @**Olivia Owner** see https://example.com' });
+  const group = await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member1.userId, s.demo.member2.userId], content: 'group chat' });
+  const get = async (narrow: unknown[], who = owner) => (await who.ok('GET', '/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow })).messages.map((m: any) => m.id);
+  const inCh = { operator: 'channel', operand: ch };
+  t.same(await get([inCh, { operator: 'search', operand: 'QUICK fox' }]), [a.id], 'search is case-insensitive, all words');
+  t.same(await get([inCh, { operator: 'topic', operand: 'alpha' }]), [a.id], 'topics compare case-insensitively');
+  t.same(await get([inCh, { operator: 'sender', operand: s.demo.member1.email }]), [b.id]);
+  t.same(await get([inCh, { operator: 'is', operand: 'mentioned' }]), [b.id], 'the owner was mentioned in b');
+  t.same(await get([inCh, { operator: 'has', operand: 'link' }]), [b.id]);
+  t.same(await get([inCh, { operator: 'id', operand: a.id }]), [a.id]);
+  t.same(await get([['stream', ch], ['subject', 'beta']]), [b.id], 'legacy operator names in pairs');
+  t.ok((await get([{ operator: 'dm-including', operand: [s.demo.member2.userId] }])).includes(group.id));
+  t.notOk((await get([{ operator: 'dm-including', operand: [s.demo.admin.userId] }])).includes(group.id));
+  t.same(await get([{ operator: 'dm', operand: [s.demo.member1.userId, s.demo.member2.userId] }]), [group.id], 'a group conversation by its other participants');
+  const pub = await get([{ operator: 'channels', operand: 'public' }, { operator: 'search', operand: 'quick brown' }], mateo);
+  t.ok(pub.includes(a.id), 'channels:public reads public channels one is not subscribed to');
+  const mentioned = await maria.ok('GET', '/messages', { anchor: b.id, num_before: 0, num_after: 0 });
+  t.same(mentioned.messages[0].flags, [], 'the sender of a mention is not mentioned');
+});
