@@ -10,7 +10,7 @@ import { log } from './lib/log.ts';
 
 const config = loadConfig();
 const parley = await startParley(config);
-log.info({ mode: config.mode, role: config.role, port: parley.port }, 'parley started');
+log.info({ mode: config.mode, port: parley.port }, 'parley started');
 process.stdout.write(`Parley (${config.mode}, role ${config.role}) listening on http://${config.host}:${parley.port}\n`);
 
 if (config.seedDemo && config.role !== 'actors') {
