@@ -59,7 +59,7 @@ export const RealmMsg = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('listUsers'), userId: Id, userIds: z.array(z.number().int()).nullable(), clientExtavatar: z.boolean() }),
   z.object({ type: z.literal('createUser'), actorId: Id, email: z.string(), password: z.string(), fullName: z.string() }),
-  z.object({ type: z.literal('messageSources'), userId: Id, narrow: z.array(NarrowTermSchema), anchorMax: z.boolean() }),
+  z.object({ type: z.literal('messageSources'), userId: Id, narrow: z.array(NarrowTermSchema) }),
 ]);
 export type RealmMsg = z.infer<typeof RealmMsg>;
 

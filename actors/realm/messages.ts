@@ -6,7 +6,7 @@
 import { ApiError, badNarrow, badRequest, streamDoesNotExist } from '../../lib/errors.ts';
 import { operandPeople, type NarrowTerm } from '../../lib/narrow.ts';
 import type { WriteOp } from '../../storage/store.ts';
-import { bucketOf, type ChannelRecord, dmKey, inGroupSetting, Role, type StoredMessage, type UserRecord } from '../model.ts';
+import { bucketOf, type ChannelRecord, dmKey, GROUP_ID, inGroupSetting, Role, type StoredMessage, type UserRecord } from '../model.ts';
 import type { RealmMsg } from '../protocol.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { Parked } from '../runtime/mailbox.ts';
@@ -104,11 +104,13 @@ export function doSendMessage(state: RealmState, ctx: ActorContext, msg: SendMsg
     const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
     return matches.length === 1 ? matches[0] : undefined;
   });
-  if (channel && rendered.wildcard === 'stream' && recipients.length > WILDCARD_MENTION_THRESHOLD && sender.role > (state.meta?.canMentionManyUsersGroup === 6 ? Role.ADMIN : Role.MEMBER)) {
+  if (channel && rendered.wildcard === 'stream' && recipients.length > WILDCARD_MENTION_THRESHOLD && !inGroupSetting(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
 
   const ops: WriteOp[] = [];
+  const { id, op: allocOp } = state.takeMessageId();
+  if (allocOp) ops.push(allocOp);
   let recipientKey: string;
   let recipientId: number;
   if (channel) {
@@ -119,19 +121,15 @@ export function doSendMessage(state: RealmState, ctx: ActorContext, msg: SendMsg
     recipientKey = `d${key}`;
     let conv = state.dms.get(key);
     if (!conv) {
-      const { id, op } = state.takeObjectId();
-      conv = { key, recipientId: id, userIds: key.split(',').map(Number) };
+      const { id: objectId, op } = state.takeObjectId();
+      conv = { key, recipientId: objectId, userIds: key.split(',').map(Number) };
       state.indexDm(conv);
-      ops.push(op, { op: 'put', table: 'dm_conversations', pk: state.pk, ck: key, value: conv });
+      ops.push(op);
     }
-    recipientId = conv.recipientId;
-  }
-  const { id, op: allocOp } = state.takeMessageId();
-  if (allocOp) ops.push(allocOp);
-  if (!channel) {
-    const conv = state.dms.get(recipientKey.slice(1))!;
+    // One write records a new conversation or its newest message.
     conv.maxMessageId = id;
-    ops.push({ op: 'put', table: 'dm_conversations', pk: state.pk, ck: conv.key, value: conv });
+    ops.push({ op: 'put', table: 'dm_conversations', pk: state.pk, ck: key, value: conv });
+    recipientId = conv.recipientId;
   }
   const message: StoredMessage = {
     id,

@@ -2,7 +2,7 @@
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { fnv1a } from '../../lib/hash.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
-import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSetting, type ChannelRecord, GROUP_ID, inGroupSetting, Role, SYSTEM_GROUPS, type SubscriptionRecord, type UserRecord } from '../model.ts';
+import { type ChannelGroupSetting, type ChannelRecord, GROUP_ID, inGroupSetting, Role, SYSTEM_GROUPS, type SubscriptionRecord, type UserRecord } from '../model.ts';
 import type { GroupSettingValue, RealmMsg } from '../protocol.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { Parked } from '../runtime/mailbox.ts';
@@ -201,4 +201,3 @@ export function subscriptionObjects(state: RealmState, userId: number, withSubsc
   return out;
 }
 
-export { CHANNEL_GROUP_SETTINGS };

@@ -4,7 +4,7 @@
  * between caller and actor.
  */
 import { log } from '../../lib/log.ts';
-import { type Bus, BusError, encodeReply, replyText, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription, type WireReply } from './bus.ts';
+import { type Bus, BusError, encodeReply, replyText, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
 
 interface Entry<H> {
   pattern: string;

@@ -119,13 +119,6 @@ export class ActorNode {
     return [...this.shards.keys()];
   }
 
-  /** Queues held by this node, across its shards. */
-  get queueCount(): number {
-    let n = 0;
-    for (const h of this.shards.values()) n += h.queue.size;
-    return n;
-  }
-
   async stop(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
     await this.publicSub?.then((s) => s.unsubscribe()).catch(() => {});
@@ -173,9 +166,8 @@ export class ActorNode {
     let h = map.get(id);
     if (h && !h.journal.broken) return h;
     const { ctx, journal } = this.context(host, scope);
-    const fenceScope = scope;
     const actor = (async () => {
-      if (!(await this.store.claimFence(fenceScope, host.grant.token))) throw new FencedError(fenceScope);
+      if (!(await this.store.claimFence(scope, host.grant.token))) throw new FencedError(scope);
       return load(ctx);
     })();
     h = { mailbox: new Mailbox(), journal, actor };
@@ -204,7 +196,7 @@ export class ActorNode {
         case 'user': {
           const msg = parse(UserMsg, body);
           const lookup = (realmId: number, userId: number, narrow: NarrowTerm[]) =>
-            this.bus.request(subjects.realm(shardOf('realm', realmId, this.opts.shards), realmId), { type: 'messageSources', userId, narrow, anchorMax: false }, this.opts.requestTimeoutMs) as Promise<{ sources: MessageSource[] }>;
+            this.bus.request(subjects.realm(shardOf('realm', realmId, this.opts.shards), realmId), { type: 'messageSources', userId, narrow }, this.opts.requestTimeoutMs) as Promise<{ sources: MessageSource[] }>;
           const h = this.hosted(host, host.users, target.id, `user:${target.id}`, (ctx) => UserActor.load(ctx, msg.realmId, target.id, lookup));
           return await this.run(h, (a) => a.handle(msg));
         }

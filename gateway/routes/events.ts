@@ -7,7 +7,6 @@
  */
 import { z } from 'zod';
 import { FEATURE_LEVEL, SERVER_VERSION } from '../../actors/realm/snapshot.ts';
-import { badRequest } from '../../lib/errors.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
 import { bool, int, json, str } from '../params.ts';
 import { me, route } from '../route.ts';
@@ -84,7 +83,6 @@ export const deleteQueue = route({
   params: { queue_id: str().pipe(z.string().min(1, { message: 'must not be empty' })) },
   async handle(ctx, p) {
     const caller = me(ctx);
-    if (!p.queue_id) throw badRequest("Missing 'queue_id' argument");
     await ctx.actors.queue(caller.userId, { type: 'deleteQueue', queueId: p.queue_id });
     return {};
   },

@@ -1,5 +1,6 @@
 /** POST and GET /users/me/subscriptions. */
 import { z } from 'zod';
+import { CHANNEL_GROUP_SETTINGS } from '../../actors/model.ts';
 import { GroupSetting } from '../../actors/protocol.ts';
 import { bool, json, str, wordOrInt } from '../params.ts';
 import { me, route } from '../route.ts';
@@ -32,7 +33,7 @@ export const subscribe = route({
   async handle(ctx, p) {
     const caller = me(ctx);
     const groups: Record<string, z.infer<typeof GroupSetting>> = {};
-    for (const key of ['can_add_subscribers_group', 'can_remove_subscribers_group', 'can_administer_channel_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_send_message_group'] as const) {
+    for (const key of CHANNEL_GROUP_SETTINGS) {
       const v = p[key];
       if (v !== undefined) groups[key] = v;
     }
