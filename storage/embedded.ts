@@ -1,49 +1,50 @@
 /**
  * Embedded Store on lmdb: one environment under the data directory, one
  * sub-database per table, keys `[pk, ck]` so a partition is a contiguous,
- * ordered key range. Writes of one call commit in one transaction, and the
- * returned promise resolves after lmdb has synced the commit to disk.
+ * ordered key range. A commit is one lmdb write transaction that first checks
+ * the scope's fence, so a write of an older owner cannot take effect after a
+ * newer claim; the returned promise resolves after lmdb has committed it.
  */
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { type Key, type RangeOptions, type Row, type Store, type Table, TABLES, type WriteOp } from './store.ts';
+import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
+import { TABLE_SCHEMAS } from './tables.ts';
 
 export class EmbeddedStore implements Store {
   private root: RootDatabase;
-  private dbs = new Map<Table, Database>();
+  private dbs = new Map<string, { db: Database; schema: TableSchema }>();
   private fences: Database;
 
-  constructor(path: string) {
+  constructor(path: string, tables: readonly TableSchema[] = TABLE_SCHEMAS) {
     mkdirSync(path, { recursive: true });
-    this.root = open({ path, maxDbs: 32, compression: false });
-    for (const table of Object.keys(TABLES) as Table[]) this.dbs.set(table, this.root.openDB({ name: table }));
+    this.root = open({ path, maxDbs: 64, compression: false });
+    for (const schema of tables) this.dbs.set(schema.name, { db: this.root.openDB({ name: schema.name }), schema });
     this.fences = this.root.openDB({ name: '_fences' });
   }
 
   async init(): Promise<void> {}
 
-  private db(table: Table): Database {
-    const db = this.dbs.get(table);
-    if (!db) throw new Error(`unknown table ${table}`);
-    return db;
+  private table(name: string): { db: Database; schema: TableSchema } {
+    const t = this.dbs.get(name);
+    if (!t) throw new Error(`unknown table ${name}`);
+    return t;
   }
 
-  async get<V>(table: Table, pk: string, ck: Key): Promise<V | undefined> {
-    return this.db(table).get([pk, ck]) as V | undefined;
+  async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
+    return this.table(table).db.get([pk, ck]) as V | undefined;
   }
 
-  async range<V>(table: Table, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
-    const max: Key = TABLES[table] === 'bigint' ? Number.MAX_SAFE_INTEGER : '\uffff\uffff';
-    const min: Key = TABLES[table] === 'bigint' ? Number.MIN_SAFE_INTEGER : '';
+  async range<V>(table: string, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
+    const { db, schema } = this.table(table);
+    const max: Key = schema.ck === 'bigint' ? Number.MAX_SAFE_INTEGER : '\uffff\uffff';
+    const min: Key = schema.ck === 'bigint' ? Number.MIN_SAFE_INTEGER : '';
     const lo = opts.gte ?? min;
     const hi = opts.lte ?? max;
     const limit = opts.limit ?? Infinity;
     const rows: Row<V>[] = [];
     if (limit <= 0 || lo > hi) return rows;
     // lmdb ranges include `start` and exclude `end`; walk inclusively and stop at the far bound.
-    const range = opts.reverse
-      ? this.db(table).getRange({ start: [pk, hi], end: [pk, min], reverse: true })
-      : this.db(table).getRange({ start: [pk, lo], end: [pk, max] });
+    const range = opts.reverse ? db.getRange({ start: [pk, hi], end: [pk, min], reverse: true }) : db.getRange({ start: [pk, lo], end: [pk, max] });
     for (const { key, value } of range) {
       const ck = (key as [string, Key])[1];
       if (opts.reverse ? ck < lo : ck > hi) break;
@@ -51,42 +52,56 @@ export class EmbeddedStore implements Store {
       if (rows.length >= limit) break;
     }
     if (!opts.reverse && rows.length < limit && hi === max) {
-      const last = this.db(table).get([pk, max]);
+      const last = db.get([pk, max]);
       if (last !== undefined) rows.push({ ck: max, value: last as V });
     }
     if (opts.reverse && rows.length < limit && lo === min) {
-      const first = this.db(table).get([pk, min]);
+      const first = db.get([pk, min]);
       if (first !== undefined) rows.push({ ck: min, value: first as V });
     }
     return rows;
   }
 
-  /** One lmdb transaction: every unit is atomic because the whole call is. */
-  async write(ops: WriteOp[], _units?: number[]): Promise<void> {
-    if (ops.length === 0) return;
-    await this.root.transaction(() => {
-      for (const op of ops) {
-        const db = this.db(op.table);
-        if (op.op === 'put') db.put([op.pk, op.ck], op.value);
-        else db.remove([op.pk, op.ck]);
-      }
-    });
-  }
-
-  async claimFence(scope: string, token: number): Promise<boolean> {
-    return this.root.transaction(() => {
+  async claim(scope: string, token: number): Promise<Writer | null> {
+    checkToken(token);
+    const ok = await this.root.transaction(() => {
       const current = (this.fences.get(scope) as number | undefined) ?? 0;
       if (current > token) return false;
       this.fences.put(scope, token);
       return true;
     });
+    if (!ok) return null;
+    // A commit is one transaction: there is never a committed write left to finish.
+    return { scope, token, commit: (ops) => this.commit(scope, token, ops) };
   }
 
-  async fence(scope: string): Promise<number> {
-    return (this.fences.get(scope) as number | undefined) ?? 0;
+  /** One lmdb transaction: the fence check and every op, all or nothing. */
+  private async commit(scope: string, token: number, ops: WriteOp[]): Promise<void> {
+    for (const op of ops) checkKey(this.table(op.table).schema, op.ck);
+    const ok = await this.root.transaction(() => {
+      if (((this.fences.get(scope) as number | undefined) ?? 0) !== token) return false;
+      for (const op of ops) {
+        const { db } = this.table(op.table);
+        if (op.op === 'put') db.put([op.pk, op.ck], op.value);
+        else db.remove([op.pk, op.ck]);
+      }
+      return true;
+    });
+    if (!ok) throw new FencedError(scope);
   }
 
   async close(): Promise<void> {
     await this.root.close();
+  }
+}
+
+function checkToken(token: number): void {
+  if (!Number.isSafeInteger(token) || token < 0) throw new TypeError(`fence token must be a non-negative safe integer, got ${token}`);
+}
+
+/** Bigint tables take safe integers, text tables strings (as Cassandra does). */
+export function checkKey(schema: TableSchema, ck: Key): void {
+  if (schema.ck === 'bigint' ? !Number.isSafeInteger(ck) : typeof ck !== 'string') {
+    throw new TypeError(`${schema.name}: clustering key must be ${schema.ck === 'bigint' ? 'a safe integer' : 'a string'}, got ${JSON.stringify(ck)}`);
   }
 }

@@ -4,35 +4,28 @@
  * JSON value. Reads name a partition: one row, or a slice of one partition in
  * clustering order. There are no scans across partitions.
  *
+ * Tables are declared in `storage/tables.ts` (the catalog), which builds every
+ * key; nothing else concatenates partition keys.
+ *
+ * Writes are fenced. An owner first claims a scope (an actor, `realm:1`, or a
+ * shard's timer cursor, `shard:7`) with the fencing token of its lease and
+ * gets a `Writer`; every write goes through that writer, and the store itself
+ * refuses it once a greater token has claimed the scope. A claim also
+ * completes the writes an earlier owner committed but had not finished
+ * applying, so what the new owner loads is everything ever answered `success`
+ * and nothing an old owner writes afterwards can change it.
+ *
  * Implementations: embedded (lmdb on local disk) and Cassandra. The same test
  * suite (test/store.test.ts) runs against both.
  */
 
 export type Key = number | string;
 
-/** The tables and the type of their clustering key. */
-export const TABLES = {
-  /** pk realm id; ck 'meta' | 'ids': realm settings and the id allocator. */
-  realm_meta: 'text',
-  /** pk realm id; ck user id. */
-  users: 'bigint',
-  /** pk realm id; ck stream id. */
-  channels: 'bigint',
-  /** pk realm id; ck `${streamId}:${userId}`. */
-  subscriptions: 'text',
-  /** pk realm id; ck conversation key (sorted user ids joined by ','). */
-  dm_conversations: 'text',
-  /** pk `${realmId}:${recipientKey}`; ck bucket number. Which buckets hold messages. */
-  recipient_buckets: 'bigint',
-  /** pk `${realmId}:${recipientKey}:${bucket}`; ck message id. */
-  messages: 'bigint',
-  /** pk `${realmId}:${userId}`; ck message id: flags that differ from the default. */
-  user_flags: 'bigint',
-  /** pk `${realmId}:${userId}`; ck 'settings'. */
-  user_state: 'text',
-} as const;
-
-export type Table = keyof typeof TABLES;
+/** A physical table: its name and the type of its clustering key. */
+export interface TableSchema {
+  name: string;
+  ck: 'bigint' | 'text';
+}
 
 export interface Row<V = unknown> {
   ck: Key;
@@ -40,8 +33,8 @@ export interface Row<V = unknown> {
 }
 
 export type WriteOp =
-  | { op: 'put'; table: Table; pk: string; ck: Key; value: unknown }
-  | { op: 'delete'; table: Table; pk: string; ck: Key };
+  | { op: 'put'; table: string; pk: string; ck: Key; value: unknown }
+  | { op: 'delete'; table: string; pk: string; ck: Key };
 
 export interface RangeOptions {
   /** Inclusive lower bound of the clustering key. */
@@ -53,29 +46,37 @@ export interface RangeOptions {
   limit?: number;
 }
 
+/** The right to write one scope, held under one fencing token. */
+export interface Writer {
+  readonly scope: string;
+  readonly token: number;
+  /**
+   * Applies `ops` as one atomic change, as if one after another (a later op
+   * on a row wins), and resolves once it is durable. Rejects with
+   * `FencedError`, having changed nothing, if a greater token has claimed the
+   * scope. Any other rejection leaves the outcome unknown (the writer is then
+   * unusable: claim the scope again, which completes or discards the write).
+   */
+  commit(ops: WriteOp[]): Promise<void>;
+}
+
 export interface Store {
   /** Creates the keyspace and tables if they are missing (idempotent). */
   init(): Promise<void>;
-  get<V>(table: Table, pk: string, ck: Key): Promise<V | undefined>;
-  range<V>(table: Table, pk: string, opts?: RangeOptions): Promise<Row<V>[]>;
+  get<V>(table: string, pk: string, ck: Key): Promise<V | undefined>;
+  range<V>(table: string, pk: string, opts?: RangeOptions): Promise<Row<V>[]>;
   /**
-   * Applies the writes; resolves only once they are durable. `units` gives the
-   * lengths of consecutive runs of `ops` that must each apply atomically (one
-   * actor state change each); by default all of `ops` is one unit.
+   * Takes `scope` for `token`. Resolves null, changing nothing, if a greater
+   * token already holds it. Otherwise every later commit of an older token
+   * is refused, and the writes older owners committed are all applied before
+   * this resolves, so reads afterwards see them. Claiming again with the
+   * same token (an actor reloaded on the same lease) is allowed.
    */
-  write(ops: WriteOp[], units?: number[]): Promise<void>;
-  /**
-   * Fencing: records that `scope` is now owned under `token`. Resolves false
-   * (and changes nothing) if a greater token was already claimed, which means
-   * a newer owner exists and the caller must stop.
-   */
-  claimFence(scope: string, token: number): Promise<boolean>;
-  /** The greatest token claimed for `scope` (0 if none). */
-  fence(scope: string): Promise<number>;
+  claim(scope: string, token: number): Promise<Writer | null>;
   close(): Promise<void>;
 }
 
-/** Thrown by an actor that finds it no longer owns its shard. */
+/** A write refused because a newer owner (a greater fencing token) claimed the scope. Nothing was written. */
 export class FencedError extends Error {
   constructor(scope: string) {
     super(`lost ownership of ${scope}`);

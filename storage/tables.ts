@@ -1,0 +1,395 @@
+/**
+ * The table catalog: every table Parley stores, with its partition and
+ * clustering keys and a zod codec for its rows. No key string is built
+ * anywhere else.
+ *
+ * Codecs give every field added after a table was first written a default, so
+ * old rows read as current records. Rows are decoded on every read; writes are
+ * typed by the codec's output type (and checked against it in check mode).
+ *
+ * Partitions stay bounded as an organization grows: objects the realm numbers
+ * itself (users, channels, scheduled messages) live in partitions of
+ * OBJECT_BUCKET IDs, subscriptions in one partition per channel, direct-message
+ * conversations in one per participant, messages in buckets of MESSAGE_BUCKET
+ * IDs per recipient, and the message locator (message ID -> recipient) in
+ * buckets of MESSAGE_BUCKET IDs per realm.
+ */
+import { z } from 'zod';
+import type { Key, RangeOptions, Store, TableSchema, WriteOp } from './store.ts';
+
+/** Objects numbered by the realm are stored in partitions of this many IDs. */
+export const OBJECT_BUCKET = 1000;
+/** Messages are stored per recipient in partitions of this many message IDs. */
+export const MESSAGE_BUCKET = 10_000;
+export const objectBucket = (id: number): number => Math.floor(id / OBJECT_BUCKET);
+export const messageBucket = (id: number): number => Math.floor(id / MESSAGE_BUCKET);
+
+/** Decodes a stored value; a row that no longer decodes is a bug, reported with its key. */
+function decode<V>(table: string, codec: z.ZodType<V>, pk: string, ck: Key, raw: unknown): V {
+  const r = codec.safeParse(raw);
+  if (!r.success) throw new Error(`${table}/${pk}/${ck}: stored row does not decode: ${r.error.issues[0]?.message}`);
+  return r.data;
+}
+
+/** Check mode (tests): values written are validated against their codec. */
+const checkWrites = process.env.PARLEY_CHECK === '1';
+
+/** One row of a table. */
+export class RowRef<V> {
+  constructor(
+    readonly table: Table<V, never[], never[]>,
+    readonly pk: string,
+    readonly ck: Key,
+  ) {}
+
+  put(value: z.input<z.ZodType<V>> & V): WriteOp {
+    if (checkWrites) decode(this.table.schema.name, this.table.codec, this.pk, this.ck, value);
+    return { op: 'put', table: this.table.schema.name, pk: this.pk, ck: this.ck, value };
+  }
+
+  delete(): WriteOp {
+    return { op: 'delete', table: this.table.schema.name, pk: this.pk, ck: this.ck };
+  }
+
+  async get(store: Store): Promise<V | undefined> {
+    const raw = await store.get<unknown>(this.table.schema.name, this.pk, this.ck);
+    return raw === undefined ? undefined : decode(this.table.schema.name, this.table.codec, this.pk, this.ck, raw);
+  }
+}
+
+/** One partition of a table. */
+export class PartitionRef<V> {
+  constructor(
+    readonly table: Table<V, never[], never[]>,
+    readonly pk: string,
+  ) {}
+
+  async range(store: Store, opts?: RangeOptions): Promise<Array<{ ck: Key; value: V }>> {
+    const rows = await store.range<unknown>(this.table.schema.name, this.pk, opts);
+    return rows.map((r) => ({ ck: r.ck, value: decode(this.table.schema.name, this.table.codec, this.pk, r.ck, r.value) }));
+  }
+
+  /** The decoded values of `range`. */
+  async values(store: Store, opts?: RangeOptions): Promise<V[]> {
+    return (await this.range(store, opts)).map((r) => r.value);
+  }
+}
+
+export interface Table<V, R extends unknown[], P extends unknown[]> {
+  readonly schema: TableSchema;
+  readonly codec: z.ZodType<V>;
+  /** A row, from the arguments that identify it. */
+  at(...args: R): RowRef<V>;
+  /** A partition, from the arguments that identify it. */
+  partition(...args: P): PartitionRef<V>;
+}
+
+interface TableDef<V, R extends unknown[], P extends unknown[]> {
+  name: string;
+  ck: TableSchema['ck'];
+  codec: z.ZodType<V>;
+  /** The partition key. */
+  pk: (...args: P) => string;
+  /** The partition and clustering key of a row. */
+  row: (...args: R) => { pk: string; ck: Key };
+}
+
+const catalog: Table<unknown, never[], never[]>[] = [];
+
+export function defineTable<V, R extends unknown[], P extends unknown[]>(def: TableDef<V, R, P>): Table<V, R, P> {
+  const table: Table<V, R, P> = {
+    schema: { name: def.name, ck: def.ck },
+    codec: def.codec,
+    at: (...args: R) => {
+      const { pk, ck } = def.row(...args);
+      return new RowRef<V>(table as unknown as Table<V, never[], never[]>, pk, ck);
+    },
+    partition: (...args: P) => new PartitionRef<V>(table as unknown as Table<V, never[], never[]>, def.pk(...args)),
+  };
+  catalog.push(table as unknown as Table<unknown, never[], never[]>);
+  return table;
+}
+
+// ---- records ---------------------------------------------------------------
+
+const Id = z.number().int();
+
+/** A group-setting value: a group ID or an explicit set of members and subgroups. */
+export const GroupSettingValue = z.union([Id, z.object({ direct_members: z.array(Id), direct_subgroups: z.array(Id) }).strict()]);
+export type GroupSettingValue = z.infer<typeof GroupSettingValue>;
+
+export const TopicsPolicy = z.enum(['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only']);
+export type TopicsPolicy = z.infer<typeof TopicsPolicy>;
+
+export const RealmMeta = z.object({
+  name: z.string(),
+  stringId: z.string().default(''),
+  dateCreated: Id,
+  topicsPolicy: z.enum(['allow_empty_topic', 'disable_empty_topic']).default('allow_empty_topic'),
+  emptyTopicDisplayName: z.string().default('general chat'),
+  canMentionManyUsersGroup: GroupSettingValue.default(6),
+});
+export type RealmMeta = z.infer<typeof RealmMeta>;
+
+/** The realm's ID counters: each kind of object is numbered on its own. */
+export const Allocator = z.object({
+  user: Id.default(100),
+  channel: Id.default(1),
+  /** Recipients (channels and direct-message conversations) share one sequence, as clients group messages by recipient_id. */
+  recipient: Id.default(1),
+  scheduled: Id.default(1),
+  /** Message IDs below this were reserved by some owner; a new owner starts here. */
+  messageBlockEnd: Id.default(1),
+});
+export type Allocator = z.infer<typeof Allocator>;
+
+export const UserRecord = z.object({
+  id: Id,
+  email: z.string(),
+  fullName: z.string(),
+  role: Id,
+  isBot: z.boolean(),
+  botType: Id.nullable(),
+  botOwnerId: Id.nullable(),
+  isActive: z.boolean(),
+  apiKey: z.string(),
+  passwordHash: z.string().nullable(),
+  dateJoined: z.string(),
+  timezone: z.string().default(''),
+  canCreateUsers: z.boolean().default(false),
+});
+export type UserRecord = z.infer<typeof UserRecord>;
+
+export const CHANNEL_GROUP_SETTINGS = [
+  'can_add_subscribers_group',
+  'can_remove_subscribers_group',
+  'can_administer_channel_group',
+  'can_delete_any_message_group',
+  'can_delete_own_message_group',
+  'can_send_message_group',
+] as const;
+export type ChannelGroupSetting = (typeof CHANNEL_GROUP_SETTINGS)[number];
+
+export const ChannelRecord = z.object({
+  id: Id,
+  recipientId: Id,
+  name: z.string(),
+  description: z.string(),
+  renderedDescription: z.string(),
+  inviteOnly: z.boolean(),
+  isWebPublic: z.boolean(),
+  historyPublicToSubscribers: z.boolean(),
+  messageRetentionDays: Id.nullable(),
+  topicsPolicy: TopicsPolicy.default('inherit'),
+  dateCreated: Id,
+  creatorId: Id.nullable(),
+  isDefault: z.boolean().default(false),
+  firstMessageId: Id.nullable().default(null),
+  folderId: Id.nullable().default(null),
+  isArchived: z.boolean().default(false),
+  groups: z.object(Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((k) => [k, GroupSettingValue])) as Record<ChannelGroupSetting, typeof GroupSettingValue>),
+});
+export type ChannelRecord = z.infer<typeof ChannelRecord>;
+
+export const SubscriptionRecord = z.object({
+  streamId: Id,
+  userId: Id,
+  active: z.boolean(),
+  color: z.string(),
+  pinToTop: z.boolean().default(false),
+  isMuted: z.boolean().default(false),
+  /** First message ID the subscriber received through this subscription. */
+  startMessageId: Id,
+});
+export type SubscriptionRecord = z.infer<typeof SubscriptionRecord>;
+
+export const DmConversation = z.object({
+  /** The participants' IDs, sorted, joined by commas. */
+  key: z.string(),
+  recipientId: Id,
+  userIds: z.array(Id),
+  /** Newest message in the conversation (for recent_private_conversations). */
+  maxMessageId: Id.nullable().default(null),
+});
+export type DmConversation = z.infer<typeof DmConversation>;
+
+/**
+ * A message as stored. It holds IDs only (sender, channel, participants):
+ * names are resolved when the message is formatted, so a rename shows in the
+ * whole history.
+ */
+export const StoredMessage = z.object({
+  id: Id,
+  type: z.enum(['stream', 'private']),
+  streamId: Id.nullable(),
+  topic: z.string(),
+  recipientId: Id,
+  /** `s<streamId>` or `d<sorted participant IDs>`: where the message is stored. */
+  recipientKey: z.string(),
+  senderId: Id,
+  content: z.string(),
+  renderedContent: z.string(),
+  timestamp: Id,
+  client: z.string(),
+  readBySender: z.boolean(),
+  /** Users mentioned by name. */
+  mentions: z.array(Id),
+  /** @all / @everyone / @channel, or @topic. */
+  wildcard: z.enum(['stream', 'topic']).nullable(),
+  /** Every participant of a direct message (sender included), sorted. */
+  dmUserIds: z.array(Id).nullable(),
+});
+export type StoredMessage = z.infer<typeof StoredMessage>;
+
+export const MessageLocation = z.object({ recipientKey: z.string() });
+export type MessageLocation = z.infer<typeof MessageLocation>;
+
+export const ScheduledMessage = z.object({
+  id: Id,
+  senderId: Id,
+  type: z.enum(['stream', 'private']),
+  /** A channel ID, or the recipients' user IDs. */
+  to: z.union([Id, z.array(Id)]),
+  topic: z.string(),
+  content: z.string(),
+  renderedContent: z.string(),
+  deliverAt: Id,
+  readBySender: z.boolean().nullable(),
+  failed: z.boolean().default(false),
+  /** Why delivery failed, when it did. */
+  failure: z.string().nullable().default(null),
+});
+export type ScheduledMessage = z.infer<typeof ScheduledMessage>;
+
+export const TimerRecord = z.object({
+  kind: z.string(),
+  id: Id,
+  name: z.string(),
+  /** When it is due, ms since the epoch. */
+  at: Id,
+  payload: z.unknown(),
+});
+export type TimerRecord = z.infer<typeof TimerRecord>;
+
+export const TimerCursor = z.object({ hour: Id });
+
+export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+
+// ---- tables ---------------------------------------------------------------
+
+/** Timers live in one partition per shard and hour. */
+export const TIMER_HOUR_MS = 3_600_000;
+export const timerHour = (at: number): number => Math.floor(at / TIMER_HOUR_MS);
+/** Timer clustering keys sort by due time: a zero-padded timestamp, then the timer's identity. */
+const timerCk = (at: number, kind: string, id: number, name: string) => `${String(at).padStart(15, '0')}:${kind}:${id}:${name}`;
+
+export const T = {
+  realms: defineTable({
+    name: 'realms',
+    ck: 'text',
+    codec: RealmMeta,
+    pk: (realm: number) => String(realm),
+    row: (realm: number) => ({ pk: String(realm), ck: 'meta' }),
+  }),
+  allocators: defineTable({
+    name: 'allocators',
+    ck: 'text',
+    codec: Allocator,
+    pk: (realm: number) => String(realm),
+    row: (realm: number) => ({ pk: String(realm), ck: 'ids' }),
+  }),
+  users: defineTable({
+    name: 'users',
+    ck: 'bigint',
+    codec: UserRecord,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${objectBucket(userId)}`, ck: userId }),
+  }),
+  channels: defineTable({
+    name: 'channels',
+    ck: 'bigint',
+    codec: ChannelRecord,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, channelId: number) => ({ pk: `${realm}:${objectBucket(channelId)}`, ck: channelId }),
+  }),
+  subscriptions: defineTable({
+    name: 'subscriptions',
+    ck: 'bigint',
+    codec: SubscriptionRecord,
+    pk: (realm: number, channelId: number) => `${realm}:${channelId}`,
+    row: (realm: number, channelId: number, userId: number) => ({ pk: `${realm}:${channelId}`, ck: userId }),
+  }),
+  dmConversations: defineTable({
+    name: 'dm_conversations',
+    ck: 'text',
+    codec: DmConversation,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, key: string) => ({ pk: `${realm}:${userId}`, ck: key }),
+  }),
+  recipientBuckets: defineTable({
+    name: 'recipient_buckets',
+    ck: 'bigint',
+    codec: z.literal(1),
+    pk: (realm: number, recipientKey: string) => `${realm}:${recipientKey}`,
+    row: (realm: number, recipientKey: string, bucket: number) => ({ pk: `${realm}:${recipientKey}`, ck: bucket }),
+  }),
+  messages: defineTable({
+    name: 'messages',
+    ck: 'bigint',
+    codec: StoredMessage,
+    pk: (realm: number, recipientKey: string, bucket: number) => `${realm}:${recipientKey}:${bucket}`,
+    row: (realm: number, recipientKey: string, id: number) => ({ pk: `${realm}:${recipientKey}:${messageBucket(id)}`, ck: id }),
+  }),
+  messageLocator: defineTable({
+    name: 'message_locator',
+    ck: 'bigint',
+    codec: MessageLocation,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, id: number) => ({ pk: `${realm}:${messageBucket(id)}`, ck: id }),
+  }),
+  userFlags: defineTable({
+    name: 'user_flags',
+    ck: 'bigint',
+    codec: z.array(z.string()),
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, messageId: number) => ({ pk: `${realm}:${userId}`, ck: messageId }),
+  }),
+  userSettings: defineTable({
+    name: 'user_settings',
+    ck: 'text',
+    codec: UserSettingsRow,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'settings' }),
+  }),
+  scheduledMessages: defineTable({
+    name: 'scheduled_messages',
+    ck: 'bigint',
+    codec: ScheduledMessage,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
+  }),
+  timers: defineTable({
+    name: 'timers',
+    ck: 'text',
+    codec: TimerRecord,
+    pk: (shard: number, hour: number) => `${shard}:${hour}`,
+    row: (shard: number, t: { at: number; kind: string; id: number; name: string }) => ({ pk: `${shard}:${timerHour(t.at)}`, ck: timerCk(t.at, t.kind, t.id, t.name) }),
+  }),
+  timerCursors: defineTable({
+    name: 'timer_cursors',
+    ck: 'text',
+    codec: TimerCursor,
+    pk: (shard: number) => String(shard),
+    row: (shard: number) => ({ pk: String(shard), ck: 'cursor' }),
+  }),
+};
+
+/** Every physical table, for the stores to create. */
+export const TABLE_SCHEMAS: readonly TableSchema[] = catalog.map((t) => t.schema);
+
+/** The schema of a table by name (stores check keys against it). */
+export function tableSchema(name: string): TableSchema {
+  const s = TABLE_SCHEMAS.find((x) => x.name === name);
+  if (!s) throw new Error(`unknown table ${name}`);
+  return s;
+}
