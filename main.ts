@@ -14,7 +14,7 @@ log.info({ mode: config.mode, port: parley.port }, 'parley started');
 process.stdout.write(`Parley (${config.mode}, role ${config.role}) listening on http://${config.host}:${parley.port}\n`);
 
 if (config.seedDemo && config.role !== 'actors') {
-  const creds = await seedDemo(parley.bus, config.shards, config.requestTimeoutMs);
+  const creds = await seedDemo(parley.actors);
   // With PARLEY_PORT=0 the port is only known now.
   const site = process.env.PARLEY_SITE_URL ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${parley.port}`;
   const files = writeZuliprcs(config.demoDir, site, creds);

@@ -1,18 +1,25 @@
 /**
- * How records look on the wire (the API's user, subscription and message
- * objects). Shared by the realm, user and queue actors so that a register
- * snapshot, a fetch and an event always agree.
+ * How records look on the wire (the API's user, channel, subscription and
+ * message objects), typed by the strict schemas of `events/schema.ts`. Shared
+ * by the realm, user and queue actors so that a register snapshot, a fetch and
+ * an event always agree.
  */
 import { createHash } from 'node:crypto';
-import type { ChannelRecord, StoredMessage, SubscriptionRecord, UserRecord } from './model.ts';
+import type { ChannelRecord, StoredMessage, SubscriptionRecord, UserRecord } from '../storage/tables.ts';
+import type { Directory } from './events/delivery.ts';
+import type { ChannelObject, MessageObject, SubscriptionObject, UserObject } from './events/schema.ts';
+import { GROUP_ID, Role } from './model.ts';
 
-export function avatarUrl(email: string, clientExtavatar: boolean): string | null {
-  if (clientExtavatar) return null;
+/** Whether the client computes avatar URLs itself (`client_extavatar`, legacy `client_gravatar`); Zulip's default is true. */
+export const clientExtavatar = (p: { client_extavatar?: boolean; client_gravatar?: boolean }): boolean => p.client_extavatar ?? p.client_gravatar ?? true;
+
+export function avatarUrl(email: string, extavatar: boolean): string | null {
+  if (extavatar) return null;
   const hash = createHash('md5').update(email.toLowerCase()).digest('hex');
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
 }
 
-export function formatUser(u: UserRecord, clientExtavatar: boolean): Record<string, unknown> {
+export function formatUser(u: UserRecord, extavatar: boolean): UserObject {
   return {
     user_id: u.id,
     delivery_email: u.email,
@@ -20,21 +27,31 @@ export function formatUser(u: UserRecord, clientExtavatar: boolean): Record<stri
     full_name: u.fullName,
     date_joined: u.dateJoined,
     is_active: u.isActive,
-    is_owner: u.role === 100,
-    is_admin: u.role <= 200,
-    is_guest: u.role === 600,
+    is_owner: u.role === Role.OWNER,
+    is_admin: u.role <= Role.ADMIN,
+    is_guest: u.role === Role.GUEST,
     is_bot: u.isBot,
     bot_type: u.botType,
-    bot_owner_id: u.isBot ? u.botOwnerId : null,
-    role: u.role,
+    ...(u.isBot ? { bot_owner_id: u.botOwnerId } : {}),
+    role: u.role as UserObject['role'],
     timezone: u.timezone,
-    avatar_url: avatarUrl(u.email, clientExtavatar),
+    avatar_url: avatarUrl(u.email, extavatar),
     avatar_version: 1,
     is_imported_stub: false,
   };
 }
 
-export function formatChannel(c: ChannelRecord): Record<string, unknown> {
+/** The deprecated `stream_post_policy` that matches `can_send_message_group` (1 when it matches none). */
+function streamPostPolicy(c: ChannelRecord): ChannelObject['stream_post_policy'] {
+  const g = c.groups.can_send_message_group;
+  if (g === GROUP_ID['role:administrators']) return 2;
+  if (g === GROUP_ID['role:fullmembers']) return 3;
+  if (g === GROUP_ID['role:moderators']) return 4;
+  return 1;
+}
+
+export function formatChannel(c: ChannelRecord): ChannelObject {
+  const policy = streamPostPolicy(c);
   return {
     stream_id: c.id,
     name: c.name,
@@ -44,21 +61,21 @@ export function formatChannel(c: ChannelRecord): Record<string, unknown> {
     creator_id: c.creatorId,
     invite_only: c.inviteOnly,
     is_web_public: c.isWebPublic,
-    is_announcement_only: false,
-    stream_post_policy: 1,
+    is_announcement_only: policy === 2,
+    stream_post_policy: policy,
     message_retention_days: c.messageRetentionDays,
     history_public_to_subscribers: c.historyPublicToSubscribers,
     first_message_id: c.firstMessageId,
-    folder_id: null,
+    folder_id: c.folderId,
     topics_policy: c.topicsPolicy,
-    is_archived: false,
+    is_archived: c.isArchived,
     is_recently_active: true,
     stream_weekly_traffic: null,
     ...c.groups,
   };
 }
 
-export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subscribers?: number[]): Record<string, unknown> {
+export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subscribers?: number[]): SubscriptionObject {
   return {
     ...formatChannel(c),
     ...(subscribers ? { subscribers } : {}),
@@ -84,14 +101,22 @@ export function defaultFlags(m: StoredMessage, userId: number): string[] {
   return flags;
 }
 
-export function formatMessage(m: StoredMessage, opts: { applyMarkdown: boolean; clientExtavatar: boolean }): Record<string, unknown> {
+export interface MessageFormat {
+  applyMarkdown: boolean;
+  clientExtavatar: boolean;
+}
+
+/** Formats a stored message with the names in `names` (which must hold its sender, participants and channel). */
+export function formatMessage(m: StoredMessage, names: Directory, opts: MessageFormat): MessageObject {
+  const person = (id: number) => names.users[id] ?? { email: `user${id}@unknown.invalid`, full_name: 'Unknown user' };
+  const sender = person(m.senderId);
   return {
     id: m.id,
     sender_id: m.senderId,
-    sender_email: m.senderEmail,
-    sender_full_name: m.senderFullName,
-    sender_realm_str: m.senderRealmStr,
-    avatar_url: avatarUrl(m.senderEmail, opts.clientExtavatar),
+    sender_email: sender.email,
+    sender_full_name: sender.full_name,
+    sender_realm_str: names.realmStr,
+    avatar_url: avatarUrl(sender.email, opts.clientExtavatar),
     client: m.client,
     content: opts.applyMarkdown ? m.renderedContent : m.content,
     content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',
@@ -99,8 +124,11 @@ export function formatMessage(m: StoredMessage, opts: { applyMarkdown: boolean; 
     topic_links: [],
     timestamp: m.timestamp,
     type: m.type,
-    ...(m.type === 'stream' ? { stream_id: m.streamId } : {}),
-    display_recipient: m.type === 'stream' ? m.streamName : m.dmRecipients?.map((r) => ({ ...r, is_mirror_dummy: false })),
+    ...(m.type === 'stream' ? { stream_id: m.streamId! } : {}),
+    display_recipient:
+      m.type === 'stream'
+        ? (names.channels[m.streamId!] ?? '')
+        : (m.dmUserIds ?? []).map((id) => ({ id, email: person(id).email, full_name: person(id).full_name, is_mirror_dummy: false })),
     recipient_id: m.recipientId,
     reactions: [],
     submessages: [],

@@ -4,39 +4,46 @@
  *
  * Actors are grouped into shards. A node that holds a shard's lease serves
  * `parley.shard.<s>.>` and takes `parley.events.<s>`; callers compute the
- * shard from the actor's key, so any gateway can reach any actor.
+ * shard from the actor's placement key (its kind's `ActorRef`), so any
+ * gateway can reach any actor.
  */
 import { fnv1a } from '../lib/hash.ts';
 
-export type ActorKind = 'realm' | 'user' | 'queue';
-
-/** Which shard an actor lives in. Queue actors share their user's shard. */
-export function shardOf(kind: ActorKind, id: number, shards: number): number {
-  const key = kind === 'realm' ? `realm:${id}` : `user:${id}`;
-  return fnv1a(key) % shards;
+/** Which shard a placement key lives in. */
+export function shardOf(placement: string, shards: number): number {
+  return fnv1a(placement) % shards;
 }
 
+/** Actor IDs are words of digits and colons (`1`, `1:100`): valid in one subject token. */
+const ACTOR_ID = /^[0-9]+(:[0-9]+)*$/;
+const KIND = /^[a-z][a-z_]*$/;
+
 export const subjects = {
-  realm: (shard: number, realmId: number) => `parley.shard.${shard}.realm.${realmId}`,
-  user: (shard: number, userId: number) => `parley.shard.${shard}.user.${userId}`,
-  queue: (shard: number, userId: number) => `parley.shard.${shard}.queue.${userId}`,
+  actor: (shard: number, kind: string, id: string) => {
+    if (!KIND.test(kind) || !ACTOR_ID.test(id)) throw new Error(`bad actor address ${kind} ${id}`);
+    return `parley.shard.${shard}.${kind}.${id}`;
+  },
   /** Everything a shard owner serves (requests to the shard's actors). */
   shardAll: (shard: number) => `parley.shard.${shard}.>`,
-  /** Events for the queue actors of one shard (published, not requested). */
+  /** Events for the per-shard actors of one shard (published, not requested). */
   events: (shard: number) => `parley.events.${shard}`,
-  /** Public-channel messages for every node's all_public_streams queues (broadcast). */
-  publicMessages: (realmId: number) => `parley.public.${realmId}`,
-  publicMessagesAll: 'parley.public.>',
+  /** Events every node takes (e.g. public-channel messages for all_public_streams queues). */
+  broadcast: (realmId: number) => `parley.broadcast.${realmId}`,
+  broadcastAll: 'parley.broadcast.>',
 } as const;
 
 /** Splits `parley.shard.<s>.<kind>.<id>` into its parts, or null if it is not one. */
-export function parseShardSubject(subject: string): { shard: number; kind: ActorKind; id: number } | null {
+export function parseShardSubject(subject: string): { shard: number; kind: string; id: string } | null {
   const parts = subject.split('.');
   if (parts.length !== 5 || parts[0] !== 'parley' || parts[1] !== 'shard') return null;
-  const kind = parts[3];
-  if (kind !== 'realm' && kind !== 'user' && kind !== 'queue') return null;
-  const shard = Number(parts[2]);
-  const id = Number(parts[4]);
-  if (!Number.isInteger(shard) || !Number.isInteger(id)) return null;
+  const [, , s, kind, id] = parts as [string, string, string, string, string];
+  const shard = Number(s);
+  if (!Number.isInteger(shard) || !KIND.test(kind) || !ACTOR_ID.test(id)) return null;
   return { shard, kind, id };
 }
+
+/**
+ * The placement key of a user's actors (their user actor and the queue actor
+ * holding their event queues): events for a user go to that shard.
+ */
+export const userPlacement = (realmId: number, userId: number): string => `user:${realmId}:${userId}`;

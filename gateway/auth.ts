@@ -2,9 +2,10 @@
  * HTTP Basic authentication: the user name is the API email, the password
  * the API key. The realm actor checks them; the gateway keeps no state.
  */
-import type { Caller } from '../actors/protocol.ts';
+import { realmActorId, realmRef } from '../actors/realm/ref.ts';
+import type { Authenticated } from '../actors/realm/users.ts';
+import type { ActorClient } from '../actors/runtime/client.ts';
 import { ApiError, unauthorized } from '../lib/errors.ts';
-import type { ActorClient } from './actors.ts';
 
 export interface Credentials {
   email: string;
@@ -32,24 +33,24 @@ export function parseBasic(header: string): Credentials | null {
  * nothing depends on it being warm.
  */
 export class AuthCache {
-  private entries = new Map<string, { caller: Caller; expires: number }>();
+  private entries = new Map<string, { user: Authenticated; expires: number }>();
 
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
   ) {}
 
-  async authenticate(actors: ActorClient, realmId: number, header: string): Promise<Caller> {
+  async authenticate(actors: ActorClient, realmId: number, header: string): Promise<Authenticated> {
     const hit = this.entries.get(header);
-    if (hit && hit.expires > Date.now()) return hit.caller;
+    if (hit && hit.expires > Date.now()) return hit.user;
     const creds = parseBasic(header);
     if (!creds) throw unauthorized('Missing authorization header for basic auth');
-    const caller = await actors.realm<Caller>(realmId, { type: 'authenticate', email: creds.email, apiKey: creds.apiKey });
+    const user = await actors.call(realmRef, realmActorId(realmId), { type: 'authenticate', caller: { realmId, userId: null }, email: creds.email, apiKey: creds.apiKey });
     if (this.ttlMs > 0) {
       this.entries.delete(header);
       if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(header, { caller, expires: Date.now() + this.ttlMs });
+      this.entries.set(header, { user, expires: Date.now() + this.ttlMs });
     }
-    return caller;
+    return user;
   }
 }

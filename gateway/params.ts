@@ -125,6 +125,19 @@ export const idsOrNames = () =>
 
 export type ParamShape = Record<string, z.ZodType>;
 
+const UNSUPPORTED = new WeakSet<z.ZodType>();
+
+/**
+ * A parameter the API defines but this server does not act on (yet): it is
+ * validated like any other, and when a request carries it, it is named in
+ * `ignored_parameters_unsupported` so the client knows it had no effect.
+ */
+export function unsupported<T extends z.ZodType>(schema: T): T {
+  const marked = schema.optional() as unknown as T;
+  UNSUPPORTED.add(marked);
+  return marked;
+}
+
 /** Validates raw parameters; unknown ones are returned for ignored_parameters_unsupported. */
 // One object schema per route: zod compiles a fast path for each new schema,
 // so building it per request would redo that work every time.
@@ -136,8 +149,11 @@ export function validateParams<S extends ParamShape>(shape: S, raw: RawParams): 
   const input: Record<string, string> = {};
   const ignored: string[] = [];
   for (const [k, v] of raw) {
-    if (k in shape) input[k] = v;
-    else ignored.push(k);
+    if (!(k in shape)) ignored.push(k);
+    else {
+      input[k] = v;
+      if (UNSUPPORTED.has(shape[k]!)) ignored.push(k);
+    }
   }
   const r = schema.safeParse(input);
   if (!r.success) {

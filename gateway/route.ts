@@ -1,31 +1,33 @@
 /** A route: its method and path, its parameters' schema, and its handler. */
 import type { z } from 'zod';
-import type { Caller } from '../actors/protocol.ts';
-import type { ActorClient } from './actors.ts';
+import type { ActorClient, RawJson } from '../actors/runtime/client.ts';
+import type { Caller } from '../actors/runtime/action.ts';
+import type { Authenticated } from '../actors/realm/users.ts';
 import type { ParamShape } from './params.ts';
 
 export interface CallContext {
   /** The authenticated user; null only on routes declared `auth: 'none'`. */
-  caller: Caller | null;
+  user: Authenticated | null;
   realmId: number;
   actors: ActorClient;
   /** Client name from the User-Agent (`ZulipPython/0.9` gives `ZulipPython`). */
   client: string;
   /** Tunables the routes need (long-poll timeout, queue lifetime). */
   limits: { longPollTimeoutMs: number; queueIdleSecs: number };
-}
-
-/** An actor's reply as JSON text, passed into the HTTP answer without decoding. */
-export class RawJson {
-  constructor(readonly text: string) {}
+  /** The feature level this server implements (`lib/features.ts`). */
+  featureLevel: number;
 }
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** A handler's reply may name more ignored parameters (parts of a parameter, such as unhonored client capabilities) under this key. */
+export const IGNORED = Symbol('ignored');
+
 export interface Route<S extends ParamShape = ParamShape> {
   method: Method;
+  /** The path under /api/v1; `{name}` segments are path parameters, passed with the others. */
   path: string;
-  /** `none`: no credentials needed (the handler gets no caller). */
+  /** `none`: no credentials needed (the handler gets no user). */
   auth: 'required' | 'none';
   params: S;
   handle(ctx: CallContext, params: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown> | RawJson>;
@@ -34,8 +36,17 @@ export interface Route<S extends ParamShape = ParamShape> {
 /** Declares a route with its parameter types inferred from its schema. */
 export const route = <S extends ParamShape>(r: Route<S>): Route => r as unknown as Route;
 
-/** The caller of a route that requires authentication. */
-export function me(ctx: CallContext): Caller {
-  if (!ctx.caller) throw new Error('route requires authentication but has no caller');
-  return ctx.caller;
+/** The authenticated user of a route that requires authentication. */
+export function me(ctx: CallContext): Authenticated {
+  if (!ctx.user) throw new Error('route requires authentication but has no user');
+  return ctx.user;
 }
+
+/** The caller field of an actor message sent on behalf of the authenticated user. */
+export function caller(ctx: CallContext): Caller {
+  const u = me(ctx);
+  return { realmId: u.realmId, userId: u.userId };
+}
+
+/** The caller field of an actor message sent by the server itself (no user). */
+export const serverCaller = (ctx: CallContext): Caller => ({ realmId: ctx.realmId, userId: null });

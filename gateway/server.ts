@@ -5,18 +5,49 @@
  */
 import uWS from 'uWebSockets.js';
 import type { Logger } from 'pino';
+import { type ActorClient, RawJson } from '../actors/runtime/client.ts';
 import { ApiError, asApiError } from '../lib/errors.ts';
-import type { ActorClient } from './actors.ts';
+import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
-import { collectParams, validateParams } from './params.ts';
-import { type CallContext, RawJson, type Route } from './route.ts';
-import { deleteQueue, getEvents, register } from './routes/events.ts';
-import { getMessages, sendMessage } from './routes/messages.ts';
-import { listSubscriptions, subscribe } from './routes/subscriptions.ts';
-import { createUser, listUsers, serverSettings } from './routes/users.ts';
+import { collectParams, type RawParams, validateParams } from './params.ts';
+import { type CallContext, IGNORED, type Route } from './route.ts';
+import { ROUTES } from './routes/index.ts';
+import { getEvents } from './routes/events.ts';
 
-export const ROUTES: Route[] = [sendMessage, getMessages, subscribe, listSubscriptions, register, getEvents, deleteQueue, listUsers, createUser, serverSettings];
+export { ROUTES };
+
+/** Routes by method, matched segment by segment; `{name}` segments capture path parameters. */
+class Router {
+  private routes: Array<{ route: Route; segments: string[] }> = [];
+
+  add(route: Route): void {
+    this.routes.push({ route, segments: route.path.split('/').filter(Boolean) });
+  }
+
+  /** The routes of a path by method, with the path parameters, or null when no route has this path. */
+  match(path: string): Map<string, { route: Route; params: RawParams }> | null {
+    const parts = path.split('/').filter(Boolean);
+    const found = new Map<string, { route: Route; params: RawParams }>();
+    for (const { route, segments } of this.routes) {
+      if (segments.length !== parts.length || found.has(route.method)) continue;
+      const params: RawParams = new Map();
+      let ok = true;
+      for (let i = 0; i < segments.length && ok; i++) {
+        const seg = segments[i]!;
+        if (seg.startsWith('{') && seg.endsWith('}')) {
+          try {
+            params.set(seg.slice(1, -1), decodeURIComponent(parts[i]!));
+          } catch {
+            ok = false;
+          }
+        } else ok = seg === parts[i];
+      }
+      if (ok) found.set(route.method, { route, params });
+    }
+    return found.size ? found : null;
+  }
+}
 
 export interface GatewayOptions {
   host: string;
@@ -46,7 +77,10 @@ function clientName(userAgent: string): string {
 }
 
 export class Gateway {
-  private table = new Map<string, Map<string, Route>>();
+  private router = new Router();
+  /** What this gateway serves, as `METHOD /path`, and the feature level that follows (`lib/features.ts`). */
+  readonly served: ReadonlySet<string>;
+  readonly featureLevel: number;
   private listenSocket: uWS.us_listen_socket | null = null;
   private app: uWS.TemplatedApp;
   private draining = false;
@@ -62,11 +96,9 @@ export class Gateway {
   ) {
     if (typeof uWS.getParts !== 'function') throw new Error('uWebSockets.js native binary did not load');
     this.auth = new AuthCache(opts.authCacheMs ?? 0);
-    for (const r of routes) {
-      const byMethod = this.table.get(r.path) ?? new Map<string, Route>();
-      byMethod.set(r.method, r);
-      this.table.set(r.path, byMethod);
-    }
+    for (const r of routes) this.router.add(r);
+    this.served = new Set(routes.map((r) => `${r.method} ${r.path}`));
+    this.featureLevel = featureLevel(this.served);
     this.app = uWS.App().any('/*', (res, req) => {
       const info = readRequest(req);
       const reply = new Reply(res);
@@ -108,19 +140,23 @@ export class Gateway {
         const ready = !this.draining && this.opts.ready();
         return reply.json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
       }
-      const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.table.get(info.url.slice(PREFIX.length).replace(/\/+$/, '')) : undefined;
+      const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
       if (!byMethod) throw new ApiError('BAD_REQUEST', 'Not Found', 404);
-      const route = byMethod.get(info.method);
-      if (!route) throw new ApiError('BAD_REQUEST', `Method Not Allowed (allowed: ${[...byMethod.keys()].join(', ')})`, 405);
-      const caller = route.auth === 'required' ? await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization) : null;
+      const matched = byMethod.get(info.method);
+      if (!matched) throw new ApiError('BAD_REQUEST', `Method Not Allowed (allowed: ${[...byMethod.keys()].join(', ')})`, 405);
+      const route = matched.route;
+      const user = route.auth === 'required' ? await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization) : null;
       const raw = await collectParams(info.query, info.contentType, body);
+      // Path parameters win over any parameter of the same name in the query or body.
+      for (const [k, v] of matched.params) raw.set(k, v);
       const { params, ignored } = validateParams(route.params, raw);
       const ctx: CallContext = {
-        caller,
+        user,
         realmId: this.opts.realmId,
         actors: this.actors,
         client: clientName(info.userAgent),
         limits: { longPollTimeoutMs: this.opts.longPollTimeoutMs, queueIdleSecs: this.opts.queueIdleSecs },
+        featureLevel: this.featureLevel,
       };
       const queueId = route === getEvents ? (params as { queue_id?: string }).queue_id : undefined;
       if (queueId !== undefined) this.polls.set(reply, queueId);
@@ -130,7 +166,8 @@ export class Gateway {
       } finally {
         if (queueId !== undefined) this.polls.delete(reply);
       }
-      const extra = ignored.length ? { ignored_parameters_unsupported: ignored } : {};
+      const more = [...ignored, ...((data as { [IGNORED]?: string[] })[IGNORED] ?? [])];
+      const extra = more.length ? { ignored_parameters_unsupported: more } : {};
       if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra));
       else reply.json(200, { result: 'success', msg: '', ...data, ...extra });
     } catch (err) {

@@ -10,7 +10,8 @@ import type { Leases } from '../actors/runtime/leases.ts';
 import { LocalLeases } from '../actors/runtime/leases.ts';
 import { LocalBus } from '../actors/runtime/local-bus.ts';
 import { ActorNode } from '../actors/runtime/node.ts';
-import { ActorClient } from '../gateway/actors.ts';
+import '../actors/index.ts';
+import { ActorClient } from '../actors/runtime/client.ts';
 import { Gateway } from '../gateway/server.ts';
 import type { Store } from '../storage/store.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
@@ -20,6 +21,7 @@ import { log } from './log.ts';
 
 export interface Parley {
   bus: Bus;
+  actors: ActorClient;
   node: ActorNode | null;
   gateway: Gateway | null;
   port: number | null;
@@ -64,13 +66,13 @@ export async function startParley(config: Config): Promise<Parley> {
   const backends = config.mode === 'embedded' ? await embeddedBackends(config) : await clusterBackends(config);
   const { bus } = backends;
   let node: ActorNode | null = null;
+  const actors = new ActorClient(bus, config.shards, config.requestTimeoutMs);
   if (config.role !== 'gateway' && backends.leases && backends.store) {
     const nodeId = config.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    node = new ActorNode(bus, backends.leases, backends.store, {
+    node = new ActorNode(bus, backends.leases, backends.store, actors, {
       nodeId,
       shards: config.shards,
       siteUrl: config.siteUrl,
-      requestTimeoutMs: config.requestTimeoutMs,
       heartbeatSecs: config.heartbeatSecs,
     }, log.child({ component: 'actors', nodeId }));
     await node.start();
@@ -78,7 +80,6 @@ export async function startParley(config: Config): Promise<Parley> {
   const leases = backends.leases;
   let gateway: Gateway | null = null;
   let port: number | null = null;
-  const actors = new ActorClient(bus, config.shards, config.requestTimeoutMs);
   if (config.role !== 'actors') {
     gateway = new Gateway(actors, {
       host: config.host,
@@ -102,6 +103,7 @@ export async function startParley(config: Config): Promise<Parley> {
   }
   return {
     bus,
+    actors,
     node,
     gateway,
     port,

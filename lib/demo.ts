@@ -5,11 +5,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Bus } from '../actors/runtime/bus.ts';
-import { BusError } from '../actors/runtime/bus.ts';
-import { shardOf, subjects } from '../actors/subjects.ts';
 import { Role } from '../actors/model.ts';
-import { ActorClient } from '../gateway/actors.ts';
+import { realmActorId, realmRef } from '../actors/realm/ref.ts';
+import type { ActorClient } from '../actors/runtime/client.ts';
 import { ApiError } from './errors.ts';
 
 export const DEMO_REALM_ID = 1;
@@ -31,39 +29,33 @@ export interface DemoCredential {
   isBot: boolean;
 }
 
-interface Bootstrapped {
-  users: Array<{ email: string; apiKey: string; fullName: string; role: number; isBot: boolean }>;
-}
-
 /** Creates the demo realm if it is empty (idempotent) and returns every demo user's credentials. */
-export async function seedDemo(bus: Bus, shards: number, timeoutMs: number, deadlineMs = 60_000): Promise<DemoCredential[]> {
-  const subject = subjects.realm(shardOf('realm', DEMO_REALM_ID, shards), DEMO_REALM_ID);
+export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promise<DemoCredential[]> {
+  const realm = realmActorId(DEMO_REALM_ID);
+  const server = { realmId: DEMO_REALM_ID, userId: null };
   const started = Date.now();
-  let result: Bootstrapped | undefined;
+  let result;
   // In cluster mode the realm's shard may not have an owner yet: retry until it does.
   while (!result) {
     try {
-      result = (await bus.request(subject, { type: 'bootstrap', name: 'Parley Demo', users: DEMO_USERS.map(({ key: _k, ...u }) => u) }, timeoutMs)) as Bootstrapped;
+      result = await actors.call(realmRef, realm, { type: 'bootstrap', caller: server, name: 'Parley Demo', users: DEMO_USERS.map(({ key: _k, ...u }) => u) });
     } catch (err) {
-      const retryable = err instanceof BusError || (err instanceof ApiError && err.status === 503);
-      if (!retryable || Date.now() - started > deadlineMs) throw err;
+      if (!(err instanceof ApiError && err.status === 503) || Date.now() - started > deadlineMs) throw err;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
   const creds = DEMO_USERS.map((spec) => {
-    const u = result.users.find((x) => x.email === spec.email);
+    const u = result.users.find((x: { email: string }) => x.email === spec.email);
     if (!u) throw new Error(`demo user ${spec.email} missing`);
-    return { key: spec.key, ...u };
+    return { key: spec.key, email: u.email, apiKey: u.apiKey, fullName: u.fullName, role: u.role, isBot: u.isBot, userId: u.userId };
   });
   const owner = creds[0]!;
-  const actors = new ActorClient(bus, shards, timeoutMs);
-  await actors.realm(DEMO_REALM_ID, {
+  await actors.call(realmRef, realm, {
     type: 'subscribe',
-    actorId: (await actors.realm<{ userId: number }>(DEMO_REALM_ID, { type: 'authenticate', email: owner.email, apiKey: owner.apiKey })).userId,
+    caller: { realmId: DEMO_REALM_ID, userId: owner.userId },
     subscriptions: [{ name: 'general', description: 'Everyone, everything.' }],
     principals: creds.map((c) => c.email),
     authorizationErrorsFatal: true,
-    announce: false,
     inviteOnly: false,
     isWebPublic: false,
     isDefaultStream: true,

@@ -27,6 +27,8 @@ export interface WireError {
   msg: string;
   status: number;
   extra?: ErrorExtra;
+  /** Internal: the request was not run and may be sent again (a shard moving). Never shown to clients. */
+  retryable?: boolean;
 }
 
 /** An error the API reports in its envelope. */
@@ -37,17 +39,24 @@ export class ApiError extends Error {
     readonly status: number = 400,
     readonly extra: ErrorExtra = {},
     readonly headers: Record<string, string> = {},
+    /** Internal: nothing was done, so the caller may send the request again (see `shardMoving`). */
+    readonly retryable = false,
   ) {
     super(msg);
     this.name = 'ApiError';
   }
 
   toWire(): WireError {
-    return { code: this.code, msg: this.message, status: this.status, extra: this.extra };
+    return { code: this.code, msg: this.message, status: this.status, extra: this.extra, ...(this.retryable ? { retryable: true } : {}) };
   }
 
   static fromWire(w: WireError): ApiError {
-    return new ApiError(w.code, w.msg, w.status, w.extra ?? {}, statusHeaders(w.status));
+    return new ApiError(w.code, w.msg, w.status, w.extra ?? {}, statusHeaders(w.status), w.retryable === true);
+  }
+
+  /** The same error without the internal retry hint, as a client gets it. */
+  forClient(): ApiError {
+    return this.retryable ? new ApiError(this.code, this.message, this.status, this.extra, this.headers) : this;
   }
 
   envelope(): Record<string, unknown> {
@@ -97,7 +106,7 @@ export const unauthorized = (msg: string): ApiError => new ApiError('UNAUTHORIZE
 export const unavailable = (msg: string, extra: ErrorExtra = {}): ApiError => new ApiError('SERVICE_UNAVAILABLE', msg, 503, extra, statusHeaders(503));
 
 /** This node does not (or no longer) own the shard and did nothing: the caller may retry at once. */
-export const shardMoving = (): ApiError => unavailable('Shard is moving; try again', { retryable: true });
+export const shardMoving = (): ApiError => new ApiError('SERVICE_UNAVAILABLE', 'Shard is moving; try again', 503, {}, statusHeaders(503), true);
 
 /** Normalizes anything thrown into an ApiError; unknown errors become a 500. */
 export function asApiError(err: unknown): ApiError {

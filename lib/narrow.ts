@@ -2,30 +2,33 @@
  * The narrow language shared by GET /messages, POST /register and the queue
  * actors: parsing (with legacy `[operator, operand]` pairs and legacy operator
  * names) and matching a message against a narrow.
+ *
+ * Matching works on resolved narrows: the realm actor first turns every
+ * operand that names a channel or a person into IDs (`resolveNarrow` in
+ * `actors/realm/messages.ts`), so a message is matched by its IDs alone and a
+ * rename changes nothing.
  */
+import { z } from 'zod';
 import { badNarrow } from './errors.ts';
 
-export interface NarrowTerm {
-  operator: string;
-  operand: string | number | number[];
-  negated: boolean;
-}
+export const NarrowTermSchema = z.object({
+  operator: z.string(),
+  operand: z.union([z.string(), z.number().int(), z.array(z.number().int())]),
+  negated: z.boolean(),
+});
+export type NarrowTerm = z.infer<typeof NarrowTermSchema>;
 
-/** What the matcher needs to know of a message (built from a stored row or an event). */
+/** What the matcher needs to know of a message (built from a stored row). */
 export interface MessageView {
   id: number;
   type: 'stream' | 'private';
   streamId: number | null;
-  streamName: string | null;
   topic: string;
   senderId: number;
-  senderEmail: string;
   /** Every participant of a direct message, the sender included. */
-  dmUserIds: number[];
-  dmEmails: string[];
+  dmUserIds: number[] | null;
   content: string;
   flags: string[];
-  streamIsPublic: boolean;
 }
 
 const ALIASES: Record<string, string> = {
@@ -39,14 +42,22 @@ const ALIASES: Record<string, string> = {
 const OPERATORS = new Set([
   'channel', 'channels', 'topic', 'sender', 'dm', 'dm-including', 'is', 'has', 'search', 'id', 'near', 'with',
 ]);
-const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'unread', 'mentioned', 'resolved', 'alerted', 'followed', 'muted']);
-const HAS_OPERANDS = new Set(['link', 'image', 'attachment', 'reaction']);
+/**
+ * The `is:` and `has:` operands this server implements. Zulip also has
+ * `is:followed`, `is:muted`, `is:alerted` (topic visibility, alert words) and
+ * `has:attachment`, `has:reaction` (uploads, reactions): until those features
+ * exist here, asking for them is BAD_NARROW rather than a filter that
+ * silently matches nothing.
+ */
+const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'unread', 'mentioned', 'resolved']);
+const HAS_OPERANDS = new Set(['link', 'image']);
+const KNOWN_ELSEWHERE = new Set(['is:followed', 'is:muted', 'is:alerted', 'has:attachment', 'has:reaction']);
 
 /** Parses a decoded narrow value (a list of objects or pairs) into terms. */
 export function parseNarrow(value: unknown): NarrowTerm[] {
   if (value === null || value === undefined || value === '') return [];
   if (!Array.isArray(value)) throw badNarrow('Invalid narrow: expected a list');
-  return value.map((raw): NarrowTerm => {
+  const terms = value.map((raw): NarrowTerm => {
     let operator: unknown;
     let operand: unknown;
     let negated: unknown = false;
@@ -67,11 +78,16 @@ export function parseNarrow(value: unknown): NarrowTerm[] {
       (typeof operand === 'number' && Number.isInteger(operand)) ||
       (Array.isArray(operand) && operand.every((n) => Number.isInteger(n)));
     if (!ok) throw badNarrow(`Invalid narrow operand for ${operator}`);
-    if (op === 'is' && !IS_OPERANDS.has(String(operand))) throw badNarrow(`Invalid narrow operator: unknown 'is' operand ${String(operand)}`);
-    if (op === 'has' && !HAS_OPERANDS.has(String(operand))) throw badNarrow(`Invalid narrow operator: unknown 'has' operand ${String(operand)}`);
+    if ((op === 'is' || op === 'has') && !(op === 'is' ? IS_OPERANDS : HAS_OPERANDS).has(String(operand))) {
+      if (KNOWN_ELSEWHERE.has(`${op}:${String(operand)}`)) throw badNarrow(`Invalid narrow operator: '${op}:${String(operand)}' is not supported by this server yet`);
+      throw badNarrow(`Invalid narrow operator: unknown '${op}' operand ${String(operand)}`);
+    }
+    if (op === 'with' && (typeof operand === 'object' || !/^\d+$/.test(String(operand)))) throw badNarrow("Invalid 'with' operator");
     if (op === 'channels' && operand !== 'public' && operand !== 'web-public') throw badNarrow(`Invalid narrow operator: unknown 'channels' operand ${String(operand)}`);
     return { operator: op, operand: operand as NarrowTerm['operand'], negated };
   });
+  if (terms.filter((t) => t.operator === 'with').length > 1) throw badNarrow("Duplicate 'with' operators.");
+  return terms;
 }
 
 /** The user IDs or emails named by a `dm`/`dm-including`/`sender` operand. */
@@ -84,45 +100,30 @@ export function operandPeople(operand: NarrowTerm['operand']): { ids: number[]; 
   return { ids, emails };
 }
 
-function personMatches(operand: NarrowTerm['operand'], id: number, email: string): boolean {
-  const { ids, emails } = operandPeople(operand);
-  return ids.includes(id) || emails.includes(email.toLowerCase());
-}
-
-function dmMatches(operand: NarrowTerm['operand'], m: MessageView): boolean {
-  if (m.type !== 'private') return false;
-  const { ids, emails } = operandPeople(operand);
-  const named = new Set<string>();
-  for (const id of ids) {
-    const i = m.dmUserIds.indexOf(id);
-    if (i === -1) return false;
-    named.add(m.dmEmails[i]!.toLowerCase());
-  }
-  for (const e of emails) {
-    if (!m.dmEmails.some((x) => x.toLowerCase() === e)) return false;
-    named.add(e);
-  }
-  // `dm:` names the other participants (the viewer may be left out); the
-  // conversation matches when every participant is named, or all but one.
-  return named.size >= m.dmEmails.length - 1;
-}
+/** The IDs of a resolved operand (`resolveNarrow` leaves only IDs where people or channels are named). */
+const ids = (operand: NarrowTerm['operand']): number[] => (Array.isArray(operand) ? operand : typeof operand === 'number' ? [operand] : []);
 
 function termMatches(t: NarrowTerm, m: MessageView): boolean {
   const s = String(t.operand);
   switch (t.operator) {
     case 'channel':
-      return m.type === 'stream' && (typeof t.operand === 'number' || /^\d+$/.test(s) ? m.streamId === Number(s) : m.streamName?.toLowerCase() === s.toLowerCase());
+      return m.type === 'stream' && m.streamId === Number(t.operand);
     case 'channels':
-      return m.type === 'stream' && m.streamIsPublic;
+      return m.type === 'stream' && ids(t.operand).includes(m.streamId!);
     case 'topic':
       return m.type === 'stream' && m.topic.toLowerCase() === s.toLowerCase();
     case 'sender':
-      return personMatches(t.operand, m.senderId, m.senderEmail);
-    case 'dm':
-      return dmMatches(t.operand, m);
+      return ids(t.operand).includes(m.senderId);
+    case 'dm': {
+      // `dm:` names the other participants (the viewer may be left out): every
+      // participant is named, or all but one.
+      if (m.type !== 'private') return false;
+      const named = ids(t.operand);
+      const participants = m.dmUserIds ?? [];
+      return named.every((id) => participants.includes(id)) && participants.length - new Set(named).size <= 1;
+    }
     case 'dm-including':
-      return m.type === 'private' && operandPeople(t.operand).ids.every((id) => m.dmUserIds.includes(id)) &&
-        operandPeople(t.operand).emails.every((e) => m.dmEmails.some((x) => x.toLowerCase() === e));
+      return m.type === 'private' && ids(t.operand).every((id) => (m.dmUserIds ?? []).includes(id));
     case 'is':
       switch (s) {
         case 'dm':
@@ -134,8 +135,6 @@ function termMatches(t: NarrowTerm, m: MessageView): boolean {
           return !m.flags.includes('read');
         case 'mentioned':
           return m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
-        case 'alerted':
-          return m.flags.includes('has_alert_word');
         case 'resolved':
           return m.type === 'stream' && m.topic.startsWith('✔ ');
         default:
@@ -143,28 +142,22 @@ function termMatches(t: NarrowTerm, m: MessageView): boolean {
       }
     case 'has':
       if (s === 'link') return /https?:\/\//i.test(m.content);
-      if (s === 'image') return /\.(png|jpe?g|gif|webp)\b/i.test(m.content);
-      return false;
+      return /\.(png|jpe?g|gif|webp)\b/i.test(m.content);
     case 'search':
       return s.toLowerCase().split(/\s+/).filter(Boolean).every((w) => m.content.toLowerCase().includes(w) || m.topic.toLowerCase().includes(w));
-    case 'id':
     case 'near':
+      // As in Zulip, `near` only suggests where to anchor a view; it does not filter.
       return true;
-    case 'with':
-      return true;
+    case 'id':
+      return m.id === Number(t.operand);
     default:
-      return false;
+      // `with` is rewritten into its conversation before any matching; nothing else parses.
+      throw new Error(`narrow operator ${t.operator} reached the matcher unresolved`);
   }
 }
 
-/** True when the message matches every term of the narrow. */
+/** True when the message matches every term of a resolved narrow. */
 export function matchesNarrow(terms: NarrowTerm[], m: MessageView): boolean {
-  for (const t of terms) {
-    if (t.operator === 'id') {
-      if ((m.id === Number(t.operand)) === t.negated) return false;
-      continue;
-    }
-    if (termMatches(t, m) === t.negated) return false;
-  }
+  for (const t of terms) if (termMatches(t, m) === t.negated) return false;
   return true;
 }

@@ -262,9 +262,12 @@ export const ScheduledMessage = z.object({
 export type ScheduledMessage = z.infer<typeof ScheduledMessage>;
 
 export const TimerRecord = z.object({
+  /** The actor that set it and whose handler runs: its kind and ID. */
   kind: z.string(),
-  id: Id,
+  actor: z.string(),
+  /** The handler's name, and what the timer is about (e.g. a scheduled message's ID). */
   name: z.string(),
+  ref: Id,
   /** When it is due, ms since the epoch. */
   at: Id,
   payload: z.unknown(),
@@ -281,7 +284,7 @@ export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.numbe
 export const TIMER_HOUR_MS = 3_600_000;
 export const timerHour = (at: number): number => Math.floor(at / TIMER_HOUR_MS);
 /** Timer clustering keys sort by due time: a zero-padded timestamp, then the timer's identity. */
-const timerCk = (at: number, kind: string, id: number, name: string) => `${String(at).padStart(15, '0')}:${kind}:${id}:${name}`;
+const timerCk = (t: { at: number; kind: string; actor: string; name: string; ref: number }) => `${String(t.at).padStart(15, '0')}:${t.kind}:${t.actor}:${t.name}:${t.ref}`;
 
 export const T = {
   realms: defineTable({
@@ -373,7 +376,7 @@ export const T = {
     ck: 'text',
     codec: TimerRecord,
     pk: (shard: number, hour: number) => `${shard}:${hour}`,
-    row: (shard: number, t: { at: number; kind: string; id: number; name: string }) => ({ pk: `${shard}:${timerHour(t.at)}`, ck: timerCk(t.at, t.kind, t.id, t.name) }),
+    row: (shard: number, t: { at: number; kind: string; actor: string; name: string; ref: number }) => ({ pk: `${shard}:${timerHour(t.at)}`, ck: timerCk(t) }),
   }),
   timerCursors: defineTable({
     name: 'timer_cursors',

@@ -1,105 +1,88 @@
 /**
  * The queue actor of a shard: holds the event queues of the users in that
- * shard, serves their long polls, and turns deliveries from realm actors into
- * per-queue events (filtered by event_types, narrow and all_public_streams).
+ * shard, serves their long polls, and turns deliveries into per-queue events
+ * (filtered by event_types, narrow and all_public_streams).
  *
  * Queues live in memory only, as in Zulip: if a shard moves to another node,
  * its queues are gone and clients get BAD_EVENT_QUEUE_ID and register again.
  */
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { z } from 'zod';
 import { badEventQueue } from '../../lib/errors.ts';
-import { matchesNarrow } from '../../lib/narrow.ts';
-import type { Delivery } from '../events.ts';
+import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
+import { checkClientEvent } from '../events/check.ts';
+import type { Delivery } from '../events/delivery.ts';
 import { avatarUrl, defaultFlags, formatMessage } from '../format.ts';
-import type { StoredMessage } from '../model.ts';
-import type { QueueMsg } from '../protocol.ts';
+import { defineAction, defineQuery, type Msg } from '../runtime/action.ts';
 import { Parked } from '../runtime/mailbox.ts';
+import { defineActor } from '../runtime/registry.ts';
 import { messageView } from '../user/messages.ts';
 import { EventQueue, MAX_PENDING_EVENTS, type PollReply } from './event-queue.ts';
+import { queueRef } from './ref.ts';
 
-export interface QueueTiming {
-  /** Seconds a poll waits before it gets a heartbeat (jittered by ±10%). */
-  heartbeatSecs: number;
-}
+export const QueueOptions = z.object({
+  eventTypes: z.array(z.string()).nullable(),
+  /** Resolved to IDs by the realm actor. */
+  narrow: z.array(NarrowTermSchema),
+  allPublicStreams: z.boolean(),
+  applyMarkdown: z.boolean(),
+  clientExtavatar: z.boolean(),
+  bulkMessageDeletion: z.boolean(),
+  idleSecs: z.number().positive(),
+});
+export type QueueOptions = z.infer<typeof QueueOptions>;
 
-export class QueueActor {
-  private queues = new Map<string, EventQueue>();
-  private byUser = new Map<number, Set<EventQueue>>();
-  private allPublic = new Set<EventQueue>();
+export class QueueShard {
+  readonly queues = new Map<string, EventQueue>();
+  readonly byUser = new Map<string, Set<EventQueue>>();
+  readonly allPublic = new Set<EventQueue>();
 
-  constructor(private readonly timing: QueueTiming) {}
+  constructor(
+    readonly heartbeatSecs: number,
+    private readonly log: Logger,
+  ) {}
 
-  get size(): number {
-    return this.queues.size;
+  add(q: EventQueue): void {
+    this.queues.set(q.id, q);
+    const key = `${q.realmId}:${q.userId}`;
+    let set = this.byUser.get(key);
+    if (!set) this.byUser.set(key, (set = new Set()));
+    set.add(q);
+    if (q.options.allPublicStreams) this.allPublic.add(q);
   }
 
-  /** Queues registered with all_public_streams. */
-  get allPublicCount(): number {
-    return this.allPublic.size;
-  }
-
-  handle(userId: number, msg: QueueMsg): unknown {
-    switch (msg.type) {
-      case 'register': {
-        const q = new EventQueue(randomBytes(12).toString('base64url'), msg.realmId, userId, msg.options);
-        this.queues.set(q.id, q);
-        let set = this.byUser.get(userId);
-        if (!set) this.byUser.set(userId, (set = new Set()));
-        set.add(q);
-        if (msg.options.allPublicStreams) this.allPublic.add(q);
-        return { queue_id: q.id, last_event_id: q.lastEventId };
-      }
-      case 'getEvents': {
-        const q = this.own(userId, msg.queueId);
-        if (msg.lastEventId !== null) q.acknowledge(msg.lastEventId);
-        q.lastActive = Date.now();
-        if (q.pending > 0 || msg.dontBlock) return q.reply();
-        const jitter = 0.9 + Math.random() * 0.2;
-        return new Parked<PollReply>(q.wait(Date.now() + this.timing.heartbeatSecs * 1000 * jitter));
-      }
-      case 'deleteQueue': {
-        this.drop(this.own(userId, msg.queueId));
-        return {};
-      }
-      default: {
-        const never: never = msg;
-        throw new Error(`unhandled queue message ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  private own(userId: number, queueId: string): EventQueue {
+  /** The caller's own queue, or BAD_EVENT_QUEUE_ID. */
+  own(caller: Msg<unknown>['caller'], queueId: string): EventQueue {
     const q = this.queues.get(queueId);
-    if (!q || q.userId !== userId) throw badEventQueue(queueId);
+    if (!q || q.userId !== caller.userId || q.realmId !== caller.realmId) throw badEventQueue(queueId);
     return q;
   }
 
-  private drop(q: EventQueue): void {
+  drop(q: EventQueue): void {
     q.close();
     this.queues.delete(q.id);
-    this.byUser.get(q.userId)?.delete(q);
-    if (this.byUser.get(q.userId)?.size === 0) this.byUser.delete(q.userId);
+    const key = `${q.realmId}:${q.userId}`;
+    this.byUser.get(key)?.delete(q);
+    if (this.byUser.get(key)?.size === 0) this.byUser.delete(key);
     this.allPublic.delete(q);
   }
 
-  deliver(d: Delivery): void {
+  deliver(d: Delivery, broadcast: boolean): void {
+    if (broadcast) return this.deliverPublic(d);
     const formatted = new Map<string, string>();
     for (const id of d.userIds) {
-      for (const q of this.byUser.get(id) ?? []) {
-        if (q.realmId !== d.realmId) continue;
+      for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
-        else if (q.wants(d.event.type)) {
-          const event = d.event.type === 'realm_user' && d.event.person ? { ...d.event, person: withAvatar(d.event.person as Record<string, unknown>, q.options.clientExtavatar) } : d.event;
-          q.push(event);
-        }
+        else if (q.wants(d.event.type)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }
   }
 
   /** A public-channel message for the all_public_streams queues of users who did not receive it. */
-  deliverPublic(d: Extract<Delivery, { kind: 'message' }>): void {
-    if (this.allPublic.size === 0) return;
+  private deliverPublic(d: Delivery): void {
+    if (d.kind !== 'message' || this.allPublic.size === 0) return;
     const recipients = new Set(d.userIds);
     const formatted = new Map<string, string>();
     for (const q of this.allPublic) {
@@ -112,22 +95,28 @@ export class QueueActor {
   /** `formatted` caches the message's JSON per format options across the queues of one delivery. */
   private deliverMessage(q: EventQueue, d: Extract<Delivery, { kind: 'message' }>, isRecipient: boolean, formatted: Map<string, string>): void {
     if (!q.wants('message')) return;
-    const m = d.message as unknown as StoredMessage;
+    const m = d.message;
     const flags = isRecipient ? defaultFlags(m, q.userId) : ['read'];
     if (!matchesNarrow(q.options.narrow, messageView(m, flags))) return;
-    const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? { local_message_id: d.localEcho.localId } : {};
     const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}`;
     let message = formatted.get(key);
-    if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, q.options))));
-    const tail = 'local_message_id' in echo ? `,"local_message_id":${JSON.stringify(echo.local_message_id)}` : '';
-    q.pushEncoded(`{"type":"message","message":${message},"flags":${JSON.stringify(flags)}${tail}}`);
+    if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, d.names, q.options))));
+    const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? `,"local_message_id":${JSON.stringify(d.localEcho.localId)}` : '';
+    this.push(q, `{"type":"message","message":${message},"flags":${JSON.stringify(flags)}${echo}}`);
+  }
+
+  private push(q: EventQueue, json: string): void {
+    const text = q.pushEncoded(json);
+    checkClientEvent(text, this.log);
   }
 
   /** Heartbeats for polls that waited long enough; discards queues idle too long. */
-  tick(now = Date.now()): void {
+  tick(now: number): void {
     for (const q of this.queues.values()) {
-      if (q.polling) q.heartbeatIfDue(now);
-      else if (now - q.lastActive > q.options.idleSecs * 1000) this.drop(q);
+      if (q.polling) {
+        const beat = q.heartbeatIfDue(now);
+        if (beat) checkClientEvent(beat, this.log);
+      } else if (now - q.lastActive > q.options.idleSecs * 1000) this.drop(q);
     }
   }
 
@@ -137,6 +126,63 @@ export class QueueActor {
   }
 }
 
-function withAvatar(person: Record<string, unknown>, clientExtavatar: boolean): Record<string, unknown> {
-  return typeof person.email === 'string' ? { ...person, avatar_url: avatarUrl(person.email, clientExtavatar) } : person;
+/** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar. */
+function personalize(event: Extract<Delivery, { kind: 'event' }>['event'], options: QueueOptions): unknown {
+  if (event.type === 'realm_user' && event.op === 'add') return { ...event, person: { ...event.person, avatar_url: avatarUrl(event.person.email, options.clientExtavatar) } };
+  return event;
 }
+
+const action = defineAction<QueueShard>();
+const query = defineQuery<QueueShard>();
+
+const register = action({
+  type: 'register',
+  fields: z.object({ options: QueueOptions }),
+  check(_shard, msg) {
+    return { caller: msg.caller, options: msg.options };
+  },
+  apply(shard, p) {
+    const q = new EventQueue(randomBytes(12).toString('base64url'), p.caller.realmId, p.caller.userId!, p.options);
+    shard.add(q);
+    return { queue_id: q.id, last_event_id: q.lastEventId };
+  },
+});
+
+const getEvents = query({
+  type: 'getEvents',
+  fields: z.object({ queueId: z.string(), lastEventId: z.number().int().nullable(), dontBlock: z.boolean() }),
+  run(shard, msg): PollReply | Parked<PollReply> {
+    const q = shard.own(msg.caller, msg.queueId);
+    if (msg.lastEventId !== null) q.acknowledge(msg.lastEventId);
+    q.lastActive = Date.now();
+    if (q.pending > 0 || msg.dontBlock) return q.reply();
+    const jitter = 0.9 + Math.random() * 0.2;
+    return new Parked(q.wait(Date.now() + shard.heartbeatSecs * 1000 * jitter));
+  },
+});
+
+const deleteQueue = action({
+  type: 'deleteQueue',
+  fields: z.object({ queueId: z.string() }),
+  check(shard, msg) {
+    return shard.own(msg.caller, msg.queueId);
+  },
+  apply(shard, q) {
+    shard.drop(q);
+    return {};
+  },
+});
+
+export const queueHandlers = { register, getEvents, deleteQueue };
+
+export const queueActor = defineActor({
+  ref: queueRef,
+  durable: false,
+  perShard: true,
+  load: async (ctx) => new QueueShard(ctx.heartbeatSecs, ctx.log.child({ actor: 'queue' })),
+  handlers: queueHandlers,
+  onDelivery: (shard, d, broadcast) => shard.deliver(d, broadcast),
+  wantsBroadcasts: (shard) => shard.allPublic.size > 0,
+  tick: (shard, now) => shard.tick(now),
+  unload: (shard) => shard.closeAll(),
+});

@@ -3,7 +3,7 @@
  * them with `last_event_id`; at most one long poll waits on it at a time.
  */
 import { ApiError } from '../../lib/errors.ts';
-import type { QueueOptions } from '../protocol.ts';
+import type { QueueOptions } from './actor.ts';
 import { JsonText } from '../runtime/bus.ts';
 
 /**
@@ -59,15 +59,13 @@ export class EventQueue {
     return this.options.eventTypes === null || this.options.eventTypes.includes(type);
   }
 
-  push(event: { type: string } & Record<string, unknown>): void {
-    this.pushEncoded(JSON.stringify(event));
-  }
-
-  /** Queues an event given as the JSON text of an object without its `id`. */
-  pushEncoded(json: string): void {
+  /** Queues an event given as the JSON text of an object without its `id`; returns the event's text with its `id`. */
+  pushEncoded(json: string): string {
     const id = this.nextEventId++;
-    this.events.push({ id, text: `${json.slice(0, -1)}${json.length > 2 ? ',' : ''}"id":${id}}` });
+    const text = `${json.slice(0, -1)}${json.length > 2 ? ',' : ''}"id":${id}}`;
+    this.events.push({ id, text });
     this.wake();
+    return text;
   }
 
   /** Drops acknowledged events; an ID older than what was already dropped is an error. */
@@ -97,9 +95,10 @@ export class EventQueue {
     });
   }
 
-  /** Sends a heartbeat to a poll that has waited long enough. */
-  heartbeatIfDue(now: number): void {
-    if (this.waiter && now >= this.waiter.heartbeatAt) this.push({ type: 'heartbeat' });
+  /** Sends a heartbeat to a poll that has waited long enough; returns its text when it did. */
+  heartbeatIfDue(now: number): string | null {
+    if (this.waiter && now >= this.waiter.heartbeatAt) return this.pushEncoded('{"type":"heartbeat"}');
+    return null;
   }
 
   /** Ends a waiting poll (on delete or shutdown) with what is queued. */

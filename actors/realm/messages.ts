@@ -1,45 +1,72 @@
 /**
- * Sending messages (`checkSendMessage` validates and authorizes,
- * `doSendMessage` makes it durable and then notifies) and telling the user
- * actor where a user's visible history lives (`messageSources`).
+ * Sending messages (`planSend` checks and renders, `applySend` stores,
+ * `sendDelivery` announces; scheduled messages reuse all three), and telling
+ * the user actor where a user's readable history lives (`messageSources`)
+ * and whose names a page of messages needs (`directory`).
  */
+import { z } from 'zod';
 import { ApiError, badNarrow, badRequest, streamDoesNotExist } from '../../lib/errors.ts';
-import { operandPeople, type NarrowTerm } from '../../lib/narrow.ts';
-import type { WriteOp } from '../../storage/store.ts';
-import { bucketOf, type ChannelRecord, dmKey, GROUP_ID, inGroupSetting, Role, type StoredMessage, type UserRecord } from '../model.ts';
-import type { RealmMsg } from '../protocol.ts';
-import type { ActorContext } from '../runtime/context.ts';
-import { Parked } from '../runtime/mailbox.ts';
+import { operandPeople, type NarrowTerm, NarrowTermSchema } from '../../lib/narrow.ts';
+import { type ChannelRecord, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
+import { type Delivery, type Directory } from '../events/delivery.ts';
+import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, inGroupSetting, isAdmin } from '../model.ts';
+import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
+import { actingUser, canAccess, resolvePerson } from './access.ts';
 import { renderMessage } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { canAccess, resolvePerson } from './subscriptions.ts';
-import { requireUser } from './users.ts';
 
-type SendMsg = Extract<RealmMsg, { type: 'sendMessage' }>;
+const action = defineAction<RealmState>();
+const query = defineQuery<RealmState>();
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
 /** Channels with more subscribers than this need permission for @all (Zulip's threshold). */
 const WILDCARD_MENTION_THRESHOLD = 15;
 
-interface CheckedSend {
-  sender: UserRecord;
-  channel: ChannelRecord | null;
-  topic: string;
-  recipients: UserRecord[];
+const Person = z.union([z.string(), z.number().int()]);
+export const SendFields = {
+  client: z.string(),
+  recipientType: z.enum(['stream', 'private']),
+  to: z.union([Person, z.array(Person)]),
+  topic: z.string().nullable(),
+  content: z.string(),
+  readBySender: z.boolean().nullable(),
+};
+
+export interface SendRequest {
+  client: string;
+  recipientType: 'stream' | 'private';
+  to: string | number | Array<string | number>;
+  topic: string | null;
   content: string;
+  readBySender: boolean | null;
 }
 
-function normalizeTopic(state: RealmState, raw: string | null): string {
+/** A checked, rendered send: everything but the IDs `applySend` takes. */
+export interface SendPlan {
+  senderId: number;
+  channelId: number | null;
+  /** Direct messages: every participant, sender included. */
+  participants: number[];
+  topic: string;
+  content: string;
+  rendered: string;
+  mentions: number[];
+  wildcard: 'stream' | 'topic' | null;
+  client: string;
+  readBySender: boolean;
+}
+
+export function normalizeTopic(state: Readonly<RealmState>, raw: string | null): string {
   const topic = (raw ?? '').trim();
   if (topic === '(no topic)' || topic === state.meta?.emptyTopicDisplayName) return '';
   return topic;
 }
 
-function resolveChannel(state: RealmState, to: SendMsg['to']): ChannelRecord {
+export function resolveChannel(state: Readonly<RealmState>, to: SendRequest['to']): ChannelRecord {
   let target = to;
   if (Array.isArray(target)) {
-    if (target.length !== 1) throw badRequest('Channel messages take exactly one channel in \'to\'');
+    if (target.length !== 1) throw badRequest("Channel messages take exactly one channel in 'to'");
     target = target[0]!;
   }
   if (typeof target === 'number') {
@@ -52,7 +79,7 @@ function resolveChannel(state: RealmState, to: SendMsg['to']): ChannelRecord {
   return c;
 }
 
-function resolveDmRecipients(state: RealmState, sender: UserRecord, to: SendMsg['to']): UserRecord[] {
+function resolveDmRecipients(state: Readonly<RealmState>, sender: UserRecord, to: SendRequest['to']): UserRecord[] {
   const list = Array.isArray(to) ? to : typeof to === 'number' ? [to] : to.split(',').map((s) => s.trim()).filter(Boolean);
   if (list.length === 0) throw badRequest('Message must have recipients');
   const users = new Map<number, UserRecord>();
@@ -61,8 +88,7 @@ function resolveDmRecipients(state: RealmState, sender: UserRecord, to: SendMsg[
     try {
       u = resolvePerson(state, p);
     } catch {
-      const text = typeof p === 'number' || /^\d+$/.test(String(p)) ? `Invalid user ID ${p}` : `Invalid email '${p}'`;
-      throw badRequest(text);
+      throw badRequest(typeof p === 'number' || /^\d+$/.test(String(p)) ? `Invalid user ID ${p}` : `Invalid email '${p}'`);
     }
     users.set(u.id, u);
   }
@@ -70,169 +96,300 @@ function resolveDmRecipients(state: RealmState, sender: UserRecord, to: SendMsg[
   return [...users.values()];
 }
 
-export function checkSendMessage(state: RealmState, msg: SendMsg): CheckedSend {
-  const sender = requireUser(state, msg.senderId);
-  const content = msg.content.trimEnd();
-  if (!content.trim()) throw badRequest('Message must not be empty');
-  if ([...content].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
-  if (msg.recipientType === 'private') {
-    return { sender, channel: null, topic: '', recipients: resolveDmRecipients(state, sender, msg.to), content };
-  }
-  const channel = resolveChannel(state, msg.to);
-  if (!canAccess(state, channel, sender)) {
-    if (channel.inviteOnly) throw streamDoesNotExist(channel.name);
-    throw badRequest(`Not authorized to send to channel '${channel.name}'`);
-  }
-  if (!inGroupSetting(channel.groups.can_send_message_group, sender) && sender.role > Role.ADMIN) {
-    throw badRequest(`You do not have permission to post in this channel.`);
-  }
-  const topic = normalizeTopic(state, msg.topic);
-  if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(topic)) throw badRequest('Invalid character in topic');
-  const policy = channel.topicsPolicy === 'inherit' ? (state.meta?.topicsPolicy ?? 'allow_empty_topic') : channel.topicsPolicy;
-  if (topic === '' && policy === 'disable_empty_topic') throw badRequest('Sending messages to the general chat is not allowed in this channel.');
-  if (topic !== '' && policy === 'empty_topic_only') throw badRequest('Only the general chat topic is allowed in this channel.');
-  const recipients = state.activeSubscribers(channel.id).map((id) => state.users.get(id)!);
-  return { sender, channel, topic, recipients, content };
+/** Interactive clients mark their own messages read; API clients (bots, scripts) do not. */
+function defaultReadBySender(client: string): boolean {
+  return /^(website|ZulipWeb|ZulipMobile|ZulipElectron|ZulipTerminal|ZulipFlutter)/i.test(client);
 }
 
-export function doSendMessage(state: RealmState, ctx: ActorContext, msg: SendMsg, checked: CheckedSend): Parked<{ id: number }> {
-  const { sender, channel, topic, recipients, content } = checked;
+/** Validates, authorizes and renders a send by `sender`; throws the API error, changes nothing. */
+export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: SendRequest): SendPlan {
+  const content = req.content.trimEnd();
+  if (!content.trim()) throw badRequest('Message must not be empty');
+  if ([...content].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
+  let channel: ChannelRecord | null = null;
+  let topic = '';
+  let participants: number[] = [];
+  let recipientCount: number;
+  if (req.recipientType === 'private') {
+    participants = resolveDmRecipients(state, sender, req.to)
+      .map((u) => u.id)
+      .sort((a, b) => a - b);
+    recipientCount = participants.length;
+  } else {
+    channel = resolveChannel(state, req.to);
+    if (!canAccess(state, channel, sender)) {
+      if (channel.inviteOnly) throw streamDoesNotExist(channel.name);
+      throw badRequest(`Not authorized to send to channel '${channel.name}'`);
+    }
+    if (!inGroupSetting(channel.groups.can_send_message_group, sender) && !isAdmin(sender)) throw badRequest('You do not have permission to post in this channel.');
+    topic = normalizeTopic(state, req.topic);
+    if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(topic)) throw badRequest('Invalid character in topic');
+    const policy = channel.topicsPolicy === 'inherit' ? (state.meta?.topicsPolicy ?? 'allow_empty_topic') : channel.topicsPolicy;
+    if (topic === '' && policy === 'disable_empty_topic') throw badRequest('Sending messages to the general chat is not allowed in this channel.');
+    if (topic !== '' && policy === 'empty_topic_only') throw badRequest('Only the general chat topic is allowed in this channel.');
+    recipientCount = state.activeSubscribers(channel.id).length;
+  }
   const rendered = renderMessage(content, (name, id) => {
     if (id !== null) return state.users.get(id);
     // A name that several active users share mentions nobody (Zulip asks for @**Name|id** then).
     const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
     return matches.length === 1 ? matches[0] : undefined;
   });
-  if (channel && rendered.wildcard === 'stream' && recipients.length > WILDCARD_MENTION_THRESHOLD && !inGroupSetting(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
+  if (channel && rendered.wildcard === 'stream' && recipientCount > WILDCARD_MENTION_THRESHOLD && !inGroupSetting(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
+  const recipients = channel ? null : new Set(participants);
+  return {
+    senderId: sender.id,
+    channelId: channel?.id ?? null,
+    participants,
+    topic,
+    content,
+    rendered: rendered.html,
+    mentions: rendered.mentions.filter((m) => (recipients ? recipients.has(m) : state.isSubscribed(channel!.id, m))),
+    wildcard: channel ? rendered.wildcard : null,
+    client: req.client,
+    readBySender: req.readBySender ?? defaultReadBySender(req.client),
+  };
+}
 
-  const ops: WriteOp[] = [];
-  const { id, op: allocOp } = state.takeMessageId();
-  if (allocOp) ops.push(allocOp);
+/** Stores a planned send: the message, its locator, and what the realm keeps about its recipient. */
+export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMessage {
+  const id = state.takeMessageId(tx);
+  const realm = state.realmId;
   let recipientKey: string;
   let recipientId: number;
-  if (channel) {
-    recipientKey = `s${channel.id}`;
-    recipientId = channel.id;
+  if (plan.channelId !== null) {
+    const channel = state.channels.get(plan.channelId)!;
+    recipientKey = channelRecipientKey(channel.id);
+    recipientId = channel.recipientId;
+    if (channel.firstMessageId === null) {
+      channel.firstMessageId = id;
+      tx.write(T.channels.at(realm, channel.id).put(channel));
+    }
   } else {
-    const key = dmKey(recipients.map((u) => u.id));
-    recipientKey = `d${key}`;
+    const key = dmKey(plan.participants);
+    recipientKey = dmRecipientKey(key);
     let conv = state.dms.get(key);
     if (!conv) {
-      const { id: objectId, op } = state.takeObjectId();
-      conv = { key, recipientId: objectId, userIds: key.split(',').map(Number) };
+      conv = { key, recipientId: state.take('recipient', tx), userIds: plan.participants, maxMessageId: null };
       state.indexDm(conv);
-      ops.push(op);
     }
-    // One write records a new conversation or its newest message.
     conv.maxMessageId = id;
-    ops.push({ op: 'put', table: 'dm_conversations', pk: state.pk, ck: key, value: conv });
+    // Each participant's partition holds the conversation, with its newest message.
+    for (const userId of conv.userIds) tx.write(T.dmConversations.at(realm, userId, key).put(conv));
     recipientId = conv.recipientId;
   }
   const message: StoredMessage = {
     id,
-    type: channel ? 'stream' : 'private',
-    streamId: channel?.id ?? null,
-    streamName: channel?.name ?? null,
-    streamIsPublic: channel ? !channel.inviteOnly : false,
-    topic,
+    type: plan.channelId !== null ? 'stream' : 'private',
+    streamId: plan.channelId,
+    topic: plan.topic,
     recipientId,
     recipientKey,
-    senderId: sender.id,
-    senderEmail: sender.email,
-    senderFullName: sender.fullName,
-    senderRealmStr: state.meta?.stringId ?? '',
-    content,
-    renderedContent: rendered.html,
+    senderId: plan.senderId,
+    content: plan.content,
+    renderedContent: plan.rendered,
     timestamp: Math.floor(Date.now() / 1000),
-    client: msg.client,
-    readBySender: msg.readBySender ?? defaultReadBySender(msg.client),
-    mentions: rendered.mentions.filter((m) => recipients.some((r) => r.id === m)),
-    wildcard: channel ? rendered.wildcard : null,
-    dmRecipients: channel ? null : recipients.map((u) => ({ id: u.id, email: u.email, full_name: u.fullName })).sort((a, b) => a.id - b.id),
+    client: plan.client,
+    readBySender: plan.readBySender,
+    mentions: plan.mentions,
+    wildcard: plan.wildcard,
+    dmUserIds: plan.channelId !== null ? null : plan.participants,
   };
-  const bucket = bucketOf(id);
+  const bucket = messageBucket(id);
   const bucketKey = `${recipientKey}:${bucket}`;
   if (!state.knownBuckets.has(bucketKey)) {
-    ops.push({ op: 'put', table: 'recipient_buckets', pk: `${state.realmId}:${recipientKey}`, ck: bucket, value: 1 });
+    tx.write(T.recipientBuckets.at(realm, recipientKey, bucket).put(1));
     state.knownBuckets.add(bucketKey);
   }
-  ops.push({ op: 'put', table: 'messages', pk: `${state.realmId}:${recipientKey}:${bucket}`, ck: id, value: message });
-  if (channel && channel.firstMessageId === null) {
-    channel.firstMessageId = id;
-    ops.push({ op: 'put', table: 'channels', pk: state.pk, ck: channel.id, value: channel });
-  }
-  return new Parked(ctx.journal.append(ops).then(() => notifySent(state, ctx, msg, message, recipients)));
+  tx.write(T.messages.at(realm, recipientKey, id).put(message), T.messageLocator.at(realm, id).put({ recipientKey }));
+  return message;
 }
 
-function notifySent(state: RealmState, ctx: ActorContext, msg: SendMsg, message: StoredMessage, recipients: UserRecord[]): { id: number } {
-  const localEcho = msg.queueId && msg.localId ? { senderId: message.senderId, queueId: msg.queueId, localId: msg.localId } : null;
-  ctx.publish({
+/** The names a message is formatted with, as they are now. */
+export function namesFor(state: Readonly<RealmState>, userIds: Iterable<number>, channelIds: Iterable<number>): Directory {
+  const users: Directory['users'] = {};
+  for (const id of userIds) {
+    const u = state.users.get(id);
+    if (u) users[id] = { email: u.email, full_name: u.fullName };
+  }
+  const channels: Directory['channels'] = {};
+  for (const id of channelIds) {
+    const c = state.channels.get(id);
+    if (c) channels[id] = c.name;
+  }
+  return { realmStr: state.meta?.stringId ?? '', users, channels };
+}
+
+/** The message event for a stored message's recipients. */
+export function sendDelivery(state: Readonly<RealmState>, m: StoredMessage, localEcho: { queueId: string; localId: string } | null): Delivery {
+  const recipients = m.streamId !== null ? state.activeSubscribers(m.streamId) : m.dmUserIds!;
+  const channel = m.streamId !== null ? state.channels.get(m.streamId)! : null;
+  return {
     kind: 'message',
     realmId: state.realmId,
-    userIds: recipients.map((u) => u.id),
-    allPublic: message.streamIsPublic,
-    message: message as unknown as Record<string, unknown>,
-    localEcho,
-  });
-  return { id: message.id };
+    userIds: recipients,
+    allPublic: channel !== null && !channel.inviteOnly,
+    message: m,
+    names: namesFor(state, [m.senderId, ...(m.dmUserIds ?? [])], channel ? [channel.id] : []),
+    localEcho: localEcho ? { senderId: m.senderId, ...localEcho } : null,
+  };
 }
 
-/** Interactive clients mark their own messages read; API clients (bots, scripts) do not. */
-function defaultReadBySender(client: string): boolean {
-  return /^(website|ZulipWeb|ZulipMobile|ZulipElectron|ZulipTerminal|ZulipFlutter)/i.test(client);
-}
+export const sendMessage = action({
+  type: 'sendMessage',
+  fields: z.object({ ...SendFields, queueId: z.string().nullable(), localId: z.string().nullable() }),
+  check(state, msg) {
+    const plan = planSend(state, actingUser(state, msg.caller), msg);
+    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null };
+  },
+  apply(state, p, tx) {
+    p.stored = applySend(state, p.plan, tx);
+    return { id: p.stored.id };
+  },
+  events(state, p) {
+    return [sendDelivery(state, p.stored!, p.localEcho)];
+  },
+});
 
 /** One recipient's history a user may read, from `minId` on. */
-export interface MessageSource {
-  recipientKey: string;
-  minId: number;
+export const MessageSource = z.object({ recipientKey: z.string(), minId: z.number().int() });
+export type MessageSource = z.infer<typeof MessageSource>;
+
+/** The channel a `channel` operand names, by ID or name. */
+function channelOperand(state: Readonly<RealmState>, operand: NarrowTerm['operand']): ChannelRecord | undefined {
+  return typeof operand === 'number' || /^\d+$/.test(String(operand)) ? state.channels.get(Number(operand)) : state.channelsByName.get(String(operand).toLowerCase());
 }
 
-/** Where the messages matching `narrow` that `userId` may read are stored. */
-export function messageSources(state: RealmState, userId: number, narrow: NarrowTerm[]): { sources: MessageSource[] } {
-  const user = requireUser(state, userId);
+/**
+ * Turns every operand that names a channel or people into IDs, as the
+ * matcher (`lib/narrow.ts`) wants them: a channel the user cannot see, or a
+ * person who does not exist, is BAD_NARROW; `channels:public` becomes the
+ * public channels the user can see.
+ */
+export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, narrow: NarrowTerm[]): NarrowTerm[] {
+  return narrow.map((t): NarrowTerm => {
+    switch (t.operator) {
+      case 'channel': {
+        const c = channelOperand(state, t.operand);
+        if (!c || !canAccess(state, c, user)) throw badNarrow('Invalid narrow operator: unknown channel');
+        return { ...t, operand: c.id };
+      }
+      case 'channels':
+        return { ...t, operand: [...state.channels.values()].filter((c) => !c.inviteOnly && canAccess(state, c, user)).map((c) => c.id) };
+      case 'sender':
+      case 'dm':
+      case 'dm-including': {
+        const { ids, emails } = operandPeople(t.operand);
+        const people = [...ids.map((id) => state.users.get(id)), ...emails.map((e) => state.usersByEmail.get(e))];
+        if (people.some((p) => p === undefined)) throw badNarrow('Invalid narrow operator: unknown user');
+        return { ...t, operand: [...new Set(people.map((p) => p!.id))] };
+      }
+      default:
+        return t;
+    }
+  });
+}
+
+/** Where the messages matching a resolved `narrow` that `user` may read are stored. */
+function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow: NarrowTerm[]): MessageSource[] {
   const positive = narrow.filter((t) => !t.negated);
   const channelTerm = positive.find((t) => t.operator === 'channel');
   const dmTerm = positive.find((t) => t.operator === 'dm');
-  const channelsPublic = positive.some((t) => t.operator === 'channels');
+  const publicOnly = positive.find((t) => t.operator === 'channels');
   const onlyDms = positive.some((t) => (t.operator === 'is' && (t.operand === 'dm' || t.operand === 'private')) || t.operator === 'dm-including');
   const onlyStreams = positive.some((t) => t.operator === 'topic' || t.operator === 'channels');
-  const sources: MessageSource[] = [];
-  const streamSource = (c: ChannelRecord, whole: boolean) => {
-    const sub = state.subs.get(c.id)?.get(userId);
-    const publicHistory = c.historyPublicToSubscribers && (!c.inviteOnly || sub !== undefined);
-    if (whole && publicHistory) return { recipientKey: `s${c.id}`, minId: 0 };
-    if (!sub) return null;
-    return { recipientKey: `s${c.id}`, minId: publicHistory ? 0 : sub.startMessageId };
-  };
-
   if (channelTerm) {
-    const operand = channelTerm.operand;
-    const c = typeof operand === 'number' || /^\d+$/.test(String(operand)) ? state.channels.get(Number(operand)) : state.channelsByName.get(String(operand).toLowerCase());
-    if (!c || !canAccess(state, c, user)) throw badNarrow('Invalid narrow operator: unknown channel');
-    const src = streamSource(c, true);
-    return { sources: src ? [src] : [] };
+    const c = state.channels.get(Number(channelTerm.operand))!;
+    const sub = state.subs.get(c.id)?.get(user.id);
+    if (c.historyPublicToSubscribers && (!c.inviteOnly || sub !== undefined)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0 }];
+    return sub ? [{ recipientKey: channelRecipientKey(c.id), minId: sub.startMessageId }] : [];
   }
   if (dmTerm) {
-    const { ids, emails } = operandPeople(dmTerm.operand);
-    const people = [...ids.map((id) => state.users.get(id)), ...emails.map((e) => state.usersByEmail.get(e))];
-    if (people.some((p) => p === undefined)) throw badNarrow('Invalid narrow operator: unknown user');
-    const conv = state.dmConversation([userId, ...people.map((p) => p!.id)]);
-    return { sources: conv ? [{ recipientKey: `d${conv.key}`, minId: 0 }] : [] };
+    const conv = state.dmConversation([user.id, ...(dmTerm.operand as number[])]);
+    return conv ? [{ recipientKey: dmRecipientKey(conv.key), minId: 0 }] : [];
   }
+  const sources: MessageSource[] = [];
   if (!onlyDms) {
-    if (channelsPublic) {
-      for (const c of state.channels.values()) if (!c.inviteOnly) sources.push({ recipientKey: `s${c.id}`, minId: 0 });
-    } else {
-      for (const c of state.channels.values()) {
-        const sub = state.subs.get(c.id)?.get(userId);
-        if (sub) sources.push({ recipientKey: `s${c.id}`, minId: sub.startMessageId });
+    if (publicOnly) for (const id of publicOnly.operand as number[]) sources.push({ recipientKey: channelRecipientKey(id), minId: 0 });
+    else {
+      for (const [channelId, subs] of state.subs) {
+        const sub = subs.get(user.id);
+        if (sub) sources.push({ recipientKey: channelRecipientKey(channelId), minId: state.channels.get(channelId)!.historyPublicToSubscribers ? 0 : sub.startMessageId });
       }
     }
   }
-  if (!onlyStreams) for (const key of state.dmsByUser.get(userId) ?? []) sources.push({ recipientKey: `d${key}`, minId: 0 });
-  return { sources };
+  if (!onlyStreams) for (const key of state.dmsByUser.get(user.id) ?? []) sources.push({ recipientKey: dmRecipientKey(key), minId: 0 });
+  return sources;
 }
+
+/** What the user actor found for a `with:<message ID>` term: the message, or nothing. */
+export const WithTarget = z.object({ message: z.object({ id: z.number().int(), recipientKey: z.string(), streamId: z.number().int().nullable(), topic: z.string(), dmUserIds: z.array(z.number().int()).nullable() }).nullable() });
+export type WithTarget = z.infer<typeof WithTarget>;
+
+/** Whether a narrow names one conversation on its own (a DM, or a channel and a topic). */
+function definesConversation(narrow: NarrowTerm[]): boolean {
+  const has = (op: string) => narrow.some((t) => t.operator === op);
+  return has('dm') || (has('channel') && has('topic'));
+}
+
+/**
+ * A `with:<message ID>` term names the conversation that message is in now
+ * (Zulip FL 271): the narrow's channel, topic and DM terms give way to that
+ * conversation. If the user cannot read the message, a narrow that names a
+ * conversation by itself is kept as it is; otherwise it is BAD_NARROW.
+ */
+function resolveWith(state: Readonly<RealmState>, user: UserRecord, narrow: NarrowTerm[], target: WithTarget): NarrowTerm[] {
+  const rest = narrow.filter((t) => t.operator !== 'with');
+  const m = target.message;
+  const channel = m?.streamId != null ? state.channels.get(m.streamId) : undefined;
+  const readable =
+    m !== null &&
+    (sourcesFor(state, user, []).some((src) => src.recipientKey === m.recipientKey && src.minId <= m.id) ||
+      (channel !== undefined && !channel.inviteOnly && channel.historyPublicToSubscribers && canAccess(state, channel, user)));
+  if (!readable) {
+    if (definesConversation(rest)) return rest;
+    throw badNarrow("Invalid 'with' operator");
+  }
+  const others = rest.filter((t) => !['channel', 'topic', 'dm'].includes(t.operator));
+  const conversation: NarrowTerm[] =
+    m.streamId !== null
+      ? [
+          { operator: 'channel', operand: m.streamId, negated: false },
+          { operator: 'topic', operand: m.topic, negated: false },
+        ]
+      : [{ operator: 'dm', operand: m.dmUserIds!, negated: false }];
+  return [...conversation, ...others];
+}
+
+export const messageSources = query({
+  type: 'messageSources',
+  fields: z.object({ narrow: z.array(NarrowTermSchema), with: WithTarget.nullable() }),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const narrow = resolveNarrow(state, user, msg.with ? resolveWith(state, user, msg.narrow, msg.with) : msg.narrow);
+    return { narrow, sources: sourcesFor(state, user, narrow) };
+  },
+});
+
+/** A narrow resolved to IDs, for an event queue's filter. */
+export const narrowForQueue = query({
+  type: 'narrowForQueue',
+  fields: z.object({ narrow: z.array(NarrowTermSchema) }),
+  run(state, msg) {
+    if (msg.narrow.some((t) => t.operator === 'with')) throw badNarrow("Invalid narrow operator: 'with' cannot filter an event queue");
+    return { narrow: resolveNarrow(state, actingUser(state, msg.caller), msg.narrow) };
+  },
+});
+
+/** Names for formatting a page of messages. */
+export const directory = query({
+  type: 'directory',
+  fields: z.object({ userIds: z.array(z.number().int()), channelIds: z.array(z.number().int()) }),
+  run(state, msg) {
+    actingUser(state, msg.caller);
+    return namesFor(state, msg.userIds, msg.channelIds);
+  },
+});

@@ -1,19 +1,19 @@
-/** The realm's part of the POST /register snapshot, filtered by fetch_event_types. */
+/** The realm's part of the POST /register snapshot, filtered by fetch_event_types, and GET /server_settings. */
+import { z } from 'zod';
+import { wants } from '../events/fetch.ts';
 import { formatChannel, formatUser } from '../format.ts';
 import { Role, SYSTEM_GROUPS } from '../model.ts';
-import type { RealmMsg } from '../protocol.ts';
+import { defineQuery } from '../runtime/action.ts';
+import { actingUser, canAccess } from './access.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
+import { scheduledOf } from './scheduled_messages.ts';
 import type { RealmState } from './state.ts';
-import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH, canAccess, subscriptionObjects } from './subscriptions.ts';
-import { requireUser } from './users.ts';
+import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH, subscriptionObjects } from './subscriptions.ts';
 
-/** The feature level this server implements (the highest the spec names). */
-export const FEATURE_LEVEL = 496;
-export const SERVER_VERSION = '0.1.0';
+const query = defineQuery<RealmState>();
 
-type SnapshotMsg = Extract<RealmMsg, { type: 'snapshot' }>;
-
-export function limits(state: RealmState): Record<string, unknown> {
+/** Limits and names every register response carries. */
+function limits(state: Readonly<RealmState>): Record<string, unknown> {
   return {
     max_message_length: MAX_MESSAGE_LENGTH,
     max_topic_length: MAX_TOPIC_LENGTH,
@@ -26,85 +26,85 @@ export function limits(state: RealmState): Record<string, unknown> {
   };
 }
 
-export function snapshot(state: RealmState, msg: SnapshotMsg): Record<string, unknown> {
-  const user = requireUser(state, msg.userId);
-  const want = (t: string) => msg.fetch === null || msg.fetch.includes(t);
-  const out: Record<string, unknown> = { ...limits(state) };
-  if (want('realm')) {
-    Object.assign(out, {
-      realm_name: state.meta?.name ?? '',
-      realm_empty_topic_display_name: state.meta?.emptyTopicDisplayName ?? 'general chat',
-    });
-  }
-  if (want('message')) out.max_message_id = state.maxMessageId > 0 ? state.maxMessageId : -1;
-  if (want('realm_user')) {
-    const users = [...state.users.values()];
-    Object.assign(out, {
-      user_id: user.id,
-      email: user.email,
-      delivery_email: user.email,
-      full_name: user.fullName,
-      is_admin: user.role <= Role.ADMIN,
-      is_owner: user.role === Role.OWNER,
-      is_guest: user.role === Role.GUEST,
-      is_moderator: user.role === Role.MODERATOR,
-      role: user.role,
-      can_create_users: user.canCreateUsers,
-      avatar_url: formatUser(user, msg.clientExtavatar).avatar_url,
-      realm_users: users.filter((u) => u.isActive).map((u) => formatUser(u, msg.clientExtavatar)),
-      realm_non_active_users: users.filter((u) => !u.isActive).map((u) => formatUser(u, msg.clientExtavatar)),
-      cross_realm_bots: [],
-    });
-  }
-  if (want('subscription')) {
-    const withSubs = msg.includeSubscribers !== 'false';
-    out.subscriptions = subscriptionObjects(state, user.id, withSubs);
-    out.unsubscribed = subscriptionObjects(state, user.id, withSubs, false);
-    out.never_subscribed = [...state.channels.values()]
-      .filter((c) => !state.subs.get(c.id)?.has(user.id) && canAccess(state, c, user))
-      .map((c) => ({ ...formatChannel(c), ...(withSubs ? { subscribers: state.activeSubscribers(c.id) } : {}) }));
-  }
-  if (want('stream')) out.streams = [...state.channels.values()].filter((c) => canAccess(state, c, user)).map(formatChannel);
-  if (want('realm_user_groups')) {
-    out.realm_user_groups = SYSTEM_GROUPS.map((g) => ({
-      id: g.id,
-      name: g.name,
-      description: g.description,
-      members: [...state.users.values()].filter((u) => u.isActive && u.role <= g.maxRole).map((u) => u.id),
-      direct_subgroup_ids: [],
-      is_system_group: true,
-      deactivated: false,
-    }));
-  }
-  if (want('recent_private_conversations')) {
-    out.recent_private_conversations = [...(state.dmsByUser.get(user.id) ?? [])]
-      .map((key) => state.dms.get(key)!)
-      .filter((d) => d.maxMessageId !== undefined)
-      .sort((a, b) => b.maxMessageId! - a.maxMessageId!)
-      .slice(0, 1000)
-      .map((d) => ({ max_message_id: d.maxMessageId!, user_ids: d.userIds.filter((id) => id !== user.id) }));
-  }
-  // Parley has no saved views or snippets yet: requested, they are empty lists.
-  if (want('navigation_views')) out.navigation_views = [];
-  if (want('saved_snippets')) out.saved_snippets = [];
-  if (want('realm_linkifiers')) out.realm_linkifiers = [];
-  if (want('realm_emoji')) out.realm_emoji = {};
-  if (want('custom_profile_fields')) out.custom_profile_fields = [];
-  if (want('has_videoprovider_token')) out.has_videoprovider_token = false;
-  return out;
-}
+export const snapshot = query({
+  type: 'snapshot',
+  fields: z.object({ fetch: z.array(z.string()).nullable(), clientExtavatar: z.boolean(), includeSubscribers: IncludeSubscribers }),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const want = (t: string) => wants(msg.fetch, t);
+    const out: Record<string, unknown> = { ...limits(state) };
+    if (want('realm')) out.realm_name = state.meta?.name ?? '';
+    if (want('message')) out.max_message_id = state.maxMessageId > 0 ? state.maxMessageId : -1;
+    if (want('realm_user')) {
+      const users = [...state.users.values()];
+      Object.assign(out, {
+        user_id: user.id,
+        email: user.email,
+        delivery_email: user.email,
+        full_name: user.fullName,
+        is_admin: user.role <= Role.ADMIN,
+        is_owner: user.role === Role.OWNER,
+        is_guest: user.role === Role.GUEST,
+        is_moderator: user.role === Role.MODERATOR,
+        role: user.role,
+        can_create_users: user.canCreateUsers,
+        avatar_url: formatUser(user, msg.clientExtavatar).avatar_url,
+        realm_users: users.filter((u) => u.isActive).map((u) => formatUser(u, msg.clientExtavatar)),
+        realm_non_active_users: users.filter((u) => !u.isActive).map((u) => formatUser(u, msg.clientExtavatar)),
+        cross_realm_bots: [],
+      });
+    }
+    if (want('subscription')) {
+      const withSubs = msg.includeSubscribers !== 'false';
+      out.subscriptions = subscriptionObjects(state, user.id, withSubs);
+      out.unsubscribed = subscriptionObjects(state, user.id, withSubs, false);
+      out.never_subscribed = [...state.channels.values()]
+        .filter((c) => !state.subs.get(c.id)?.has(user.id) && canAccess(state, c, user))
+        .map((c) => ({ ...formatChannel(c), ...(withSubs ? { subscribers: state.activeSubscribers(c.id) } : {}) }));
+    }
+    if (want('stream')) out.streams = [...state.channels.values()].filter((c) => canAccess(state, c, user)).map(formatChannel);
+    if (want('realm_user_groups')) {
+      out.realm_user_groups = SYSTEM_GROUPS.map((g) => ({
+        id: g.id,
+        name: g.name,
+        description: g.description,
+        members: [...state.users.values()].filter((u) => u.isActive && u.role <= g.maxRole).map((u) => u.id),
+        direct_subgroup_ids: [],
+        is_system_group: true,
+        deactivated: false,
+      }));
+    }
+    if (want('recent_private_conversations')) {
+      out.recent_private_conversations = [...(state.dmsByUser.get(user.id) ?? [])]
+        .map((key) => state.dms.get(key)!)
+        .filter((d) => d.maxMessageId !== null)
+        .sort((a, b) => b.maxMessageId! - a.maxMessageId!)
+        .slice(0, 1000)
+        .map((d) => ({ max_message_id: d.maxMessageId!, user_ids: d.userIds.filter((id) => id !== user.id) }));
+    }
+    if (want('scheduled_messages')) out.scheduled_messages = scheduledOf(state, user.id);
+    // What the realm has none of yet is reported as the empty collection it is.
+    if (want('navigation_views')) out.navigation_views = [];
+    if (want('saved_snippets')) out.saved_snippets = [];
+    if (want('realm_linkifiers')) out.realm_linkifiers = [];
+    if (want('realm_emoji')) out.realm_emoji = {};
+    if (want('custom_profile_fields')) out.custom_profile_fields = [];
+    if (want('has_videoprovider_token')) out.has_videoprovider_token = false;
+    return out;
+  },
+});
 
-export function serverSettings(state: RealmState, siteUrl: string): Record<string, unknown> {
-  return {
-    service_version: SERVER_VERSION,
-    zulip_version: SERVER_VERSION,
-    service_feature_level: FEATURE_LEVEL,
-    zulip_feature_level: FEATURE_LEVEL,
-    push_notifications_enabled: false,
-    authentication_methods: { password: true, dev: false, email: true },
-    realm_name: state.meta?.name ?? '',
-    realm_uri: siteUrl,
-    realm_url: siteUrl,
-    require_email_format_usernames: true,
-  };
-}
+export const serverSettings = query({
+  type: 'serverSettings',
+  fields: z.object({}),
+  run(state, _msg, ctx) {
+    return {
+      push_notifications_enabled: false,
+      authentication_methods: { password: true, dev: false, email: true },
+      realm_name: state.meta?.name ?? '',
+      realm_uri: ctx.siteUrl,
+      realm_url: ctx.siteUrl,
+      require_email_format_usernames: true,
+    };
+  },
+});

@@ -1,38 +1,39 @@
 /**
- * The realm actor's state: the realm's members, channels, subscriptions and
- * direct-message conversations, loaded from the store when the actor starts
- * and kept in memory with the indexes its handlers need.
+ * The realm actor's state: the realm's members, channels, subscriptions,
+ * direct-message conversations and scheduled messages, loaded from the store
+ * when the actor starts (every partition named by the catalog, read with
+ * bounded concurrency) and kept in memory with the indexes handlers need.
+ *
+ * Handlers read it in `check` and change it only in `apply`; every change to
+ * a stored record goes with its write into the action's `Tx`.
  */
-import type { Store, WriteOp } from '../../storage/store.ts';
-import { dmKey, type ChannelRecord, type SubscriptionRecord, type UserRecord } from '../model.ts';
+import type { Store } from '../../storage/store.ts';
+import {
+  type Allocator,
+  Allocator as AllocatorCodec,
+  type ChannelRecord,
+  type DmConversation,
+  messageBucket,
+  objectBucket,
+  type RealmMeta,
+  type ScheduledMessage,
+  type SubscriptionRecord,
+  T,
+  type UserRecord,
+} from '../../storage/tables.ts';
+import { dmKey } from '../model.ts';
+import type { Tx } from '../runtime/action.ts';
 
-export interface RealmMeta {
-  name: string;
-  stringId: string;
-  dateCreated: number;
-  topicsPolicy: 'allow_empty_topic' | 'disable_empty_topic';
-  emptyTopicDisplayName: string;
-  canMentionManyUsersGroup: number;
-}
-
-/** Next free IDs. Message IDs are handed out from blocks so that a send writes no counter. */
-interface Allocator {
-  nextObjectId: number;
-  messageBlockEnd: number;
-}
-
-export interface DmConversation {
-  key: string;
-  recipientId: number;
-  userIds: number[];
-  /** Newest message in the conversation (for recent_private_conversations). */
-  maxMessageId?: number;
-}
-
+/** Message IDs are reserved in blocks, so that a send does not write the counter. */
 const MESSAGE_ID_BLOCK = 1000;
+/** Partitions read at once while loading. */
+const LOAD_CONCURRENCY = 32;
+
+export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled';
 
 export class RealmState {
   meta: RealmMeta | null = null;
+  private ids: Allocator = AllocatorCodec.parse({});
   readonly users = new Map<number, UserRecord>();
   readonly usersByEmail = new Map<string, UserRecord>();
   readonly usersByKey = new Map<string, UserRecord>();
@@ -40,38 +41,32 @@ export class RealmState {
   readonly usersByName = new Map<string, Set<UserRecord>>();
   readonly channels = new Map<number, ChannelRecord>();
   readonly channelsByName = new Map<string, ChannelRecord>();
-  /** streamId -> userId -> subscription */
+  /** channelId -> userId -> subscription */
   readonly subs = new Map<number, Map<number, SubscriptionRecord>>();
   readonly dms = new Map<string, DmConversation>();
   readonly dmsByUser = new Map<number, Set<string>>();
-  /** `${recipientKey}:${bucket}` already recorded in recipient_buckets. */
+  readonly scheduled = new Map<number, ScheduledMessage>();
+  /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
   readonly knownBuckets = new Set<string>();
-  private alloc: Allocator = { nextObjectId: 100, messageBlockEnd: 0 };
   private nextMessageId = 1;
-  /** Upper bound of the message IDs handed out (exact until a restart skips a block's rest). */
+  /** The newest message ID handed out (0 before the first). */
   maxMessageId = 0;
 
   constructor(readonly realmId: number) {}
 
-  get pk(): string {
-    return String(this.realmId);
-  }
-
   static async load(store: Store, realmId: number): Promise<RealmState> {
     const s = new RealmState(realmId);
-    const pk = s.pk;
-    s.meta = (await store.get<RealmMeta>('realm_meta', pk, 'meta')) ?? null;
-    const alloc = await store.get<Allocator>('realm_meta', pk, 'ids');
-    if (alloc) {
-      s.alloc = alloc;
-      // IDs of a block that was reserved but not used are skipped: IDs only need to grow.
-      s.nextMessageId = alloc.messageBlockEnd;
-      s.maxMessageId = alloc.messageBlockEnd - 1;
-    }
-    for (const { value } of await store.range<UserRecord>('users', pk)) s.indexUser(value);
-    for (const { value } of await store.range<ChannelRecord>('channels', pk)) s.indexChannel(value);
-    for (const { value } of await store.range<SubscriptionRecord>('subscriptions', pk)) s.indexSub(value);
-    for (const { value } of await store.range<DmConversation>('dm_conversations', pk)) s.indexDm(value);
+    s.meta = (await T.realms.at(realmId).get(store)) ?? null;
+    s.ids = (await T.allocators.at(realmId).get(store)) ?? s.ids;
+    // IDs of a block that was reserved but not used are skipped: IDs only need to grow.
+    s.nextMessageId = s.ids.messageBlockEnd;
+    s.maxMessageId = await newestMessageId(store, realmId, s.ids.messageBlockEnd - 1);
+    const buckets = (next: number) => Array.from({ length: objectBucket(Math.max(0, next - 1)) + 1 }, (_, b) => b);
+    for (const users of await eachLimited(buckets(s.ids.user), (b) => T.users.partition(realmId, b).values(store))) for (const u of users) s.indexUser(u);
+    for (const channels of await eachLimited(buckets(s.ids.channel), (b) => T.channels.partition(realmId, b).values(store))) for (const c of channels) s.indexChannel(c);
+    for (const subs of await eachLimited([...s.channels.keys()], (id) => T.subscriptions.partition(realmId, id).values(store))) for (const sub of subs) s.indexSub(sub);
+    for (const convs of await eachLimited([...s.users.keys()], (id) => T.dmConversations.partition(realmId, id).values(store))) for (const d of convs) s.indexDm(d);
+    for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
     return s;
   }
 
@@ -79,6 +74,7 @@ export class RealmState {
     const old = this.users.get(u.id);
     if (old) {
       this.usersByKey.delete(old.apiKey);
+      this.usersByEmail.delete(old.email.toLowerCase());
       this.usersByName.get(old.fullName.toLowerCase())?.delete(old);
     }
     this.users.set(u.id, u);
@@ -91,6 +87,8 @@ export class RealmState {
   }
 
   indexChannel(c: ChannelRecord): void {
+    const old = this.channels.get(c.id);
+    if (old) this.channelsByName.delete(old.name.toLowerCase());
     this.channels.set(c.id, c);
     this.channelsByName.set(c.name.toLowerCase(), c);
   }
@@ -124,25 +122,52 @@ export class RealmState {
     return this.dms.get(dmKey(userIds));
   }
 
-  /** Reserves an object ID (user, channel, conversation); returns it with the write that records it. */
-  takeObjectId(): { id: number; op: WriteOp } {
-    const id = this.alloc.nextObjectId++;
-    return { id, op: this.allocOp() };
+  /** The ID the next `take(counter)` would return (for plans made in `check`). */
+  peek(counter: Counter): number {
+    return this.ids[counter];
   }
 
-  /** The next message ID, and the allocator write when a new block had to be reserved. */
-  takeMessageId(): { id: number; op: WriteOp | null } {
-    let op: WriteOp | null = null;
-    if (this.nextMessageId >= this.alloc.messageBlockEnd) {
-      this.alloc.messageBlockEnd = Math.max(this.alloc.messageBlockEnd, this.nextMessageId) + MESSAGE_ID_BLOCK;
-      op = this.allocOp();
+  /** Takes the next ID of a kind of object; the counter's write goes into `tx`. */
+  take(counter: Counter, tx: Tx): number {
+    const id = this.ids[counter]++;
+    tx.write(T.allocators.at(this.realmId).put({ ...this.ids }));
+    return id;
+  }
+
+  /** The next message ID; reserving a new block writes the counter into `tx`. */
+  takeMessageId(tx: Tx): number {
+    if (this.nextMessageId >= this.ids.messageBlockEnd) {
+      this.ids.messageBlockEnd = Math.max(this.ids.messageBlockEnd, this.nextMessageId) + MESSAGE_ID_BLOCK;
+      tx.write(T.allocators.at(this.realmId).put({ ...this.ids }));
     }
     const id = this.nextMessageId++;
     this.maxMessageId = id;
-    return { id, op };
+    return id;
   }
+}
 
-  private allocOp(): WriteOp {
-    return { op: 'put', table: 'realm_meta', pk: this.pk, ck: 'ids', value: { ...this.alloc } };
+/** The greatest stored message ID at or below `atMost` (0 if none), from the message locator. */
+async function newestMessageId(store: Store, realmId: number, atMost: number): Promise<number> {
+  for (let b = messageBucket(Math.max(0, atMost)); b >= 0; b--) {
+    const [row] = await T.messageLocator.partition(realmId, b).range(store, { lte: atMost, reverse: true, limit: 1 });
+    if (row) return Number(row.ck);
+    // The block holding `atMost` was reserved by the send of its first message, which is therefore
+    // stored: the newest message is in this bucket or, if the block straddles two, the one before.
+    if (b < messageBucket(Math.max(0, atMost))) break;
   }
+  return 0;
+}
+
+/** Maps `fn` over `items` with at most LOAD_CONCURRENCY in flight, keeping the order. */
+async function eachLimited<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(LOAD_CONCURRENCY, items.length) }, worker));
+  return out;
 }

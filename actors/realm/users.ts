@@ -1,12 +1,17 @@
-/** Members: authentication, listing and creation (POST /users). */
+/** Members: authentication, listing, creation (POST /users) and the realm's first users. */
 import { randomBytes, scryptSync } from 'node:crypto';
-import { ApiError, adminRequired, badRequest, unauthorized } from '../../lib/errors.ts';
+import { z } from 'zod';
+import { adminRequired, badRequest, unauthorized } from '../../lib/errors.ts';
+import { T, type UserRecord } from '../../storage/tables.ts';
+import { toUsers } from '../events/delivery.ts';
 import { formatUser } from '../format.ts';
-import { Role, type UserRecord } from '../model.ts';
-import type { Caller } from '../protocol.ts';
-import type { ActorContext } from '../runtime/context.ts';
-import { Parked } from '../runtime/mailbox.ts';
+import { isAdmin, Role } from '../model.ts';
+import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
+import { actingUser, activeUsers } from './access.ts';
 import type { RealmState } from './state.ts';
+
+const action = defineAction<RealmState>();
+const query = defineQuery<RealmState>();
 
 const KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -24,42 +29,55 @@ export function hashPassword(password: string): string {
   return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
-export function authenticate(state: RealmState, email: string, apiKey: string): Caller {
-  const user = state.usersByKey.get(apiKey);
-  if (!user || user.email.toLowerCase() !== email.trim().toLowerCase()) throw unauthorized('Invalid API key');
-  if (!user.isActive) throw unauthorized('Account is deactivated');
-  return { realmId: state.realmId, userId: user.id, email: user.email, role: user.role, isBot: user.isBot };
+/** What an authenticated request knows of its caller. */
+export interface Authenticated {
+  realmId: number;
+  userId: number;
+  email: string;
+  role: number;
+  isBot: boolean;
 }
 
-export function requireUser(state: RealmState, userId: number): UserRecord {
-  const user = state.users.get(userId);
-  if (!user || !user.isActive) throw unauthorized('Account is deactivated');
-  return user;
-}
+export const authenticate = query({
+  type: 'authenticate',
+  fields: z.object({ email: z.string(), apiKey: z.string() }),
+  run(state, msg): Authenticated {
+    const user = state.usersByKey.get(msg.apiKey);
+    if (!user || user.email.toLowerCase() !== msg.email.trim().toLowerCase()) throw unauthorized('Invalid API key');
+    if (!user.isActive) throw unauthorized('Account is deactivated');
+    return { realmId: state.realmId, userId: user.id, email: user.email, role: user.role, isBot: user.isBot };
+  },
+});
 
-export function listUsers(state: RealmState, userIds: number[] | null, clientExtavatar: boolean): { members: unknown[] } {
-  let users = [...state.users.values()];
-  if (userIds) {
-    for (const id of userIds) if (!state.users.has(id)) throw badRequest(`Invalid user ID: ${id}`);
-    const wanted = new Set(userIds);
-    users = users.filter((u) => wanted.has(u.id));
-  }
-  return { members: users.map((u) => formatUser(u, clientExtavatar)) };
-}
+export const listUsers = query({
+  type: 'listUsers',
+  fields: z.object({ userIds: z.array(z.number().int()).nullable(), clientExtavatar: z.boolean() }),
+  run(state, msg) {
+    actingUser(state, msg.caller);
+    let users = [...state.users.values()];
+    if (msg.userIds) {
+      for (const id of msg.userIds) if (!state.users.has(id)) throw badRequest(`Invalid user ID: ${id}`);
+      const wanted = new Set(msg.userIds);
+      users = users.filter((u) => wanted.has(u.id));
+    }
+    return { members: users.map((u) => formatUser(u, msg.clientExtavatar)) };
+  },
+});
 
-export interface NewUser {
+interface NewUser {
   email: string;
   fullName: string;
   role: number;
   isBot?: boolean;
   botOwnerId?: number | null;
   canCreateUsers?: boolean;
-  password?: string | null;
+  /** Already hashed (hashing is slow: it happens in `check`, never in `apply`). */
+  passwordHash: string | null;
 }
 
-/** Builds a user record and the writes that persist it. */
-export function buildUser(state: RealmState, n: NewUser) {
-  const { id, op } = state.takeObjectId();
+/** Creates a user record in memory and its write. */
+function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
+  const id = state.take('user', tx);
   const user: UserRecord = {
     id,
     email: n.email,
@@ -70,37 +88,73 @@ export function buildUser(state: RealmState, n: NewUser) {
     botOwnerId: n.botOwnerId ?? null,
     isActive: true,
     apiKey: newApiKey(),
-    passwordHash: n.password ? hashPassword(n.password) : null,
+    passwordHash: n.passwordHash,
     dateJoined: new Date().toISOString(),
     timezone: '',
     canCreateUsers: n.canCreateUsers ?? false,
   };
-  return { user, ops: [op, { op: 'put' as const, table: 'users' as const, pk: state.pk, ck: id, value: user }] };
+  state.indexUser(user);
+  tx.write(T.users.at(state.realmId, id).put(user));
+  return user;
 }
 
 /** POST /users: administrators holding `can_create_users` only. */
-export function createUser(
-  state: RealmState,
-  ctx: ActorContext,
-  actorId: number,
-  email: string,
-  password: string,
-  fullName: string,
-): Parked<{ user_id: number }> {
-  const actor = requireUser(state, actorId);
-  if (actor.role > Role.ADMIN) throw adminRequired();
-  if (!actor.canCreateUsers) throw new ApiError('BAD_REQUEST', 'User not authorized to create users', 400);
-  const name = fullName.trim();
-  if (!name) throw badRequest('Name too short!');
-  if (name.length > 100) throw badRequest('Name too long!');
-  if (state.usersByEmail.has(email.toLowerCase())) throw badRequest(`Email '${email}' already in use`);
-  const { user, ops } = buildUser(state, { email, fullName: name, role: Role.MEMBER, password });
-  state.indexUser(user);
-  return new Parked(
-    ctx.journal.append(ops).then(() => {
-      const everyone = [...state.users.values()].filter((u) => u.isActive).map((u) => u.id);
-      ctx.publish({ kind: 'event', realmId: state.realmId, userIds: everyone, event: { type: 'realm_user', op: 'add', person: formatUser(user, false) } });
-      return { user_id: user.id };
-    }),
-  );
-}
+export const createUser = action({
+  type: 'createUser',
+  fields: z.object({ email: z.string(), password: z.string(), fullName: z.string() }),
+  check(state, msg) {
+    const actor = actingUser(state, msg.caller);
+    if (!isAdmin(actor)) throw adminRequired();
+    if (!actor.canCreateUsers) throw badRequest('User not authorized to create users');
+    const fullName = msg.fullName.trim();
+    if (!fullName) throw badRequest('Name too short!');
+    if (fullName.length > 100) throw badRequest('Name too long!');
+    if (state.usersByEmail.has(msg.email.toLowerCase())) throw badRequest(`Email '${msg.email}' already in use`);
+    return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: hashPassword(msg.password) } satisfies NewUser;
+  },
+  apply(state, plan, tx) {
+    return { user_id: addUser(state, tx, plan).id };
+  },
+  events(state, _plan, reply) {
+    return [toUsers(state.realmId, activeUsers(state), { type: 'realm_user', op: 'add', person: formatUser(state.users.get(reply.user_id)!, false) })];
+  },
+});
+
+const BootstrapUser = z.object({
+  email: z.string(),
+  fullName: z.string(),
+  role: z.number().int(),
+  isBot: z.boolean().optional(),
+  canCreateUsers: z.boolean().optional(),
+  password: z.string().optional(),
+});
+
+/** Internal (the gateway never sends it): creates the realm with its first users if it does not exist yet. */
+export const bootstrap = action({
+  type: 'bootstrap',
+  fields: z.object({ name: z.string(), users: z.array(BootstrapUser) }),
+  check(state, msg) {
+    if (msg.caller.userId !== null) throw unauthorized('Only the server bootstraps a realm');
+    if (state.meta) return { create: null, emails: msg.users.map((u) => u.email) };
+    const users = msg.users.map((u) => ({ ...u, passwordHash: u.password ? hashPassword(u.password) : null }));
+    return { create: { name: msg.name, users }, emails: msg.users.map((u) => u.email) };
+  },
+  apply(state, plan, tx) {
+    if (plan.create) {
+      const meta = { name: plan.create.name, stringId: '', dateCreated: Math.floor(Date.now() / 1000), topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6 };
+      state.meta = meta;
+      tx.write(T.realms.at(state.realmId).put(meta));
+      let ownerId: number | null = null;
+      for (const spec of plan.create.users) {
+        const u = addUser(state, tx, { ...spec, botOwnerId: spec.isBot ? ownerId : null });
+        if (spec.role === Role.OWNER && ownerId === null) ownerId = u.id;
+      }
+    }
+    return {
+      users: plan.emails
+        .map((email) => state.usersByEmail.get(email.toLowerCase()))
+        .filter((u) => u !== undefined)
+        .map((u) => ({ userId: u.id, email: u.email, apiKey: u.apiKey, fullName: u.fullName, role: u.role, isBot: u.isBot })),
+    };
+  },
+});

@@ -1,14 +1,30 @@
 import type { Logger } from 'pino';
 import type { Store } from '../../storage/store.ts';
-import type { Delivery } from '../events.ts';
-import type { Journal } from './journal.ts';
+import type { TimerRecord } from '../../storage/tables.ts';
+import type { Delivery } from '../events/delivery.ts';
+import type { ActorClient } from './client.ts';
 
-/** What the runtime gives an actor: its store, its journal and event publishing. */
+/** The in-memory side of a shard's durable timers (see `timers.ts`). */
+export interface TimerWheel {
+  /** A timer that is now durable: run it when due. */
+  schedule(t: TimerRecord): void;
+  /** A timer whose deletion is now durable: do not run it. */
+  cancel(t: TimerRecord): void;
+}
+
+/** What the runtime gives an actor. */
 export interface ActorContext {
+  /** For reads; writes go through the actor's `Tx`. */
   store: Store;
-  journal: Journal;
-  /** Sends events to the queue actors of the recipients (after the write is durable). */
+  /** The shard the actor lives in. */
+  shard: number;
+  /** Calls other actors (the realm actor never calls a user actor: calls go one way). */
+  actors: ActorClient;
+  /** Sends events to the queue actors of the recipients; called only once the change is durable. */
   publish(delivery: Delivery): void;
+  timers: TimerWheel;
   siteUrl: string;
+  /** Seconds a long poll waits before it gets a heartbeat. */
+  heartbeatSecs: number;
   log: Logger;
 }

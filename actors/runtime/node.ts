@@ -1,105 +1,60 @@
 /**
  * An actor node: competes for shard leases and, for each shard it owns,
- * serves the shard's subjects, hosting the realm, user and queue actors that
- * hash to it. Actors are created on their first message, loading their state
- * from the store, and dropped when the shard is lost.
+ * serves the shard's subjects, hosting whatever actor kinds are registered
+ * (`registry.ts`); it imports none of them. Actors are created on their first
+ * message (a durable actor first claims its scope in the store with the
+ * shard's fencing token, then loads its state) and dropped when the shard is
+ * lost. Each owned shard also runs its durable timers.
  */
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import { ApiError, badRequest, shardMoving } from '../../lib/errors.ts';
-import type { NarrowTerm } from '../../lib/narrow.ts';
+import { ApiError, badRequest, shardMoving, unavailable } from '../../lib/errors.ts';
 import { FencedError, type Store } from '../../storage/store.ts';
-import { Delivery } from '../events.ts';
-import { RealmMsg, QueueMsg, UserMsg } from '../protocol.ts';
-import { QueueActor } from '../queue/actor.ts';
-import { RealmActor } from '../realm/actor.ts';
+import type { TimerRecord } from '../../storage/tables.ts';
+import { Delivery, deliveryPlacements } from '../events/delivery.ts';
 import { parseShardSubject, shardOf, subjects } from '../subjects.ts';
-import { UserActor } from '../user/actor.ts';
-import type { MessageSource } from '../user/messages.ts';
+import type { AnyHandler } from './action.ts';
 import type { Bus, Subscription } from './bus.ts';
+import type { ActorClient } from './client.ts';
 import type { ActorContext } from './context.ts';
+import { ActorHost } from './host.ts';
 import { Journal } from './journal.ts';
 import type { Leases, ShardGrant } from './leases.ts';
-import { Mailbox, Parked } from './mailbox.ts';
+import { actorKind, allKinds, type ActorKind } from './registry.ts';
+import { ShardTimers } from './timers.ts';
 
 export interface NodeOptions {
   nodeId: string;
   shards: number;
   siteUrl: string;
-  requestTimeoutMs: number;
   heartbeatSecs: number;
 }
 
-const BootstrapMsg = z.object({
-  type: z.literal('bootstrap'),
-  name: z.string(),
-  users: z.array(z.object({ email: z.string(), fullName: z.string(), role: z.number().int(), isBot: z.boolean().optional(), canCreateUsers: z.boolean().optional(), password: z.string().optional() })),
-});
-const RealmOrBootstrap = z.union([RealmMsg, BootstrapMsg]);
-const QueueEnvelope = z.object({ userId: z.number().int(), msg: QueueMsg });
-
-/** A hosted actor: its mailbox, its journal and the instance once loaded. */
-interface Hosted<A> {
-  mailbox: Mailbox;
-  journal: Journal;
-  actor: Promise<A>;
-}
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyKind = ActorKind<any, Record<string, AnyHandler<any>>>;
 
 interface ShardHost {
   grant: ShardGrant;
   subs: Subscription[];
-  realms: Map<number, Hosted<RealmActor>>;
-  users: Map<number, Hosted<UserActor>>;
-  queue: QueueActor;
-  queueMailbox: Mailbox;
+  /** Actors by `<kind>:<id>`; per-shard kinds by `<kind>`. */
+  hosts: Map<string, ActorHost<unknown>>;
+  timers: ShardTimers | null;
 }
 
 export class ActorNode {
   private shards = new Map<number, ShardHost>();
   private ticker: NodeJS.Timeout | null = null;
-  private publicSub: Promise<Subscription> | null = null;
+  private broadcastSub: Promise<Subscription> | null = null;
+  private readonly perShardKinds: AnyKind[];
 
   constructor(
     private readonly bus: Bus,
     private readonly leases: Leases,
     private readonly store: Store,
+    private readonly actors: ActorClient,
     private readonly opts: NodeOptions,
     private readonly log: Logger,
-  ) {}
-
-  /**
-   * Public-channel messages are broadcast to every node that holds a queue
-   * registered with all_public_streams: the node subscribes when it gets its
-   * first such queue (before the register is answered) and unsubscribes on
-   * the tick after its last one is gone, so other nodes pay nothing for them.
-   */
-  private async watchPublic(): Promise<void> {
-    this.publicSub ??= this.bus
-      .subscribe(
-        subjects.publicMessagesAll,
-        (body) => {
-          const d = Delivery.safeParse(body);
-          if (!d.success || d.data.kind !== 'message') return this.log.warn('dropped a malformed public delivery');
-          const delivery = d.data;
-          for (const host of this.shards.values()) {
-            void host.queueMailbox.post(() => host.queue.deliverPublic(delivery)).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
-          }
-        },
-        { broadcast: true },
-      )
-      .then(async (s) => {
-        await this.bus.flush();
-        return s;
-      });
-    await this.publicSub;
-  }
-
-  private unwatchPublicIfUnused(): void {
-    if (!this.publicSub) return;
-    for (const host of this.shards.values()) if (host.queue.allPublicCount > 0) return;
-    const sub = this.publicSub;
-    this.publicSub = null;
-    void sub.then((s) => s.unsubscribe()).catch(() => {});
+  ) {
+    this.perShardKinds = allKinds().filter((k) => k.perShard);
   }
 
   async start(): Promise<void> {
@@ -108,10 +63,7 @@ export class ActorNode {
       lost: (shard) => this.release(shard),
     });
     const tickMs = Math.max(50, Math.min(1000, (this.opts.heartbeatSecs * 1000) / 5));
-    this.ticker = setInterval(() => {
-      for (const host of this.shards.values()) host.queue.tick();
-      this.unwatchPublicIfUnused();
-    }, tickMs);
+    this.ticker = setInterval(() => this.tick(), tickMs);
     this.ticker.unref();
   }
 
@@ -121,23 +73,40 @@ export class ActorNode {
 
   async stop(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
-    await this.publicSub?.then((s) => s.unsubscribe()).catch(() => {});
+    await this.broadcastSub?.then((s) => s.unsubscribe()).catch(() => {});
     await this.leases.stop();
     for (const shard of [...this.shards.keys()]) await this.release(shard);
   }
 
+  private tick(): void {
+    const now = Date.now();
+    for (const host of this.shards.values()) {
+      for (const kind of this.perShardKinds) {
+        if (!kind.tick) continue;
+        const h = this.hostFor(host, kind, '0');
+        void h.state.then((s) => h.mailbox.post(() => kind.tick!(s, now))).catch((err: unknown) => this.log.error({ err, kind: kind.name }, 'tick failed'));
+      }
+    }
+    this.unwatchBroadcastsIfUnused();
+  }
+
   private async acquire(grant: ShardGrant): Promise<void> {
-    const host: ShardHost = { grant, subs: [], realms: new Map(), users: new Map(), queue: new QueueActor({ heartbeatSecs: this.opts.heartbeatSecs }), queueMailbox: new Mailbox() };
+    const host: ShardHost = { grant, subs: [], hosts: new Map(), timers: null };
     this.shards.set(grant.shard, host);
     host.subs.push(await this.bus.serve(subjects.shardAll(grant.shard), (body, subject) => this.dispatch(subject, body)));
     host.subs.push(
       await this.bus.subscribe(subjects.events(grant.shard), (body) => {
         const d = Delivery.safeParse(body);
         if (!d.success) return this.log.warn({ issues: d.error.issues }, 'dropped a malformed delivery');
-        void host.queueMailbox.post(() => host.queue.deliver(d.data)).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
+        this.deliver(host, d.data, false);
       }),
     );
     await this.bus.flush();
+    const writer = await this.store.claim(`shard:${grant.shard}`, grant.token);
+    if (!writer) throw new FencedError(`shard:${grant.shard}`);
+    if (this.shards.get(grant.shard) !== host) return;
+    host.timers = new ShardTimers(grant.shard, this.store, writer, (t) => this.fire(host, t), this.log.child({ shard: grant.shard }));
+    await host.timers.start();
     this.log.debug({ shard: grant.shard, token: grant.token }, 'shard acquired');
   }
 
@@ -147,95 +116,146 @@ export class ActorNode {
     // From here the journals refuse new writes (the guard sees the shard gone);
     // wait for writes already sent, so the next owner loads what they wrote.
     this.shards.delete(shard);
+    host.timers?.stop();
     await Promise.all(host.subs.map((s) => s.unsubscribe()));
-    await Promise.all([...host.realms.values(), ...host.users.values()].map((h) => h.journal.drain()));
-    host.queue.closeAll();
+    await Promise.all([...host.hosts.values()].map((h) => h.drain()));
+    for (const h of host.hosts.values()) {
+      if (h.kind.unload) void h.state.then((s) => h.kind.unload!(s)).catch(() => {});
+    }
     this.log.debug({ shard }, 'shard released');
   }
 
-  private context(host: ShardHost, scope: string): { ctx: ActorContext; journal: Journal } {
-    const { shard, token } = host.grant;
-    const journal = new Journal(this.store, () => {
-      if (!this.leases.valid(shard, token) || this.shards.get(shard) !== host) throw new FencedError(scope);
-    });
-    const ctx: ActorContext = { store: this.store, journal, publish: (d) => this.publishDelivery(d), siteUrl: this.opts.siteUrl, log: this.log.child({ actor: scope }) };
-    return { ctx, journal };
-  }
-
-  private hosted<A>(host: ShardHost, map: Map<number, Hosted<A>>, id: number, scope: string, load: (ctx: ActorContext) => Promise<A>): Hosted<A> {
-    let h = map.get(id);
-    if (h && !h.journal.broken) return h;
-    const { ctx, journal } = this.context(host, scope);
-    const actor = (async () => {
-      if (!(await this.store.claimFence(scope, host.grant.token))) throw new FencedError(scope);
-      return load(ctx);
+  /** The host of an actor, created (and for durable kinds, claimed and loaded) on first use. */
+  private hostFor(shard: ShardHost, kind: AnyKind, id: string, first?: unknown): ActorHost<unknown> {
+    const key = kind.perShard ? kind.name : `${kind.name}:${id}`;
+    const existing = shard.hosts.get(key);
+    if (existing && !existing.broken) return existing;
+    const ctx = this.context(shard);
+    const scope = key;
+    const { token } = shard.grant;
+    const loaded = (async () => {
+      if (!kind.durable) return { state: await kind.load(ctx, id, first as never), journal: null };
+      const writer = await this.store.claim(scope, token);
+      if (!writer) throw new FencedError(scope);
+      const journal = new Journal(writer, () => {
+        if (!this.leases.valid(shard.grant.shard, token) || this.shards.get(shard.grant.shard) !== shard) throw new FencedError(scope);
+      });
+      return { state: await kind.load(ctx, id, first as never), journal };
     })();
-    h = { mailbox: new Mailbox(), journal, actor };
-    map.set(id, h);
-    actor.catch(() => map.get(id) === h && map.delete(id));
+    const h = new ActorHost<unknown>(kind, id, ctx, loaded);
+    shard.hosts.set(key, h);
+    h.state.catch(() => shard.hosts.get(key) === h && shard.hosts.delete(key));
     return h;
   }
 
-  private async run<A>(h: Hosted<A>, fn: (actor: A) => unknown): Promise<unknown> {
-    const actor = await h.actor;
-    const result = await h.mailbox.post(() => fn(actor));
-    return result instanceof Parked ? result.promise : result;
+  private context(shard: ShardHost): ActorContext {
+    return {
+      store: this.store,
+      shard: shard.grant.shard,
+      actors: this.actors,
+      publish: (d) => this.publish(d),
+      timers: {
+        schedule: (t) => shard.timers?.schedule(t),
+        cancel: (t) => shard.timers?.cancel(t),
+      },
+      siteUrl: this.opts.siteUrl,
+      heartbeatSecs: this.opts.heartbeatSecs,
+      log: this.log,
+    };
+  }
+
+  private async fire(shard: ShardHost, t: TimerRecord): Promise<void> {
+    const kind = actorKind(t.kind);
+    if (!kind) throw new Error(`timer for unknown actor kind ${t.kind}`);
+    if (this.shards.get(shard.grant.shard) !== shard) return;
+    await this.hostFor(shard, kind, t.actor).fire(t);
   }
 
   private async dispatch(subject: string, body: unknown): Promise<unknown> {
     const target = parseShardSubject(subject);
-    const host = target && this.shards.get(target.shard);
-    if (!target || !host) throw shardMoving();
+    const shard = target && this.shards.get(target.shard);
+    if (!target || !shard) throw shardMoving();
     try {
-      switch (target.kind) {
-        case 'realm': {
-          const msg = parse(RealmOrBootstrap, body);
-          const h = this.hosted(host, host.realms, target.id, `realm:${target.id}`, (ctx) => RealmActor.load(ctx, target.id));
-          return await this.run(h, (a) => a.handle(msg));
-        }
-        case 'user': {
-          const msg = parse(UserMsg, body);
-          const lookup = (realmId: number, userId: number, narrow: NarrowTerm[]) =>
-            this.bus.request(subjects.realm(shardOf('realm', realmId, this.opts.shards), realmId), { type: 'messageSources', userId, narrow }, this.opts.requestTimeoutMs) as Promise<{ sources: MessageSource[] }>;
-          const h = this.hosted(host, host.users, target.id, `user:${target.id}`, (ctx) => UserActor.load(ctx, msg.realmId, target.id, lookup));
-          return await this.run(h, (a) => a.handle(msg));
-        }
-        case 'queue': {
-          const { userId, msg } = parse(QueueEnvelope, body);
-          if (userId !== target.id) throw badRequest('Queue request for another user');
-          const result = await host.queueMailbox.post(() => host.queue.handle(userId, msg));
-          if (msg.type === 'register' && msg.options.allPublicStreams) await this.watchPublic();
-          return result instanceof Parked ? await result.promise : result;
-        }
-      }
+      const kind = actorKind(target.kind);
+      if (!kind) throw badRequest(`Unknown actor kind ${target.kind}`);
+      const parsed = kind.parse(body);
+      if (!parsed.success) throw badRequest(`Invalid actor message: ${parsed.error.issues[0]?.message ?? 'malformed'}`);
+      const msg = parsed.data;
+      const h = this.hostFor(shard, kind, target.id, msg);
+      const reply = await h.handle(msg);
+      if (kind.wantsBroadcasts) await this.watchBroadcastsIfWanted(h, kind);
+      return reply;
     } catch (err) {
       if (err instanceof FencedError) {
         this.log.warn({ shard: target.shard, err: err.message }, 'fenced: another node owns this shard now');
+        // Nothing was written: the caller may send the request again, to the new owner.
         throw shardMoving();
       }
-      if (!(err instanceof ApiError)) this.log.error({ err, subject }, 'actor failed');
-      throw err;
+      if (err instanceof ApiError) throw err;
+      this.log.error({ err, subject }, 'actor failed');
+      // The outcome of a failed commit is unknown: the client must not assume either way.
+      throw unavailable('The server could not complete the request; try again');
+    }
+  }
+
+  /** Hands a delivery to the per-shard kinds of a shard (the queue actor). */
+  private deliver(shard: ShardHost, d: Delivery, broadcast: boolean): void {
+    for (const kind of this.perShardKinds) {
+      if (!kind.onDelivery) continue;
+      const h = this.hostFor(shard, kind, '0');
+      void h.state.then((s) => h.mailbox.post(() => kind.onDelivery!(s, d, broadcast))).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
     }
   }
 
   /**
-   * Sends a delivery to the queue actors of the shards its recipients live in:
-   * the same payload to each (encoded once); each queue actor picks the
-   * recipients whose queues it holds.
+   * Sends a delivery to the shards its recipients live in: the same payload
+   * to each (encoded once); each shard's queue actor picks the recipients
+   * whose queues it holds. A broadcast delivery also goes to every node that
+   * asked for broadcasts (all_public_streams queues).
    */
-  private publishDelivery(d: Delivery): void {
+  private publish(d: Delivery): void {
     const shards = new Set<number>();
-    for (const id of d.userIds) shards.add(shardOf('user', id, this.opts.shards));
+    for (const placement of deliveryPlacements(d)) shards.add(shardOf(placement, this.opts.shards));
     const to = [...shards].map((s) => subjects.events(s));
-    // A public-channel message also goes to every node's all_public_streams
-    // queues; the recipients, listed in it, are skipped there.
-    if (d.kind === 'message' && d.allPublic) to.push(subjects.publicMessages(d.realmId));
+    if (d.kind === 'message' && d.allPublic) to.push(subjects.broadcast(d.realmId));
     this.bus.publishMany(to, d);
   }
-}
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const r = schema.safeParse(body);
-  if (!r.success) throw badRequest(`Invalid actor message: ${r.error.issues[0]?.message ?? 'malformed'}`);
-  return r.data;
+  /**
+   * Broadcast deliveries reach a node only while one of its per-shard actors
+   * wants them (a queue registered with all_public_streams): the node
+   * subscribes before that request is answered and unsubscribes on the tick
+   * after the last one is gone, so other nodes pay nothing for them.
+   */
+  private async watchBroadcastsIfWanted(h: ActorHost<unknown>, kind: AnyKind): Promise<void> {
+    if (this.broadcastSub || !kind.wantsBroadcasts!(await h.state)) return;
+    this.broadcastSub = this.bus
+      .subscribe(
+        subjects.broadcastAll,
+        (body) => {
+          const d = Delivery.safeParse(body);
+          if (!d.success) return this.log.warn('dropped a malformed broadcast delivery');
+          for (const shard of this.shards.values()) this.deliver(shard, d.data, true);
+        },
+        { broadcast: true },
+      )
+      .then(async (s) => {
+        await this.bus.flush();
+        return s;
+      });
+    await this.broadcastSub;
+  }
+
+  private unwatchBroadcastsIfUnused(): void {
+    if (!this.broadcastSub) return;
+    for (const shard of this.shards.values()) {
+      for (const kind of this.perShardKinds) {
+        const state = shard.hosts.get(kind.name)?.current;
+        if (state !== undefined && kind.wantsBroadcasts?.(state)) return;
+      }
+    }
+    const sub = this.broadcastSub;
+    this.broadcastSub = null;
+    void sub.then((s) => s.unsubscribe()).catch(() => {});
+  }
 }

@@ -6,12 +6,19 @@
  * miss it), as Zulip does.
  */
 import { z } from 'zod';
-import { FEATURE_LEVEL, SERVER_VERSION } from '../../actors/realm/snapshot.ts';
+import { clientExtavatar } from '../../actors/format.ts';
+import { queueActorId, queueRef } from '../../actors/queue/ref.ts';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { userActorId, userRef } from '../../actors/user/ref.ts';
+import { CLIENT_CAPABILITIES } from '../../lib/features.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
-import { bool, int, json, str } from '../params.ts';
-import { me, route } from '../route.ts';
+import { SERVER_VERSION } from '../../lib/version.ts';
+import { bool, int, json, str, unsupported } from '../params.ts';
+import { caller, IGNORED, me, route } from '../route.ts';
+import { IncludeSubscribers } from './subscriptions.ts';
 
 const StringList = json(z.array(z.string()).nullable());
+const QueueId = str().pipe(z.string().min(1, { message: 'must not be empty' }));
 
 export const register = route({
   method: 'POST',
@@ -21,9 +28,10 @@ export const register = route({
     apply_markdown: bool().optional(),
     client_extavatar: bool().optional(),
     client_gravatar: bool().optional(),
-    include_subscribers: str().pipe(z.enum(['true', 'false', 'partial'], { message: "must be 'true', 'false' or 'partial'" })).optional(),
-    slim_presence: bool().optional(),
-    presence_history_limit_days: int().optional(),
+    include_subscribers: IncludeSubscribers.optional(),
+    // There is no presence data yet for these to shape.
+    slim_presence: unsupported(bool()),
+    presence_history_limit_days: unsupported(int()),
     event_types: StringList.optional(),
     all_public_streams: bool().optional(),
     client_capabilities: json(z.record(z.string(), z.boolean())).optional(),
@@ -32,31 +40,38 @@ export const register = route({
     idle_queue_timeout: int().pipe(z.number().min(1)).optional(),
   },
   async handle(ctx, p) {
-    const caller = me(ctx);
+    const user = me(ctx);
+    const who = caller(ctx);
     const eventTypes = p.event_types ?? null;
-    const fetch = p.fetch_event_types !== undefined && p.fetch_event_types !== null ? p.fetch_event_types : eventTypes;
-    const narrow = parseNarrow(p.narrow ?? []);
-    const clientExtavatar = p.client_extavatar ?? p.client_gravatar ?? true;
+    const fetch = p.fetch_event_types ?? eventTypes;
+    const extavatar = clientExtavatar(p);
     const idleSecs = Math.min(p.idle_queue_timeout ?? ctx.limits.queueIdleSecs, ctx.limits.queueIdleSecs * 7);
     const caps = p.client_capabilities ?? {};
-    const queue = await ctx.actors.queue<{ queue_id: string; last_event_id: number }>(caller.userId, {
+    const realm = realmActorId(user.realmId);
+    const parsed = parseNarrow(p.narrow ?? []);
+    const narrow = parsed.length ? (await ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: who, narrow: parsed })).narrow : [];
+    const queue = await ctx.actors.call(queueRef, queueActorId(user.realmId, user.userId), {
       type: 'register',
-      realmId: caller.realmId,
-      options: { eventTypes, narrow, allPublicStreams: p.all_public_streams ?? false, applyMarkdown: p.apply_markdown ?? false, clientExtavatar, bulkMessageDeletion: caps.bulk_message_deletion ?? false, idleSecs },
+      caller: who,
+      options: { eventTypes, narrow, allPublicStreams: p.all_public_streams ?? false, applyMarkdown: p.apply_markdown ?? false, clientExtavatar: extavatar, bulkMessageDeletion: caps.bulk_message_deletion ?? false, idleSecs },
     });
-    const [realm, user] = await Promise.all([
-      ctx.actors.realm(caller.realmId, { type: 'snapshot', userId: caller.userId, fetch, clientExtavatar, includeSubscribers: p.include_subscribers ?? 'false' }),
-      ctx.actors.user(caller.userId, { type: 'snapshot', realmId: caller.realmId, fetch }),
+    const [realmPart, userPart] = await Promise.all([
+      ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false' }),
+      ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'snapshot', caller: who, fetch }),
     ]);
+    const unhonored = Object.keys(caps).filter((k) => caps[k] && CLIENT_CAPABILITIES[k] === false).map((k) => `client_capabilities.${k}`);
     return {
       queue_id: queue.queue_id,
       last_event_id: queue.last_event_id,
       idle_queue_timeout_secs: idleSecs,
-      service_feature_level: FEATURE_LEVEL,
+      service_feature_level: ctx.featureLevel,
+      zulip_feature_level: ctx.featureLevel,
       service_version: SERVER_VERSION,
+      zulip_version: SERVER_VERSION,
       event_queue_longpoll_timeout_seconds: 90,
-      ...realm,
-      ...user,
+      ...realmPart,
+      ...userPart,
+      [IGNORED]: unhonored,
     };
   },
 });
@@ -65,14 +80,10 @@ export const getEvents = route({
   method: 'GET',
   path: '/events',
   auth: 'required',
-  params: {
-    queue_id: str().pipe(z.string().min(1, { message: 'must not be empty' })),
-    last_event_id: int().optional(),
-    dont_block: bool().optional(),
-  },
+  params: { queue_id: QueueId, last_event_id: int().optional(), dont_block: bool().optional() },
   async handle(ctx, p) {
-    const caller = me(ctx);
-    return ctx.actors.queueRaw(caller.userId, { type: 'getEvents', queueId: p.queue_id, lastEventId: p.last_event_id ?? null, dontBlock: p.dont_block ?? false }, ctx.limits.longPollTimeoutMs);
+    const user = me(ctx);
+    return ctx.actors.raw(queueRef, queueActorId(user.realmId, user.userId), { type: 'getEvents', caller: caller(ctx), queueId: p.queue_id, lastEventId: p.last_event_id ?? null, dontBlock: p.dont_block ?? false }, ctx.limits.longPollTimeoutMs);
   },
 });
 
@@ -80,10 +91,10 @@ export const deleteQueue = route({
   method: 'DELETE',
   path: '/events',
   auth: 'required',
-  params: { queue_id: str().pipe(z.string().min(1, { message: 'must not be empty' })) },
+  params: { queue_id: QueueId },
   async handle(ctx, p) {
-    const caller = me(ctx);
-    await ctx.actors.queue(caller.userId, { type: 'deleteQueue', queueId: p.queue_id });
+    const user = me(ctx);
+    await ctx.actors.call(queueRef, queueActorId(user.realmId, user.userId), { type: 'deleteQueue', caller: caller(ctx), queueId: p.queue_id });
     return {};
   },
 });

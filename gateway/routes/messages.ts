@@ -1,19 +1,25 @@
 /** POST /messages (send) and GET /messages (history). */
 import { z } from 'zod';
+import { clientExtavatar } from '../../actors/format.ts';
+import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
-import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
 import { bool, idsOrNames, int, json, str, wordOrInt } from '../params.ts';
-import { me, route } from '../route.ts';
+import { caller, me, route } from '../route.ts';
 
 const MAX_FETCH = 5000;
+
+/** `stream`/`channel` or `private`/`direct`, as the actors name them. */
+export const MessageType = str().pipe(z.enum(['stream', 'channel', 'private', 'direct'], { message: 'must be one of stream, channel, private, direct' })).transform((t) => (t === 'stream' || t === 'channel' ? 'stream' : 'private') as 'stream' | 'private');
 
 export const sendMessage = route({
   method: 'POST',
   path: '/messages',
   auth: 'required',
   params: {
-    type: str().pipe(z.enum(['stream', 'channel', 'private', 'direct'], { message: 'must be one of stream, channel, private, direct' })),
+    type: MessageType,
     to: idsOrNames(),
     content: str().pipe(z.string().max(MAX_MESSAGE_LENGTH * 4, { message: `must not be longer than ${MAX_MESSAGE_LENGTH} characters` })),
     topic: str().optional(),
@@ -23,17 +29,15 @@ export const sendMessage = route({
     read_by_sender: bool().optional(),
   },
   async handle(ctx, p) {
-    const caller = me(ctx);
     if ((p.queue_id === undefined) !== (p.local_id === undefined)) {
       throw badRequest(p.queue_id === undefined ? "Missing 'queue_id' argument" : "Missing 'local_id' argument", { var_name: p.queue_id === undefined ? 'queue_id' : 'local_id' });
     }
-    const recipientType = p.type === 'stream' || p.type === 'channel' ? 'stream' : 'private';
-    if (recipientType === 'stream' && Array.isArray(p.to) && p.to.length !== 1) throw badRequest("Invalid 'to': a channel message goes to one channel");
-    return ctx.actors.realmRaw(caller.realmId, {
+    if (p.type === 'stream' && Array.isArray(p.to) && p.to.length !== 1) throw badRequest("Invalid 'to': a channel message goes to one channel");
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
       type: 'sendMessage',
-      senderId: caller.userId,
+      caller: caller(ctx),
       client: ctx.client,
-      recipientType,
+      recipientType: p.type,
       to: p.to,
       topic: p.topic ?? p.subject ?? null,
       content: p.content,
@@ -62,20 +66,20 @@ export const getMessages = route({
     use_first_unread_anchor: bool().optional(),
   },
   async handle(ctx, p) {
-    const caller = me(ctx);
+    const user = me(ctx);
     if (p.num_before + p.num_after > MAX_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_FETCH}).`);
-    const anchor = p.anchor ?? (p.use_first_unread_anchor ? 'first_unread' : undefined);
+    const anchor = p.use_first_unread_anchor ? 'first_unread' : p.anchor;
     if (anchor === undefined) throw badRequest("Missing 'anchor' argument", { var_name: 'anchor' });
-    return ctx.actors.userRaw(caller.userId, {
+    return ctx.actors.raw(userRef, userActorId(user.realmId, user.userId), {
       type: 'getMessages',
-      realmId: caller.realmId,
+      caller: caller(ctx),
       anchor,
       numBefore: p.num_before,
       numAfter: p.num_after,
       includeAnchor: p.include_anchor ?? true,
       narrow: parseNarrow(p.narrow ?? []),
       applyMarkdown: p.apply_markdown ?? true,
-      clientExtavatar: p.client_extavatar ?? p.client_gravatar ?? true,
+      clientExtavatar: clientExtavatar(p),
     });
   },
 });

@@ -1,7 +1,10 @@
 /** GET /users, POST /users and GET /server_settings. */
 import { z } from 'zod';
-import { bool, json, str } from '../params.ts';
-import { me, route } from '../route.ts';
+import { clientExtavatar } from '../../actors/format.ts';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { SERVER_VERSION } from '../../lib/version.ts';
+import { bool, json, str, unsupported } from '../params.ts';
+import { caller, me, route, serverCaller } from '../route.ts';
 
 export const listUsers = route({
   method: 'GET',
@@ -10,12 +13,12 @@ export const listUsers = route({
   params: {
     client_extavatar: bool().optional(),
     client_gravatar: bool().optional(),
-    include_custom_profile_fields: bool().optional(),
+    // No custom profile fields exist yet, so there is no profile_data to add.
+    include_custom_profile_fields: unsupported(bool()),
     user_ids: json(z.array(z.number().int())).optional(),
   },
   async handle(ctx, p) {
-    const caller = me(ctx);
-    return ctx.actors.realmRaw(caller.realmId, { type: 'listUsers', userId: caller.userId, userIds: p.user_ids ?? null, clientExtavatar: p.client_extavatar ?? p.client_gravatar ?? true });
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'listUsers', caller: caller(ctx), userIds: p.user_ids ?? null, clientExtavatar: clientExtavatar(p) });
   },
 });
 
@@ -29,8 +32,7 @@ export const createUser = route({
     full_name: str().pipe(z.string().max(1024)),
   },
   async handle(ctx, p) {
-    const caller = me(ctx);
-    return ctx.actors.realmRaw(caller.realmId, { type: 'createUser', actorId: caller.userId, email: p.email, password: p.password, fullName: p.full_name });
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'createUser', caller: caller(ctx), email: p.email, password: p.password, fullName: p.full_name });
   },
 });
 
@@ -40,6 +42,7 @@ export const serverSettings = route({
   auth: 'none',
   params: {},
   async handle(ctx) {
-    return ctx.actors.realmRaw(ctx.realmId, { type: 'serverSettings' });
+    const realm = await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'serverSettings', caller: serverCaller(ctx) });
+    return { ...realm, service_version: SERVER_VERSION, zulip_version: SERVER_VERSION, service_feature_level: ctx.featureLevel, zulip_feature_level: ctx.featureLevel };
   },
 });

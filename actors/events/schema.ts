@@ -1,0 +1,158 @@
+/**
+ * The strict schema of every event a client can receive, and of the objects
+ * nested in them (users, channels, subscriptions, messages): extra keys are
+ * rejected at every level (Zulip's `event_schema.py`). Actions build their
+ * events typed by these schemas; in check mode (`PARLEY_CHECK=1`, the test
+ * suites) every event is validated where it is made (`check.ts`).
+ *
+ * Adding an event kind: add its body to `EVENT_BODIES` below.
+ */
+import { z } from 'zod';
+
+const Id = z.number().int();
+const GroupSetting = z.union([Id, z.object({ direct_members: z.array(Id), direct_subgroups: z.array(Id) }).strict()]);
+
+/** A user object (`realm_users`, `GET /users`, `realm_user` events). */
+export const UserObject = z
+  .object({
+    user_id: Id,
+    delivery_email: z.string().nullable(),
+    email: z.string(),
+    full_name: z.string(),
+    date_joined: z.string(),
+    is_active: z.boolean(),
+    is_owner: z.boolean(),
+    is_admin: z.boolean(),
+    is_guest: z.boolean(),
+    is_bot: z.boolean(),
+    bot_type: Id.nullable(),
+    /** Bots only. */
+    bot_owner_id: Id.nullable().optional(),
+    role: z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]),
+    timezone: z.string(),
+    avatar_url: z.string().nullable(),
+    avatar_version: Id,
+    is_imported_stub: z.boolean(),
+    profile_data: z.record(z.string(), z.object({ value: z.string(), rendered_value: z.string().optional() }).strict()).optional(),
+  })
+  .strict();
+export type UserObject = z.infer<typeof UserObject>;
+
+const channelFields = {
+  stream_id: Id,
+  name: z.string(),
+  description: z.string(),
+  rendered_description: z.string(),
+  date_created: Id,
+  creator_id: Id.nullable(),
+  invite_only: z.boolean(),
+  is_web_public: z.boolean(),
+  is_announcement_only: z.boolean(),
+  stream_post_policy: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)]),
+  message_retention_days: Id.nullable(),
+  history_public_to_subscribers: z.boolean(),
+  first_message_id: Id.nullable(),
+  folder_id: Id.nullable(),
+  topics_policy: z.enum(['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only']),
+  is_archived: z.boolean(),
+  is_recently_active: z.boolean(),
+  stream_weekly_traffic: Id.nullable(),
+  can_add_subscribers_group: GroupSetting,
+  can_remove_subscribers_group: GroupSetting,
+  can_administer_channel_group: GroupSetting,
+  can_delete_any_message_group: GroupSetting,
+  can_delete_own_message_group: GroupSetting,
+  can_send_message_group: GroupSetting,
+};
+
+/** A channel object (`streams`, `never_subscribed`, `stream` events). */
+export const ChannelObject = z.object(channelFields).strict();
+export type ChannelObject = z.infer<typeof ChannelObject>;
+
+/** A channel with its subscriber list (`never_subscribed`). */
+export const NeverSubscribedObject = z.object({ ...channelFields, subscribers: z.array(Id).optional(), partial_subscribers: z.array(Id).optional() }).strict();
+
+/** A subscription object (`subscriptions`, `unsubscribed`, `subscription` add events). */
+export const SubscriptionObject = z
+  .object({
+    ...channelFields,
+    subscribers: z.array(Id).optional(),
+    partial_subscribers: z.array(Id).optional(),
+    desktop_notifications: z.boolean().nullable(),
+    email_notifications: z.boolean().nullable(),
+    wildcard_mentions_notify: z.boolean().nullable(),
+    push_notifications: z.boolean().nullable(),
+    audible_notifications: z.boolean().nullable(),
+    pin_to_top: z.boolean(),
+    is_muted: z.boolean(),
+    in_home_view: z.boolean(),
+    color: z.string(),
+  })
+  .strict();
+export type SubscriptionObject = z.infer<typeof SubscriptionObject>;
+
+const DmRecipient = z.object({ id: Id, email: z.string(), full_name: z.string(), is_mirror_dummy: z.boolean() }).strict();
+
+/** A message object (`GET /messages`, `message` events). */
+export const MessageObject = z
+  .object({
+    id: Id,
+    sender_id: Id,
+    sender_email: z.string(),
+    sender_full_name: z.string(),
+    sender_realm_str: z.string(),
+    avatar_url: z.string().nullable(),
+    client: z.string(),
+    content: z.string(),
+    content_type: z.enum(['text/html', 'text/x-markdown']),
+    subject: z.string(),
+    topic_links: z.array(z.object({ text: z.string(), url: z.string() }).strict()),
+    timestamp: Id,
+    type: z.enum(['stream', 'private']),
+    stream_id: Id.optional(),
+    display_recipient: z.union([z.string(), z.array(DmRecipient)]),
+    recipient_id: Id,
+    reactions: z.array(z.never()),
+    submessages: z.array(z.never()),
+    is_me_message: z.boolean(),
+  })
+  .strict();
+export type MessageObject = z.infer<typeof MessageObject>;
+
+/** A message with the reader's flags (`GET /messages`). */
+export const FetchedMessage = MessageObject.extend({ flags: z.array(z.string()) }).strict();
+
+/** A scheduled message object (`GET /scheduled_messages`, `scheduled_messages` events). */
+export const ScheduledMessageObject = z
+  .object({
+    scheduled_message_id: Id,
+    type: z.enum(['stream', 'private']),
+    to: z.union([Id, z.array(Id)]),
+    topic: z.string().optional(),
+    content: z.string(),
+    rendered_content: z.string(),
+    scheduled_delivery_timestamp: Id,
+    failed: z.boolean(),
+  })
+  .strict();
+export type ScheduledMessageObject = z.infer<typeof ScheduledMessageObject>;
+
+/** Every event body a client can receive (an event without its queue `id`). */
+const EVENT_BODIES = [
+  z.object({ type: z.literal('heartbeat') }).strict(),
+  z.object({ type: z.literal('message'), message: MessageObject, flags: z.array(z.string()), local_message_id: z.string().optional() }).strict(),
+  z.object({ type: z.literal('subscription'), op: z.literal('add'), subscriptions: z.array(SubscriptionObject) }).strict(),
+  z.object({ type: z.literal('subscription'), op: z.enum(['peer_add', 'peer_remove']), stream_ids: z.array(Id), user_ids: z.array(Id) }).strict(),
+  z.object({ type: z.literal('stream'), op: z.literal('create'), streams: z.array(ChannelObject) }).strict(),
+  z.object({ type: z.literal('realm_user'), op: z.literal('add'), person: UserObject }).strict(),
+  z.object({ type: z.literal('scheduled_messages'), op: z.literal('add'), scheduled_messages: z.array(ScheduledMessageObject) }).strict(),
+  z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
+  z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),
+] as const;
+
+export const ClientEventBody = z.union(EVENT_BODIES);
+export type ClientEventBody = z.infer<typeof ClientEventBody>;
+
+/** Every event a client can receive from GET /events. */
+export const ClientEvent = z.union(EVENT_BODIES.map((b) => b.extend({ id: Id }).strict()) as unknown as [z.ZodTypeAny, z.ZodTypeAny, ...z.ZodTypeAny[]]);
+export type ClientEvent = ClientEventBody & { id: number };

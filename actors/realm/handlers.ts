@@ -1,0 +1,25 @@
+/** Every message the realm actor takes, by type. */
+import { directory, messageSources, narrowForQueue, sendMessage } from './messages.ts';
+import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
+import { serverSettings, snapshot } from './snapshot.ts';
+import { listSubscriptions, subscribe } from './subscriptions.ts';
+import { authenticate, bootstrap, createUser, listUsers } from './users.ts';
+
+export const realmHandlers = {
+  bootstrap,
+  authenticate,
+  serverSettings,
+  sendMessage,
+  subscribe,
+  listSubscriptions,
+  snapshot,
+  listUsers,
+  createUser,
+  messageSources,
+  narrowForQueue,
+  directory,
+  createScheduledMessage: createScheduled,
+  listScheduledMessages: listScheduled,
+  editScheduledMessage: editScheduled,
+  deleteScheduledMessage: deleteScheduled,
+};

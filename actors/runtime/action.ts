@@ -1,0 +1,156 @@
+/**
+ * The one shape of every state change, and of every read.
+ *
+ * An action runs in its actor's mailbox in these steps, and no other message
+ * of the actor runs in between:
+ *
+ *   prepare?  async reads from the store (after earlier writes are durable)
+ *   check     on read-only state: throws the API error, or returns a plan
+ *   apply     changes the state in memory and records the writes in a `Tx`
+ *   events?   the events the change causes, each with its audience
+ *
+ * Then, outside the mailbox, the journal makes the writes durable, and only
+ * then are the events published and the reply sent. A rejected request has
+ * thrown in `check`, before anything changed. Later messages see the new
+ * state at once, but their replies too wait until every change made before
+ * them is durable (see `ActorHost`), so no client ever sees a change that
+ * could still be lost. (Zulip's `check_*` / `do_*` / `send_event_on_commit`.)
+ *
+ * A query reads state and replies; it may hand back `later(fn)` for work that
+ * reads the store, which runs outside the mailbox once earlier writes are
+ * durable.
+ */
+import type { z } from 'zod';
+import type { WriteOp } from '../../storage/store.ts';
+import { T, type TimerRecord } from '../../storage/tables.ts';
+import type { Delivery } from '../events/delivery.ts';
+import type { ActorContext } from './context.ts';
+import type { Parked } from './mailbox.ts';
+
+/** Who sends a message: a user of a realm, or the server itself (`userId` null). */
+export interface Caller {
+  realmId: number;
+  userId: number | null;
+}
+
+/** A message as it reaches a handler: its type, its caller and its fields. */
+export type Msg<F> = F & { type: string; caller: Caller };
+
+/** A timer change recorded by an action, applied to the in-memory wheel once durable. */
+export type TimerChange = { set: TimerRecord } | { clear: TimerRecord };
+
+/** The writes and timer changes of one action, made durable together. */
+export class Tx {
+  readonly ops: WriteOp[] = [];
+  readonly timers: TimerChange[] = [];
+
+  constructor(
+    /** The actor: kind, id and shard, which own its timers. */
+    private readonly actor: { kind: string; id: string; shard: number },
+  ) {}
+
+  write(...ops: WriteOp[]): void {
+    this.ops.push(...ops);
+  }
+
+  /**
+   * A durable timer: at `at` (ms since the epoch) the actor's `name` timer
+   * handler runs with `payload`, at least once, also after restarts and shard
+   * moves. `ref` tells timers of the same name apart (e.g. an object's ID).
+   * A time in the past means now; returns the time used, which `clearTimer`
+   * needs.
+   */
+  setTimer(name: string, at: number, payload: unknown, ref: number): number {
+    const when = Math.max(at, Date.now());
+    const t: TimerRecord = { kind: this.actor.kind, actor: this.actor.id, name, ref, at: when, payload };
+    this.ops.push(T.timers.at(this.actor.shard, t).put(t));
+    this.timers.push({ set: t });
+    return when;
+  }
+
+  /** Cancels a timer set with the same name, time and ref. */
+  clearTimer(name: string, at: number, ref: number): void {
+    const t: TimerRecord = { kind: this.actor.kind, actor: this.actor.id, name, ref, at, payload: null };
+    this.ops.push(T.timers.at(this.actor.shard, t).delete());
+    this.timers.push({ clear: t });
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Fields = z.ZodObject<any>;
+
+export interface ActionDef<S, Z extends Fields, P, R, X = undefined> {
+  kind: 'action';
+  type: string;
+  /** The message's own fields (`type` and `caller` are added by the registry). */
+  fields: Z;
+  /** Reads the store before `check`; runs inside the mailbox once earlier writes are durable. */
+  prepare?(state: Readonly<S>, msg: Msg<z.output<Z>>, ctx: ActorContext): Promise<X>;
+  /** Validates and authorizes on read-only state; throws an ApiError or returns the plan. */
+  check(state: Readonly<S>, msg: Msg<z.output<Z>>, facts: X, ctx: ActorContext): P;
+  /** Makes the planned change in memory and records its writes; returns the reply. */
+  apply(state: S, plan: P, tx: Tx, ctx: ActorContext): R;
+  /** The events the change causes, computed right after `apply`, published once it is durable. */
+  events?(state: Readonly<S>, plan: P, reply: R): Delivery[];
+}
+
+/** Work a query does outside the mailbox, after earlier writes are durable. */
+export class Later<R> {
+  constructor(readonly run: () => Promise<R>) {}
+}
+export const later = <R>(run: () => Promise<R>): Later<R> => new Later(run);
+
+export interface QueryDef<S, Z extends Fields, R> {
+  kind: 'query';
+  type: string;
+  fields: Z;
+  /**
+   * Returns the reply, or `later(fn)` for store reads (run outside the
+   * mailbox once earlier writes are durable), or a `Parked` reply that
+   * completes on its own (a long poll), which frees the mailbox at once.
+   */
+  run(state: Readonly<S>, msg: Msg<z.output<Z>>, ctx: ActorContext): R;
+}
+
+/** A durable timer's handler: an action whose message is the timer's payload. */
+export interface TimerDef<S, V, P, R> {
+  name: string;
+  check(state: Readonly<S>, payload: V, ctx: ActorContext): P;
+  apply(state: S, plan: P, tx: Tx, ctx: ActorContext): R;
+  events?(state: Readonly<S>, plan: P, reply: R): Delivery[];
+}
+
+/** Declares a state change; types flow from `fields` into `check`, `apply` and the reply. */
+export function defineAction<S>() {
+  return <Z extends Fields, P, R, X = undefined>(def: Omit<ActionDef<S, Z, P, R, X>, 'kind'>): ActionDef<S, Z, P, R, X> => ({ kind: 'action', ...def });
+}
+
+/** Declares a read. */
+export function defineQuery<S>() {
+  return <Z extends Fields, R>(def: Omit<QueryDef<S, Z, R>, 'kind'>): QueryDef<S, Z, R> => ({ kind: 'query', ...def });
+}
+
+/** Declares a durable timer's handler. */
+export function defineTimer<S>() {
+  return <V, P, R>(def: TimerDef<S, V, P, R>): TimerDef<S, V, P, R> => def;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyHandler<S> = ActionDef<S, any, any, any, any> | QueryDef<S, any, any>;
+
+/** The reply a handler's caller receives. */
+export type ReplyOf<H> = H extends { kind: 'action'; apply: (...args: never[]) => infer R }
+  ? R
+  : H extends { kind: 'query'; run: (...args: never[]) => infer Q }
+    ? Q extends Later<infer L>
+      ? L
+      : Q extends Parked<infer K>
+        ? K
+        : Awaited<Q>
+    : never;
+
+/** The fields a handler's caller sends (its input, before zod defaults). */
+export type FieldsOf<H> = H extends { fields: infer Z extends z.ZodType } ? NoIndex<z.input<Z>> : never;
+/** `z.object({})` inputs as `Record<string, never>`; a message with no fields of its own is `{}`. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+type NoIndex<I> = string extends keyof I ? {} : I;

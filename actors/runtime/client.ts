@@ -1,0 +1,63 @@
+/**
+ * How gateways and actors reach actors: one bus request per call, to the
+ * subject of the shard the actor's placement key hashes to. Bus failures (no
+ * owner for the shard, a timeout, too many requests in flight) become 503
+ * errors the client can retry; they never hang.
+ */
+import { ApiError, unavailable } from '../../lib/errors.ts';
+import { shardOf, subjects } from '../subjects.ts';
+import { type Bus, BusError } from './bus.ts';
+import type { ActorRef, MessageOf, ReplyFor } from './registry.ts';
+
+/** How long a request may wait for a moving shard to get its new owner. */
+const RETRY_BUDGET_MS = 3000;
+
+/** An actor's reply as JSON text, passed into an HTTP answer without decoding. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+export class ActorClient {
+  constructor(
+    private readonly bus: Bus,
+    readonly shards: number,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Sends `msg` to actor `id` of the kind `ref` names and decodes the reply. */
+  async call<H, M extends MessageOf<H>>(ref: ActorRef<H>, id: string, msg: M, timeoutMs = this.timeoutMs): Promise<ReplyFor<H, M['type']>> {
+    return JSON.parse((await this.raw(ref, id, msg, timeoutMs)).text) as ReplyFor<H, M['type']>;
+  }
+
+  /** As `call`, with the reply left as JSON text, for a route that only forwards it. */
+  async raw<H, M extends MessageOf<H>>(ref: ActorRef<H>, id: string, msg: M, timeoutMs = this.timeoutMs): Promise<RawJson> {
+    const shard = shardOf(ref.placement(id), this.shards);
+    return new RawJson(await this.request(subjects.actor(shard, ref.kind, id), msg, timeoutMs));
+  }
+
+  /**
+   * One bus request. While a shard moves it may have no owner for a moment
+   * (no responders) or reach a node that just let it go (a `retryable` 503);
+   * neither ran the request, so it is retried for up to RETRY_BUDGET_MS.
+   * A timeout is not retried: the actor may have done the work.
+   */
+  private async request(subject: string, body: unknown, timeoutMs: number): Promise<string> {
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.bus.requestText(subject, body, timeoutMs);
+      } catch (err) {
+        const retryable = (err instanceof BusError && err.reason === 'no_responders') || (err instanceof ApiError && err.retryable);
+        if (retryable && Date.now() - started < RETRY_BUDGET_MS) {
+          await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 400)));
+          continue;
+        }
+        if (err instanceof ApiError) throw err.retryable ? err.forClient() : err;
+        if (err instanceof BusError) {
+          throw unavailable(err.reason === 'timeout' ? 'The server took too long to answer; try again' : 'The server is busy or restarting; try again');
+        }
+        throw err;
+      }
+    }
+  }
+}

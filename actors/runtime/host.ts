@@ -1,0 +1,150 @@
+/**
+ * Hosts one actor: its mailbox, its state and (for durable kinds) its journal,
+ * and runs each message in the one shape of `action.ts`:
+ *
+ *   check (read-only) -> apply (memory + Tx) -> events computed
+ *   -> journal makes the Tx durable -> events published -> reply
+ *
+ * Replies of queries wait for the changes made before them to be durable
+ * (`Journal.barrier`), so a reply never shows a change that could still be
+ * lost. A failed commit breaks the journal: the node then drops this host and
+ * loads the actor again from the store.
+ */
+import { ApiError } from '../../lib/errors.ts';
+import { FencedError } from '../../storage/store.ts';
+import { T, type TimerRecord } from '../../storage/tables.ts';
+import type { Delivery } from '../events/delivery.ts';
+import { checkDelivery } from '../events/check.ts';
+import { type ActionDef, type AnyHandler, Later, type Msg, type TimerDef, Tx } from './action.ts';
+import type { ActorContext } from './context.ts';
+import type { Journal } from './journal.ts';
+import { Mailbox, Parked } from './mailbox.ts';
+import type { ActorKind } from './registry.ts';
+
+export class ActorHost<S> {
+  readonly mailbox = new Mailbox();
+  /** The state, once loaded (after the actor's scope was claimed, for durable kinds). */
+  readonly state: Promise<S>;
+  /** Null until loaded, and always for kinds whose state is memory only. */
+  private journal: Journal | null = null;
+  /** The state once loaded, for synchronous looks (undefined before). */
+  current: S | undefined;
+
+  constructor(
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    readonly kind: ActorKind<S, Record<string, AnyHandler<any>>>,
+    readonly id: string,
+    private readonly ctx: ActorContext,
+    loaded: Promise<{ state: S; journal: Journal | null }>,
+  ) {
+    this.state = loaded.then((l) => {
+      this.journal = l.journal;
+      this.current = l.state;
+      return l.state;
+    });
+  }
+
+  /** True once a commit failed: the node must load the actor again. */
+  get broken(): boolean {
+    return this.journal?.broken ?? false;
+  }
+
+  /** Resolves once every commit started so far has finished. */
+  async drain(): Promise<void> {
+    await this.journal?.drain();
+  }
+
+  /** Runs a validated message; resolves with its reply once it may be sent. */
+  async handle(msg: Msg<unknown>): Promise<unknown> {
+    const state = await this.state;
+    const handler = this.kind.handlers[msg.type];
+    if (!handler) throw new Error(`${this.kind.name}: no handler for ${msg.type}`);
+    const out = await this.mailbox.post(() => (handler.kind === 'action' ? this.runAction(handler, state, msg) : this.runQuery(handler, state, msg)));
+    return out instanceof Parked ? out.promise : out;
+  }
+
+  /** Runs a due timer's handler; the timer's row is deleted in the same commit. */
+  async fire(timer: TimerRecord): Promise<void> {
+    const state = await this.state;
+    const def = this.kind.timers?.[timer.name];
+    if (!def) throw new Error(`${this.kind.name}: no timer handler ${timer.name}`);
+    const out = await this.mailbox.post(() => this.runTimer(def, state, timer, timer.payload));
+    if (out instanceof Parked) await out.promise;
+  }
+
+  private runAction(def: ActionDef<S, any, unknown, unknown, unknown>, state: S, msg: Msg<unknown>): unknown {
+    if (!def.prepare) return this.commit(state, def.check(state, msg, undefined, this.ctx), def);
+    // Facts from the store: read once earlier writes are durable, still inside the mailbox.
+    return (async () => {
+      await this.barrier();
+      const facts = await def.prepare!(state, msg, this.ctx);
+      return this.commit(state, def.check(state, msg, facts, this.ctx), def);
+    })();
+  }
+
+  private runTimer(def: TimerDef<S, unknown, unknown, unknown>, state: S, timer: TimerRecord, payload: unknown): unknown {
+    const done = T.timers.at(this.ctx.shard, timer).delete();
+    let plan: unknown;
+    try {
+      plan = def.check(state, payload, this.ctx);
+    } catch (err) {
+      // A timer whose work is no longer possible (or already done) is deleted all the same.
+      if (!(err instanceof ApiError)) throw err;
+      const tx = this.tx();
+      tx.write(done);
+      return this.durable(tx, [], null);
+    }
+    const tx = this.tx();
+    const reply = def.apply(state, plan, tx, this.ctx);
+    tx.write(done);
+    const events = def.events?.(state, plan, reply) ?? [];
+    return this.durable(tx, events, reply);
+  }
+
+  /** `check` has passed: apply the plan, compute its events, then wait for durability. */
+  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown>): unknown {
+    const tx = this.tx();
+    const reply = def.apply(state, plan, tx, this.ctx);
+    const events = def.events?.(state, plan, reply) ?? [];
+    return this.durable(tx, events, reply);
+  }
+
+  private tx(): Tx {
+    return new Tx({ kind: this.kind.name, id: this.id, shard: this.ctx.shard });
+  }
+
+  /** Makes the Tx durable, then publishes the events and registers timers; the reply waits for all of it. */
+  private durable(tx: Tx, events: Delivery[], reply: unknown): unknown {
+    for (const d of events) checkDelivery(d, this.ctx.log);
+    if (tx.ops.length === 0) {
+      if (this.journal?.idle === false) return new Parked(this.barrier().then(() => this.publish(tx, events, reply)));
+      return this.publish(tx, events, reply);
+    }
+    if (!this.journal) throw new Error(`${this.kind.name} keeps no stored state but an action wrote to the store`);
+    return new Parked(this.journal.append(tx.ops).then(() => this.publish(tx, events, reply)));
+  }
+
+  private publish(tx: Tx, events: Delivery[], reply: unknown): unknown {
+    for (const d of events) this.ctx.publish(d);
+    for (const change of tx.timers) {
+      if ('set' in change) this.ctx.timers.schedule(change.set);
+      else this.ctx.timers.cancel(change.clear);
+    }
+    return reply;
+  }
+
+  private runQuery(def: Extract<AnyHandler<S>, { kind: 'query' }>, state: S, msg: Msg<unknown>): unknown {
+    const out = def.run(state, msg, this.ctx);
+    if (out instanceof Parked) return out;
+    if (out instanceof Later) return new Parked(this.barrier().then(() => out.run()));
+    if (this.journal && !this.journal.idle) return new Parked(this.barrier().then(() => out));
+    return out;
+  }
+
+  private barrier(): Promise<void> {
+    return this.journal ? this.journal.barrier() : Promise.resolve();
+  }
+}
+
+/** Whether an error means the node lost the actor's shard (nothing was written). */
+export const isFenced = (err: unknown): boolean => err instanceof FencedError;

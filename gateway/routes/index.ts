@@ -1,0 +1,24 @@
+/** Every route the gateway serves. */
+import type { Route } from '../route.ts';
+import { deleteQueue, getEvents, register } from './events.ts';
+import { getMessages, sendMessage } from './messages.ts';
+import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
+import { listSubscriptions, subscribe } from './subscriptions.ts';
+import { createUser, listUsers, serverSettings } from './users.ts';
+
+export const ROUTES: Route[] = [
+  sendMessage,
+  getMessages,
+  subscribe,
+  listSubscriptions,
+  register,
+  getEvents,
+  deleteQueue,
+  listUsers,
+  createUser,
+  serverSettings,
+  createScheduledMessage,
+  listScheduledMessages,
+  editScheduledMessage,
+  deleteScheduledMessage,
+];
