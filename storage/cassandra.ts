@@ -74,8 +74,9 @@
  * fsynced within `commitlog_sync_period` (the last second may be lost if every
  * replica that has it loses power at once; `batch`/`group` sync closes that).
  *
- * Cost: one LWT (about four round trips between replicas with Paxos v2) per
- * commit plus the data writes. The actor journal groups every request that
+ * Cost: one LWT (a Paxos round: several round trips between replicas, and
+ * the ops written to the Paxos state and the journal besides the data
+ * tables) per commit, plus the data writes. The actor journal groups every request that
  * arrives during a commit into the next one, so the LWT is paid per group,
  * not per request. A claim costs a read, an LWT, two SERIAL reads and one
  * replay.
