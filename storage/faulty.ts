@@ -140,6 +140,11 @@ export class FaultyStore implements Store {
     await this.inner.close();
   }
 
+  /** The fault this process has seen and not yet acted on (tests wait for it). */
+  get armedFault(): Fault | undefined {
+    return this.armed;
+  }
+
   /** The armed fault for this call, if any; taken once. */
   take(scope: string, stage: Fault['stage']): Fault | undefined {
     const f = this.armed;

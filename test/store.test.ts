@@ -290,11 +290,12 @@ async function redisUnreachable(): Promise<string | null> {
 }
 const redisDown = await redisUnreachable();
 
-/** Arms a fault and waits until every wrapper has polled it; returns a reader of its state and outcome. */
-async function arm(redis: Redis, prefix: string, fault: { scope: string; stage: 'commit' | 'apply'; action: 'delay' | 'duplicate'; ms: number }) {
+/** Arms a fault and waits until the wrapper has polled it (or reported it unusable); returns readers of its state and outcome. */
+async function arm(store: FaultyStore, redis: Redis, prefix: string, fault: { scope: string; stage: 'commit' | 'apply'; action: 'delay' | 'duplicate'; ms: number }) {
   const id = randomBytes(4).toString('hex');
   await redis.set(`${prefix}:faults`, JSON.stringify({ id, ...fault }));
-  await sleep(300);
+  const deadline = Date.now() + 5000;
+  while (store.armedFault?.id !== id && !(await redis.exists(`${prefix}:faults:${id}:outcome`)) && Date.now() < deadline) await sleep(20);
   return {
     /** The state key once it has this value (or whatever it holds after a second). */
     state: async (expected: string) => {
@@ -336,7 +337,7 @@ async function faultSuite(t: Test, makeInner: () => Promise<Store>, cassandraBac
   await t.test('faults - commit delay: held past a newer claim, then fenced', async (t) => {
     const scope = newScope('fdelay');
     const old = await claimed(store, scope, 1);
-    const fault = await arm(redis, prefix, { scope, stage: 'commit', action: 'delay', ms: 600 });
+    const fault = await arm(store, redis, prefix, { scope, stage: 'commit', action: 'delay', ms: 600 });
     const held = old.commit([put('users', scope, 1, 'held')]);
     held.catch(() => {});
     await sleep(100);
@@ -353,7 +354,7 @@ async function faultSuite(t: Test, makeInner: () => Promise<Store>, cassandraBac
   await t.test('faults - commit duplicate: the repeat after a newer claim is fenced', async (t) => {
     const scope = newScope('fdup');
     const old = await claimed(store, scope, 1);
-    const fault = await arm(redis, prefix, { scope, stage: 'commit', action: 'duplicate', ms: 500 });
+    const fault = await arm(store, redis, prefix, { scope, stage: 'commit', action: 'duplicate', ms: 500 });
     await old.commit([put('users', scope, 1, 'old')]);
     t.equal(await fault.state('holding'), 'holding');
     const newer = await claimed(store, scope, 2);
@@ -365,7 +366,7 @@ async function faultSuite(t: Test, makeInner: () => Promise<Store>, cassandraBac
 
   if (!cassandraBacked) {
     await t.test('faults - stage apply needs a CassandraStore', async (t) => {
-      const fault = await arm(redis, prefix, { scope: newScope('fnoapply'), stage: 'apply', action: 'delay', ms: 10 });
+      const fault = await arm(store, redis, prefix, { scope: newScope('fnoapply'), stage: 'apply', action: 'delay', ms: 10 });
       t.match(await fault.outcome(), /^error: /);
     });
     return;
@@ -374,7 +375,7 @@ async function faultSuite(t: Test, makeInner: () => Promise<Store>, cassandraBac
   await t.test('faults - apply duplicate: the same data re-sent after a newer owner wrote changes nothing', async (t) => {
     const scope = newScope('fapdup');
     const old = await claimed(store, scope, 1);
-    const fault = await arm(redis, prefix, { scope, stage: 'apply', action: 'duplicate', ms: 800 });
+    const fault = await arm(store, redis, prefix, { scope, stage: 'apply', action: 'duplicate', ms: 800 });
     await old.commit([put('users', scope, 1, 'old'), put('users', scope, 2, 'old only')]);
     t.equal(await fault.state('holding'), 'holding');
     const newer = await claimed(store, scope, 2);
@@ -387,7 +388,7 @@ async function faultSuite(t: Test, makeInner: () => Promise<Store>, cassandraBac
   await t.test('faults - apply delay: a new owner claiming meanwhile sees the entry; the late apply changes nothing', async (t) => {
     const scope = newScope('fapdelay');
     const old = await claimed(store, scope, 1);
-    const fault = await arm(redis, prefix, { scope, stage: 'apply', action: 'delay', ms: 1500 });
+    const fault = await arm(store, redis, prefix, { scope, stage: 'apply', action: 'delay', ms: 1500 });
     const slow = old.commit([put('users', scope, 1, 'old'), put('users', scope, 2, 'old')]);
     await sleep(200);
     t.equal(await fault.state('holding'), 'holding');
