@@ -1,40 +1,125 @@
 /**
- * Cassandra Store. Every table of TABLES becomes
+ * Cassandra Store.
+ *
+ * Data tables. Every table of the catalog (TABLE_SCHEMAS) becomes
  *
  *   CREATE TABLE <t> (pk text, ck bigint|text, v text, PRIMARY KEY ((pk), ck))
  *
  * so a Store partition is a Cassandra partition and a range read is a slice of
  * one partition in clustering order. Values are JSON text: the Store promises
  * JSON values, the rows stay readable in cqlsh, and SSTable compression (LZ4 by
- * default) takes most of what a binary encoding would save.
+ * default) takes most of what a binary encoding would save. Reads are at
+ * LOCAL_QUORUM, so a read after an acknowledged commit sees it.
  *
- * Consistency: LOCAL_QUORUM reads and writes by default. With RF=1 on one node
- * that is the one replica; with RF=3 it is two of three, so a read after an
- * acknowledged write always overlaps it (read-your-writes, also across
- * processes). Durability on the node is Cassandra's: the write is in the
- * commit log of a quorum of replicas, fsynced per `commitlog_sync`.
+ * The journal: how writes are fenced. Cassandra cannot take back a write in
+ * flight (the driver retries idempotent statements, a logged batch replays
+ * from the batchlog, hints are delivered later), so a fence check before a
+ * write would not stop an old owner's write from landing after a new owner
+ * has loaded. Instead every scope has a journal partition, written only by
+ * lightweight transactions (Paxos):
  *
- * Writes (see `write`): one op is one statement; ops on one partition go in an
- * unlogged batch (atomic and isolated, a single mutation); ops across
- * partitions go in a LOGGED batch, so an actor's state change (message row +
- * bucket index + id allocator) is all applied or, after a coordinator failure,
- * replayed from the batchlog — never left half done. It is not isolated: a
- * concurrent reader of another partition may briefly see part of it, which is
- * fine because an actor reads its own state from memory and others learn of a
- * change only from the event sent after write() resolves. Batches are kept
- * under `maxBatchBytes`; a write larger than that is split (see `write`).
+ *   journal (scope text, slot int,
+ *            owner bigint static,     -- the fencing token that holds the scope
+ *            seq bigint static,       -- bumped by every claim and every entry
+ *            last_ts bigint static,   -- write timestamp of the newest entry
+ *            entry_seq bigint, ts bigint, ops text,   -- a ring of R = 8 entries
+ *            PRIMARY KEY ((scope), slot))
+ *
+ * - claim(scope, token) sets `owner = token, seq = seq + 1` in one LWT,
+ *   conditioned on the owner and seq it last saw (`IF owner = ? AND seq = ?`,
+ *   retried on races; a greater owner resolves null). It then reads the
+ *   journal at SERIAL and re-applies ("replays") its newest entry with that
+ *   entry's own write timestamp, and returns a Writer whose clock starts past
+ *   `last_ts` and that expects the seq it just wrote.
+ * - Writer.commit(ops) first appends an entry: an LWT
+ *   `UPDATE journal SET ops, entry_seq, ts, seq, last_ts ... IF owner = <token>
+ *   AND seq = <expected>` into slot entry_seq % R. Not applied: FencedError,
+ *   nothing written. Applied: the entry is committed, and the ops are written
+ *   to the data tables, every statement `USING TIMESTAMP ts` (the entry's ts).
+ *   The commit resolves once those writes are acknowledged.
+ *
+ * Why that fences ("no write of an old owner takes effect after a newer owner
+ * has loaded"):
+ * - LWTs on one partition are linearizable. Once a claim's LWT has changed
+ *   owner and seq, every later append of an older writer fails its condition
+ *   (also one of the same token claimed earlier, as seq has moved): its ops
+ *   are never written anywhere. Data rows are written only after their entry
+ *   committed.
+ * - An entry committed before the claim may still have its data writes in
+ *   flight (or retried, or in a batchlog) when the new owner loads. The claim
+ *   replays it first, with the same values and the same timestamp, so when
+ *   the old writes land later they rewrite cells with what they already hold.
+ *   Every write of the new owner carries a greater timestamp (its clock starts
+ *   at last_ts + 1, whatever the wall clocks say), so it wins over them.
+ * - Only the newest entry can be unapplied: a writer applies an entry's data
+ *   before it appends the next one (commits are sequential), a failed apply
+ *   makes the writer refuse further commits, and a new writer exists only
+ *   after a claim, which replays the newest entry before it resolves. So
+ *   replaying that one entry completes everything committed. (Older entries
+ *   are not replayed: useless, and after gc_grace_seconds a replayed put could
+ *   revive a row whose delete tombstone was purged.) The same argument shows
+ *   the ring of 8 never overwrites an unapplied entry; it is kept for
+ *   inspection (`SELECT * FROM journal WHERE scope = ...`).
+ *
+ * Atomicity: an entry is all or nothing: committed means applied, by its
+ * writer or by the next claim. Ops of one entry are deduplicated (the last op
+ * on a row wins) and then share one timestamp. A commit whose ops exceed
+ * `maxEntryBytes` as JSON (4 MiB) is split at op boundaries into several
+ * entries appended one after another; atomicity then holds per entry.
+ *
+ * Durability: a commit resolves once its entry is committed by Paxos (accepted
+ * by a quorum of all replicas for SERIAL, committed at LOCAL_QUORUM) and its
+ * data is acknowledged at LOCAL_QUORUM. "Acknowledged" means in the commit log
+ * of those replicas, which with the default `commitlog_sync: periodic` is
+ * fsynced within `commitlog_sync_period` (the last second may be lost if every
+ * replica that has it loses power at once; `batch`/`group` sync closes that).
+ *
+ * Cost: one LWT (a Paxos round: several round trips between replicas, and
+ * the ops written to the Paxos state and the journal besides the data
+ * tables) per commit, plus the data writes. The actor journal groups every request that
+ * arrives during a commit into the next one, so the LWT is paid per group,
+ * not per request. A claim costs a read, an LWT, two SERIAL reads and one
+ * replay.
+ *
+ * Batches: the data of an entry goes out in batches under `maxBatchBytes` and
+ * `maxBatchOps`: one statement alone, an unlogged batch for one partition,
+ * otherwise a logged batch (so the batch completes even if no owner ever
+ * claims the scope again), several in flight at once.
  *
  * Multi-DC: init() creates the keyspace with SimpleStrategy, which is right for
  * one data centre only. For several, create it yourself beforehand with
  *   CREATE KEYSPACE parley WITH replication =
  *     {'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 3};
- * init() leaves an existing keyspace as it is.
+ * init() leaves an existing keyspace as it is. Keep `serialConsistency`
+ * SERIAL when a scope may move between data centres.
  */
 import cassandra from 'cassandra-driver';
-import { type Key, type RangeOptions, type Row, type Store, type Table, TABLES, type WriteOp } from './store.ts';
+import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
+import { TABLE_SCHEMAS } from './tables.ts';
 
 const { consistencies, responseErrorCodes } = cassandra.types;
 type Long = InstanceType<typeof cassandra.types.Long>;
+
+/** What a fault-injection hook learns about the entry whose data it wraps. */
+export interface ApplyInfo {
+  scope: string;
+  token: number;
+  entrySeq: number;
+  /** The write timestamp (microseconds) every statement of the entry carries. */
+  ts: number;
+  /** Rows written (after deduplication). */
+  rows: number;
+}
+
+/**
+ * Wraps a writer's data apply of a committed entry; for fault injection only
+ * (storage/faulty.ts, tests). `send` writes the entry's rows, always with the
+ * entry's timestamp, and may be called again later, exactly as a driver retry
+ * or a batchlog replay would. Not calling it (and rejecting) leaves the entry
+ * committed but unapplied, for the next claim to replay. Claims' replays do
+ * not go through the hook.
+ */
+export type ApplyHook = (info: ApplyInfo, send: () => Promise<void>) => Promise<void>;
 
 /** Where and how to connect; `Config['cassandra']` has this shape. */
 export interface CassandraStoreOptions {
@@ -44,28 +129,44 @@ export interface CassandraStoreOptions {
   keyspace: string;
   /** Used only when init() creates the keyspace. */
   replicationFactor: number;
-  /** Reads and writes; default LOCAL_QUORUM. */
+  /** Reads, data writes, and the commit phase of LWTs; default LOCAL_QUORUM. */
   consistency?: number;
   /**
-   * Paxos consistency of fence claims and fence reads; default SERIAL, so two
-   * owners in different data centres cannot both win a claim. LOCAL_SERIAL is
-   * cheaper when leases never span data centres.
+   * Paxos consistency of claims, journal appends and journal reads; default
+   * SERIAL, so two owners in different data centres cannot both win. Use
+   * LOCAL_SERIAL only when a scope never moves between data centres.
    */
   serialConsistency?: number;
   /** Batch size budget, estimated from keys and values. Cassandra rejects batches over `batch_size_fail_threshold` (50 KiB by default). */
   maxBatchBytes?: number;
   /** Statements per batch at most. */
   maxBatchOps?: number;
-  /** Batches of one split write in flight at once. */
+  /** Batches of one entry in flight at once. */
   maxConcurrentBatches?: number;
+  /**
+   * Largest journal entry: the ops of one commit as JSON, in bytes. A larger
+   * commit becomes several entries; a single op larger than this is refused.
+   * Default 4 MiB (an LWT is one mutation, and Cassandra refuses mutations
+   * over half of `commitlog_segment_size`).
+   */
+  maxEntryBytes?: number;
+  /** Rounds a claim may lose to racing claims or commits before it gives up (rejects). Default 16. */
+  claimAttempts?: number;
   /** How long init() waits for all nodes to agree on the schema. */
   schemaAgreementTimeoutMs?: number;
+  /** Wall clock in microseconds; tests only (a writer whose clock runs ahead). */
+  clockMicros?: () => number;
+  /** Fault injection only; see ApplyHook. */
+  applyHook?: ApplyHook;
 }
 
-const FENCES = 'fences';
+const JOURNAL = 'journal';
+/** Entries kept per scope. Any R >= 1 is correct (see the top); 8 keeps some history for inspection. */
+const RING = 8;
 const KEYSPACE_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
+const TABLE_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 
-/** One write op with its statement ready to send; `bytes` estimates its share of a batch (keys, value, ~48 bytes of cell overhead). */
+/** One row write with its statement ready to send; `bytes` estimates its share of a batch (keys, value, ~48 bytes of cell overhead). */
 interface Prepared {
   partition: string;
   row: string;
@@ -74,27 +175,65 @@ interface Prepared {
   params: unknown[];
 }
 
+/** A journal entry to append: its JSON text and its row writes. */
+interface Entry {
+  text: string;
+  ops: Prepared[];
+}
+
+/** The static columns of a journal partition and where its newest entry is. */
+interface Head {
+  owner: number | null;
+  seq: number | null;
+  lastTs: number;
+  newestSlot: number | null;
+}
+
+/** What a Writer needs from the store (kept off the Store's public surface). */
+interface Journal {
+  now(): number;
+  plan(ops: WriteOp[]): Entry[];
+  append(scope: string, token: number, expectedSeq: number, entrySeq: number, ts: number, text: string): Promise<boolean>;
+  apply(info: ApplyInfo, ops: Prepared[], viaHook: boolean): Promise<void>;
+}
+
 export class CassandraStore implements Store {
   private readonly client: cassandra.Client;
   private readonly ks: string;
+  private readonly schemas = new Map<string, TableSchema>();
   private readonly consistency: number;
   private readonly serialConsistency: number;
   private readonly maxBatchBytes: number;
   private readonly maxBatchOps: number;
   private readonly maxConcurrentBatches: number;
+  private readonly maxEntryBytes: number;
+  private readonly claimAttempts: number;
   private readonly schemaAgreementTimeoutMs: number;
-  private lastTimestamp = 0;
+  private readonly clock: () => number;
+  private applyHook: ApplyHook | undefined;
+  private readonly journal: Journal;
 
-  constructor(private readonly opts: CassandraStoreOptions) {
+  constructor(
+    private readonly opts: CassandraStoreOptions,
+    tables: readonly TableSchema[] = TABLE_SCHEMAS,
+  ) {
     if (!KEYSPACE_NAME.test(opts.keyspace)) throw new Error(`invalid keyspace name ${JSON.stringify(opts.keyspace)}`);
     if (opts.contactPoints.length === 0) throw new Error('no Cassandra contact points');
+    for (const schema of tables) {
+      if (!TABLE_NAME.test(schema.name) || schema.name === JOURNAL) throw new Error(`invalid table name ${JSON.stringify(schema.name)}`);
+      this.schemas.set(schema.name, schema);
+    }
     this.ks = opts.keyspace;
     this.consistency = opts.consistency ?? consistencies.localQuorum;
     this.serialConsistency = opts.serialConsistency ?? consistencies.serial;
     this.maxBatchBytes = opts.maxBatchBytes ?? 32 * 1024;
     this.maxBatchOps = opts.maxBatchOps ?? 256;
     this.maxConcurrentBatches = opts.maxConcurrentBatches ?? 8;
+    this.maxEntryBytes = opts.maxEntryBytes ?? 4 * 1024 * 1024;
+    this.claimAttempts = opts.claimAttempts ?? 16;
     this.schemaAgreementTimeoutMs = opts.schemaAgreementTimeoutMs ?? 30_000;
+    this.clock = opts.clockMicros ?? (() => Date.now() * 1000);
+    this.applyHook = opts.applyHook;
     const port = portOf(opts.contactPoints[0]!);
     this.client = new cassandra.Client({
       // The driver accepts 'host:port' per contact point; protocolOptions.port is for the peers it discovers.
@@ -103,11 +242,17 @@ export class CassandraStore implements Store {
       protocolOptions: { port, maxSchemaAgreementWaitSeconds: Math.ceil(this.schemaAgreementTimeoutMs / 1000) },
       queryOptions: { consistency: this.consistency, serialConsistency: this.serialConsistency, prepare: true },
     });
+    this.journal = {
+      now: () => this.clock(),
+      plan: (ops) => this.plan(ops),
+      append: (...args) => this.append(...args),
+      apply: (info, ops, viaHook) => this.apply(info, ops, viaHook),
+    };
   }
 
   /** Connects (so a wrong address fails here, not at the first query); call init() next. */
-  static async connect(opts: CassandraStoreOptions): Promise<CassandraStore> {
-    const store = new CassandraStore(opts);
+  static async connect(opts: CassandraStoreOptions, tables: readonly TableSchema[] = TABLE_SCHEMAS): Promise<CassandraStore> {
+    const store = new CassandraStore(opts, tables);
     try {
       await store.client.connect();
     } catch (err) {
@@ -115,6 +260,11 @@ export class CassandraStore implements Store {
       throw err;
     }
     return store;
+  }
+
+  /** Installs or removes the fault-injection hook of data applies (storage/faulty.ts). */
+  setApplyHook(hook: ApplyHook | undefined): void {
+    this.applyHook = hook;
   }
 
   /**
@@ -131,31 +281,33 @@ export class CassandraStore implements Store {
     const rs = await this.client.execute('SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?', [this.ks], { prepare: true, consistency: consistencies.one });
     const existing = new Set(rs.rows.map((r) => r['table_name'] as string));
     const creates: string[] = [];
-    for (const table of Object.keys(TABLES) as Table[]) {
-      if (existing.has(table)) continue;
+    for (const { name, ck } of this.schemas.values()) {
+      if (existing.has(name)) continue;
+      creates.push(`CREATE TABLE IF NOT EXISTS ${this.ks}.${name} (pk text, ck ${ck}, v text, PRIMARY KEY ((pk), ck)) WITH CLUSTERING ORDER BY (ck ASC)`);
+    }
+    if (!existing.has(JOURNAL)) {
       creates.push(
-        `CREATE TABLE IF NOT EXISTS ${this.ks}.${table} (pk text, ck ${TABLES[table]}, v text, PRIMARY KEY ((pk), ck)) ` +
-          'WITH CLUSTERING ORDER BY (ck ASC)',
+        `CREATE TABLE IF NOT EXISTS ${this.ks}.${JOURNAL} (scope text, slot int, owner bigint static, seq bigint static, last_ts bigint static, ` +
+          'entry_seq bigint, ts bigint, ops text, PRIMARY KEY ((scope), slot))',
       );
     }
-    // TOKEN is a reserved word in CQL (the token() function), hence the quotes wherever the column is named.
-    if (!existing.has(FENCES)) creates.push(`CREATE TABLE IF NOT EXISTS ${this.ks}.${FENCES} (scope text PRIMARY KEY, "token" bigint)`);
     // One at a time: each schema change waits for agreement anyway, and a single node applies them serially.
     for (const cql of creates) await this.ddl(cql);
     await this.awaitSchemaAgreement();
   }
 
-  async get<V>(table: Table, pk: string, ck: Key): Promise<V | undefined> {
-    checkKey(table, ck);
+  async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
+    checkKey(this.schema(table), ck);
     const rs = await this.client.execute(`SELECT v FROM ${this.ks}.${table} WHERE pk = ? AND ck = ?`, [pk, ck], this.readOptions());
     const row = rs.first();
     return row ? (JSON.parse(row['v'] as string) as V) : undefined;
   }
 
-  async range<V>(table: Table, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
+  async range<V>(table: string, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
+    const schema = this.schema(table);
     const { reverse = false } = opts;
-    const gte = opts.gte === undefined ? undefined : bound(table, opts.gte, 'gte');
-    const lte = opts.lte === undefined ? undefined : bound(table, opts.lte, 'lte');
+    const gte = opts.gte === undefined ? undefined : bound(schema, opts.gte, 'gte');
+    const lte = opts.lte === undefined ? undefined : bound(schema, opts.lte, 'lte');
     const limit = opts.limit ?? Infinity;
     if (limit <= 0 || (gte !== undefined && lte !== undefined && gte > lte)) return [];
     // CQL LIMIT is a 32-bit int; anything larger is no limit at all.
@@ -184,114 +336,192 @@ export class CassandraStore implements Store {
   }
 
   /**
-   * Applies `ops` as if one after another, and resolves once Cassandra has
-   * acknowledged all of them at the write consistency.
-   *
-   * A write that fits one batch is atomic: the ops are one statement, an
-   * unlogged batch (one partition) or a logged batch (several). A larger one
-   * is split into batches; each is atomic, the whole is not. `units` (lengths
-   * of consecutive runs of `ops`, summing to ops.length) names runs that must
-   * stay whole: a split only falls between units, unless one unit alone is too
-   * large. Without `units` all of `ops` is one unit.
-   *
-   * Every batch gets its own client timestamp, increasing in op order, so
-   * batches may run concurrently and a later op on a row still wins. Within a
-   * batch a row touched twice keeps only its last op (a batch's statements
-   * share one timestamp, on which Cassandra would let a delete win).
+   * See Store.claim. Here: an LWT moves `owner` to `token` and bumps `seq`
+   * (which also supersedes earlier writers of the same token), then the
+   * newest journal entry is replayed, then the writer is returned. Rejects
+   * (outcome unknown: the claim may or may not have taken effect; claim
+   * again) on a timeout, or after `claimAttempts` rounds lost to racers.
    */
-  async write(ops: WriteOp[], units?: number[]): Promise<void> {
-    if (ops.length === 0) return;
-    const prepared = ops.map((op) => this.prepareOp(op));
-    const runs = units ? splitUnits(prepared, units) : [prepared];
-    const batches: Prepared[][] = [];
-    let current: Prepared[] = [];
-    let bytes = 0;
-    const fits = (n: number, b: number) => n <= this.maxBatchOps && b <= this.maxBatchBytes;
-    for (const run of runs) {
-      const runBytes = run.reduce((s, p) => s + p.bytes, 0);
-      if (current.length > 0 && !fits(current.length + run.length, bytes + runBytes)) {
-        batches.push(current);
-        current = [];
-        bytes = 0;
-      }
-      for (const p of run) {
-        // Only a single run larger than a whole batch gets here with a full batch.
-        if (current.length > 0 && !fits(current.length + 1, bytes + p.bytes)) {
-          batches.push(current);
-          current = [];
-          bytes = 0;
-        }
-        current.push(p);
-        bytes += p.bytes;
-      }
-    }
-    if (current.length > 0) batches.push(current);
-    const stamped = batches.map((batch) => ({ batch: lastPerRow(batch), timestamp: this.nextTimestamp() }));
-    await eachLimited(stamped, this.maxConcurrentBatches, ({ batch, timestamp }) => this.sendBatch(batch, timestamp));
-  }
-
-  /**
-   * A lightweight transaction: raises the fence of `scope` to `token` unless
-   * a greater token holds it. Linearizable (Paxos at `serialConsistency`). A
-   * timeout leaves the outcome unknown and rejects; the caller must then
-   * treat the scope as not owned.
-   */
-  async claimFence(scope: string, token: number): Promise<boolean> {
+  async claim(scope: string, token: number): Promise<Writer | null> {
     checkToken(token);
-    const lwt = { prepare: true, consistency: this.consistency, serialConsistency: this.serialConsistency, isIdempotent: false };
-    // A claim usually re-claims a known scope, so try the update first: one Paxos round in the common case.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const upd = await this.client.execute(`UPDATE ${this.ks}.${FENCES} SET "token" = ? WHERE scope = ? IF "token" <= ?`, [token, scope, token], lwt);
-      if (upd.wasApplied()) return true;
-      if (upd.first()?.['token'] != null) return false; // the row exists with a greater token
-      const ins = await this.client.execute(`INSERT INTO ${this.ks}.${FENCES} (scope, "token") VALUES (?, ?) IF NOT EXISTS`, [scope, token], lwt);
-      if (ins.wasApplied()) return true;
-      const current = ins.first()?.['token'] as Long | null | undefined;
-      if (current != null && current.toNumber() > token) return false;
-      // Someone created the row between our two statements with a token not above ours: update again.
+    // A plain read is enough for a first guess: the LWT checks it.
+    const guess = await this.client.execute(`SELECT owner, seq FROM ${this.ks}.${JOURNAL} WHERE scope = ? LIMIT 1`, [scope], this.readOptions());
+    let owner = toNumber(guess.first()?.['owner']);
+    let seq = toNumber(guess.first()?.['seq']);
+    let claimedSeq: number | undefined;
+    for (let attempt = 0; attempt < this.claimAttempts; attempt++) {
+      // Only Paxos writes owner, so a greater owner seen by any read really claimed the scope.
+      if (owner !== null && owner > token) return null;
+      const next = (seq ?? 0) + 1;
+      const rs = await this.client.execute(
+        `UPDATE ${this.ks}.${JOURNAL} SET owner = ?, seq = ? WHERE scope = ? IF owner = ? AND seq = ?`,
+        [token, next, scope, owner, seq],
+        this.lwtOptions(),
+      );
+      if (rs.wasApplied()) {
+        claimedSeq = next;
+        break;
+      }
+      // Not applied: the answer holds the current values; try again with them (after a little jitter if this is a crowd).
+      owner = toNumber(rs.first()?.['owner']);
+      seq = toNumber(rs.first()?.['seq']);
+      if (attempt >= 2) await sleep(Math.random() * 10 * attempt);
     }
-    throw new Error(`claimFence(${scope}): no decision after 3 attempts`);
-  }
+    if (claimedSeq === undefined) throw new Error(`claim(${scope}, ${token}): no decision after ${this.claimAttempts} rounds of racing claims or commits`);
 
-  /** Read at serial consistency, so a claim in flight is either seen whole or not at all. */
-  async fence(scope: string): Promise<number> {
-    const rs = await this.client.execute(`SELECT "token" FROM ${this.ks}.${FENCES} WHERE scope = ?`, [scope], {
-      prepare: true,
-      consistency: this.serialConsistency,
-      isIdempotent: true,
-    });
-    const token = rs.first()?.['token'] as Long | null | undefined;
-    return token == null ? 0 : token.toNumber();
+    const head = await this.readHead(scope);
+    if (head.owner !== null && head.owner > token) return null; // a greater claim came right after ours
+    await this.replayNewest(scope, token, head);
+    return new CassandraWriter(this.journal, scope, token, claimedSeq, head.lastTs);
   }
 
   async close(): Promise<void> {
     await this.client.shutdown();
   }
 
-  private readOptions(): cassandra.QueryOptions {
-    return { prepare: true, consistency: this.consistency, isIdempotent: true };
+  // ---- journal -------------------------------------------------------------
+
+  /** The journal's static columns and its newest entry's slot, read at SERIAL (any Paxos round in progress is finished first). */
+  private async readHead(scope: string): Promise<Head> {
+    const rs = await this.client.execute(`SELECT owner, seq, last_ts, slot, entry_seq FROM ${this.ks}.${JOURNAL} WHERE scope = ?`, [scope], this.serialReadOptions());
+    const head: Head = { owner: null, seq: null, lastTs: 0, newestSlot: null };
+    let newest = -Infinity;
+    for (const row of rs.rows) {
+      head.owner = toNumber(row['owner']);
+      head.seq = toNumber(row['seq']);
+      head.lastTs = toNumber(row['last_ts']) ?? 0;
+      const entrySeq = toNumber(row['entry_seq']);
+      if (entrySeq !== null && entrySeq > newest) {
+        newest = entrySeq;
+        head.newestSlot = row['slot'] as number;
+      }
+    }
+    return head;
   }
 
-  private prepareOp(op: WriteOp): Prepared {
-    checkKey(op.table, op.ck);
-    const partition = JSON.stringify([op.table, op.pk]);
-    const row = JSON.stringify([op.table, op.pk, op.ck]);
-    const keyBytes = Buffer.byteLength(op.pk) + (typeof op.ck === 'number' ? 8 : Buffer.byteLength(op.ck));
-    if (op.op === 'delete') {
-      return { partition, row, bytes: keyBytes + 48, query: `DELETE FROM ${this.ks}.${op.table} WHERE pk = ? AND ck = ?`, params: [op.pk, op.ck] };
+  /** Re-applies the newest entry with its own timestamp (see the top of the file for why that one suffices). */
+  private async replayNewest(scope: string, token: number, head: Head): Promise<void> {
+    if (head.newestSlot === null) return;
+    const rs = await this.client.execute(`SELECT entry_seq, ts, ops FROM ${this.ks}.${JOURNAL} WHERE scope = ? AND slot = ?`, [scope, head.newestSlot], this.serialReadOptions());
+    const row = rs.first();
+    const ops = row?.['ops'] as string | null | undefined;
+    const ts = toNumber(row?.['ts']);
+    if (!row || ops == null || ts === null) return;
+    const prepared = this.parseEntry(scope, ops);
+    await this.apply({ scope, token, entrySeq: toNumber(row['entry_seq']) ?? 0, ts, rows: prepared.length }, prepared, false);
+  }
+
+  /** The LWT that appends (commits) an entry; false when the condition failed, nothing written. */
+  private async append(scope: string, token: number, expectedSeq: number, entrySeq: number, ts: number, text: string): Promise<boolean> {
+    const rs = await this.client.execute(
+      `UPDATE ${this.ks}.${JOURNAL} SET ops = ?, entry_seq = ?, ts = ?, seq = ?, last_ts = ? WHERE scope = ? AND slot = ? IF owner = ? AND seq = ?`,
+      [text, entrySeq, ts, entrySeq, ts, scope, entrySeq % RING, token, expectedSeq],
+      this.lwtOptions(),
+    );
+    return rs.wasApplied();
+  }
+
+  /**
+   * Validates and prepares `ops`, keeps the last op per row, and cuts them
+   * into entries of at most maxEntryBytes of JSON. Throws before anything is
+   * written: unknown table, clustering key of the wrong type, a value that is
+   * not JSON, or one op larger than an entry.
+   */
+  private plan(ops: WriteOp[]): Entry[] {
+    const prepared: Array<{ p: Prepared; element: string; bytes: number }> = [];
+    for (const op of ops) {
+      const schema = this.schema(op.table);
+      checkKey(schema, op.ck);
+      let element: string;
+      let p: Prepared;
+      if (op.op === 'delete') {
+        element = JSON.stringify(['d', op.table, op.pk, op.ck]);
+        p = this.statement(op.table, op.pk, op.ck, undefined);
+      } else {
+        const json = JSON.stringify(op.value) as string | undefined;
+        if (json === undefined) throw new TypeError(`${op.table}/${op.pk}/${op.ck}: value is not representable as JSON`);
+        element = `["p",${JSON.stringify(op.table)},${JSON.stringify(op.pk)},${JSON.stringify(op.ck)},${json}]`;
+        p = this.statement(op.table, op.pk, op.ck, json);
+      }
+      const bytes = Buffer.byteLength(element);
+      if (bytes + 2 > this.maxEntryBytes) {
+        throw new RangeError(`${op.table}/${op.pk}/${op.ck}: one op is ${bytes} bytes as JSON, over the journal entry limit of ${this.maxEntryBytes} bytes; nothing was written`);
+      }
+      prepared.push({ p, element, bytes });
     }
-    const json = JSON.stringify(op.value) as string | undefined;
-    if (json === undefined) throw new TypeError(`${op.table}/${op.pk}/${op.ck}: value is not representable as JSON`);
-    return {
-      partition,
-      row,
-      bytes: keyBytes + Buffer.byteLength(json) + 48,
-      query: `INSERT INTO ${this.ks}.${op.table} (pk, ck, v) VALUES (?, ?, ?)`,
-      params: [op.pk, op.ck, json],
+    const kept = lastPerRow(prepared, (x) => x.p.row);
+    const entries: Entry[] = [];
+    let current: typeof kept = [];
+    let size = 2;
+    const flush = () => {
+      entries.push({ text: `[${current.map((x) => x.element).join(',')}]`, ops: current.map((x) => x.p) });
+      current = [];
+      size = 2;
     };
+    for (const x of kept) {
+      if (current.length > 0 && size + 1 + x.bytes > this.maxEntryBytes) flush();
+      size += (current.length > 0 ? 1 : 0) + x.bytes;
+      current.push(x);
+    }
+    // An empty commit is one empty entry: it still checks the fence, as the embedded store's does.
+    if (current.length > 0 || entries.length === 0) flush();
+    return entries;
+  }
+
+  /** The row writes of a stored entry. */
+  private parseEntry(scope: string, text: string): Prepared[] {
+    const elements = JSON.parse(text) as unknown;
+    if (!Array.isArray(elements)) throw new Error(`journal of ${scope}: entry is not a JSON array`);
+    return elements.map((e: unknown) => {
+      if (!Array.isArray(e) || (e[0] !== 'p' && e[0] !== 'd') || typeof e[1] !== 'string' || typeof e[2] !== 'string') {
+        throw new Error(`journal of ${scope}: malformed op ${JSON.stringify(e)?.slice(0, 200)}`);
+      }
+      const [kind, table, pk, ck] = e as ['p' | 'd', string, string, Key];
+      checkKey(this.schema(table), ck);
+      return this.statement(table, pk, ck, kind === 'p' ? JSON.stringify(e[4]) : undefined);
+    });
+  }
+
+  /** Writes an entry's rows, every statement with the entry's timestamp. */
+  private async apply(info: ApplyInfo, ops: Prepared[], viaHook: boolean): Promise<void> {
+    if (ops.length === 0) return;
+    const batches = this.batches(ops);
+    const send = () => eachLimited(batches, this.maxConcurrentBatches, (batch) => this.sendBatch(batch, info.ts));
+    const hook = viaHook ? this.applyHook : undefined;
+    if (hook) return hook(info, send);
+    return send();
+  }
+
+  /** Consecutive ops cut at maxBatchOps / maxBatchBytes. Rows are distinct (deduplicated), so order between batches does not matter. */
+  private batches(ops: Prepared[]): Prepared[][] {
+    const batches: Prepared[][] = [];
+    let current: Prepared[] = [];
+    let bytes = 0;
+    for (const p of ops) {
+      if (current.length > 0 && (current.length + 1 > this.maxBatchOps || bytes + p.bytes > this.maxBatchBytes)) {
+        batches.push(current);
+        current = [];
+        bytes = 0;
+      }
+      current.push(p);
+      bytes += p.bytes;
+    }
+    if (current.length > 0) batches.push(current);
+    return batches;
+  }
+
+  private statement(table: string, pk: string, ck: Key, json: string | undefined): Prepared {
+    const partition = JSON.stringify([table, pk]);
+    const row = JSON.stringify([table, pk, ck]);
+    const keyBytes = Buffer.byteLength(pk) + (typeof ck === 'number' ? 8 : Buffer.byteLength(ck));
+    if (json === undefined) {
+      return { partition, row, bytes: keyBytes + 48, query: `DELETE FROM ${this.ks}.${table} WHERE pk = ? AND ck = ?`, params: [pk, ck] };
+    }
+    return { partition, row, bytes: keyBytes + Buffer.byteLength(json) + 48, query: `INSERT INTO ${this.ks}.${table} (pk, ck, v) VALUES (?, ?, ?)`, params: [pk, ck, json] };
   }
 
   private async sendBatch(batch: Prepared[], timestamp: number): Promise<void> {
+    // Idempotent: a retry carries the same timestamp, so it rewrites the same cells with the same values.
     const options: cassandra.QueryOptions = { prepare: true, consistency: this.consistency, isIdempotent: true, timestamp };
     if (batch.length === 1) {
       await this.client.execute(batch[0]!.query, batch[0]!.params, options);
@@ -304,10 +534,25 @@ export class CassandraStore implements Store {
     );
   }
 
-  /** Microseconds, strictly increasing within this process (Cassandra's last-write-wins clock). */
-  private nextTimestamp(): number {
-    this.lastTimestamp = Math.max(Date.now() * 1000, this.lastTimestamp + 1);
-    return this.lastTimestamp;
+  // ---- helpers ---------------------------------------------------------------
+
+  private schema(table: string): TableSchema {
+    const s = this.schemas.get(table);
+    if (!s) throw new Error(`unknown table ${table}`);
+    return s;
+  }
+
+  private readOptions(): cassandra.QueryOptions {
+    return { prepare: true, consistency: this.consistency, isIdempotent: true };
+  }
+
+  private serialReadOptions(): cassandra.QueryOptions {
+    return { prepare: true, consistency: this.serialConsistency, isIdempotent: true };
+  }
+
+  /** Never retried by the driver: a second attempt of an LWT could apply twice or answer "not applied" for our own write. */
+  private lwtOptions(): cassandra.QueryOptions {
+    return { prepare: true, consistency: this.consistency, serialConsistency: this.serialConsistency, isIdempotent: false };
   }
 
   private async ddl(cql: string): Promise<void> {
@@ -325,7 +570,67 @@ export class CassandraStore implements Store {
     const metadata = this.client.metadata as cassandra.metadata.Metadata & { checkSchemaAgreement(): Promise<boolean> };
     while (!(await metadata.checkSchemaAgreement())) {
       if (Date.now() > deadline) throw new Error(`Cassandra nodes did not agree on the schema within ${this.schemaAgreementTimeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
+    }
+  }
+}
+
+/**
+ * The right to write one scope. Precondition: commits are sequential (the
+ * caller awaits one before starting the next; the actor journal does); a
+ * commit started while another is in flight is refused with an Error and
+ * changes nothing. That is what makes "only the newest entry can be
+ * unapplied" true.
+ */
+class CassandraWriter implements Writer {
+  private inFlight = false;
+  private fenced = false;
+  private failure: { err: unknown } | undefined;
+
+  constructor(
+    private readonly journal: Journal,
+    readonly scope: string,
+    readonly token: number,
+    /** The journal's seq as of this writer's last LWT: the condition of its next append. */
+    private seq: number,
+    /** Timestamp of the newest entry this writer knows of; its clock stays above it. */
+    private lastTs: number,
+  ) {}
+
+  /**
+   * See Writer.commit. Rejects with FencedError when the first entry's append
+   * is refused (a greater token, or a later claim of the same token, took the
+   * scope): nothing was written, and every later commit is refused too. Any
+   * other failure (a timeout of the append, a failed data write, a fence
+   * met between the entries of a split commit) leaves the outcome unknown and
+   * the writer refuses every later commit: claim the scope again, which
+   * replays a committed entry to completion.
+   */
+  async commit(ops: WriteOp[]): Promise<void> {
+    if (this.inFlight) throw new Error(`${this.scope}: commit while another commit of the same writer is in flight (commits must be sequential); nothing written`);
+    if (this.fenced) throw new FencedError(this.scope);
+    if (this.failure) throw new Error(`${this.scope}: this writer had a failed commit and is unusable; claim the scope again`, { cause: this.failure.err });
+    // Invalid ops are refused here, before anything is written; the writer stays usable.
+    const entries = this.journal.plan(ops);
+    this.inFlight = true;
+    try {
+      for (const [i, entry] of entries.entries()) {
+        const ts = Math.max(this.journal.now(), this.lastTs + 1);
+        const entrySeq = this.seq + 1;
+        if (!(await this.journal.append(this.scope, this.token, this.seq, entrySeq, ts, entry.text))) {
+          this.fenced = true;
+          if (i === 0) throw new FencedError(this.scope);
+          throw new Error(`${this.scope}: fenced after ${i} of the ${entries.length} journal entries of one commit were applied`, { cause: new FencedError(this.scope) });
+        }
+        this.seq = entrySeq;
+        this.lastTs = ts;
+        await this.journal.apply({ scope: this.scope, token: this.token, entrySeq, ts, rows: entry.ops.length }, entry.ops, true);
+      }
+    } catch (err) {
+      if (!(err instanceof FencedError)) this.failure = { err };
+      throw err;
+    } finally {
+      this.inFlight = false;
     }
   }
 }
@@ -336,9 +641,9 @@ function portOf(contactPoint: string): number {
 }
 
 /** Bigint tables take safe integers (they come back as JS numbers), text tables strings. */
-function checkKey(table: Table, ck: Key): void {
-  if (TABLES[table] === 'bigint' ? !Number.isSafeInteger(ck) : typeof ck !== 'string') {
-    throw new TypeError(`${table}: clustering key must be ${TABLES[table] === 'bigint' ? 'a safe integer' : 'a string'}, got ${JSON.stringify(ck)}`);
+function checkKey(schema: TableSchema, ck: Key): void {
+  if (schema.ck === 'bigint' ? !Number.isSafeInteger(ck) : typeof ck !== 'string') {
+    throw new TypeError(`${schema.name}: clustering key must be ${schema.ck === 'bigint' ? 'a safe integer' : 'a string'}, got ${JSON.stringify(ck)}`);
   }
 }
 
@@ -348,42 +653,34 @@ function checkKey(table: Table, ck: Key): void {
  * 1e16 - 1): rounded inwards, then clamped to the bigint range. Stored keys
  * are safe integers, so that selects the same rows.
  */
-function bound(table: Table, key: Key, side: 'gte' | 'lte'): Key {
-  if (TABLES[table] === 'text') {
-    if (typeof key !== 'string') throw new TypeError(`${table}: ${side} must be a string, got ${JSON.stringify(key)}`);
+function bound(schema: TableSchema, key: Key, side: 'gte' | 'lte'): Key {
+  if (schema.ck === 'text') {
+    if (typeof key !== 'string') throw new TypeError(`${schema.name}: ${side} must be a string, got ${JSON.stringify(key)}`);
     return key;
   }
-  if (typeof key !== 'number' || Number.isNaN(key)) throw new TypeError(`${table}: ${side} must be a number, got ${JSON.stringify(key)}`);
+  if (typeof key !== 'number' || Number.isNaN(key)) throw new TypeError(`${schema.name}: ${side} must be a number, got ${JSON.stringify(key)}`);
   // The driver's Long.fromNumber saturates at ±2^63, so clamping there covers ±Infinity too.
   return Math.min(2 ** 63, Math.max(-(2 ** 63), side === 'gte' ? Math.ceil(key) : Math.floor(key)));
 }
 
 function checkToken(token: number): void {
-  if (!Number.isSafeInteger(token)) throw new TypeError(`fence token must be a safe integer, got ${token}`);
+  if (!Number.isSafeInteger(token) || token < 0) throw new TypeError(`fence token must be a non-negative safe integer, got ${token}`);
 }
 
 function fromCk(ck: Long | string): Key {
   return typeof ck === 'string' ? ck : ck.toNumber();
 }
 
-function splitUnits<T>(items: T[], units: number[]): T[][] {
-  if (units.some((n) => !Number.isInteger(n) || n < 0) || units.reduce((s, n) => s + n, 0) !== items.length) {
-    throw new RangeError(`units ${JSON.stringify(units)} do not cover ${items.length} ops`);
-  }
-  const runs: T[][] = [];
-  let at = 0;
-  for (const n of units) {
-    if (n > 0) runs.push(items.slice(at, at + n));
-    at += n;
-  }
-  return runs;
+function toNumber(v: unknown): number | null {
+  if (v == null) return null;
+  return typeof v === 'number' ? v : (v as Long).toNumber();
 }
 
-/** The batch with every row's earlier ops dropped, in the order of the kept ops. */
-function lastPerRow(batch: Prepared[]): Prepared[] {
+/** The items with every row's earlier ops dropped, in the order of the kept ops. */
+function lastPerRow<T>(items: T[], rowOf: (item: T) => string): T[] {
   const last = new Map<string, number>();
-  batch.forEach((p, i) => last.set(p.row, i));
-  return last.size === batch.length ? batch : batch.filter((p, i) => last.get(p.row) === i);
+  items.forEach((x, i) => last.set(rowOf(x), i));
+  return last.size === items.length ? items : items.filter((x, i) => last.get(rowOf(x)) === i);
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; rejects with the first failure after all have settled. */
@@ -403,4 +700,8 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (failure) throw failure.err;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }

@@ -56,6 +56,10 @@ export interface Writer {
    * `FencedError`, having changed nothing, if a greater token has claimed the
    * scope. Any other rejection leaves the outcome unknown (the writer is then
    * unusable: claim the scope again, which completes or discards the write).
+   *
+   * Precondition: commits of one writer are sequential (the next starts after
+   * the previous one has settled). Very large commits may be applied in
+   * several atomic parts (see the implementation).
    */
   commit(ops: WriteOp[]): Promise<void>;
 }
@@ -70,7 +74,9 @@ export interface Store {
    * token already holds it. Otherwise every later commit of an older token
    * is refused, and the writes older owners committed are all applied before
    * this resolves, so reads afterwards see them. Claiming again with the
-   * same token (an actor reloaded on the same lease) is allowed.
+   * same token (an actor reloaded on the same lease) is allowed; the store
+   * may then refuse the earlier writer of that token with `FencedError`, so
+   * use only the writer of the latest claim.
    */
   claim(scope: string, token: number): Promise<Writer | null>;
   close(): Promise<void>;
