@@ -48,8 +48,11 @@ async function clusterBackends(config: Config): Promise<Backends> {
   if (config.role === 'gateway') return { bus, leases: null, store: null, close: () => bus.close() };
   const { RedisLeases } = await import('../actors/runtime/redis-leases.ts');
   const { CassandraStore } = await import('../storage/cassandra.ts');
-  const store = await CassandraStore.connect(config.cassandra);
-  await store.init();
+  const { maybeFaulty } = await import('../storage/faulty.ts');
+  const cassandra = await CassandraStore.connect(config.cassandra);
+  await cassandra.init();
+  // Fault injection for the cluster tests only (PARLEY_FAULTS=1); otherwise the store itself.
+  const store = maybeFaulty(cassandra, { redisUrl: config.redisUrl, prefix: config.redisPrefix, log: log.child({ component: 'faults' }) });
   const leases = new RedisLeases(config.redisUrl, { ttlMs: config.leaseTtlMs, prefix: config.redisPrefix });
   return {
     bus,

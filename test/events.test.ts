@@ -2,6 +2,7 @@ import t from 'tap';
 import { uniq } from './helpers/api.ts';
 import { poll, register, waitFor } from './helpers/events.ts';
 import { serverFor } from './helpers/server.ts';
+import { ADVERTISED } from './helpers/features.ts';
 
 // Heartbeats every ~2 s and a fast idle sweep keep these tests short.
 const s = await serverFor(t, process.env.PARLEY_TEST_GATEWAYS ? {} : { env: { PARLEY_HEARTBEAT_SECS: '2' } });
@@ -31,7 +32,7 @@ t.test('events - register snapshot: always-present keys, limits and fetch_event_
     t.ok(key in full.snapshot, `has ${key}`);
   }
   t.equal(full.snapshot.last_event_id, -1);
-  t.ok(full.snapshot.service_feature_level >= 496);
+  t.equal(full.snapshot.service_feature_level, ADVERTISED, 'the level derived from the feature table (lib/features.ts)');
   t.equal(full.snapshot.max_message_length, 10000);
   t.equal(full.snapshot.max_topic_length, 60);
   t.equal(full.snapshot.realm_empty_topic_display_name, 'general chat');

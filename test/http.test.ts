@@ -1,6 +1,7 @@
 import t from 'tap';
 import { serverFor } from './helpers/server.ts';
 import { uniq } from './helpers/api.ts';
+import { ADVERTISED } from './helpers/features.ts';
 
 const s = await serverFor(t);
 const base = s.urls[0]!;
@@ -98,6 +99,7 @@ t.test('http - health, readiness and server settings need no credentials', async
   t.equal((await fetch(`${base}/healthz`)).status, 200);
   t.equal((await fetch(`${base}/readyz`)).status, 200);
   const settings = await s.api.ok('GET', '/server_settings');
-  t.ok(settings.service_feature_level >= 496);
+  t.equal(settings.service_feature_level, ADVERTISED, 'the level derived from the feature table (lib/features.ts)');
+  t.equal(settings.zulip_feature_level, ADVERTISED);
   t.equal(settings.realm_name, 'Parley Demo');
 });

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { realmRef } from '../../actors/realm/ref.ts';
 import { shardOf } from '../../actors/subjects.ts';
 import { launchCluster, stopAll, type ClusterProcess } from '../../scripts/cluster-launcher.ts';
 import { Api, uniq } from '../helpers/api.ts';
@@ -38,7 +39,7 @@ const mariaId = (await maria.ok('POST', '/register', { fetch_event_types: ['real
 
 /** The realm's shard lease right now: owner node name and fencing token. */
 async function realmLease(): Promise<{ name: string; token: number } | null> {
-  const value = await redis.get(`parley_${tag}:lease:${shardOf('realm', 1, SHARDS)}`);
+  const value = await redis.get(`parley_${tag}:lease:${shardOf(realmRef.placement('1'), SHARDS)}`);
   if (!value) return null;
   return { name: value.slice(0, value.lastIndexOf(':')), token: Number(value.slice(value.lastIndexOf(':') + 1)) };
 }

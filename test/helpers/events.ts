@@ -1,5 +1,5 @@
 /** Long-poll helpers that check every event received against its strict schema. */
-import { ClientEvent } from '../../actors/events.ts';
+import { ClientEvent } from '../../actors/events/schema.ts';
 import type { Api, Params } from './api.ts';
 
 export interface Queue {
