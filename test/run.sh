@@ -63,7 +63,7 @@ if bash scripts/services.sh start all; then
     echo "=== starting a local cluster (2 gateways, 2 actor nodes)"
     rm -f .parley/cluster.json
     PARLEY_HEARTBEAT_SECS=2 PARLEY_CASSANDRA_KEYSPACE=parley_ci_$$ PARLEY_LOG_LEVEL=warn PARLEY_DEMO_DIR="$ROOT/.parley/cluster-demo" \
-      node --import tsx scripts/cluster.ts --no-services --base-port 19991 >"$LOG_DIR/cluster.log" 2>&1 &
+      node --import tsx scripts/cluster.ts --no-services --base-port 19991 >"$LOG_DIR/cluster-processes.log" 2>&1 &
     CLUSTER_PID=$!
     for _ in $(seq 1 120); do [ -f .parley/cluster.json ] && break; sleep 1; done
     if [ -f .parley/cluster.json ]; then
@@ -72,7 +72,7 @@ if bash scripts/services.sh start all; then
       kill -INT "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; CLUSTER_PID=
       [ -d test/cluster ] && tapsuite cluster PARLEY_LOG_LEVEL=warn -- test/cluster/*.test.ts
     else
-      failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster.log"
+      failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster-processes.log"
     fi
   fi
 else
