@@ -3,7 +3,9 @@
 # the store/bus/lease suites against real NATS, Redis and Cassandra (started
 # here by scripts/services.sh), the same API suite against a real local
 # cluster, the cluster tests, the Kubernetes manifest check and a bench smoke
-# run. Ends with one line "N passed, N failed".
+# run. Ends with one line "N passed, N failed, N skipped" counting test cases:
+# each first-level subtest of a tap file (a file without subtests is one case,
+# see test/count.mjs) and each non-tap step. Todo cases count as skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -11,6 +13,7 @@ LOG_DIR=.parley/test-logs
 mkdir -p "$LOG_DIR"
 passed=0
 failed=0
+skipped=0
 
 [ -d node_modules ] || npm ci --no-audit --no-fund
 
@@ -20,20 +23,23 @@ step() { # name, command...: one pass or fail for a non-tap step
   if "$@"; then passed=$((passed + 1)); echo "ok - $name"; else failed=$((failed + 1)); echo "not ok - $name"; fi
 }
 
-tapsuite() { # name, env assignments..., -- files...: adds tap's pass/fail counts
+tapsuite() { # name, env assignments..., -- files...: adds the pass/fail/skip counts of the files' cases
   local name=$1; shift
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   echo "=== $name"
   local out="$LOG_DIR/$name.log"
-  env "${envs[@]}" npx tap --allow-incomplete-coverage --disable-coverage --timeout=240 --jobs=1 "$@" 2>&1 | tee "$out" | grep -E '^(not )?ok |^# \{' || true
-  local summary
-  summary=$(grep -E '^# \{ total' "$out" | tail -1)
-  local p f
-  p=$(sed -nE 's/.*pass: ([0-9]+).*/\1/p' <<<"$summary"); f=$(sed -nE 's/.*fail: ([0-9]+).*/\1/p' <<<"$summary")
-  if [ -z "$summary" ]; then failed=$((failed + 1)); echo "not ok - $name produced no summary"; return; fi
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  # Raw TAP (nested subtests indented) in the log; the per-file lines on screen.
+  env "${envs[@]}" npx tap --reporter=tap --allow-incomplete-coverage --disable-coverage --timeout=240 --jobs=1 "$@" 2>&1 | tee "$out" | grep -E '^(not )?ok ' || true
+  local report summary p f s t
+  report=$(node test/count.mjs "$out" "$@")
+  sed 's/^/# /' <<<"$report" >>"$out" # as TAP comments, so the log still parses
+  sed -E "\$s/^/$name: /" <<<"$report"
+  summary=$(tail -1 <<<"$report")
+  read -r p f s t < <(sed -nE 's/^cases: pass ([0-9]+), fail ([0-9]+), skip ([0-9]+), todo ([0-9]+)$/\1 \2 \3 \4/p' <<<"$summary")
+  if [ -z "${p:-}" ]; then failed=$((failed + 1)); echo "not ok - $name: no case counts"; return; fi
+  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s + t))
 }
 
 step typecheck npx tsc --noEmit -p .
@@ -57,7 +63,7 @@ if bash scripts/services.sh start all; then
     echo "=== starting a local cluster (2 gateways, 2 actor nodes)"
     rm -f .parley/cluster.json
     PARLEY_HEARTBEAT_SECS=2 PARLEY_CASSANDRA_KEYSPACE=parley_ci_$$ PARLEY_LOG_LEVEL=warn PARLEY_DEMO_DIR="$ROOT/.parley/cluster-demo" \
-      node --import tsx scripts/cluster.ts --no-services --base-port 19991 >"$LOG_DIR/cluster.log" 2>&1 &
+      node --import tsx scripts/cluster.ts --no-services --base-port 19991 >"$LOG_DIR/cluster-processes.log" 2>&1 &
     CLUSTER_PID=$!
     for _ in $(seq 1 120); do [ -f .parley/cluster.json ] && break; sleep 1; done
     if [ -f .parley/cluster.json ]; then
@@ -66,7 +72,7 @@ if bash scripts/services.sh start all; then
       kill -INT "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; CLUSTER_PID=
       [ -d test/cluster ] && tapsuite cluster PARLEY_LOG_LEVEL=warn -- test/cluster/*.test.ts
     else
-      failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster.log"
+      failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster-processes.log"
     fi
   fi
 else
@@ -80,5 +86,5 @@ step k6-install bash scripts/install-k6.sh
 step bench-smoke node --import tsx bench/run.ts --smoke
 
 echo
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -120,6 +120,7 @@ func check(docs []*Doc) []Finding {
 	}
 	for _, w := range s.workloads {
 		s.checkParley(w)
+		s.checkNATS(w)
 	}
 	return s.findings
 }

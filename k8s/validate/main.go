@@ -6,7 +6,7 @@
 // duplicate keys and wrongly-typed values are all errors, and a kind that is
 // not in the registry below is an error too. After decoding, cross-document
 // checks run (selectors, references, probes, resources, pod security, Parley
-// configuration); see checks.go.
+// configuration; see checks.go) and the NATS server config check (nats.go).
 //
 // Usage:
 //

@@ -62,3 +62,45 @@ func TestSplitYAML(t *testing.T) {
 		}
 	}
 }
+
+func TestNATSMaxPayload(t *testing.T) {
+	cases := []struct {
+		conf  string
+		want  int64 // -1: not set
+		isErr bool
+	}{
+		{"max_payload: 8MB\n", 8 << 20, false},
+		{"max_payload = 8388608\n", 8 << 20, false},
+		{"max_payload 16mb # more than enough\n", 16 << 20, false},
+		{"max_payload: 8M\n", 8_000_000, false},
+		{"max_payload: 8MiB; port: 4222\n", 8 << 20, false},
+		{"max_payload: 1MB\nmax_payload: 8MB\n", 8 << 20, false}, // the last one wins
+		{"# max_payload: 8MB\n", -1, false},
+		{"// max_payload: 8MB\n", -1, false},
+		{"cluster {\n  max_payload: 8MB\n}\n", -1, false}, // not top level
+		{"leafnodes { remotes: [ { url: \"nats://x\" } ] }\nmax_payload: 8MB\n", 8 << 20, false},
+		{"max_payloads: 8MB\n", -1, false},
+		{"max_payload: \"8MB\"\n", 0, true},
+		{"max_payload: $MAX\n", 0, true},
+		{"max_payload: 8XB\n", 0, true},
+	}
+	for _, c := range cases {
+		raw, found := natsTopLevelValue(c.conf, "max_payload")
+		if !found {
+			if c.want != -1 {
+				t.Errorf("%q: max_payload not found", c.conf)
+			}
+			continue
+		}
+		if c.want == -1 {
+			t.Errorf("%q: found max_payload %q, want none", c.conf, raw)
+			continue
+		}
+		n, err := natsSize(raw)
+		if (err != nil) != c.isErr {
+			t.Errorf("%q: error %v, want error %v", c.conf, err, c.isErr)
+		} else if !c.isErr && n != c.want {
+			t.Errorf("%q: %d bytes, want %d", c.conf, n, c.want)
+		}
+	}
+}
