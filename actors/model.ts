@@ -23,14 +23,21 @@ export const GROUP_ID = Object.fromEntries(SYSTEM_GROUPS.map((g) => [g.name, g.i
 export const isAdmin = (u: { role: number }): boolean => u.role <= Role.ADMIN;
 export const isGuest = (u: { role: number }): boolean => u.role === Role.GUEST;
 
-/** Whether a user holds a group-setting permission. */
-export function inGroupSetting(value: GroupSettingValue, user: { id: number; role: number }): boolean {
-  const groupHas = (groupId: number) => {
-    const g = SYSTEM_GROUPS.find((x) => x.id === groupId);
-    return g !== undefined && user.role <= g.maxRole;
-  };
-  if (typeof value === 'number') return groupHas(value);
-  return value.direct_members.includes(user.id) || value.direct_subgroups.some(groupHas);
+/** Whether a user is in a group: by default only the system groups are known (role groups). */
+export type GroupMembership = (groupId: number, user: { id: number; role: number }) => boolean;
+
+export const inSystemGroup: GroupMembership = (groupId, user) => {
+  const g = SYSTEM_GROUPS.find((x) => x.id === groupId);
+  return g !== undefined && user.role <= g.maxRole;
+};
+
+/**
+ * Whether a user holds a group-setting permission. Realm code calls
+ * `RealmState.can`, which passes the realm's own group membership.
+ */
+export function inGroupSetting(value: GroupSettingValue, user: { id: number; role: number }, inGroup: GroupMembership = inSystemGroup): boolean {
+  if (typeof value === 'number') return inGroup(value, user);
+  return value.direct_members.includes(user.id) || value.direct_subgroups.some((g) => inGroup(g, user));
 }
 
 /** The conversation key of a direct message: its participants' IDs, sorted. */

@@ -1,7 +1,8 @@
 /**
- * The demo organization seeded on first start: an owner, an administrator,
- * two members and a bot, a `general` channel they all read, and one zuliprc
- * file per user in the format existing clients read.
+ * The demo organization seeded on first start: one user of every role (an
+ * owner, an administrator, a moderator, two members, a guest) and a bot, a
+ * `general` channel they all read, and one zuliprc file per user in the
+ * format existing clients read.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +18,8 @@ export const DEMO_USERS = [
   { key: 'admin', email: 'adam@parley.example', fullName: 'Adam Admin', role: Role.ADMIN, canCreateUsers: false },
   { key: 'member1', email: 'maria@parley.example', fullName: 'Maria Member', role: Role.MEMBER, canCreateUsers: false },
   { key: 'member2', email: 'mateo@parley.example', fullName: 'Mateo Member', role: Role.MEMBER, canCreateUsers: false },
+  { key: 'moderator', email: 'mona@parley.example', fullName: 'Mona Moderator', role: Role.MODERATOR, canCreateUsers: false },
+  { key: 'guest', email: 'gus@parley.example', fullName: 'Gus Guest', role: Role.GUEST, canCreateUsers: false },
   { key: 'bot', email: 'demo-bot@parley.example', fullName: 'Demo Bot', role: Role.MEMBER, canCreateUsers: false, isBot: true },
 ] as const;
 

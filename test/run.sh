@@ -17,6 +17,12 @@ skipped=0
 
 [ -d node_modules ] || npm ci --no-audit --no-fund
 
+# Check mode: every server the suites start validates every event it makes
+# against its strict schema and records violations here (actors/events/check.ts).
+export PARLEY_CHECK=1
+export PARLEY_VIOLATIONS_FILE="$ROOT/$LOG_DIR/event-violations.jsonl"
+rm -f "$PARLEY_VIOLATIONS_FILE"
+
 step() { # name, command...: one pass or fail for a non-tap step
   local name=$1; shift
   echo "=== $name"
@@ -44,7 +50,7 @@ tapsuite() { # name, env assignments..., -- files...: adds the pass/fail/skip co
 
 step typecheck npx tsc --noEmit -p .
 
-API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/durability.test.ts)
+API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/python-client.test.ts test/durability.test.ts)
 
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
 
@@ -78,6 +84,11 @@ if bash scripts/services.sh start all; then
 else
   failed=$((failed + 1)); echo "not ok - backing services did not start"
 fi
+
+no_violations() {
+  if [ -s "$PARLEY_VIOLATIONS_FILE" ]; then head -20 "$PARLEY_VIOLATIONS_FILE"; return 1; fi
+}
+step "events - every event made during the suites matches its strict schema" no_violations
 
 if [ -f scripts/k8s-validate.sh ]; then step k8s-manifests bash scripts/k8s-validate.sh; fi
 # The bench smoke run proves the scripts still work (k6 scripts included, so

@@ -3,7 +3,7 @@
  */
 import { badRequest, unauthorized } from '../../lib/errors.ts';
 import type { ChannelRecord, UserRecord } from '../../storage/tables.ts';
-import { inGroupSetting, isGuest, Role } from '../model.ts';
+import { isGuest, Role } from '../model.ts';
 import type { Caller } from '../runtime/action.ts';
 import type { RealmState } from './state.ts';
 
@@ -25,7 +25,7 @@ export function resolvePerson(state: Readonly<RealmState>, p: string | number): 
 /** Whether the user may see the channel exists (public, or private and subscribed or administering it). */
 export function canAccess(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
   if (!c.inviteOnly) return !isGuest(user) || state.isSubscribed(c.id, user.id);
-  return state.isSubscribed(c.id, user.id) || inGroupSetting(c.groups.can_administer_channel_group, user);
+  return state.isSubscribed(c.id, user.id) || state.can(c.groups.can_administer_channel_group, user);
 }
 
 /** Active users who are not guests: those who see every public channel. */

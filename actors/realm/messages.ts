@@ -9,7 +9,7 @@ import { ApiError, badNarrow, badRequest, streamDoesNotExist } from '../../lib/e
 import { operandPeople, type NarrowTerm, NarrowTermSchema } from '../../lib/narrow.ts';
 import { type ChannelRecord, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, type Directory } from '../events/delivery.ts';
-import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, inGroupSetting, isAdmin } from '../model.ts';
+import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, canAccess, resolvePerson } from './access.ts';
 import { renderMessage } from './markdown.ts';
@@ -121,7 +121,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
       if (channel.inviteOnly) throw streamDoesNotExist(channel.name);
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
-    if (!inGroupSetting(channel.groups.can_send_message_group, sender) && !isAdmin(sender)) throw badRequest('You do not have permission to post in this channel.');
+    if (!state.can(channel.groups.can_send_message_group, sender) && !isAdmin(sender)) throw badRequest('You do not have permission to post in this channel.');
     topic = normalizeTopic(state, req.topic);
     if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
     if (/[\u0000-\u001f\u007f-\u009f]/.test(topic)) throw badRequest('Invalid character in topic');
@@ -136,7 +136,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
     return matches.length === 1 ? matches[0] : undefined;
   });
-  if (channel && rendered.wildcard === 'stream' && recipientCount > WILDCARD_MENTION_THRESHOLD && !inGroupSetting(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
+  if (channel && rendered.wildcard === 'stream' && recipientCount > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
   const recipients = channel ? null : new Set(participants);

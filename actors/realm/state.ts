@@ -13,6 +13,7 @@ import {
   Allocator as AllocatorCodec,
   type ChannelRecord,
   type DmConversation,
+  type GroupSettingValue,
   messageBucket,
   objectBucket,
   type RealmMeta,
@@ -21,7 +22,7 @@ import {
   T,
   type UserRecord,
 } from '../../storage/tables.ts';
-import { dmKey } from '../model.ts';
+import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup } from '../model.ts';
 import type { Tx } from '../runtime/action.ts';
 
 /** Message IDs are reserved in blocks, so that a send does not write the counter. */
@@ -113,6 +114,14 @@ export class RealmState {
     for (const s of this.subs.get(streamId)?.values() ?? []) if (s.active && this.users.get(s.userId)?.isActive) out.push(s.userId);
     return out;
   }
+
+  /** Whether `user` holds the group-setting permission `value` (every permission check goes through here). */
+  can(value: GroupSettingValue, user: { id: number; role: number }): boolean {
+    return inGroupSetting(value, user, this.inGroup);
+  }
+
+  /** Group membership for permissions: the system groups (user-defined groups join here when they exist). */
+  inGroup: GroupMembership = inSystemGroup;
 
   isSubscribed(streamId: number, userId: number): boolean {
     return this.subs.get(streamId)?.get(userId)?.active === true;

@@ -6,7 +6,7 @@ import { type ChannelGroupSetting, type ChannelRecord, GroupSettingValue, type S
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import type { SubscriptionObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
-import { GROUP_ID, inGroupSetting, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
+import { GROUP_ID, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser, canAccess, channelAudience, resolvePerson } from './access.ts';
 import { renderDescription } from './markdown.ts';
@@ -45,7 +45,7 @@ function checkGroupSetting(state: Readonly<RealmState>, name: string, v: GroupSe
 /** Realm administrators act as members of every channel's administration groups. */
 function canAddSubscribers(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
   if (isAdmin(user)) return true;
-  if (inGroupSetting(c.groups.can_administer_channel_group, user) || inGroupSetting(c.groups.can_add_subscribers_group, user)) return true;
+  if (state.can(c.groups.can_administer_channel_group, user) || state.can(c.groups.can_add_subscribers_group, user)) return true;
   if (c.inviteOnly) return state.isSubscribed(c.id, user.id);
   return !isGuest(user);
 }

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { Api, type Creds } from './api.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-export const DEMO_KEYS = ['owner', 'admin', 'member1', 'member2', 'bot'] as const;
+export const DEMO_KEYS = ['owner', 'admin', 'moderator', 'member1', 'member2', 'guest', 'bot'] as const;
 export type DemoKey = (typeof DEMO_KEYS)[number];
 
 export interface TestServer {
