@@ -2,6 +2,7 @@
 // applied to it equals a fresh register.
 import t from 'tap';
 import { uniq } from './helpers/api.ts';
+import { applyEvent as apply, type Snap } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { serverFor } from './helpers/server.ts';
 
@@ -9,45 +10,6 @@ const s = await serverFor(t);
 const owner = s.api.as(s.demo.owner);
 const maria = s.api.as(s.demo.member1);
 const FETCH = { include_subscribers: 'true', fetch_event_types: ['realm_user', 'subscription', 'stream', 'message', 'recent_private_conversations'] };
-
-type Snap = Record<string, any>;
-
-function apply(snap: Snap, e: Record<string, any>): void {
-  switch (e.type) {
-    case 'realm_user':
-      if (e.op === 'add') snap.realm_users.push(e.person);
-      break;
-    case 'stream':
-      if (e.op === 'create') {
-        snap.streams.push(...e.streams);
-        for (const st of e.streams) if (!snap.subscriptions.some((x: any) => x.stream_id === st.stream_id)) snap.never_subscribed.push({ ...st, subscribers: [] });
-      }
-      break;
-    case 'subscription':
-      if (e.op === 'add') {
-        for (const sub of e.subscriptions) {
-          snap.never_subscribed = snap.never_subscribed.filter((x: any) => x.stream_id !== sub.stream_id);
-          snap.subscriptions.push(sub);
-        }
-      } else if (e.op === 'peer_add') {
-        for (const list of [snap.subscriptions, snap.never_subscribed]) {
-          for (const x of list) if (e.stream_ids.includes(x.stream_id)) x.subscribers = [...new Set([...x.subscribers, ...e.user_ids])];
-        }
-      }
-      break;
-    case 'message': {
-      snap.max_message_id = Math.max(snap.max_message_id, e.message.id);
-      if (e.message.type === 'private') {
-        const others = e.message.display_recipient.map((r: any) => r.id).filter((id: number) => id !== snap.user_id).sort((a: number, b: number) => a - b);
-        snap.recent_private_conversations = [
-          { max_message_id: e.message.id, user_ids: others },
-          ...snap.recent_private_conversations.filter((c: any) => JSON.stringify(c.user_ids) !== JSON.stringify(others)),
-        ];
-      }
-      break;
-    }
-  }
-}
 
 const byId = (key: string) => (a: any, b: any) => a[key] - b[key];
 function normalize(snap: Snap) {
