@@ -50,9 +50,10 @@ tapsuite() { # name, env assignments..., -- files...: adds the pass/fail/skip co
 
 step typecheck npx tsc --noEmit -p .
 
-API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/python-client.test.ts test/durability.test.ts)
+API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/python-client.test.ts test/rollback.test.ts test/durability.test.ts)
 
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
+tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts
 
 cleanup() {
   [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
