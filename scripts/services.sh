@@ -280,7 +280,10 @@ launch_nats() {
   local d; d=$(svc_dir nats)
   mkdir -p "$d"
   # A GET /messages reply of 5000 messages can pass NATS's 1 MB default payload.
-  printf 'max_payload: 8MB\n' >"$d/nats.conf"
+  # A client that does not answer two pings 2 s apart (a paused or hung process)
+  # is dropped, so its queue-group subscriptions stop taking requests that only
+  # a live shard owner can answer (docs/architecture.md, "Failures seen by clients").
+  printf 'max_payload: 8MB\nping_interval: "2s"\nping_max: 2\n' >"$d/nats.conf"
   launch nats "$(log_file nats)" nats-server -c "$d/nats.conf" -a "$HOST" -p "$NATS_PORT" -n parley-local
 }
 
