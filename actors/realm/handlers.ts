@@ -4,6 +4,8 @@ import { createScheduled, deleteScheduled, editScheduled, listScheduled } from '
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { authenticate, bootstrap, createUser, listUsers } from './users.ts';
+import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
+import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 
 export const realmHandlers = {
   bootstrap,
@@ -22,4 +24,15 @@ export const realmHandlers = {
   listScheduledMessages: listScheduled,
   editScheduledMessage: editScheduled,
   deleteScheduledMessage: deleteScheduled,
+  listStreams,
+  getStream,
+  getStreamId,
+  streamMembers,
+  updateStream,
+  archiveStream,
+  listDefaultStreams,
+  addDefaultStream,
+  removeDefaultStream,
+  unsubscribe,
+  updateSubscriptionProperties,
 };

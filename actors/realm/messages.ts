@@ -121,6 +121,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
       if (channel.inviteOnly) throw streamDoesNotExist(channel.name);
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
+    if (channel.isArchived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     if (!state.can(channel.groups.can_send_message_group, sender) && !isAdmin(sender)) throw badRequest('You do not have permission to post in this channel.');
     topic = normalizeTopic(state, req.topic);
     if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
@@ -168,6 +169,8 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
       channel.firstMessageId = id;
       tx.write(T.channels.at(realm, channel.id).put(channel));
     }
+    // Counted per day for the channel's weekly traffic and recent activity (`OrgState`).
+    state.org.recordMessage(realm, channel.id, Math.floor(Date.now() / 1000), tx);
   } else {
     const key = dmKey(plan.participants);
     recipientKey = dmRecipientKey(key);

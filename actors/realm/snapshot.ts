@@ -1,14 +1,15 @@
 /** The realm's part of the POST /register snapshot, filtered by fetch_event_types, and GET /server_settings. */
 import { z } from 'zod';
 import { wants } from '../events/fetch.ts';
-import { formatChannel, formatUser } from '../format.ts';
+import { formatUser } from '../format.ts';
 import { Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
-import { actingUser, canAccess } from './access.ts';
+import { actingUser } from './access.ts';
+import { channelSnapshot } from './subscription_settings.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
 import type { RealmState } from './state.ts';
-import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH, subscriptionObjects } from './subscriptions.ts';
+import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -28,7 +29,13 @@ function limits(state: Readonly<RealmState>): Record<string, unknown> {
 
 export const snapshot = query({
   type: 'snapshot',
-  fields: z.object({ fetch: z.array(z.string()).nullable(), clientExtavatar: z.boolean(), includeSubscribers: IncludeSubscribers }),
+  fields: z.object({
+    fetch: z.array(z.string()).nullable(),
+    clientExtavatar: z.boolean(),
+    includeSubscribers: IncludeSubscribers,
+    /** The client's `client_capabilities` (archived channels, linkifier templates). */
+    capabilities: z.record(z.string(), z.boolean()).default({}),
+  }),
   run(state, msg) {
     const user = actingUser(state, msg.caller);
     const want = (t: string) => wants(msg.fetch, t);
@@ -54,15 +61,7 @@ export const snapshot = query({
         cross_realm_bots: [],
       });
     }
-    if (want('subscription')) {
-      const withSubs = msg.includeSubscribers !== 'false';
-      out.subscriptions = subscriptionObjects(state, user.id, withSubs);
-      out.unsubscribed = subscriptionObjects(state, user.id, withSubs, false);
-      out.never_subscribed = [...state.channels.values()]
-        .filter((c) => !state.subs.get(c.id)?.has(user.id) && canAccess(state, c, user))
-        .map((c) => ({ ...formatChannel(c), ...(withSubs ? { subscribers: state.activeSubscribers(c.id) } : {}) }));
-    }
-    if (want('stream')) out.streams = [...state.channels.values()].filter((c) => canAccess(state, c, user)).map(formatChannel);
+    if (want('subscription') || want('stream') || want('default_streams')) Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
     if (want('realm_user_groups')) {
       out.realm_user_groups = SYSTEM_GROUPS.map((g) => ({
         id: g.id,

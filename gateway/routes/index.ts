@@ -5,6 +5,7 @@ import { getMessages, sendMessage } from './messages.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
+import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
 
 export const ROUTES: Route[] = [
   sendMessage,
@@ -21,4 +22,16 @@ export const ROUTES: Route[] = [
   listScheduledMessages,
   editScheduledMessage,
   deleteScheduledMessage,
+  listStreams,
+  getStream,
+  getStreamId,
+  streamMembers,
+  updateStream,
+  archiveStream,
+  listDefaultStreams,
+  addDefaultStream,
+  removeDefaultStream,
+  unsubscribe,
+  updateSubscriptionProperties,
+  updateSubscriptionProperty,
 ];
