@@ -391,12 +391,20 @@ export const updateStream = action({
       if (stayed.length) out.push(toUsers(state.realmId, stayed, { type: 'stream', op: 'update', stream_id: c.id, name, ...e } as StreamUpdate));
       if (e.property === 'name') name = String(e.value);
     }
-    if (gained.length) out.push(toUsers(state.realmId, gained, { type: 'stream', op: 'create', streams: [obj] }));
+    if (gained.length) out.push(...revealTo(state, c, gained));
     if (p.before.isArchived && !c.isArchived) out.push(...unarchiveEvents(state, c, stayed));
     if (p.defaultsChanged) out.push(defaultStreamsDelivery(state));
     return out;
   },
 });
+
+/** Users who can now see a channel are told it exists, and who is subscribed to it. */
+function revealTo(state: Readonly<RealmState>, c: ChannelRecord, userIds: number[]): Array<Extract<Delivery, { kind: 'event' }>> {
+  const subscribers = state.activeSubscribers(c.id);
+  const out: Array<Extract<Delivery, { kind: 'event' }>> = [{ kind: 'event', realmId: state.realmId, userIds, event: { type: 'stream', op: 'create', streams: [channelObject(state, c)] } }];
+  if (subscribers.length) out.push({ kind: 'event', realmId: state.realmId, userIds, event: { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: subscribers } });
+  return out;
+}
 
 /**
  * Events for a channel that comes back (unarchived): clients with the
@@ -411,7 +419,7 @@ function unarchiveEvents(state: Readonly<RealmState>, c: ChannelRecord, userIds:
   const subscribers = state.activeSubscribers(c.id);
   const out: Delivery[] = [
     toUsersIf(state.realmId, userIds, { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'is_archived', value: false }, capable),
-    toUsersIf(state.realmId, userIds, { type: 'stream', op: 'create', streams: [channelObject(state, c)] }, notCapable),
+    ...revealTo(state, c, userIds).map((d) => ({ ...d, capability: notCapable })),
   ];
   for (const userId of subscribers) {
     const sub = state.subs.get(c.id)!.get(userId)!;
