@@ -172,6 +172,15 @@ export const ORG_EVENT_BODIES = [
   z.object({ type: z.literal('stream'), op: z.literal('delete'), streams: z.array(ChannelObject), stream_ids: z.array(Id) }).strict(),
   z.object({ type: z.literal('subscription'), op: z.literal('remove'), subscriptions: z.array(z.object({ name: z.string(), stream_id: Id }).strict()) }).strict(),
   z.object({ type: z.literal('default_streams'), default_streams: z.array(Id) }).strict(),
+  z
+    .object({
+      type: z.literal('realm'),
+      op: z.literal('update'),
+      property: z.enum(['name', 'description', 'message_retention_days', 'topics_policy', 'enable_spectator_access', 'invite_required', 'emails_restricted_to_domains', 'waiting_period_threshold', 'default_language', 'allow_message_editing', 'message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'enable_read_receipts', 'mandatory_topics']),
+      value: z.union([z.string(), Id, z.boolean(), z.null()]),
+    })
+    .strict(),
+  z.object({ type: z.literal('realm'), op: z.literal('update_dict'), property: z.literal('default'), data: z.record(z.string().regex(/^(can_[a-z_]+_group|can_create_groups|can_manage_all_groups|create_multiuse_invite_group|direct_message_(initiator|permission)_group)$/), GroupSetting) }).strict(),
 ] as const;
 
 /** Every event body a client can receive (an event without its queue `id`). */

@@ -6,6 +6,7 @@ import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { authenticate, bootstrap, createUser, listUsers } from './users.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
+import { updateRealm } from './realm_settings.ts';
 
 export const realmHandlers = {
   bootstrap,
@@ -35,4 +36,5 @@ export const realmHandlers = {
   removeDefaultStream,
   unsubscribe,
   updateSubscriptionProperties,
+  updateRealm,
 };

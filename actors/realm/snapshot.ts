@@ -6,6 +6,8 @@ import { Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { channelSnapshot } from './subscription_settings.ts';
+import { realmSnapshot } from './realm_settings.ts';
+import { renderDescription } from './markdown.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
 import type { RealmState } from './state.ts';
@@ -36,11 +38,11 @@ export const snapshot = query({
     /** The client's `client_capabilities` (archived channels, linkifier templates). */
     capabilities: z.record(z.string(), z.boolean()).default({}),
   }),
-  run(state, msg) {
+  run(state, msg, ctx) {
     const user = actingUser(state, msg.caller);
     const want = (t: string) => wants(msg.fetch, t);
     const out: Record<string, unknown> = { ...limits(state) };
-    if (want('realm')) out.realm_name = state.meta?.name ?? '';
+    if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl));
     if (want('message')) out.max_message_id = state.maxMessageId > 0 ? state.maxMessageId : -1;
     if (want('realm_user')) {
       const users = [...state.users.values()];
@@ -101,6 +103,9 @@ export const serverSettings = query({
       push_notifications_enabled: false,
       authentication_methods: { password: true, dev: false, email: true },
       realm_name: state.meta?.name ?? '',
+      realm_description: renderDescription(state.org.settings.description),
+      realm_icon: '',
+      realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
       realm_uri: ctx.siteUrl,
       realm_url: ctx.siteUrl,
       require_email_format_usernames: true,

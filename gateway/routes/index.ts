@@ -5,6 +5,7 @@ import { getMessages, sendMessage } from './messages.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
+import { updateRealm } from './realm.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
 
 export const ROUTES: Route[] = [
@@ -34,4 +35,5 @@ export const ROUTES: Route[] = [
   unsubscribe,
   updateSubscriptionProperties,
   updateSubscriptionProperty,
+  updateRealm,
 ];

@@ -30,6 +30,10 @@ export const APPLIERS: Record<string, Applier> = {
       for (const key of ['streams', 'subscriptions', 'unsubscribed', 'never_subscribed']) if (snap[key]) snap[key] = snap[key].filter((x: any) => !e.stream_ids.includes(x.stream_id));
     }
   },
+  realm(snap, e) {
+    if (e.op === 'update') snap[`realm_${e.property}`] = e.value;
+    else if (e.op === 'update_dict') for (const [k, v] of Object.entries(e.data)) snap[`realm_${k}`] = v;
+  },
   default_streams(snap, e) {
     snap.realm_default_streams = e.default_streams;
   },
