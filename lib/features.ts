@@ -82,7 +82,7 @@ export const FEATURES: readonly Feature[] = [
   { level: 384, what: 'user_ids on GET /users', done: true },
   { level: 386, what: 'reactivating user groups', routes: ['PATCH /user_groups/{user_group_id}'] },
   { level: 387, what: 'unauthenticated GET /users (public access option)' },
-  { level: 389, what: 'channel folders', routes: ['POST /channel_folders/create'] },
+  { level: 389, what: 'channel folders', routes: ['POST /channel_folders/create', 'GET /channel_folders', 'PATCH /channel_folders/{channel_folder_id}', 'PATCH /streams/{stream_id}'] },
   { level: 390, what: 'navigation views', routes: ['GET /navigation_views'] },
   { level: 391, what: 'members of deactivated groups editable', routes: ['POST /user_groups/{user_group_id}/members'] },
   { level: 403, what: 'url_options of integrations', routes: ['GET /bots'] },

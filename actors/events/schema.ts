@@ -166,7 +166,23 @@ const SUBSCRIPTION_UPDATES = [
   ...(['is_muted', 'in_home_view', 'pin_to_top', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'wildcard_mentions_notify'] as const).map((k) => subscriptionUpdate(k, z.boolean())),
 ] as const;
 
+/** A channel folder object (`channel_folders`, `channel_folder` events). */
+export const ChannelFolderObject = z
+  .object({ id: Id, name: z.string(), description: z.string(), rendered_description: z.string(), order: Id, creator_id: Id.nullable(), date_created: Id, is_archived: z.boolean() })
+  .strict();
+export type ChannelFolderObject = z.infer<typeof ChannelFolderObject>;
+
 export const ORG_EVENT_BODIES = [
+  z.object({ type: z.literal('channel_folder'), op: z.literal('add'), channel_folder: ChannelFolderObject }).strict(),
+  z
+    .object({
+      type: z.literal('channel_folder'),
+      op: z.literal('update'),
+      channel_folder_id: Id,
+      data: z.object({ name: z.string().optional(), description: z.string().optional(), rendered_description: z.string().optional(), is_archived: z.boolean().optional() }).strict(),
+    })
+    .strict(),
+  z.object({ type: z.literal('channel_folder'), op: z.literal('reorder'), order: z.array(Id) }).strict(),
   ...STREAM_UPDATES,
   ...SUBSCRIPTION_UPDATES,
   z.object({ type: z.literal('stream'), op: z.literal('delete'), streams: z.array(ChannelObject), stream_ids: z.array(Id) }).strict(),

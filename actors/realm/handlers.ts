@@ -7,6 +7,7 @@ import { authenticate, bootstrap, createUser, listUsers } from './users.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
+import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 
 export const realmHandlers = {
   bootstrap,
@@ -37,4 +38,8 @@ export const realmHandlers = {
   unsubscribe,
   updateSubscriptionProperties,
   updateRealm,
+  createChannelFolder: createFolder,
+  listChannelFolders: listFolders,
+  updateChannelFolder: updateFolder,
+  reorderChannelFolders: reorderFolders,
 };

@@ -7,6 +7,7 @@ import { defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { channelSnapshot } from './subscription_settings.ts';
 import { realmSnapshot } from './realm_settings.ts';
+import { foldersOf } from './channel_folders.ts';
 import { renderDescription } from './markdown.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
@@ -84,6 +85,7 @@ export const snapshot = query({
         .map((d) => ({ max_message_id: d.maxMessageId!, user_ids: d.userIds.filter((id) => id !== user.id) }));
     }
     if (want('scheduled_messages')) out.scheduled_messages = scheduledOf(state, user.id);
+    if (want('channel_folders')) out.channel_folders = foldersOf(state);
     // What the realm has none of yet is reported as the empty collection it is.
     if (want('navigation_views')) out.navigation_views = [];
     if (want('saved_snippets')) out.saved_snippets = [];

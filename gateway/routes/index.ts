@@ -6,6 +6,7 @@ import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, l
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
 import { updateRealm } from './realm.ts';
+import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
 
 export const ROUTES: Route[] = [
@@ -36,4 +37,8 @@ export const ROUTES: Route[] = [
   updateSubscriptionProperties,
   updateSubscriptionProperty,
   updateRealm,
+  createChannelFolder,
+  listChannelFolders,
+  updateChannelFolder,
+  reorderChannelFolders,
 ];

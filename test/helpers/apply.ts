@@ -34,6 +34,11 @@ export const APPLIERS: Record<string, Applier> = {
     if (e.op === 'update') snap[`realm_${e.property}`] = e.value;
     else if (e.op === 'update_dict') for (const [k, v] of Object.entries(e.data)) snap[`realm_${k}`] = v;
   },
+  channel_folder(snap, e) {
+    if (e.op === 'add') snap.channel_folders = [...snap.channel_folders, e.channel_folder];
+    else if (e.op === 'update') snap.channel_folders = snap.channel_folders.map((f: any) => (f.id === e.channel_folder_id ? { ...f, ...e.data } : f));
+    else if (e.op === 'reorder') snap.channel_folders = e.order.map((id: number, order: number) => ({ ...snap.channel_folders.find((f: any) => f.id === id), order }));
+  },
   default_streams(snap, e) {
     snap.realm_default_streams = e.default_streams;
   },
