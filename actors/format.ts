@@ -127,7 +127,7 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
     content: opts.applyMarkdown ? m.renderedContent : m.content,
     content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',
     subject: m.topic,
-    topic_links: [],
+    topic_links: m.topicLinks,
     timestamp: m.timestamp,
     type: m.type,
     ...(m.type === 'stream' ? { stream_id: m.streamId! } : {}),

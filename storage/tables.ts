@@ -244,6 +244,8 @@ export const StoredMessage = z.object({
   wildcard: z.enum(['stream', 'topic']).nullable(),
   /** Every participant of a direct message (sender included), sorted. */
   dmUserIds: z.array(Id).nullable(),
+  /** The topic's links (linkifier matches and URLs), found when the message was sent. */
+  topicLinks: z.array(z.object({ text: z.string(), url: z.string() })).default([]),
 });
 export type StoredMessage = z.infer<typeof StoredMessage>;
 

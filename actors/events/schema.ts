@@ -172,7 +172,14 @@ export const ChannelFolderObject = z
   .strict();
 export type ChannelFolderObject = z.infer<typeof ChannelFolderObject>;
 
+/** A linkifier object (`realm_linkifiers`, GET /realm/linkifiers). */
+export const LinkifierObject = z
+  .object({ id: Id, pattern: z.string(), url_template: z.string(), example_input: z.string().nullable(), reverse_template: z.string().nullable(), alternative_url_templates: z.array(z.string()) })
+  .strict();
+export type LinkifierObject = z.infer<typeof LinkifierObject>;
+
 export const ORG_EVENT_BODIES = [
+  z.object({ type: z.literal('realm_linkifiers'), realm_linkifiers: z.array(LinkifierObject) }).strict(),
   z.object({ type: z.literal('channel_folder'), op: z.literal('add'), channel_folder: ChannelFolderObject }).strict(),
   z
     .object({

@@ -15,6 +15,7 @@ import {
   type VideoProviderToken,
 } from '../../storage/tables.ts';
 import type { Tx } from '../runtime/action.ts';
+import { type CompiledLinkifier, compileLinkifier } from '../../lib/linkifiers.ts';
 
 const DAY_SECS = 86_400;
 /** Weekly traffic is averaged over this many days (Zulip's 28). */
@@ -42,6 +43,28 @@ export class OrgState {
   readonly invitesByToken = new Map<string, InviteRecord>();
   readonly videoTokens = new Map<number, VideoProviderToken>();
   private ids = { folder: 1, linkifier: 1, invite: 1 };
+  private compiled: CompiledLinkifier[] | null = null;
+
+  /** The linkifiers in their order. */
+  orderedLinkifiers(): LinkifierRecord[] {
+    return [...this.linkifiers.values()].sort((a, b) => a.order - b.order || a.id - b.id);
+  }
+
+  /** The linkifiers compiled for rendering, in order (rebuilt after a change). */
+  compiledLinkifiers(): CompiledLinkifier[] {
+    this.compiled ??= this.orderedLinkifiers().flatMap((l) => compileLinkifier(l.pattern, l.urlTemplate) ?? []);
+    return this.compiled;
+  }
+
+  setLinkifier(l: LinkifierRecord): void {
+    this.linkifiers.set(l.id, l);
+    this.compiled = null;
+  }
+
+  deleteLinkifier(id: number): void {
+    this.linkifiers.delete(id);
+    this.compiled = null;
+  }
 
   async load(store: Store, realmId: number, channelIds: number[], userIds: number[], each: <I, R>(items: I[], fn: (item: I) => Promise<R>) => Promise<R[]>): Promise<void> {
     this.settings = (await T.realmSettings.at(realmId).get(store)) ?? this.settings;

@@ -8,6 +8,7 @@ import { actingUser } from './access.ts';
 import { channelSnapshot } from './subscription_settings.ts';
 import { realmSnapshot } from './realm_settings.ts';
 import { foldersOf } from './channel_folders.ts';
+import { linkifiersOf } from './linkifiers.ts';
 import { renderDescription } from './markdown.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
@@ -89,7 +90,7 @@ export const snapshot = query({
     // What the realm has none of yet is reported as the empty collection it is.
     if (want('navigation_views')) out.navigation_views = [];
     if (want('saved_snippets')) out.saved_snippets = [];
-    if (want('realm_linkifiers')) out.realm_linkifiers = [];
+    if (want('realm_linkifiers')) out.realm_linkifiers = msg.capabilities.linkifier_url_template === true ? linkifiersOf(state) : [];
     if (want('realm_emoji')) out.realm_emoji = {};
     if (want('custom_profile_fields')) out.custom_profile_fields = [];
     if (want('has_videoprovider_token')) out.has_videoprovider_token = false;

@@ -6,6 +6,7 @@ import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, l
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
 import { updateRealm } from './realm.ts';
+import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
 
@@ -41,4 +42,9 @@ export const ROUTES: Route[] = [
   listChannelFolders,
   updateChannelFolder,
   reorderChannelFolders,
+  listLinkifiers,
+  createLinkifier,
+  updateLinkifier,
+  deleteLinkifier,
+  reorderLinkifiers,
 ];

@@ -39,6 +39,9 @@ export const APPLIERS: Record<string, Applier> = {
     else if (e.op === 'update') snap.channel_folders = snap.channel_folders.map((f: any) => (f.id === e.channel_folder_id ? { ...f, ...e.data } : f));
     else if (e.op === 'reorder') snap.channel_folders = e.order.map((id: number, order: number) => ({ ...snap.channel_folders.find((f: any) => f.id === id), order }));
   },
+  realm_linkifiers(snap, e) {
+    snap.realm_linkifiers = e.realm_linkifiers;
+  },
   default_streams(snap, e) {
     snap.realm_default_streams = e.default_streams;
   },
