@@ -7,6 +7,7 @@ import { authenticate, bootstrap, createUser, listUsers } from './users.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
+import { apiKeyForToken } from './token_login.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 
@@ -48,4 +49,5 @@ export const realmHandlers = {
   updateLinkifier,
   deleteLinkifier,
   reorderLinkifiers,
+  apiKeyForToken,
 };

@@ -6,6 +6,7 @@ import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, l
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
 import { updateRealm } from './realm.ts';
+import { jwtFetchApiKey } from './jwt.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
@@ -47,4 +48,5 @@ export const ROUTES: Route[] = [
   updateLinkifier,
   deleteLinkifier,
   reorderLinkifiers,
+  jwtFetchApiKey,
 ];
