@@ -34,7 +34,7 @@ export const FEATURES: readonly Feature[] = [
   { level: 86, what: 'status emoji', routes: ['POST /users/me/status'] },
   { level: 91, what: "message_retention_days 'unlimited'", done: true },
   { level: 98, what: 'is_web_public on subscribe (refused while web-public channels are off)', done: true },
-  { level: 126, what: 'invite_expires_in_minutes', routes: ['POST /invites'] },
+  { level: 126, what: 'invite_expires_in_minutes', routes: ['POST /invites', 'POST /invites/multiuse', 'GET /invites', 'DELETE /invites/{invite_id}', 'DELETE /invites/multiuse/{invite_id}', 'POST /invites/{invite_id}/resend'] },
   { level: 148, what: 'away replaced by presence_enabled', routes: ['POST /users/me/status', 'PATCH /settings'] },
   { level: 149, what: 'unauthenticated POST /register (spectators)' },
   { level: 151, what: 'pronouns custom profile fields', routes: ['POST /realm/profile_fields'] },

@@ -8,6 +8,7 @@ import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStr
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
 import { apiKeyForToken } from './token_login.ts';
+import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 
@@ -50,4 +51,11 @@ export const realmHandlers = {
   deleteLinkifier,
   reorderLinkifiers,
   apiKeyForToken,
+  createInvites,
+  createMultiuseInvite,
+  listInvites,
+  revokeInvite,
+  resendInvite,
+  inviteInfo,
+  acceptInvite,
 };

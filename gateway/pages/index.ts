@@ -1,4 +1,5 @@
 /** Every page the gateway serves outside /api/v1. */
+import { joinPage, joinSubmit } from './join.ts';
 import type { Page } from './page.ts';
 
-export const PAGES: Page[] = [];
+export const PAGES: Page[] = [joinPage, joinSubmit];

@@ -7,6 +7,7 @@ import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
 import { updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
+import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
@@ -49,4 +50,10 @@ export const ROUTES: Route[] = [
   deleteLinkifier,
   reorderLinkifiers,
   jwtFetchApiKey,
+  createInvites,
+  createMultiuseInvite,
+  listInvites,
+  revokeInvite,
+  revokeMultiuseInvite,
+  resendInvite,
 ];

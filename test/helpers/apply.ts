@@ -42,6 +42,8 @@ export const APPLIERS: Record<string, Applier> = {
   realm_linkifiers(snap, e) {
     snap.realm_linkifiers = e.realm_linkifiers;
   },
+  /** Carries no data: clients fetch GET /invites again; no register key changes. */
+  invites_changed() {},
   default_streams(snap, e) {
     snap.realm_default_streams = e.default_streams;
   },
