@@ -103,7 +103,7 @@ export const FEATURES: readonly Feature[] = [
   { level: 485, what: "url_options 'input_type'", routes: ['GET /bots'] },
   { level: 490, what: 'is_deleted users', routes: ['DELETE /users/me'] },
   { level: 491, what: 'individual_emoji_changes', routes: ['POST /realm/emoji/{emoji_name}'] },
-  { level: 493, what: 'video-call provider', routes: ['POST /calls/videoprovider/create'] },
+  { level: 493, what: 'video-call provider', routes: ['POST /calls/videoprovider/create', 'POST /calls/videoprovider/register'] },
   { level: 496, what: 'bots may edit user groups', routes: ['PATCH /user_groups/{user_group_id}'] },
 ];
 

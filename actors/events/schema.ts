@@ -181,6 +181,7 @@ export type LinkifierObject = z.infer<typeof LinkifierObject>;
 export const ORG_EVENT_BODIES = [
   z.object({ type: z.literal('realm_linkifiers'), realm_linkifiers: z.array(LinkifierObject) }).strict(),
   z.object({ type: z.literal('invites_changed') }).strict(),
+  z.object({ type: z.literal('has_videoprovider_token'), value: z.boolean() }).strict(),
   z.object({ type: z.literal('channel_folder'), op: z.literal('add'), channel_folder: ChannelFolderObject }).strict(),
   z
     .object({

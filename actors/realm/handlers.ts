@@ -8,6 +8,7 @@ import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStr
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
 import { apiKeyForToken } from './token_login.ts';
+import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
 import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
@@ -58,4 +59,6 @@ export const realmHandlers = {
   resendInvite,
   inviteInfo,
   acceptInvite,
+  setVideoProviderToken,
+  videoProviderToken,
 };

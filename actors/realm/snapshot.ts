@@ -93,7 +93,7 @@ export const snapshot = query({
     if (want('realm_linkifiers')) out.realm_linkifiers = msg.capabilities.linkifier_url_template === true ? linkifiersOf(state) : [];
     if (want('realm_emoji')) out.realm_emoji = {};
     if (want('custom_profile_fields')) out.custom_profile_fields = [];
-    if (want('has_videoprovider_token')) out.has_videoprovider_token = false;
+    if (want('has_videoprovider_token')) out.has_videoprovider_token = state.org.videoTokens.has(user.id);
     return out;
   },
 });

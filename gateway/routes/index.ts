@@ -7,6 +7,7 @@ import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
 import { updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
+import { createVideoCall, registerVideoProvider } from './video_calls.ts';
 import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
@@ -56,4 +57,6 @@ export const ROUTES: Route[] = [
   revokeInvite,
   revokeMultiuseInvite,
   resendInvite,
+  registerVideoProvider,
+  createVideoCall,
 ];

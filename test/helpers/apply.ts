@@ -44,6 +44,9 @@ export const APPLIERS: Record<string, Applier> = {
   },
   /** Carries no data: clients fetch GET /invites again; no register key changes. */
   invites_changed() {},
+  has_videoprovider_token(snap, e) {
+    snap.has_videoprovider_token = e.value;
+  },
   default_streams(snap, e) {
     snap.realm_default_streams = e.default_streams;
   },
