@@ -14,6 +14,18 @@ const owner = s.api.as(s.demo.owner);
 const admin = s.api.as(s.demo.admin);
 const maria = s.api.as(s.demo.member1);
 
+// Tests share the realm in cluster runs: every setting changed here is put back afterwards.
+const initial = await owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
+const PLAIN = ['name', 'topics_policy', 'enable_spectator_access', 'invite_required', 'waiting_period_threshold', 'default_language', 'allow_message_editing', 'enable_read_receipts', 'mandatory_topics'];
+t.teardown(async () => {
+  const restore: Record<string, any> = Object.fromEntries(PLAIN.map((k) => [k, initial[`realm_${k}`]]));
+  restore.message_retention_days = initial.realm_message_retention_days === -1 ? 'unlimited' : initial.realm_message_retention_days;
+  if (initial.realm_description === '') restore.description = '';
+  for (const k of ['message_content_edit_limit_seconds', 'message_content_delete_limit_seconds']) restore[k] = initial[`realm_${k}`] ?? 'unlimited';
+  for (const k of Object.keys(initial).filter((k) => /^realm_(can_|create_multiuse|direct_message_)/.test(k))) restore[k.slice('realm_'.length)] = { new: initial[k] };
+  await owner.ok('PATCH', '/realm', restore);
+});
+
 t.test('realm - PATCH /realm by role', async (t) => {
   for (const [role, api] of asRoles(s)) {
     const r = await api.call('PATCH', '/realm', { waiting_period_threshold: 3 });
