@@ -50,7 +50,13 @@ function streamPostPolicy(c: ChannelRecord): ChannelObject['stream_post_policy']
   return 1;
 }
 
-export function formatChannel(c: ChannelRecord): ChannelObject {
+/** The fields the realm computes from a channel's traffic (`OrgState`); without them, a new channel's values. */
+export interface ChannelActivity {
+  isRecentlyActive: boolean;
+  weeklyTraffic: number | null;
+}
+
+export function formatChannel(c: ChannelRecord, activity: ChannelActivity = { isRecentlyActive: true, weeklyTraffic: null }): ChannelObject {
   const policy = streamPostPolicy(c);
   return {
     stream_id: c.id,
@@ -69,21 +75,21 @@ export function formatChannel(c: ChannelRecord): ChannelObject {
     folder_id: c.folderId,
     topics_policy: c.topicsPolicy,
     is_archived: c.isArchived,
-    is_recently_active: true,
-    stream_weekly_traffic: null,
+    is_recently_active: activity.isRecentlyActive,
+    stream_weekly_traffic: activity.weeklyTraffic,
     ...c.groups,
   };
 }
 
-export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subscribers?: number[]): SubscriptionObject {
+export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subscribers?: number[], activity?: ChannelActivity): SubscriptionObject {
   return {
-    ...formatChannel(c),
+    ...formatChannel(c, activity),
     ...(subscribers ? { subscribers } : {}),
-    desktop_notifications: null,
-    email_notifications: null,
-    wildcard_mentions_notify: null,
-    push_notifications: null,
-    audible_notifications: null,
+    desktop_notifications: s.desktopNotifications,
+    email_notifications: s.emailNotifications,
+    wildcard_mentions_notify: s.wildcardMentionsNotify,
+    push_notifications: s.pushNotifications,
+    audible_notifications: s.audibleNotifications,
     pin_to_top: s.pinToTop,
     is_muted: s.isMuted,
     in_home_view: !s.isMuted,
@@ -121,7 +127,7 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
     content: opts.applyMarkdown ? m.renderedContent : m.content,
     content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',
     subject: m.topic,
-    topic_links: [],
+    topic_links: m.topicLinks,
     timestamp: m.timestamp,
     type: m.type,
     ...(m.type === 'stream' ? { stream_id: m.streamId! } : {}),

@@ -78,6 +78,18 @@ export class Reply {
     });
   }
 
+  /** Answers with a body of any type (HTML pages, redirects). */
+  send(status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
+    if (this.aborted || this.done) return;
+    this.done = true;
+    this.res.cork(() => {
+      this.res.writeStatus(STATUS[status] ?? `${status}`);
+      this.res.writeHeader('Content-Type', contentType);
+      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+      this.res.end(body);
+    });
+  }
+
   /** Answers and closes the connection (used when the body will not be read). */
   jsonAndClose(status: number, payload: unknown): void {
     this.json(status, payload, { Connection: 'close' });
@@ -86,6 +98,8 @@ export class Reply {
 
 const STATUS: Record<number, string> = {
   200: '200 OK',
+  302: '302 Found',
+  303: '303 See Other',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   403: '403 Forbidden',

@@ -14,6 +14,8 @@ import { collectParams, type RawParams, validateParams } from './params.ts';
 import { type CallContext, IGNORED, type Route } from './route.ts';
 import { ROUTES } from './routes/index.ts';
 import { getEvents } from './routes/events.ts';
+import { PAGES } from './pages/index.ts';
+import { matchPage, type Page } from './pages/page.ts';
 
 export { ROUTES };
 
@@ -60,6 +62,8 @@ export interface GatewayOptions {
   ready: () => boolean;
   /** How long a successful authentication is reused (0: ask the realm actor every time). */
   authCacheMs?: number;
+  /** Pages outside /api/v1 (HTML, redirects); the API gateway serves `PAGES`. */
+  pages?: readonly Page[];
 }
 
 const PREFIX = '/api/v1';
@@ -139,6 +143,15 @@ export class Gateway {
       if (info.url === '/readyz') {
         const ready = !this.draining && this.opts.ready();
         return reply.json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
+      }
+      if (!info.url.startsWith(`${PREFIX}/`)) {
+        const page = matchPage(this.opts.pages ?? (this.served.size ? PAGES : []), info.method, info.url);
+        if (page) {
+          const params = await collectParams(info.query, info.contentType, body);
+          for (const [k, v] of page.params) params.set(k, v);
+          const r = await page.page.handle({ actors: this.actors, realmId: this.opts.realmId }, params);
+          return reply.send(r.status, r.contentType, r.body, r.headers);
+        }
       }
       const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
       if (!byMethod) throw new ApiError('BAD_REQUEST', 'Not Found', 404);

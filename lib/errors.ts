@@ -13,13 +13,20 @@ export type ErrorCode =
   | 'UNAUTHORIZED_PRINCIPAL'
   | 'BAD_EVENT_QUEUE_ID'
   | 'UNAUTHORIZED'
+  | 'AUTHENTICATION_FAILED'
+  | 'USER_DEACTIVATED'
+  | 'INVITATION_FAILED'
+  | 'INVALID_VIDEOPROVIDER_TOKEN'
   | 'REQUEST_TOO_LARGE'
   | 'RATE_LIMIT_HIT'
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_SERVER_ERROR';
 
+/** A JSON value, as extra fields may carry (INVITATION_FAILED's `errors`, a validation error's `errors`). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
 /** Extra fields an error adds to the envelope, beside result/msg/code. */
-export type ErrorExtra = Record<string, string | number | boolean | null | string[]>;
+export type ErrorExtra = Record<string, JsonValue>;
 
 /** The plain-data form of an ApiError, as it crosses the bus. */
 export interface WireError {

@@ -200,6 +200,12 @@ export const SubscriptionRecord = z.object({
   isMuted: z.boolean().default(false),
   /** First message ID the subscriber received through this subscription. */
   startMessageId: Id,
+  /** Per-channel notification settings; null inherits the user's global setting. */
+  desktopNotifications: z.boolean().nullable().default(null),
+  emailNotifications: z.boolean().nullable().default(null),
+  pushNotifications: z.boolean().nullable().default(null),
+  audibleNotifications: z.boolean().nullable().default(null),
+  wildcardMentionsNotify: z.boolean().nullable().default(null),
 });
 export type SubscriptionRecord = z.infer<typeof SubscriptionRecord>;
 
@@ -238,6 +244,8 @@ export const StoredMessage = z.object({
   wildcard: z.enum(['stream', 'topic']).nullable(),
   /** Every participant of a direct message (sender included), sorted. */
   dmUserIds: z.array(Id).nullable(),
+  /** The topic's links (linkifier matches and URLs), found when the message was sent. */
+  topicLinks: z.array(z.object({ text: z.string(), url: z.string() })).default([]),
 });
 export type StoredMessage = z.infer<typeof StoredMessage>;
 
@@ -277,6 +285,82 @@ export type TimerRecord = z.infer<typeof TimerRecord>;
 export const TimerCursor = z.object({ hour: Id });
 
 export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+
+/**
+ * Organization settings beyond `RealmMeta` (PATCH /realm): each field has its
+ * default, so a realm created before a setting existed reads it.
+ */
+export const RealmSettings = z.object({
+  description: z.string().default(''),
+  /** Days messages are kept; -1 keeps them forever. */
+  messageRetentionDays: Id.default(-1),
+  enableSpectatorAccess: z.boolean().default(false),
+  inviteRequired: z.boolean().default(true),
+  emailsRestrictedToDomains: z.boolean().default(false),
+  waitingPeriodThreshold: Id.default(0),
+  defaultLanguage: z.string().default('en'),
+  enableReadReceipts: z.boolean().default(true),
+  mandatoryTopics: z.boolean().default(false),
+  messageContentEditLimitSeconds: Id.nullable().default(600),
+  messageContentDeleteLimitSeconds: Id.nullable().default(null),
+  allowMessageEditing: z.boolean().default(true),
+  /** Group-setting permissions of the organization, by their API name. */
+  groups: z.record(z.string(), GroupSettingValue).default({}),
+});
+export type RealmSettings = z.infer<typeof RealmSettings>;
+
+/** Messages sent to a channel on one day (UTC), for its weekly traffic and recent activity. */
+export const ChannelTraffic = z.object({ count: Id });
+export type ChannelTraffic = z.infer<typeof ChannelTraffic>;
+
+export const ChannelFolderRecord = z.object({
+  id: Id,
+  name: z.string(),
+  description: z.string(),
+  renderedDescription: z.string(),
+  order: Id,
+  creatorId: Id.nullable(),
+  dateCreated: Id,
+  isArchived: z.boolean().default(false),
+});
+export type ChannelFolderRecord = z.infer<typeof ChannelFolderRecord>;
+
+export const LinkifierRecord = z.object({
+  id: Id,
+  pattern: z.string(),
+  urlTemplate: z.string(),
+  exampleInput: z.string().nullable().default(null),
+  reverseTemplate: z.string().nullable().default(null),
+  alternativeUrlTemplates: z.array(z.string()).default([]),
+  order: Id,
+});
+export type LinkifierRecord = z.infer<typeof LinkifierRecord>;
+
+/** An email invitation or a reusable invitation link (`email` null). */
+export const InviteRecord = z.object({
+  id: Id,
+  /** The secret the link carries. */
+  token: z.string(),
+  email: z.string().nullable(),
+  referrerId: Id,
+  role: Id,
+  streamIds: z.array(Id),
+  groupIds: z.array(Id).default([]),
+  includeRealmDefaultSubscriptions: z.boolean().default(false),
+  notifyReferrerOnJoin: z.boolean().default(true),
+  welcomeMessageCustomText: z.string().nullable().default(null),
+  invitedAt: Id,
+  /** Seconds since the epoch; null never expires. */
+  expiresAt: Id.nullable(),
+  /** An email invitation is used once; a link any number of times until revoked or expired. */
+  used: z.boolean().default(false),
+  revoked: z.boolean().default(false),
+});
+export type InviteRecord = z.infer<typeof InviteRecord>;
+
+/** A user's token with the configured video-call provider (OAuth access token). */
+export const VideoProviderToken = z.object({ accessToken: z.string(), obtainedAt: Id });
+export type VideoProviderToken = z.infer<typeof VideoProviderToken>;
 
 // ---- tables ---------------------------------------------------------------
 
@@ -384,6 +468,57 @@ export const T = {
     codec: TimerCursor,
     pk: (shard: number) => String(shard),
     row: (shard: number) => ({ pk: String(shard), ck: 'cursor' }),
+  }),
+  realmSettings: defineTable({
+    name: 'realm_settings',
+    ck: 'text',
+    codec: RealmSettings,
+    pk: (realm: number) => String(realm),
+    row: (realm: number) => ({ pk: String(realm), ck: 'settings' }),
+  }),
+  /** One partition per channel, one row per UTC day with messages (only the newest days are read). */
+  channelTraffic: defineTable({
+    name: 'channel_traffic',
+    ck: 'bigint',
+    codec: ChannelTraffic,
+    pk: (realm: number, channelId: number) => `${realm}:${channelId}`,
+    row: (realm: number, channelId: number, day: number) => ({ pk: `${realm}:${channelId}`, ck: day }),
+  }),
+  channelFolders: defineTable({
+    name: 'channel_folders',
+    ck: 'bigint',
+    codec: ChannelFolderRecord,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
+  }),
+  linkifiers: defineTable({
+    name: 'linkifiers',
+    ck: 'bigint',
+    codec: LinkifierRecord,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
+  }),
+  invites: defineTable({
+    name: 'invites',
+    ck: 'bigint',
+    codec: InviteRecord,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
+  }),
+  /** The org's counters (folders, linkifiers, invitations), apart from `allocators` so both can grow independently. */
+  orgAllocators: defineTable({
+    name: 'org_allocators',
+    ck: 'text',
+    codec: z.object({ folder: Id.default(1), linkifier: Id.default(1), invite: Id.default(1) }),
+    pk: (realm: number) => String(realm),
+    row: (realm: number) => ({ pk: String(realm), ck: 'ids' }),
+  }),
+  videoProviderTokens: defineTable({
+    name: 'videoprovider_tokens',
+    ck: 'bigint',
+    codec: VideoProviderToken,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${objectBucket(userId)}`, ck: userId }),
   }),
 };
 

@@ -50,7 +50,26 @@ tapsuite() { # name, env assignments..., -- files...: adds the pass/fail/skip co
 
 step typecheck npx tsc --noEmit -p .
 
-API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/python-client.test.ts test/rollback.test.ts test/durability.test.ts)
+# The API suite: run against the embedded server and again against a real cluster. One file a line.
+API_TESTS=(
+  test/snapshot.test.ts
+  test/messages.test.ts
+  test/events.test.ts
+  test/subscriptions.test.ts
+  test/users.test.ts
+  test/http.test.ts
+  test/zulip-js.test.ts
+  test/python-client.test.ts
+  test/rollback.test.ts
+  test/streams.test.ts
+  test/realm.test.ts
+  test/channel_folders.test.ts
+  test/linkifiers.test.ts
+  test/jwt.test.ts
+  test/invites.test.ts
+  test/video_calls.test.ts
+  test/durability.test.ts
+)
 
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
 tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts

@@ -36,12 +36,24 @@ export const Delivery = z.discriminatedUnion('kind', [
       localEcho: z.object({ senderId: Id, queueId: z.string(), localId: z.string() }).strict().nullable(),
     })
     .strict(),
-  z.object({ kind: z.literal('event'), realmId: Id, userIds: z.array(Id), event: ClientEventBody }).strict(),
+  z
+    .object({
+      kind: z.literal('event'),
+      realmId: Id,
+      userIds: z.array(Id),
+      event: ClientEventBody,
+      /** Only for queues whose client declared this capability with this value (absent: every queue). */
+      capability: z.object({ name: z.string(), value: z.boolean() }).strict().optional(),
+    })
+    .strict(),
 ]);
 export type Delivery = z.infer<typeof Delivery>;
 
 /** An event for a list of users. */
 export const toUsers = (realmId: number, userIds: number[], event: ClientEventBody): Delivery => ({ kind: 'event', realmId, userIds, event });
+
+/** An event only for the queues of clients that declared `capability` (`client_capabilities`) as `value`. */
+export const toUsersIf = (realmId: number, userIds: number[], event: ClientEventBody, capability: { name: string; value: boolean }): Delivery => ({ kind: 'event', realmId, userIds, event, capability });
 
 /** The placement keys of a delivery's recipients (where their queues live). */
 export function deliveryPlacements(d: Delivery): string[] {

@@ -137,6 +137,77 @@ export const ScheduledMessageObject = z
   .strict();
 export type ScheduledMessageObject = z.infer<typeof ScheduledMessageObject>;
 
+
+// ---- channel administration, subscriptions, organization (issue 9) --------
+
+const streamUpdate = <P extends string, V extends z.ZodTypeAny>(property: P, value: V, extra: z.ZodRawShape = {}) =>
+  z.object({ type: z.literal('stream'), op: z.literal('update'), stream_id: Id, name: z.string(), property: z.literal(property), value, ...extra }).strict();
+
+/** `stream` update events, one variant per property (extra keys as Zulip sends them). */
+const STREAM_UPDATES = [
+  streamUpdate('name', z.string()),
+  streamUpdate('description', z.string(), { rendered_description: z.string() }),
+  streamUpdate('invite_only', z.boolean(), { history_public_to_subscribers: z.boolean(), is_web_public: z.boolean() }),
+  streamUpdate('message_retention_days', Id.nullable()),
+  streamUpdate('topics_policy', z.enum(['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'])),
+  streamUpdate('folder_id', Id.nullable()),
+  streamUpdate('is_archived', z.boolean()),
+  streamUpdate('stream_post_policy', z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)])),
+  streamUpdate('is_announcement_only', z.boolean()),
+  ...(['can_add_subscribers_group', 'can_remove_subscribers_group', 'can_administer_channel_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_send_message_group'] as const).map((k) => streamUpdate(k, GroupSetting)),
+] as const;
+
+const subscriptionUpdate = <P extends string, V extends z.ZodTypeAny>(property: P, value: V) =>
+  z.object({ type: z.literal('subscription'), op: z.literal('update'), stream_id: Id, property: z.literal(property), value }).strict();
+
+/** `subscription` update events, one variant per property. */
+const SUBSCRIPTION_UPDATES = [
+  subscriptionUpdate('color', z.string()),
+  ...(['is_muted', 'in_home_view', 'pin_to_top', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'wildcard_mentions_notify'] as const).map((k) => subscriptionUpdate(k, z.boolean())),
+] as const;
+
+/** A channel folder object (`channel_folders`, `channel_folder` events). */
+export const ChannelFolderObject = z
+  .object({ id: Id, name: z.string(), description: z.string(), rendered_description: z.string(), order: Id, creator_id: Id.nullable(), date_created: Id, is_archived: z.boolean() })
+  .strict();
+export type ChannelFolderObject = z.infer<typeof ChannelFolderObject>;
+
+/** A linkifier object (`realm_linkifiers`, GET /realm/linkifiers). */
+export const LinkifierObject = z
+  .object({ id: Id, pattern: z.string(), url_template: z.string(), example_input: z.string().nullable(), reverse_template: z.string().nullable(), alternative_url_templates: z.array(z.string()) })
+  .strict();
+export type LinkifierObject = z.infer<typeof LinkifierObject>;
+
+export const ORG_EVENT_BODIES = [
+  z.object({ type: z.literal('realm_linkifiers'), realm_linkifiers: z.array(LinkifierObject) }).strict(),
+  z.object({ type: z.literal('invites_changed') }).strict(),
+  z.object({ type: z.literal('has_videoprovider_token'), value: z.boolean() }).strict(),
+  z.object({ type: z.literal('channel_folder'), op: z.literal('add'), channel_folder: ChannelFolderObject }).strict(),
+  z
+    .object({
+      type: z.literal('channel_folder'),
+      op: z.literal('update'),
+      channel_folder_id: Id,
+      data: z.object({ name: z.string().optional(), description: z.string().optional(), rendered_description: z.string().optional(), is_archived: z.boolean().optional() }).strict(),
+    })
+    .strict(),
+  z.object({ type: z.literal('channel_folder'), op: z.literal('reorder'), order: z.array(Id) }).strict(),
+  ...STREAM_UPDATES,
+  ...SUBSCRIPTION_UPDATES,
+  z.object({ type: z.literal('stream'), op: z.literal('delete'), streams: z.array(ChannelObject), stream_ids: z.array(Id) }).strict(),
+  z.object({ type: z.literal('subscription'), op: z.literal('remove'), subscriptions: z.array(z.object({ name: z.string(), stream_id: Id }).strict()) }).strict(),
+  z.object({ type: z.literal('default_streams'), default_streams: z.array(Id) }).strict(),
+  z
+    .object({
+      type: z.literal('realm'),
+      op: z.literal('update'),
+      property: z.enum(['name', 'description', 'message_retention_days', 'topics_policy', 'enable_spectator_access', 'invite_required', 'emails_restricted_to_domains', 'waiting_period_threshold', 'default_language', 'allow_message_editing', 'message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'enable_read_receipts', 'mandatory_topics']),
+      value: z.union([z.string(), Id, z.boolean(), z.null()]),
+    })
+    .strict(),
+  z.object({ type: z.literal('realm'), op: z.literal('update_dict'), property: z.literal('default'), data: z.record(z.string().regex(/^(can_[a-z_]+_group|can_create_groups|can_manage_all_groups|create_multiuse_invite_group|direct_message_(initiator|permission)_group)$/), GroupSetting) }).strict(),
+] as const;
+
 /** Every event body a client can receive (an event without its queue `id`). */
 const EVENT_BODIES = [
   z.object({ type: z.literal('heartbeat') }).strict(),
@@ -148,6 +219,7 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('add'), scheduled_messages: z.array(ScheduledMessageObject) }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),
+  ...ORG_EVENT_BODIES,
 ] as const;
 
 export const ClientEventBody = z.union(EVENT_BODIES);

@@ -30,6 +30,8 @@ export const QueueOptions = z.object({
   clientExtavatar: z.boolean(),
   bulkMessageDeletion: z.boolean(),
   idleSecs: z.number().positive(),
+  /** The client's declared capabilities (`client_capabilities`), for events that depend on them. */
+  capabilities: z.record(z.string(), z.boolean()).default({}),
 });
 export type QueueOptions = z.infer<typeof QueueOptions>;
 
@@ -74,7 +76,7 @@ export class QueueShard {
     for (const id of d.userIds) {
       for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
-        else if (q.wants(d.event.type)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
+        else if (q.wants(d.event.type) && (!d.capability || (q.options.capabilities[d.capability.name] ?? false) === d.capability.value)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }

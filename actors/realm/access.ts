@@ -42,7 +42,17 @@ export function activeUsers(state: Readonly<RealmState>): number[] {
   return out;
 }
 
-/** Who learns of a channel's existence and membership: everyone who can see it. */
+/**
+ * Who learns of a channel's existence and membership: everyone who can see
+ * its metadata. A public channel: every member and the guests subscribed to
+ * it; a private one: its subscribers, the organization's administrators and
+ * the members of its administration group (Zulip's `can_access_stream_user_ids`).
+ */
 export function channelAudience(state: Readonly<RealmState>, c: ChannelRecord): number[] {
-  return c.inviteOnly ? state.activeSubscribers(c.id) : activeNonGuests(state);
+  const out = new Set<number>(state.activeSubscribers(c.id));
+  for (const u of state.users.values()) {
+    if (!u.isActive) continue;
+    if (c.inviteOnly ? u.role <= Role.ADMIN || state.can(c.groups.can_administer_channel_group, u) : u.role !== Role.GUEST) out.add(u.id);
+  }
+  return [...out];
 }

@@ -7,6 +7,7 @@ import { defineActor } from '../runtime/registry.ts';
 import { realmHandlers } from './handlers.ts';
 import { realmRef } from './ref.ts';
 import { deliverScheduled } from './scheduled_messages.ts';
+import { expireInvite } from './invites.ts';
 import { RealmState } from './state.ts';
 
 export const realmActor = defineActor({
@@ -14,5 +15,5 @@ export const realmActor = defineActor({
   durable: true,
   load: (ctx, id) => RealmState.load(ctx.store, Number(id)),
   handlers: realmHandlers,
-  timers: { [deliverScheduled.name]: deliverScheduled },
+  timers: { [deliverScheduled.name]: deliverScheduled, [expireInvite.name]: expireInvite },
 });

@@ -4,6 +4,14 @@ import { createScheduled, deleteScheduled, editScheduled, listScheduled } from '
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { authenticate, bootstrap, createUser, listUsers } from './users.ts';
+import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
+import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
+import { updateRealm } from './realm_settings.ts';
+import { apiKeyForToken } from './token_login.ts';
+import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
+import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
+import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
+import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 
 export const realmHandlers = {
   bootstrap,
@@ -22,4 +30,35 @@ export const realmHandlers = {
   listScheduledMessages: listScheduled,
   editScheduledMessage: editScheduled,
   deleteScheduledMessage: deleteScheduled,
+  listStreams,
+  getStream,
+  getStreamId,
+  streamMembers,
+  updateStream,
+  archiveStream,
+  listDefaultStreams,
+  addDefaultStream,
+  removeDefaultStream,
+  unsubscribe,
+  updateSubscriptionProperties,
+  updateRealm,
+  createChannelFolder: createFolder,
+  listChannelFolders: listFolders,
+  updateChannelFolder: updateFolder,
+  reorderChannelFolders: reorderFolders,
+  listLinkifiers,
+  createLinkifier,
+  updateLinkifier,
+  deleteLinkifier,
+  reorderLinkifiers,
+  apiKeyForToken,
+  createInvites,
+  createMultiuseInvite,
+  listInvites,
+  revokeInvite,
+  resendInvite,
+  inviteInfo,
+  acceptInvite,
+  setVideoProviderToken,
+  videoProviderToken,
 };

@@ -13,6 +13,7 @@ import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '.
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, canAccess, resolvePerson } from './access.ts';
 import { renderMessage } from './markdown.ts';
+import { topicLinks } from '../../lib/linkifiers.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -55,6 +56,8 @@ export interface SendPlan {
   wildcard: 'stream' | 'topic' | null;
   client: string;
   readBySender: boolean;
+  /** The topic's links with the realm's linkifiers (`topic_links`). */
+  topicLinks: Array<{ text: string; url: string }>;
 }
 
 export function normalizeTopic(state: Readonly<RealmState>, raw: string | null): string {
@@ -121,6 +124,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
       if (channel.inviteOnly) throw streamDoesNotExist(channel.name);
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
+    if (channel.isArchived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     if (!state.can(channel.groups.can_send_message_group, sender) && !isAdmin(sender)) throw badRequest('You do not have permission to post in this channel.');
     topic = normalizeTopic(state, req.topic);
     if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
@@ -135,7 +139,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     // A name that several active users share mentions nobody (Zulip asks for @**Name|id** then).
     const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
     return matches.length === 1 ? matches[0] : undefined;
-  });
+  }, state.org.compiledLinkifiers());
   if (channel && rendered.wildcard === 'stream' && recipientCount > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
@@ -151,6 +155,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     wildcard: channel ? rendered.wildcard : null,
     client: req.client,
     readBySender: req.readBySender ?? defaultReadBySender(req.client),
+    topicLinks: channel ? topicLinks(topic, state.org.compiledLinkifiers()) : [],
   };
 }
 
@@ -168,6 +173,8 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
       channel.firstMessageId = id;
       tx.write(T.channels.at(realm, channel.id).put(channel));
     }
+    // Counted per day for the channel's weekly traffic and recent activity (`OrgState`).
+    state.org.recordMessage(realm, channel.id, Math.floor(Date.now() / 1000), tx);
   } else {
     const key = dmKey(plan.participants);
     recipientKey = dmRecipientKey(key);
@@ -197,6 +204,7 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     mentions: plan.mentions,
     wildcard: plan.wildcard,
     dmUserIds: plan.channelId !== null ? null : plan.participants,
+    topicLinks: plan.topicLinks,
   };
   const bucket = messageBucket(id);
   const bucketKey = `${recipientKey}:${bucket}`;

@@ -1,14 +1,19 @@
 /** The realm's part of the POST /register snapshot, filtered by fetch_event_types, and GET /server_settings. */
 import { z } from 'zod';
 import { wants } from '../events/fetch.ts';
-import { formatChannel, formatUser } from '../format.ts';
+import { formatUser } from '../format.ts';
 import { Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
-import { actingUser, canAccess } from './access.ts';
+import { actingUser } from './access.ts';
+import { channelSnapshot } from './subscription_settings.ts';
+import { realmSnapshot } from './realm_settings.ts';
+import { foldersOf } from './channel_folders.ts';
+import { linkifiersOf } from './linkifiers.ts';
+import { renderDescription } from './markdown.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
 import type { RealmState } from './state.ts';
-import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH, subscriptionObjects } from './subscriptions.ts';
+import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -28,12 +33,18 @@ function limits(state: Readonly<RealmState>): Record<string, unknown> {
 
 export const snapshot = query({
   type: 'snapshot',
-  fields: z.object({ fetch: z.array(z.string()).nullable(), clientExtavatar: z.boolean(), includeSubscribers: IncludeSubscribers }),
-  run(state, msg) {
+  fields: z.object({
+    fetch: z.array(z.string()).nullable(),
+    clientExtavatar: z.boolean(),
+    includeSubscribers: IncludeSubscribers,
+    /** The client's `client_capabilities` (archived channels, linkifier templates). */
+    capabilities: z.record(z.string(), z.boolean()).default({}),
+  }),
+  run(state, msg, ctx) {
     const user = actingUser(state, msg.caller);
     const want = (t: string) => wants(msg.fetch, t);
     const out: Record<string, unknown> = { ...limits(state) };
-    if (want('realm')) out.realm_name = state.meta?.name ?? '';
+    if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl));
     if (want('message')) out.max_message_id = state.maxMessageId > 0 ? state.maxMessageId : -1;
     if (want('realm_user')) {
       const users = [...state.users.values()];
@@ -54,15 +65,7 @@ export const snapshot = query({
         cross_realm_bots: [],
       });
     }
-    if (want('subscription')) {
-      const withSubs = msg.includeSubscribers !== 'false';
-      out.subscriptions = subscriptionObjects(state, user.id, withSubs);
-      out.unsubscribed = subscriptionObjects(state, user.id, withSubs, false);
-      out.never_subscribed = [...state.channels.values()]
-        .filter((c) => !state.subs.get(c.id)?.has(user.id) && canAccess(state, c, user))
-        .map((c) => ({ ...formatChannel(c), ...(withSubs ? { subscribers: state.activeSubscribers(c.id) } : {}) }));
-    }
-    if (want('stream')) out.streams = [...state.channels.values()].filter((c) => canAccess(state, c, user)).map(formatChannel);
+    if (want('subscription') || want('stream') || want('default_streams')) Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
     if (want('realm_user_groups')) {
       out.realm_user_groups = SYSTEM_GROUPS.map((g) => ({
         id: g.id,
@@ -83,13 +86,14 @@ export const snapshot = query({
         .map((d) => ({ max_message_id: d.maxMessageId!, user_ids: d.userIds.filter((id) => id !== user.id) }));
     }
     if (want('scheduled_messages')) out.scheduled_messages = scheduledOf(state, user.id);
+    if (want('channel_folders')) out.channel_folders = foldersOf(state);
     // What the realm has none of yet is reported as the empty collection it is.
     if (want('navigation_views')) out.navigation_views = [];
     if (want('saved_snippets')) out.saved_snippets = [];
-    if (want('realm_linkifiers')) out.realm_linkifiers = [];
+    if (want('realm_linkifiers')) out.realm_linkifiers = msg.capabilities.linkifier_url_template === true ? linkifiersOf(state) : [];
     if (want('realm_emoji')) out.realm_emoji = {};
     if (want('custom_profile_fields')) out.custom_profile_fields = [];
-    if (want('has_videoprovider_token')) out.has_videoprovider_token = false;
+    if (want('has_videoprovider_token')) out.has_videoprovider_token = state.org.videoTokens.has(user.id);
     return out;
   },
 });
@@ -102,6 +106,9 @@ export const serverSettings = query({
       push_notifications_enabled: false,
       authentication_methods: { password: true, dev: false, email: true },
       realm_name: state.meta?.name ?? '',
+      realm_description: renderDescription(state.org.settings.description),
+      realm_icon: '',
+      realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
       realm_uri: ctx.siteUrl,
       realm_url: ctx.siteUrl,
       require_email_format_usernames: true,

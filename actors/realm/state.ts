@@ -24,6 +24,7 @@ import {
 } from '../../storage/tables.ts';
 import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup } from '../model.ts';
 import type { Tx } from '../runtime/action.ts';
+import { OrgState } from './org_state.ts';
 
 /** Message IDs are reserved in blocks, so that a send does not write the counter. */
 const MESSAGE_ID_BLOCK = 1000;
@@ -47,6 +48,8 @@ export class RealmState {
   readonly dms = new Map<string, DmConversation>();
   readonly dmsByUser = new Map<number, Set<string>>();
   readonly scheduled = new Map<number, ScheduledMessage>();
+  /** Organization settings, channel traffic, folders, linkifiers, invitations (`org_state.ts`). */
+  readonly org = new OrgState();
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
   readonly knownBuckets = new Set<string>();
   private nextMessageId = 1;
@@ -68,6 +71,7 @@ export class RealmState {
     for (const subs of await eachLimited([...s.channels.keys()], (id) => T.subscriptions.partition(realmId, id).values(store))) for (const sub of subs) s.indexSub(sub);
     for (const convs of await eachLimited([...s.users.keys()], (id) => T.dmConversations.partition(realmId, id).values(store))) for (const d of convs) s.indexDm(d);
     for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
+    await s.org.load(store, realmId, [...s.channels.keys()], [...s.users.keys()], eachLimited);
     return s;
   }
 

@@ -11,6 +11,7 @@ import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser, canAccess, channelAudience, resolvePerson } from './access.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
+import { channelActivity, defaultStreamsDelivery } from './streams.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -18,7 +19,7 @@ const query = defineQuery<RealmState>();
 export const MAX_STREAM_NAME_LENGTH = 60;
 export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
 
-const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063'];
+export const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063'];
 
 export const IncludeSubscribers = z.enum(['true', 'false', 'partial']);
 
@@ -112,6 +113,8 @@ export const subscribe = action({
         continue;
       }
       if (isGuest(actor)) throw badRequest('Insufficient permission to create channels');
+      if (msg.isDefaultStream && !isAdmin(actor)) throw badRequest('Insufficient permission');
+      if (msg.isDefaultStream && msg.inviteOnly) throw badRequest('A default channel cannot be private.');
       targets.push({
         create: {
           name,
@@ -124,7 +127,7 @@ export const subscribe = action({
           topicsPolicy: msg.topicsPolicy ?? 'inherit',
           dateCreated: Math.floor(Date.now() / 1000),
           creatorId: actor.id,
-          isDefault: msg.isDefaultStream && isAdmin(actor),
+          isDefault: msg.isDefaultStream,
           firstMessageId: null,
           folderId: null,
           isArchived: false,
@@ -172,6 +175,12 @@ export const subscribe = action({
           pinToTop: current?.pinToTop ?? false,
           isMuted: current?.isMuted ?? false,
           startMessageId: state.maxMessageId + 1,
+          // A resubscription keeps the notification settings of the old subscription.
+          desktopNotifications: current?.desktopNotifications ?? null,
+          emailNotifications: current?.emailNotifications ?? null,
+          pushNotifications: current?.pushNotifications ?? null,
+          audibleNotifications: current?.audibleNotifications ?? null,
+          wildcardMentionsNotify: current?.wildcardMentionsNotify ?? null,
         };
         state.indexSub(sub);
         tx.write(T.subscriptions.at(state.realmId, channel.id, userId).put(sub));
@@ -194,7 +203,7 @@ export const subscribe = action({
     const byUser = new Map<number, number[]>();
     for (const { channelId, userId } of added) byUser.set(userId, [...(byUser.get(userId) ?? []), channelId]);
     for (const [userId, channelIds] of byUser) {
-      const subscriptions = channelIds.map((id) => formatSubscription(state.channels.get(id)!, state.subs.get(id)!.get(userId)!, state.activeSubscribers(id)));
+      const subscriptions = channelIds.map((id) => formatSubscription(state.channels.get(id)!, state.subs.get(id)!.get(userId)!, state.activeSubscribers(id), channelActivity(state, state.channels.get(id)!)));
       out.push(toUsers(realmId, [userId], { type: 'subscription', op: 'add', subscriptions }));
     }
     const byChannel = new Map<number, number[]>();
@@ -204,6 +213,7 @@ export const subscribe = action({
       const peers = channelAudience(state, state.channels.get(channelId)!).filter((id) => !newcomers.has(id));
       if (peers.length) out.push(toUsers(realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: userIds }));
     }
+    if (created.some((id) => state.channels.get(id)!.isDefault)) out.push(defaultStreamsDelivery(state));
     return out;
   },
 });

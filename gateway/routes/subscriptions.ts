@@ -21,8 +21,7 @@ export const subscribe = route({
     announce: unsupported(bool()),
     invite_only: bool().optional(),
     is_web_public: bool().optional(),
-    // Recorded on the channel, but default channels do nothing yet (no GET /default_streams, new users are not subscribed).
-    is_default_stream: unsupported(bool()),
+    is_default_stream: bool().optional(),
     history_public_to_subscribers: bool().optional(),
     message_retention_days: Retention.optional(),
     topics_policy: str().pipe(TopicsPolicy).optional(),

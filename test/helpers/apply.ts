@@ -17,19 +17,68 @@ export const APPLIERS: Record<string, Applier> = {
   stream(snap, e) {
     if (e.op === 'create') {
       snap.streams.push(...e.streams);
-      for (const st of e.streams) if (!byStreamId(snap.subscriptions, st.stream_id)) snap.never_subscribed.push({ ...st, subscribers: [] });
+      for (const st of e.streams) if (!byStreamId(snap.subscriptions, st.stream_id) && !byStreamId(snap.unsubscribed ?? [], st.stream_id)) snap.never_subscribed.push({ ...st, subscribers: [] });
+    } else if (e.op === 'update') {
+      for (const list of [snap.streams, snap.subscriptions, snap.unsubscribed, snap.never_subscribed]) {
+        const x = list && byStreamId(list, e.stream_id);
+        if (!x) continue;
+        x[e.property] = e.value;
+        if (e.property === 'description') x.rendered_description = e.rendered_description;
+        if (e.property === 'invite_only') Object.assign(x, { history_public_to_subscribers: e.history_public_to_subscribers, is_web_public: e.is_web_public });
+      }
+    } else if (e.op === 'delete') {
+      for (const key of ['streams', 'subscriptions', 'unsubscribed', 'never_subscribed']) if (snap[key]) snap[key] = snap[key].filter((x: any) => !e.stream_ids.includes(x.stream_id));
     }
+  },
+  realm(snap, e) {
+    if (e.op === 'update') snap[`realm_${e.property}`] = e.value;
+    else if (e.op === 'update_dict') for (const [k, v] of Object.entries(e.data)) snap[`realm_${k}`] = v;
+  },
+  channel_folder(snap, e) {
+    if (e.op === 'add') snap.channel_folders = [...snap.channel_folders, e.channel_folder];
+    else if (e.op === 'update') snap.channel_folders = snap.channel_folders.map((f: any) => (f.id === e.channel_folder_id ? { ...f, ...e.data } : f));
+    else if (e.op === 'reorder') snap.channel_folders = e.order.map((id: number, order: number) => ({ ...snap.channel_folders.find((f: any) => f.id === id), order }));
+  },
+  realm_linkifiers(snap, e) {
+    snap.realm_linkifiers = e.realm_linkifiers;
+  },
+  /** Carries no data: clients fetch GET /invites again; no register key changes. */
+  invites_changed() {},
+  has_videoprovider_token(snap, e) {
+    snap.has_videoprovider_token = e.value;
+  },
+  default_streams(snap, e) {
+    snap.realm_default_streams = e.default_streams;
   },
   subscription(snap, e) {
     if (e.op === 'add') {
       for (const sub of e.subscriptions) {
         snap.never_subscribed = snap.never_subscribed.filter((x: any) => x.stream_id !== sub.stream_id);
+        if (snap.unsubscribed) snap.unsubscribed = snap.unsubscribed.filter((x: any) => x.stream_id !== sub.stream_id);
         snap.subscriptions.push(sub);
       }
     } else if (e.op === 'peer_add') {
-      for (const list of [snap.subscriptions, snap.never_subscribed]) {
-        for (const x of list) if (e.stream_ids.includes(x.stream_id)) x.subscribers = [...new Set([...x.subscribers, ...e.user_ids])];
+      for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed ?? []]) {
+        for (const x of list) if (e.stream_ids.includes(x.stream_id) && x.subscribers) x.subscribers = [...new Set([...x.subscribers, ...e.user_ids])];
       }
+    } else if (e.op === 'peer_remove') {
+      for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed ?? []]) {
+        for (const x of list) if (e.stream_ids.includes(x.stream_id) && x.subscribers) x.subscribers = x.subscribers.filter((id: number) => !e.user_ids.includes(id));
+      }
+    } else if (e.op === 'remove') {
+      for (const { stream_id } of e.subscriptions) {
+        const sub = byStreamId(snap.subscriptions, stream_id);
+        snap.subscriptions = snap.subscriptions.filter((x: any) => x.stream_id !== stream_id);
+        if (!sub) continue;
+        const left = { ...sub };
+        // A former subscriber keeps seeing a private channel's subscribers only as an administrator.
+        if (left.subscribers) left.subscribers = left.invite_only && !snap.is_admin ? undefined : left.subscribers.filter((id: number) => id !== snap.user_id);
+        if (left.subscribers === undefined) delete left.subscribers;
+        snap.unsubscribed = [...(snap.unsubscribed ?? []), left];
+      }
+    } else if (e.op === 'update') {
+      const sub = byStreamId(snap.subscriptions, e.stream_id);
+      if (sub) sub[e.property] = e.value;
     }
   },
   message(snap, e) {

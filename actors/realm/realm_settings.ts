@@ -1,0 +1,266 @@
+/**
+ * Organization settings: PATCH /realm, the `realm_*` register keys and the
+ * organization part of GET /server_settings. Plain settings change with a
+ * `realm` `update` event, group-setting permissions with `update_dict`
+ * (Zulip's `do_set_realm_property` / `do_change_realm_permission_group_setting`).
+ */
+import { z } from 'zod';
+import { ApiError, badRequest } from '../../lib/errors.ts';
+import { GroupSettingValue, type RealmMeta, type RealmSettings, T } from '../../storage/tables.ts';
+import { type Delivery, toUsers } from '../events/delivery.ts';
+import { GROUP_ID, isAdmin, Role } from '../model.ts';
+import { defineAction } from '../runtime/action.ts';
+import { actingUser, activeUsers } from './access.ts';
+import { renderDescription } from './markdown.ts';
+import type { RealmState } from './state.ts';
+import { checkGroupValue, sameGroupValue } from './streams.ts';
+
+const action = defineAction<RealmState>();
+
+export const MAX_REALM_NAME_LENGTH = 40;
+export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
+
+const G = GROUP_ID;
+/**
+ * The organization's group-setting permissions, with Zulip's defaults, and
+ * whether only owners may change them.
+ */
+export const REALM_GROUP_SETTINGS: Readonly<Record<string, { default: number; ownerOnly?: true }>> = {
+  can_access_all_users_group: { default: G['role:everyone'] },
+  can_add_custom_emoji_group: { default: G['role:members'] },
+  can_add_subscribers_group: { default: G['role:members'] },
+  can_create_bots_group: { default: G['role:members'] },
+  can_create_groups: { default: G['role:members'] },
+  can_create_private_channel_group: { default: G['role:members'] },
+  can_create_public_channel_group: { default: G['role:members'] },
+  can_create_users_group: { default: G['role:nobody'], ownerOnly: true },
+  can_create_web_public_channel_group: { default: G['role:owners'], ownerOnly: true },
+  can_create_write_only_bots_group: { default: G['role:members'] },
+  can_delete_any_message_group: { default: G['role:administrators'] },
+  can_delete_own_message_group: { default: G['role:everyone'] },
+  can_invite_users_group: { default: G['role:members'] },
+  can_manage_all_groups: { default: G['role:owners'] },
+  can_manage_billing_group: { default: G['role:administrators'], ownerOnly: true },
+  can_mention_many_users_group: { default: G['role:administrators'] },
+  can_move_messages_between_channels_group: { default: G['role:members'] },
+  can_move_messages_between_topics_group: { default: G['role:everyone'] },
+  can_resolve_topics_group: { default: G['role:everyone'] },
+  can_set_delete_message_policy_group: { default: G['role:moderators'] },
+  can_set_topics_policy_group: { default: G['role:members'] },
+  can_summarize_topics_group: { default: G['role:everyone'] },
+  create_multiuse_invite_group: { default: G['role:administrators'], ownerOnly: true },
+  direct_message_initiator_group: { default: G['role:everyone'] },
+  direct_message_permission_group: { default: G['role:everyone'] },
+};
+
+/** The current value of an organization permission (`can_mention_many_users_group` lives in `RealmMeta`). */
+export function realmGroupSetting(state: Readonly<RealmState>, name: string): GroupSettingValue {
+  if (name === 'can_mention_many_users_group') return state.meta?.canMentionManyUsersGroup ?? G['role:administrators'];
+  return state.org.settings.groups[name] ?? REALM_GROUP_SETTINGS[name]?.default ?? G['role:nobody'];
+}
+
+/** Plain settings: API name -> where it lives, and whether only owners may change it. */
+const PLAIN = {
+  name: { owner: false },
+  description: { owner: false },
+  message_retention_days: { owner: true },
+  topics_policy: { owner: false },
+  enable_spectator_access: { owner: false },
+  invite_required: { owner: true },
+  emails_restricted_to_domains: { owner: true },
+  waiting_period_threshold: { owner: false },
+  default_language: { owner: false },
+  allow_message_editing: { owner: false },
+  message_content_edit_limit_seconds: { owner: false },
+  message_content_delete_limit_seconds: { owner: false },
+  enable_read_receipts: { owner: false },
+  mandatory_topics: { owner: false },
+} as const;
+type Plain = keyof typeof PLAIN;
+
+/** A plain setting's value as clients see it (register key `realm_<name>`, event value). */
+function plainValue(state: Readonly<RealmState>, name: Plain): string | number | boolean | null {
+  const m = state.meta;
+  const st = state.org.settings;
+  switch (name) {
+    case 'name':
+      return m?.name ?? '';
+    case 'description':
+      return renderDescription(st.description);
+    case 'message_retention_days':
+      return st.messageRetentionDays;
+    case 'topics_policy':
+      return m?.topicsPolicy ?? 'allow_empty_topic';
+    case 'enable_spectator_access':
+      return st.enableSpectatorAccess;
+    case 'invite_required':
+      return st.inviteRequired;
+    case 'emails_restricted_to_domains':
+      return st.emailsRestrictedToDomains;
+    case 'waiting_period_threshold':
+      return st.waitingPeriodThreshold;
+    case 'default_language':
+      return st.defaultLanguage;
+    case 'allow_message_editing':
+      return st.allowMessageEditing;
+    case 'message_content_edit_limit_seconds':
+      return st.messageContentEditLimitSeconds;
+    case 'message_content_delete_limit_seconds':
+      return st.messageContentDeleteLimitSeconds;
+    case 'enable_read_receipts':
+      return st.enableReadReceipts;
+    case 'mandatory_topics':
+      return st.mandatoryTopics;
+  }
+}
+
+/** Every `realm_*` register key of the settings this server implements. */
+export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(PLAIN) as Plain[]) out[`realm_${name}`] = plainValue(state, name);
+  for (const name of Object.keys(REALM_GROUP_SETTINGS)) out[`realm_${name}`] = realmGroupSetting(state, name);
+  Object.assign(out, {
+    realm_date_created: state.meta?.dateCreated ?? 0,
+    realm_uri: siteUrl,
+    realm_url: siteUrl,
+    realm_is_zephyr_mirror_realm: false,
+    realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
+    realm_presence_disabled: false,
+    realm_icon_url: '',
+    realm_icon_source: 'G',
+    realm_plan_type: 1,
+  });
+  return out;
+}
+
+const Seconds = z.union([z.number().int().positive(), z.literal('unlimited')]);
+
+/** The requested changes; group settings as `{new, old?}` (Zulip's `GroupSettingChangeRequest`). */
+export const RealmChanges = z.object({
+  name: z.string().optional(),
+  description: z.string().optional(),
+  message_retention_days: z.union([z.number().int(), z.literal('unlimited')]).optional(),
+  topics_policy: z.enum(['allow_empty_topic', 'disable_empty_topic']).optional(),
+  enable_spectator_access: z.boolean().optional(),
+  invite_required: z.boolean().optional(),
+  emails_restricted_to_domains: z.boolean().optional(),
+  waiting_period_threshold: z.number().int().nonnegative().optional(),
+  default_language: z.string().optional(),
+  allow_message_editing: z.boolean().optional(),
+  message_content_edit_limit_seconds: Seconds.optional(),
+  message_content_delete_limit_seconds: Seconds.optional(),
+  enable_read_receipts: z.boolean().optional(),
+  mandatory_topics: z.boolean().optional(),
+  groups: z.record(z.string(), z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() })).default({}),
+});
+export type RealmChanges = z.infer<typeof RealmChanges>;
+
+const LANGUAGES = new Set(['en', 'de', 'es', 'fr', 'it', 'ja', 'ko', 'nl', 'pl', 'pt', 'ru', 'sv', 'tr', 'uk', 'zh-hans', 'zh-hant']);
+
+interface RealmPlan {
+  meta: RealmMeta;
+  settings: RealmSettings;
+  updates: Array<{ property: Plain; value: string | number | boolean | null }>;
+  groups: Record<string, GroupSettingValue>;
+}
+
+export const updateRealm = action({
+  type: 'updateRealm',
+  fields: RealmChanges,
+  check(state, msg): RealmPlan {
+    const user = actingUser(state, msg.caller);
+    if (!isAdmin(user)) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator', 400);
+    const ownerOnly = () => {
+      if (user.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner', 400);
+    };
+    const meta: RealmMeta = { ...state.meta! };
+    const settings: RealmSettings = { ...state.org.settings, groups: { ...state.org.settings.groups } };
+    const changed: Plain[] = [];
+    for (const name of Object.keys(PLAIN) as Plain[]) {
+      const value = msg[name];
+      if (value === undefined) continue;
+      if (PLAIN[name].owner) ownerOnly();
+      switch (name) {
+        case 'name': {
+          const v = String(value).trim();
+          if (!v) throw badRequest('Organization name is too short.');
+          if ([...v].length > MAX_REALM_NAME_LENGTH) throw badRequest('Organization name is too long.');
+          meta.name = v;
+          break;
+        }
+        case 'description':
+          if ([...String(value)].length > MAX_REALM_DESCRIPTION_LENGTH) throw badRequest('Organization description is too long.');
+          settings.description = String(value);
+          break;
+        case 'message_retention_days':
+          if (typeof value === 'number' && value < 1) throw badRequest("Bad value for 'message_retention_days': must be at least 1", { var_name: 'message_retention_days' });
+          settings.messageRetentionDays = value === 'unlimited' ? -1 : Number(value);
+          break;
+        case 'topics_policy':
+          meta.topicsPolicy = msg.topics_policy!;
+          break;
+        case 'default_language':
+          if (!LANGUAGES.has(String(value))) throw badRequest(`Invalid language '${value}'`);
+          settings.defaultLanguage = String(value);
+          break;
+        case 'enable_spectator_access':
+          settings.enableSpectatorAccess = Boolean(value);
+          break;
+        case 'invite_required':
+          settings.inviteRequired = Boolean(value);
+          break;
+        case 'emails_restricted_to_domains':
+          settings.emailsRestrictedToDomains = Boolean(value);
+          break;
+        case 'waiting_period_threshold':
+          settings.waitingPeriodThreshold = Number(value);
+          break;
+        case 'allow_message_editing':
+          settings.allowMessageEditing = Boolean(value);
+          break;
+        case 'message_content_edit_limit_seconds':
+          settings.messageContentEditLimitSeconds = value === 'unlimited' ? null : Number(value);
+          break;
+        case 'message_content_delete_limit_seconds':
+          settings.messageContentDeleteLimitSeconds = value === 'unlimited' ? null : Number(value);
+          break;
+        case 'enable_read_receipts':
+          settings.enableReadReceipts = Boolean(value);
+          break;
+        case 'mandatory_topics':
+          settings.mandatoryTopics = Boolean(value);
+          break;
+      }
+      changed.push(name);
+    }
+    const groups: Record<string, GroupSettingValue> = {};
+    for (const [name, change] of Object.entries(msg.groups)) {
+      const spec = REALM_GROUP_SETTINGS[name];
+      if (!spec) throw badRequest(`Invalid parameter: ${name}`);
+      if (spec.ownerOnly) ownerOnly();
+      const current = realmGroupSetting(state, name);
+      if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
+      const value = checkGroupValue(state, name, change.new);
+      if (sameGroupValue(value, current)) continue;
+      if (name === 'can_mention_many_users_group') meta.canMentionManyUsersGroup = value;
+      else settings.groups[name] = value;
+      groups[name] = value;
+    }
+    // Plans carry the values clients will see, computed against the planned state.
+    const planned = { meta, org: { settings } } as unknown as RealmState;
+    const updates = changed.map((name) => ({ property: name, value: plainValue(planned, name) })).filter((u) => u.value !== plainValue(state, u.property));
+    return { meta, settings, updates, groups };
+  },
+  apply(state, p, tx) {
+    state.meta = p.meta;
+    state.org.settings = p.settings;
+    tx.write(T.realms.at(state.realmId).put(p.meta), T.realmSettings.at(state.realmId).put(p.settings));
+    return {};
+  },
+  events(state, p) {
+    const everyone = activeUsers(state);
+    const out: Delivery[] = p.updates.map((u) => toUsers(state.realmId, everyone, { type: 'realm', op: 'update', property: u.property, value: u.value }));
+    if (Object.keys(p.groups).length) out.push(toUsers(state.realmId, everyone, { type: 'realm', op: 'update_dict', property: 'default', data: p.groups }));
+    return out;
+  },
+});

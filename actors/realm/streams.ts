@@ -1,0 +1,460 @@
+/**
+ * Channel administration: GET /streams, GET /streams/{id}, GET
+ * /get_stream_id, GET /streams/{id}/members, PATCH /streams/{id}, DELETE
+ * /streams/{id} (archive) and the default channels. Who may see and change
+ * what follows Zulip's `zerver/lib/streams.py`: realm administrators see
+ * every channel's metadata and administer every channel; members of a
+ * channel's `can_administer_channel_group` administer it.
+ */
+import { z } from 'zod';
+import { ApiError, badRequest } from '../../lib/errors.ts';
+import { type ChannelGroupSetting, type ChannelRecord, CHANNEL_GROUP_SETTINGS, GroupSettingValue, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
+import { type Delivery, toUsers, toUsersIf } from '../events/delivery.ts';
+import type { ChannelObject, ClientEventBody } from '../events/schema.ts';
+import { type ChannelActivity, formatChannel, formatSubscription } from '../format.ts';
+import { GROUP_ID, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
+import { defineAction, defineQuery } from '../runtime/action.ts';
+import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts';
+import { renderDescription } from './markdown.ts';
+import type { RealmState } from './state.ts';
+import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
+
+const action = defineAction<RealmState>();
+const query = defineQuery<RealmState>();
+
+// ---- access rules -----------------------------------------------------------
+
+/** The fields computed from a channel's traffic. */
+export function channelActivity(state: Readonly<RealmState>, c: ChannelRecord): ChannelActivity {
+  return { isRecentlyActive: state.org.isRecentlyActive(c.id, c.dateCreated), weeklyTraffic: state.org.weeklyTraffic(c.id, c.dateCreated) };
+}
+
+/** A channel object with its computed fields. */
+export const channelObject = (state: Readonly<RealmState>, c: ChannelRecord): ChannelObject => formatChannel(c, channelActivity(state, c));
+
+/** Whether the user may see that the channel exists, its name, description and subscribers (metadata access). */
+export function hasMetadataAccess(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
+  if (isAdmin(user) || canAccess(state, c, user)) return true;
+  return !isGuest(user) && state.can(c.groups.can_add_subscribers_group, user);
+}
+
+/** Whether the user may read the channel's messages (content access; Zulip's `user_has_content_access`). */
+export function hasContentAccess(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
+  if (canAccess(state, c, user)) return true;
+  return c.inviteOnly && !isGuest(user) && state.can(c.groups.can_add_subscribers_group, user);
+}
+
+/** Realm administrators, and members of the channel's administration group, administer it. */
+export function canAdminister(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
+  return isAdmin(user) || state.can(c.groups.can_administer_channel_group, user);
+}
+
+/** Archived channels are shown only to clients that declared the `archived_channels` capability. */
+export const shownTo = (c: ChannelRecord, archivedChannels: boolean): boolean => archivedChannels || !c.isArchived;
+
+const invalidChannelId = () => badRequest('Invalid channel ID');
+
+/** A channel the user may see, for reads; archived ones only when `allowArchived`. */
+function accessById(state: Readonly<RealmState>, user: UserRecord, id: number, opts: { content: boolean; allowArchived?: boolean }): ChannelRecord {
+  const c = state.channels.get(id);
+  if (!c || (c.isArchived && !opts.allowArchived)) throw invalidChannelId();
+  if (!(opts.content ? hasContentAccess(state, c, user) : hasMetadataAccess(state, c, user))) throw invalidChannelId();
+  return c;
+}
+
+/**
+ * The channel an update or archive targets (Zulip's
+ * `access_stream_for_delete_or_update_requiring_metadata_access`): a user who
+ * may not see it gets the same error as for a missing channel.
+ */
+function accessForUpdate(state: Readonly<RealmState>, user: UserRecord, id: number): ChannelRecord {
+  const c = state.channels.get(id);
+  if (!c) throw invalidChannelId();
+  if (canAdminister(state, c, user)) return c;
+  if (hasContentAccess(state, c, user)) throw badRequest('You do not have permission to administer this channel.');
+  throw invalidChannelId();
+}
+
+export function checkChannelName(raw: string): string {
+  const name = raw.trim();
+  if (!name) throw badRequest("Channel name can't be empty.");
+  if ([...name].length > MAX_STREAM_NAME_LENGTH) throw badRequest(`Channel name too long (limit: ${MAX_STREAM_NAME_LENGTH} characters).`);
+  const bad = [...name].findIndex((ch) => /[\u0000-\u001f\u007f-\u009f]/.test(ch));
+  if (bad !== -1) throw badRequest(`Invalid character in channel name, at position ${bad + 1}.`);
+  return name;
+}
+
+/** A group-setting value naming only groups and active users that exist. */
+export function checkGroupValue(state: Readonly<RealmState>, name: string, v: GroupSettingValue): GroupSettingValue {
+  const known = (g: number) => SYSTEM_GROUPS.some((x) => x.id === g);
+  if (typeof v === 'number') {
+    if (!known(v)) throw badRequest(`Invalid user group ID: ${v}`, { var_name: name });
+    return v;
+  }
+  for (const id of v.direct_members) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID: ${id}`, { var_name: name });
+  for (const id of v.direct_subgroups) if (!known(id)) throw badRequest(`Invalid user group ID: ${id}`, { var_name: name });
+  return { direct_members: [...new Set(v.direct_members)].sort((a, b) => a - b), direct_subgroups: [...new Set(v.direct_subgroups)].sort((a, b) => a - b) };
+}
+
+/** Group-setting values are equal when they name the same group or the same members and subgroups. */
+export function sameGroupValue(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  const norm = (v: GroupSettingValue) => (typeof v === 'number' ? v : JSON.stringify({ m: [...v.direct_members].sort((x, y) => x - y), g: [...v.direct_subgroups].sort((x, y) => x - y) }));
+  return norm(a) === norm(b);
+}
+
+/** A realm-level group permission, by its API name, with its default. */
+export function realmPermission(state: Readonly<RealmState>, name: string, fallback: number): GroupSettingValue {
+  return state.org.settings.groups[name] ?? fallback;
+}
+
+export function defaultStreamIds(state: Readonly<RealmState>): number[] {
+  return [...state.channels.values()].filter((c) => c.isDefault && !c.isArchived).map((c) => c.id).sort((a, b) => a - b);
+}
+
+/** The `default_streams` event for everyone who is told of default channels (members, not guests). */
+export function defaultStreamsDelivery(state: Readonly<RealmState>): Delivery {
+  const audience = [...state.users.values()].filter((u) => u.isActive && !isGuest(u)).map((u) => u.id);
+  return toUsers(state.realmId, audience, { type: 'default_streams', default_streams: defaultStreamIds(state) });
+}
+
+// ---- reads -----------------------------------------------------------------
+
+export const listStreams = query({
+  type: 'listStreams',
+  fields: z.object({
+    includePublic: z.boolean(),
+    includeWebPublic: z.boolean(),
+    includeSubscribed: z.boolean(),
+    excludeArchived: z.boolean(),
+    includeAll: z.boolean(),
+    includeDefault: z.boolean(),
+    includeOwnerSubscribed: z.boolean(),
+    includeCanAccessContent: z.boolean(),
+  }),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    if (msg.includeAll && !isAdmin(user)) throw badRequest('User not authorized for this query');
+    const owner = user.isBot && user.botOwnerId !== null ? state.users.get(user.botOwnerId) : undefined;
+    const defaults = new Set(defaultStreamIds(state));
+    const out: Array<ChannelObject & { is_default?: boolean }> = [];
+    for (const c of [...state.channels.values()].sort((a, b) => a.id - b.id)) {
+      if (msg.excludeArchived && c.isArchived) continue;
+      const wanted =
+        msg.includeAll ||
+        (msg.includeSubscribed && state.isSubscribed(c.id, user.id)) ||
+        (msg.includePublic && !isGuest(user) && !c.inviteOnly) ||
+        (msg.includeWebPublic && c.isWebPublic) ||
+        (msg.includeOwnerSubscribed && owner !== undefined && state.isSubscribed(c.id, owner.id)) ||
+        (msg.includeDefault && defaults.has(c.id)) ||
+        (msg.includeCanAccessContent && hasContentAccess(state, c, user));
+      if (!wanted) continue;
+      out.push({ ...channelObject(state, c), ...(msg.includeDefault ? { is_default: defaults.has(c.id) } : {}) });
+    }
+    return { streams: out };
+  },
+});
+
+export const getStream = query({
+  type: 'getStream',
+  fields: z.object({ streamId: z.number().int() }),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    return { stream: channelObject(state, accessById(state, user, msg.streamId, { content: false, allowArchived: true })) };
+  },
+});
+
+export const getStreamId = query({
+  type: 'getStreamId',
+  fields: z.object({ name: z.string() }),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const c = state.channelsByName.get(msg.name.trim().toLowerCase());
+    if (!c || c.isArchived || !hasContentAccess(state, c, user)) throw badRequest(`Invalid channel name '${msg.name}'`);
+    return { stream_id: c.id };
+  },
+});
+
+export const streamMembers = query({
+  type: 'streamMembers',
+  fields: z.object({ streamId: z.number().int() }),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const c = accessById(state, user, msg.streamId, { content: false, allowArchived: true });
+    return { subscribers: state.activeSubscribers(c.id).sort((a, b) => a - b) };
+  },
+});
+
+export const listDefaultStreams = query({
+  type: 'listDefaultStreams',
+  fields: z.object({}),
+  run(state, msg) {
+    actingUser(state, msg.caller);
+    return { default_streams: defaultStreamIds(state).map((id) => channelObject(state, state.channels.get(id)!)) };
+  },
+});
+
+// ---- default channels ------------------------------------------------------
+
+function requireDefaultsManager(user: UserRecord): void {
+  if (!isAdmin(user)) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator', 400);
+}
+
+export const addDefaultStream = action({
+  type: 'addDefaultStream',
+  fields: z.object({ streamId: z.number().int() }),
+  check(state, msg) {
+    const user = actingUser(state, msg.caller);
+    requireDefaultsManager(user);
+    const c = accessById(state, user, msg.streamId, { content: true });
+    if (c.inviteOnly) throw badRequest('Private channels cannot be made default.');
+    return { channel: c, changed: !c.isDefault };
+  },
+  apply(state, p, tx) {
+    if (p.changed) {
+      const c = { ...p.channel, isDefault: true };
+      state.indexChannel(c);
+      tx.write(T.channels.at(state.realmId, c.id).put(c));
+    }
+    return {};
+  },
+  events(state, p) {
+    return p.changed ? [defaultStreamsDelivery(state)] : [];
+  },
+});
+
+export const removeDefaultStream = action({
+  type: 'removeDefaultStream',
+  fields: z.object({ streamId: z.number().int() }),
+  check(state, msg) {
+    const user = actingUser(state, msg.caller);
+    requireDefaultsManager(user);
+    const c = accessById(state, user, msg.streamId, { content: false });
+    return { channel: c, changed: c.isDefault };
+  },
+  apply(state, p, tx) {
+    if (p.changed) {
+      const c = { ...p.channel, isDefault: false };
+      state.indexChannel(c);
+      tx.write(T.channels.at(state.realmId, c.id).put(c));
+    }
+    return {};
+  },
+  events(state, p) {
+    return p.changed ? [defaultStreamsDelivery(state)] : [];
+  },
+});
+
+// ---- PATCH /streams/{id} ---------------------------------------------------
+
+const Retention = z.union([z.number().int(), z.literal('realm_default'), z.literal('unlimited'), z.literal('forever')]);
+const GroupChange = z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() });
+
+/** The `stream` update events' optional extras (Zulip sends them with some properties). */
+type StreamUpdate = Extract<ClientEventBody, { type: 'stream'; op: 'update' }>;
+
+interface UpdatePlan {
+  before: ChannelRecord;
+  after: ChannelRecord;
+  /** Each change as the event's property, value and extras. */
+  events: Array<{ property: string; value: unknown } & Record<string, unknown>>;
+  /** Users who could see the channel before and after. */
+  audienceBefore: number[];
+  defaultsChanged: boolean;
+}
+
+export const updateStream = action({
+  type: 'updateStream',
+  fields: z.object({
+    streamId: z.number().int(),
+    description: z.string().optional(),
+    newName: z.string().optional(),
+    isPrivate: z.boolean().optional(),
+    isWebPublic: z.boolean().optional(),
+    historyPublicToSubscribers: z.boolean().optional(),
+    isDefaultStream: z.boolean().optional(),
+    messageRetentionDays: Retention.optional(),
+    isArchived: z.boolean().optional(),
+    topicsPolicy: TopicsPolicy.optional(),
+    /** `null` takes the channel out of its folder; absent leaves it. */
+    folderId: z.number().int().nullable().optional(),
+    groups: z.record(z.string(), GroupChange),
+  }),
+  check(state, msg): UpdatePlan {
+    const user = actingUser(state, msg.caller);
+    const c = accessForUpdate(state, user, msg.streamId);
+    const next: ChannelRecord = { ...c, groups: { ...c.groups } };
+    const events: UpdatePlan['events'] = [];
+    const isPrivate = msg.isPrivate ?? c.inviteOnly;
+    const isWebPublic = msg.isWebPublic ?? c.isWebPublic;
+    const isDefault = msg.isDefaultStream ?? c.isDefault;
+    const history = msg.historyPublicToSubscribers ?? (msg.isPrivate !== undefined ? !msg.isPrivate : c.historyPublicToSubscribers);
+    if (isWebPublic && (!history || isPrivate)) throw badRequest('Invalid parameters');
+    if (!isPrivate && !history) throw badRequest('Invalid parameters');
+    if (isPrivate && isDefault) throw badRequest('A default channel cannot be private.');
+    if (msg.isPrivate !== undefined && !hasContentAccess(state, c, user)) throw badRequest('Channel content access is required.');
+    if (msg.isPrivate !== undefined) {
+      const allowed = msg.isPrivate ? realmPermission(state, 'can_create_private_channel_group', GROUP_ID['role:members']) : realmPermission(state, 'can_create_public_channel_group', GROUP_ID['role:members']);
+      if (!state.can(allowed, user)) throw badRequest('Insufficient permission');
+    }
+    if (msg.isWebPublic) throw badRequest('Web-public channels are not enabled.');
+    if (msg.isPrivate !== undefined || msg.isWebPublic !== undefined || msg.historyPublicToSubscribers !== undefined) {
+      if (isPrivate !== c.inviteOnly || history !== c.historyPublicToSubscribers || isWebPublic !== c.isWebPublic) {
+        next.inviteOnly = isPrivate;
+        next.historyPublicToSubscribers = history;
+        next.isWebPublic = isWebPublic;
+        events.push({ property: 'invite_only', value: isPrivate, history_public_to_subscribers: history, is_web_public: isWebPublic });
+      }
+    }
+    let defaultsChanged = false;
+    if (msg.isDefaultStream !== undefined) {
+      if (!isAdmin(user)) throw badRequest('You do not have permission to change default channels.');
+      defaultsChanged = msg.isDefaultStream !== c.isDefault;
+      next.isDefault = msg.isDefaultStream;
+    }
+    if (msg.messageRetentionDays !== undefined) {
+      if (user.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner', 400);
+      const r = msg.messageRetentionDays;
+      if (typeof r === 'number' && r < 1) throw badRequest("Bad value for 'message_retention_days': must be at least 1", { var_name: 'message_retention_days' });
+      const value = r === 'realm_default' ? null : r === 'unlimited' || r === 'forever' ? -1 : r;
+      if (value !== c.messageRetentionDays) events.push({ property: 'message_retention_days', value });
+      next.messageRetentionDays = value;
+    }
+    if (msg.isArchived === false && c.isArchived) next.isArchived = false;
+    if (msg.topicsPolicy !== undefined) {
+      if (!state.can(realmPermission(state, 'can_set_topics_policy_group', GROUP_ID['role:members']), user)) throw badRequest('Insufficient permission');
+      // Only the empty topic is allowed once every message is in it: a channel with messages keeps its topics.
+      if (msg.topicsPolicy === 'empty_topic_only' && c.firstMessageId !== null && c.topicsPolicy !== 'empty_topic_only') {
+        throw badRequest('To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.');
+      }
+      if (msg.topicsPolicy !== c.topicsPolicy) events.push({ property: 'topics_policy', value: msg.topicsPolicy });
+      next.topicsPolicy = msg.topicsPolicy;
+    }
+    if (msg.description !== undefined) {
+      const description = msg.description.replace(/\n/g, ' ');
+      if ([...description].length > MAX_STREAM_DESCRIPTION_LENGTH) throw badRequest(`Channel description too long (limit: ${MAX_STREAM_DESCRIPTION_LENGTH} characters).`);
+      next.description = description;
+      next.renderedDescription = renderDescription(description);
+      events.push({ property: 'description', value: description, rendered_description: next.renderedDescription });
+    }
+    if (msg.newName !== undefined) {
+      const name = checkChannelName(msg.newName);
+      if (name === c.name) throw badRequest('Channel already has that name.');
+      const taken = state.channelsByName.get(name.toLowerCase());
+      if (taken && taken.id !== c.id) throw badRequest('Channel name already in use.');
+      next.name = name;
+      events.push({ property: 'name', value: name });
+    }
+    if (msg.folderId !== undefined) {
+      if (msg.folderId !== null && !state.org.folders.has(msg.folderId)) throw badRequest('Invalid channel folder ID');
+      if (msg.folderId !== c.folderId) events.push({ property: 'folder_id', value: msg.folderId });
+      next.folderId = msg.folderId;
+    }
+    for (const [name, change] of Object.entries(msg.groups)) {
+      if (!(CHANNEL_GROUP_SETTINGS as readonly string[]).includes(name)) throw badRequest(`Invalid parameter: ${name}`);
+      const key = name as ChannelGroupSetting;
+      const current = next.groups[key];
+      if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
+      const value = checkGroupValue(state, name, change.new);
+      if (sameGroupValue(value, current)) continue;
+      if (key === 'can_add_subscribers_group' && !hasContentAccess(state, c, user)) throw badRequest('Channel content access is required.');
+      next.groups[key] = value;
+      events.push({ property: key, value });
+      if (key === 'can_send_message_group') {
+        const before = formatChannel({ ...c, groups: { ...c.groups, can_send_message_group: current } });
+        const after = formatChannel(next);
+        if (before.stream_post_policy !== after.stream_post_policy) {
+          events.push({ property: 'stream_post_policy', value: after.stream_post_policy });
+          events.push({ property: 'is_announcement_only', value: after.is_announcement_only });
+        }
+      }
+    }
+    return { before: c, after: next, events, audienceBefore: channelAudience(state, c), defaultsChanged };
+  },
+  apply(state, p, tx) {
+    state.indexChannel(p.after);
+    tx.write(T.channels.at(state.realmId, p.after.id).put(p.after));
+    return {};
+  },
+  events(state, p) {
+    const c = p.after;
+    const out: Delivery[] = [];
+    const after = new Set(channelAudience(state, c));
+    const before = new Set(p.audienceBefore);
+    const stayed = [...after].filter((id) => before.has(id));
+    const gained = [...after].filter((id) => !before.has(id));
+    const lost = [...before].filter((id) => !after.has(id));
+    const obj = channelObject(state, c);
+    if (lost.length) out.push(toUsers(state.realmId, lost, { type: 'stream', op: 'delete', streams: [obj], stream_ids: [c.id] }));
+    // Updates carry the name the channel had before the change (as Zulip's rename event does).
+    let name = p.before.name;
+    for (const e of p.events) {
+      if (stayed.length) out.push(toUsers(state.realmId, stayed, { type: 'stream', op: 'update', stream_id: c.id, name, ...e } as StreamUpdate));
+      if (e.property === 'name') name = String(e.value);
+    }
+    if (gained.length) out.push(...revealTo(state, c, gained));
+    if (p.before.isArchived && !c.isArchived) out.push(...unarchiveEvents(state, c, stayed));
+    if (p.defaultsChanged) out.push(defaultStreamsDelivery(state));
+    return out;
+  },
+});
+
+/** Users who can now see a channel are told it exists, and who is subscribed to it. */
+function revealTo(state: Readonly<RealmState>, c: ChannelRecord, userIds: number[]): Array<Extract<Delivery, { kind: 'event' }>> {
+  const subscribers = state.activeSubscribers(c.id);
+  const out: Array<Extract<Delivery, { kind: 'event' }>> = [{ kind: 'event', realmId: state.realmId, userIds, event: { type: 'stream', op: 'create', streams: [channelObject(state, c)] } }];
+  if (subscribers.length) out.push({ kind: 'event', realmId: state.realmId, userIds, event: { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: subscribers } });
+  return out;
+}
+
+/**
+ * Events for a channel that comes back (unarchived): clients with the
+ * `archived_channels` capability get `is_archived` false; the others, which
+ * were told it was deleted, get it created again, and its subscribers their
+ * subscription.
+ */
+function unarchiveEvents(state: Readonly<RealmState>, c: ChannelRecord, userIds: number[]): Delivery[] {
+  if (!userIds.length) return [];
+  const capable = { name: 'archived_channels', value: true };
+  const notCapable = { name: 'archived_channels', value: false };
+  const subscribers = state.activeSubscribers(c.id);
+  const out: Delivery[] = [
+    toUsersIf(state.realmId, userIds, { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'is_archived', value: false }, capable),
+    ...revealTo(state, c, userIds).map((d) => ({ ...d, capability: notCapable })),
+  ];
+  for (const userId of subscribers) {
+    const sub = state.subs.get(c.id)!.get(userId)!;
+    out.push(toUsersIf(state.realmId, [userId], { type: 'subscription', op: 'add', subscriptions: [formatSubscription(c, sub, subscribers, channelActivity(state, c))] }, notCapable));
+  }
+  return out;
+}
+
+// ---- DELETE /streams/{id} --------------------------------------------------
+
+export const archiveStream = action({
+  type: 'archiveStream',
+  fields: z.object({ streamId: z.number().int() }),
+  check(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const c = accessForUpdate(state, user, msg.streamId);
+    if (c.isArchived) throw badRequest('Channel is already deactivated');
+    return { before: c, audience: channelAudience(state, c) };
+  },
+  apply(state, p, tx) {
+    const c: ChannelRecord = { ...p.before, isArchived: true, isDefault: false };
+    state.indexChannel(c);
+    tx.write(T.channels.at(state.realmId, c.id).put(c));
+    return {};
+  },
+  events(state, p) {
+    const c = state.channels.get(p.before.id)!;
+    const out: Delivery[] = [
+      toUsersIf(state.realmId, p.audience, { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'is_archived', value: true }, { name: 'archived_channels', value: true }),
+      toUsersIf(state.realmId, p.audience, { type: 'stream', op: 'delete', streams: [channelObject(state, c)], stream_ids: [c.id] }, { name: 'archived_channels', value: false }),
+    ];
+    if (p.before.isDefault) out.push(defaultStreamsDelivery(state));
+    return out;
+  },
+});
+
+/** Everyone active, for events every user gets. */
+export const everyone = (state: Readonly<RealmState>): number[] => activeUsers(state);

@@ -1,0 +1,6 @@
+/** Every page the gateway serves outside /api/v1. */
+import { joinPage, joinSubmit } from './join.ts';
+import type { Page } from './page.ts';
+import { videoProviderComplete } from './video.ts';
+
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete];

@@ -1,0 +1,60 @@
+/**
+ * Pages: routes outside /api/v1 that answer with HTML or a redirect (the
+ * sign-up page of an invitation, the video-call provider's OAuth steps).
+ * They take the same parameters as API routes (query string and form body)
+ * and reach actors the same way; they handle their own errors, as a page.
+ */
+import type { ActorClient } from '../../actors/runtime/client.ts';
+import type { RawParams } from '../params.ts';
+
+export interface PageContext {
+  actors: ActorClient;
+  realmId: number;
+}
+
+export interface PageReply {
+  status: number;
+  contentType: string;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+export interface Page {
+  method: 'GET' | 'POST';
+  /** `{name}` segments are path parameters. */
+  path: string;
+  handle(ctx: PageContext, params: RawParams): Promise<PageReply>;
+}
+
+export const html = (body: string, status = 200): PageReply => ({ status, contentType: 'text/html; charset=utf-8', body });
+export const redirect = (location: string): PageReply => ({ status: 302, contentType: 'text/plain; charset=utf-8', body: `Redirecting to ${location}`, headers: { Location: location } });
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A page's HTML document. */
+export function document(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}.error{color:#b00020}pre{background:#f4f4f4;padding:1rem;overflow-x:auto}</style></head><body>${body}</body></html>`;
+}
+
+/** Finds the page for a method and path, with its path parameters. */
+export function matchPage(pages: readonly Page[], method: string, path: string): { page: Page; params: RawParams } | null {
+  const parts = path.split('/').filter(Boolean);
+  for (const page of pages) {
+    if (page.method !== method) continue;
+    const segs = page.path.split('/').filter(Boolean);
+    if (segs.length !== parts.length) continue;
+    const params: RawParams = new Map();
+    let ok = true;
+    for (let i = 0; i < segs.length && ok; i++) {
+      const seg = segs[i]!;
+      if (seg.startsWith('{') && seg.endsWith('}')) {
+        try {
+          params.set(seg.slice(1, -1), decodeURIComponent(parts[i]!));
+        } catch {
+          ok = false;
+        }
+      } else ok = seg === parts[i];
+    }
+    if (ok) return { page, params };
+  }
+  return null;
+}

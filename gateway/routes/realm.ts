@@ -1,0 +1,41 @@
+/** Organization settings: PATCH /realm. */
+import { z } from 'zod';
+import { REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { GroupSettingValue } from '../../storage/tables.ts';
+import { bool, int, json, str, wordOrInt } from '../params.ts';
+import { caller, me, route } from '../route.ts';
+
+const GroupChange = json(z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() }).strict());
+const Seconds = wordOrInt(['unlimited'] as const, 1, "must be a positive number of seconds or 'unlimited'");
+const GROUP_NAMES = Object.keys(REALM_GROUP_SETTINGS);
+
+export const updateRealm = route({
+  method: 'PATCH',
+  path: '/realm',
+  auth: 'required',
+  params: {
+    name: str().optional(),
+    description: str().optional(),
+    message_retention_days: wordOrInt(['unlimited'] as const, Number.MIN_SAFE_INTEGER, "must be a number of days or 'unlimited'").optional(),
+    topics_policy: str().pipe(z.enum(['allow_empty_topic', 'disable_empty_topic'])).optional(),
+    enable_spectator_access: bool().optional(),
+    invite_required: bool().optional(),
+    emails_restricted_to_domains: bool().optional(),
+    waiting_period_threshold: int().pipe(z.number().int().nonnegative()).optional(),
+    default_language: str().optional(),
+    allow_message_editing: bool().optional(),
+    message_content_edit_limit_seconds: Seconds.optional(),
+    message_content_delete_limit_seconds: Seconds.optional(),
+    enable_read_receipts: bool().optional(),
+    mandatory_topics: bool().optional(),
+    ...(Object.fromEntries(GROUP_NAMES.map((k) => [k, GroupChange.optional()])) as Record<string, z.ZodOptional<typeof GroupChange>>),
+  },
+  async handle(ctx, p) {
+    const params = p as Record<string, unknown>;
+    const groups: Record<string, z.output<typeof GroupChange>> = {};
+    for (const k of GROUP_NAMES) if (params[k] !== undefined) groups[k] = params[k] as z.output<typeof GroupChange>;
+    const plain = Object.fromEntries(Object.entries(params).filter(([k, v]) => v !== undefined && !GROUP_NAMES.includes(k)));
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'updateRealm', caller: caller(ctx), ...plain, groups });
+  },
+});

@@ -1,0 +1,42 @@
+/**
+ * Outgoing email: through SMTP when `PARLEY_SMTP_URL` is set (nodemailer),
+ * otherwise into an outbox directory, one RFC 822 file per message
+ * (`PARLEY_OUTBOX_DIR`, default `<PARLEY_DATA_DIR>/outbox`), so that mail can
+ * be read where no mail server exists (development, tests).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import nodemailer, { type Transporter } from 'nodemailer';
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+let transport: Transporter | null = null;
+const FROM = () => process.env.PARLEY_MAIL_FROM ?? 'Parley <noreply@parley.invalid>';
+
+/** Where mail goes when no SMTP server is configured. */
+export const outboxDir = (env: NodeJS.ProcessEnv = process.env): string => env.PARLEY_OUTBOX_DIR ?? join(env.PARLEY_DATA_DIR ?? '.parley/data', 'outbox');
+
+export async function sendMail(mail: Mail): Promise<void> {
+  if (process.env.PARLEY_SMTP_URL) {
+    transport ??= nodemailer.createTransport(process.env.PARLEY_SMTP_URL);
+    await transport.sendMail({ from: FROM(), ...mail });
+    return;
+  }
+  transport ??= nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const info = await transport.sendMail({ from: FROM(), ...mail });
+  const dir = outboxDir();
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${Date.now()}-${randomBytes(4).toString('hex')}.eml`), info.message as Buffer);
+}
+
+/** The site's base URL, for links in mail and API answers (PARLEY_SITE_URL, or the configured host and port). */
+export function siteUrl(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.PARLEY_SITE_URL) return env.PARLEY_SITE_URL.replace(/\/$/, '');
+  const host = env.PARLEY_HOST && env.PARLEY_HOST !== '0.0.0.0' ? env.PARLEY_HOST : '127.0.0.1';
+  return `http://${host}:${env.PARLEY_PORT ?? '9991'}`;
+}
