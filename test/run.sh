@@ -71,6 +71,9 @@ API_TESTS=(
   test/durability.test.ts
 )
 
+# The invitation test accepts an invitation in a real headless browser.
+step chromium bash scripts/install-chromium.sh
+
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
 tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts
 
@@ -88,6 +91,9 @@ if bash scripts/services.sh start all; then
   if [ -f scripts/cluster.ts ]; then
     echo "=== starting a local cluster (2 gateways, 2 actor nodes)"
     rm -f .parley/cluster.json
+    # Mail goes to one outbox the tests can read, whichever process sends it.
+    export PARLEY_OUTBOX_DIR="$ROOT/.parley/cluster-outbox"
+    rm -rf "$PARLEY_OUTBOX_DIR"
     PARLEY_HEARTBEAT_SECS=2 PARLEY_CASSANDRA_KEYSPACE=parley_ci_$$ PARLEY_LOG_LEVEL=warn PARLEY_DEMO_DIR="$ROOT/.parley/cluster-demo" \
       node --import tsx scripts/cluster.ts --no-services --base-port 19991 >"$LOG_DIR/cluster-processes.log" 2>&1 &
     CLUSTER_PID=$!
@@ -96,6 +102,7 @@ if bash scripts/services.sh start all; then
       GATEWAYS=$(node -e "const c=require('./.parley/cluster.json');console.log(c.processes.filter(p=>p.role==='gateway').map(p=>p.url).join(','))")
       tapsuite cluster-api PARLEY_TEST_GATEWAYS="$GATEWAYS" PARLEY_TEST_DEMO_DIR="$ROOT/.parley/cluster-demo" PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
       kill -INT "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; CLUSTER_PID=
+      unset PARLEY_OUTBOX_DIR
       [ -d test/cluster ] && tapsuite cluster PARLEY_LOG_LEVEL=warn -- test/cluster/*.test.ts
     else
       failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster-processes.log"
