@@ -61,6 +61,7 @@ API_TESTS=(
   test/zulip-js.test.ts
   test/python-client.test.ts
   test/rollback.test.ts
+  test/features.test.ts
   test/streams.test.ts
   test/realm.test.ts
   test/channel_folders.test.ts

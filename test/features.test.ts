@@ -1,0 +1,77 @@
+// An honest server: the feature level it advertises is what it serves, narrow
+// operators it does not implement are refused, and parameters it accepts but
+// does not act on are named in ignored_parameters_unsupported.
+import t from 'tap';
+import { CLIENT_CAPABILITIES, FEATURES, isImplemented } from '../lib/features.ts';
+import { ROUTES } from '../gateway/routes/index.ts';
+import { uniq } from './helpers/api.ts';
+import { ADVERTISED } from './helpers/features.ts';
+import { serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const maria = s.api.as(s.demo.member1);
+const served = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
+
+/** A concrete path for a route template (`{id}` segments filled with 1). */
+const concrete = (path: string) => path.replace(/\{[^}]+\}/g, '1');
+
+t.test('features - the advertised level is one below the first feature not implemented', async (t) => {
+  const settings = await s.api.ok('GET', '/server_settings');
+  const register = await maria.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.equal(settings.service_feature_level, ADVERTISED);
+  t.equal(register.service_feature_level, ADVERTISED);
+  t.equal(register.zulip_feature_level, ADVERTISED, 'the spelling older clients read says the same');
+  const next = FEATURES.filter((f) => f.level > ADVERTISED).sort((a, b) => a.level - b.level)[0];
+  if (next) t.notOk(isImplemented(next, served), `level ${next.level} (${next.what}) is not implemented yet, so it is not advertised`);
+});
+
+t.test('features - every route of every advertised feature answers (no 404)', async (t) => {
+  const routes = new Set(FEATURES.filter((f) => f.level <= ADVERTISED).flatMap((f) => f.routes ?? []));
+  t.ok(routes.size > 0);
+  for (const r of routes) {
+    const [method, path] = r.split(' ') as [string, string];
+    const res = await maria.call(method, concrete(path), {});
+    t.not(res.status, 404, `${r} answers (${res.status})`);
+    t.not(res.status, 405, `${r} takes ${method}`);
+  }
+});
+
+t.test('features - routes of features not yet implemented answer 404, not a half answer', async (t) => {
+  const missing = FEATURES.filter((f) => !isImplemented(f, served)).flatMap((f) => (f.routes ?? []).filter((r) => !served.has(r)));
+  for (const r of missing.slice(0, 20)) {
+    const [method, path] = r.split(' ') as [string, string];
+    const res = await maria.call(method, concrete(path), {});
+    t.ok(res.status === 404 || res.status === 405, `${r} is not served (${res.status})`);
+  }
+});
+
+t.test('features - narrow operands the server does not implement are BAD_NARROW; near does not filter; with names a conversation', async (t) => {
+  for (const [op, operand] of [['is', 'followed'], ['is', 'muted'], ['is', 'alerted'], ['has', 'attachment'], ['has', 'reaction']]) {
+    const r = await maria.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: op, operand }] });
+    t.equal(r.status, 400, `${op}:${operand} is refused`);
+    t.equal(r.body.code, 'BAD_NARROW');
+  }
+  const topic = uniq('near');
+  const a = await maria.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: 'first' });
+  const b = await maria.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('other'), content: 'elsewhere' });
+  const near = await maria.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'near', operand: a.id }] });
+  t.ok(near.messages.some((m: any) => m.id === b.id), 'near does not filter (as in Zulip)');
+  const withA = await maria.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'with', operand: a.id }] });
+  t.same(withA.messages.map((m: any) => m.id), [a.id], "with:<id> is the message's conversation (channel and topic)");
+  const dup = await maria.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'with', operand: a.id }, { operator: 'with', operand: b.id }] });
+  t.equal(dup.body.code, 'BAD_NARROW', 'two with terms');
+  const gone = await maria.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'with', operand: 999_999_999 }] });
+  t.equal(gone.body.code, 'BAD_NARROW', 'with a message that does not exist, and nothing else naming a conversation');
+});
+
+t.test('features - parameters accepted without effect are reported in ignored_parameters_unsupported', async (t) => {
+  const sub = await maria.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('announced') }], announce: true });
+  t.same(sub.ignored_parameters_unsupported, ['announce'], 'no notification bot announces channels yet');
+  const reg = await maria.ok('POST', '/register', { fetch_event_types: ['realm'], slim_presence: true, client_capabilities: { user_settings_object: true, simplified_presence_events: true } });
+  t.ok(reg.ignored_parameters_unsupported.includes('slim_presence'));
+  const unhonored = Object.keys(CLIENT_CAPABILITIES).filter((k) => !CLIENT_CAPABILITIES[k]);
+  if (unhonored.includes('simplified_presence_events')) t.ok(reg.ignored_parameters_unsupported.includes('client_capabilities.simplified_presence_events'), 'an unhonored capability is named');
+  t.notOk(reg.ignored_parameters_unsupported.includes('client_capabilities.user_settings_object'), 'an honored one is not');
+  const unknown = await maria.ok('GET', '/users/me/subscriptions', { no_such_parameter: 1 });
+  t.same(unknown.ignored_parameters_unsupported, ['no_such_parameter']);
+});
