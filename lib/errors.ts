@@ -11,6 +11,11 @@ export type ErrorCode =
   | 'STREAM_WILDCARD_MENTION_NOT_ALLOWED'
   | 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED'
   | 'UNAUTHORIZED_PRINCIPAL'
+  | 'CANNOT_DEACTIVATE_LAST_USER'
+  | 'EXPECTATION_MISMATCH'
+  | 'CANNOT_DEACTIVATE_GROUP_IN_USE'
+  | 'USER_DEACTIVATED'
+  | 'AUTHENTICATION_FAILED'
   | 'BAD_EVENT_QUEUE_ID'
   | 'UNAUTHORIZED'
   | 'REQUEST_TOO_LARGE'
@@ -19,7 +24,7 @@ export type ErrorCode =
   | 'INTERNAL_SERVER_ERROR';
 
 /** Extra fields an error adds to the envelope, beside result/msg/code. */
-export type ErrorExtra = Record<string, string | number | boolean | null | string[]>;
+export type ErrorExtra = Record<string, string | number | boolean | null | string[] | Array<Record<string, unknown>>>;
 
 /** The plain-data form of an ApiError, as it crosses the bus. */
 export interface WireError {

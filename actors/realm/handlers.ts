@@ -3,7 +3,9 @@ import { directory, messageSources, narrowForQueue, sendMessage } from './messag
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
-import { authenticate, bootstrap, createUser, listUsers } from './users.ts';
+import { authenticate, bootstrap, createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
+import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
+import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 
 export const realmHandlers = {
   bootstrap,
@@ -22,4 +24,19 @@ export const realmHandlers = {
   listScheduledMessages: listScheduled,
   editScheduledMessage: editScheduled,
   deleteScheduledMessage: deleteScheduled,
+  getUser,
+  getOwnUser,
+  updateUser,
+  deactivateUser,
+  deactivateSelf,
+  reactivateUser,
+  passwordCheck,
+  issueApiKey,
+  regenerateApiKey,
+  listProfileFields,
+  createProfileField,
+  updateProfileField,
+  deleteProfileField,
+  reorderProfileFields,
+  updateOwnProfileData,
 };

@@ -4,7 +4,9 @@ import { deleteQueue, getEvents, register } from './events.ts';
 import { getMessages, sendMessage } from './messages.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
-import { createUser, listUsers, serverSettings } from './users.ts';
+import { createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, serverSettings, updateUser } from './users.ts';
+import { fetchApiKey, regenerateApiKey } from './api_keys.ts';
+import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 
 export const ROUTES: Route[] = [
   sendMessage,
@@ -21,4 +23,19 @@ export const ROUTES: Route[] = [
   listScheduledMessages,
   editScheduledMessage,
   deleteScheduledMessage,
+  // People. Every /users/me route comes before the /users/{user_id} routes: the router takes the first match.
+  getOwnUser,
+  deactivateSelf,
+  regenerateApiKey,
+  updateOwnProfileData,
+  getUser,
+  updateUser,
+  deactivateUser,
+  reactivateUser,
+  fetchApiKey,
+  listProfileFields,
+  createProfileField,
+  reorderProfileFields,
+  updateProfileField,
+  deleteProfileField,
 ];
