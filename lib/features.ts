@@ -129,7 +129,7 @@ export const CLIENT_CAPABILITIES: Readonly<Record<string, boolean>> = {
   stream_typing_notifications: false,
   linkifier_url_template: false,
   user_list_incomplete: false,
-  include_deactivated_groups: false,
+  include_deactivated_groups: true,
   archived_channels: false,
   empty_topic_name: false,
   simplified_presence_events: false,

@@ -37,11 +37,32 @@ export const Delivery = z.discriminatedUnion('kind', [
     })
     .strict(),
   z.object({ kind: z.literal('event'), realmId: Id, userIds: z.array(Id), event: ClientEventBody }).strict(),
+  /** An event whose form depends on a client capability: queues that declared it get `event`, the others `otherwise` (or nothing). */
+  z
+    .object({
+      kind: z.literal('capability'),
+      realmId: Id,
+      userIds: z.array(Id),
+      capability: z.enum(['include_deactivated_groups']),
+      event: ClientEventBody,
+      otherwise: ClientEventBody.nullable(),
+    })
+    .strict(),
 ]);
 export type Delivery = z.infer<typeof Delivery>;
 
 /** An event for a list of users. */
 export const toUsers = (realmId: number, userIds: number[], event: ClientEventBody): Delivery => ({ kind: 'event', realmId, userIds, event });
+
+/** An event for a list of users, in one form for queues with `capability` and another (or none) for the rest. */
+export const withCapability = (realmId: number, userIds: number[], capability: 'include_deactivated_groups', event: ClientEventBody, otherwise: ClientEventBody | null): Delivery => ({
+  kind: 'capability',
+  realmId,
+  userIds,
+  capability,
+  event,
+  otherwise,
+});
 
 /** The placement keys of a delivery's recipients (where their queues live). */
 export function deliveryPlacements(d: Delivery): string[] {

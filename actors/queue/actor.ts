@@ -29,6 +29,8 @@ export const QueueOptions = z.object({
   applyMarkdown: z.boolean(),
   clientExtavatar: z.boolean(),
   bulkMessageDeletion: z.boolean(),
+  /** The `include_deactivated_groups` client capability. */
+  includeDeactivatedGroups: z.boolean().default(false),
   idleSecs: z.number().positive(),
 });
 export type QueueOptions = z.infer<typeof QueueOptions>;
@@ -74,7 +76,10 @@ export class QueueShard {
     for (const id of d.userIds) {
       for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
-        else if (q.wants(d.event.type)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
+        else if (d.kind === 'capability') {
+          const event = q.options.includeDeactivatedGroups ? d.event : d.otherwise;
+          if (event && q.wants(event.type)) this.push(q, JSON.stringify(event));
+        } else if (q.wants(d.event.type)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }

@@ -5,6 +5,9 @@ import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { authenticate, bootstrap, createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
 import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
+import { confirmEmailChange, updateSettings, updateUserDefaults } from './settings.ts';
+import { getStatus, updateStatus } from './user_status.ts';
+import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers } from './user_groups.ts';
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 
 export const realmHandlers = {
@@ -39,4 +42,17 @@ export const realmHandlers = {
   deleteProfileField,
   reorderProfileFields,
   updateOwnProfileData,
+  updateSettings,
+  confirmEmailChange,
+  updateUserDefaults,
+  updateStatus,
+  getStatus,
+  createGroup,
+  listGroups,
+  updateGroup,
+  deactivateGroup,
+  updateGroupMembers,
+  groupMembers,
+  isGroupMember,
+  groupSubgroups,
 };

@@ -150,7 +150,7 @@ function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
 }
 
 function realmUserAdd(state: Readonly<RealmState>, u: UserRecord): Delivery {
-  return toUsers(state.realmId, activeUsers(state), { type: 'realm_user', op: 'add', person: userObject(state, u, { extavatar: false }) });
+  return toUsers(state.realmId, activeUsers(state), { type: 'realm_user', op: 'add', person: userObject(state, u, { extavatar: false, profile: true }) });
 }
 
 /** POST /users: administrators holding `can_create_users` only. The gateway hashes the password. */

@@ -53,10 +53,10 @@ export const register = route({
     const queue = await ctx.actors.call(queueRef, queueActorId(user.realmId, user.userId), {
       type: 'register',
       caller: who,
-      options: { eventTypes, narrow, allPublicStreams: p.all_public_streams ?? false, applyMarkdown: p.apply_markdown ?? false, clientExtavatar: extavatar, bulkMessageDeletion: caps.bulk_message_deletion ?? false, idleSecs },
+      options: { eventTypes, narrow, allPublicStreams: p.all_public_streams ?? false, applyMarkdown: p.apply_markdown ?? false, clientExtavatar: extavatar, bulkMessageDeletion: caps.bulk_message_deletion ?? false, includeDeactivatedGroups: caps.include_deactivated_groups ?? false, idleSecs },
     });
     const [realmPart, userPart] = await Promise.all([
-      ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false' }),
+      ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false', includeDeactivatedGroups: caps.include_deactivated_groups ?? false }),
       ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'snapshot', caller: who, fetch }),
     ]);
     const unhonored = Object.keys(caps).filter((k) => caps[k] && CLIENT_CAPABILITIES[k] === false).map((k) => `client_capabilities.${k}`);

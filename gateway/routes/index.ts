@@ -6,6 +6,9 @@ import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, l
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, serverSettings, updateUser } from './users.ts';
 import { fetchApiKey, regenerateApiKey } from './api_keys.ts';
+import { updateDisplaySettings, updateNotificationSettings, updateSettings, updateUserDefaults } from './settings.ts';
+import { getStatus, updateStatus } from './user_status.ts';
+import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers, updateGroupSubgroups } from './user_groups.ts';
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 
 export const ROUTES: Route[] = [
@@ -28,7 +31,9 @@ export const ROUTES: Route[] = [
   deactivateSelf,
   regenerateApiKey,
   updateOwnProfileData,
+  updateStatus,
   getUser,
+  getStatus,
   updateUser,
   deactivateUser,
   reactivateUser,
@@ -38,4 +43,17 @@ export const ROUTES: Route[] = [
   reorderProfileFields,
   updateProfileField,
   deleteProfileField,
+  updateSettings,
+  updateDisplaySettings,
+  updateNotificationSettings,
+  updateUserDefaults,
+  createGroup,
+  listGroups,
+  updateGroup,
+  deactivateGroup,
+  updateGroupMembers,
+  updateGroupSubgroups,
+  groupMembers,
+  isGroupMember,
+  groupSubgroups,
 ];
