@@ -157,6 +157,11 @@ export class RealmState {
     return g.subgroups.some((sub) => this.inGroupRecursive(sub, user, seen));
   }
 
+  /** Whether a group may be used in a permission value: a system group, or an active user-defined group. */
+  isUsableGroup(id: number): boolean {
+    return isSystemGroupId(id) || this.groups.get(id)?.deactivated === false;
+  }
+
   /** A user's effective value of a setting. */
   setting(userId: number, name: string, fallback: SettingValue): SettingValue {
     if (name === 'timezone') return this.users.get(userId)?.timezone ?? '';
