@@ -2,7 +2,7 @@
 // subgroups, deactivation, the include_deactivated_groups capability, and
 // permissions that honour user-defined groups (recursively).
 import t from 'tap';
-import { uniq } from './helpers/api.ts';
+import { type Params, uniq } from './helpers/api.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { asEveryone, callers, newPerson, outcome } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
@@ -70,7 +70,7 @@ t.test('people groups - who may create and list groups', async (t) => {
     },
     "the creator manages it and adds to it; anyone leaves; nobody joins by themselves",
   );
-  const errors: Array<[Record<string, unknown>, string]> = [
+  const errors: Array<[Params, string]> = [
     [{ name: '  ', description: '' }, "400 BAD_REQUEST User group name can't be empty!"],
     [{ name: 'x'.repeat(101), description: '' }, '400 BAD_REQUEST User group name cannot exceed 100 characters.'],
     [{ name: 'role:mine', description: '' }, "400 BAD_REQUEST User group name cannot start with 'role:'."],
@@ -114,7 +114,7 @@ t.test('people groups - PATCH: who may, and the {new, old} settings', async (t) 
   await as.member.ok('PATCH', `/user_groups/${id}`, { can_add_members_group: { new: { direct_members: [], direct_subgroups: [G.moderators] } } });
   t.equal((await groupById(id)).can_add_members_group, G.moderators, 'one subgroup and no members is that group');
 
-  const refused: Array<[Record<string, unknown>, string]> = [
+  const refused: Array<[Params, string]> = [
     [{ can_manage_group: { new: G.internet } }, "400 BAD_REQUEST 'can_manage_group' setting cannot be set to 'role:internet' group."],
     [{ can_manage_group: { new: G.everyone } }, "400 BAD_REQUEST 'can_manage_group' setting cannot be set to 'role:everyone' group."],
     [{ can_mention_group: { new: G.internet } }, "400 BAD_REQUEST 'can_mention_group' setting cannot be set to 'role:internet' group."],

@@ -1,7 +1,7 @@
 // Custom profile fields: the realm's fields (administrators) and users'
 // values for them, with the value rules of each of the eight types.
 import t from 'tap';
-import { uniq } from './helpers/api.ts';
+import { type Params, uniq } from './helpers/api.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { asEveryone, callers, newPerson, outcome } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
@@ -46,7 +46,7 @@ t.test('people profile fields - creating, updating, reordering and deleting', as
   const pronouns = await admin.ok('POST', '/realm/profile_fields', { name: name('Pronouns'), field_type: 8, use_for_user_matching: false });
   t.ok(pronouns.id > 0, 'pronoun fields (FL 151)');
 
-  const errors: Array<[Record<string, unknown>, string]> = [
+  const errors: Array<[Params, string]> = [
     [{ name: name('Bad'), field_type: 9 }, '400 BAD_REQUEST Invalid field type.'],
     [{ name: '', field_type: 1 }, '400 BAD_REQUEST Label cannot be blank.'],
     [{ name: 'x'.repeat(41), field_type: 1 }, '400 BAD_REQUEST name is too long (limit: 40 characters)'],

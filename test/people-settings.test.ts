@@ -1,7 +1,7 @@
 // Settings: PATCH /settings (and its aliases), target_users, passwords and
 // email changes, and the organization's defaults for new users.
 import t from 'tap';
-import { Api } from './helpers/api.ts';
+import { Api, type Params } from './helpers/api.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { asEveryone, callers, newPerson, outcome, ROLE } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
@@ -22,7 +22,7 @@ t.test('people settings - PATCH /settings as every role; bots are refused', asyn
 
 t.test('people settings - values are checked against each setting', async (t) => {
   const p = s.api.as(await newPerson(s));
-  const cases: Array<[Record<string, unknown>, string]> = [
+  const cases: Array<[Params, string]> = [
     [{ web_channel_default_view: 3 }, '400 BAD_REQUEST Invalid web_channel_default_view'],
     [{ color_scheme: 9 }, '400 BAD_REQUEST Invalid color_scheme'],
     [{ emojiset: 'emojiset_c' }, '400 BAD_REQUEST Invalid emojiset'],
@@ -111,7 +111,7 @@ t.test('people settings - target_users: administrators change other users\' sett
   await as.owner.ok('PATCH', '/settings', { target_users: { group_ids: [group_id], skip_if_already_edited: false }, enter_sends: true });
   t.equal((await settingsOf(s.api.as(c))).enter_sends, true, 'group_ids reach the group\'s members');
 
-  const errors: Array<[Record<string, unknown>, string]> = [
+  const errors: Array<[Params, string]> = [
     [{ target_users: { skip_if_already_edited: true }, enter_sends: true }, '400 BAD_REQUEST Either user_ids or group_ids must be provided.'],
     [{ target_users: { user_ids: [a.userId] }, enter_sends: true }, '400 BAD_REQUEST'],
     [{ target_users: { user_ids: [99999999], skip_if_already_edited: true }, enter_sends: true }, '400 BAD_REQUEST Invalid user ID: 99999999'],

@@ -1,6 +1,7 @@
 // Status: POST /users/me/status (only what is passed changes), GET
 // /users/{id}/status, away as the negation of presence_enabled, events.
 import t from 'tap';
+import type { Params } from './helpers/api.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { asEveryone, callers, newPerson, outcome } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
@@ -21,7 +22,7 @@ t.test('people status - every role sets its own status and reads others\'', asyn
 
 t.test('people status - the six errors', async (t) => {
   const p = s.api.as(await newPerson(s));
-  const cases: Array<[Record<string, unknown>, string]> = [
+  const cases: Array<[Params, string]> = [
     [{}, '400 BAD_REQUEST Client did not pass any new values.'],
     [{ status_text: 'x'.repeat(61) }, '400 BAD_REQUEST status_text is too long (limit: 60 characters).'],
     [{ emoji_code: '1f697' }, '400 BAD_REQUEST Client must pass emoji_name if they pass either emoji_code or reaction_type.'],
