@@ -217,6 +217,25 @@ function groupEvent(state: Readonly<RealmState>, event: ClientEventBody, forOthe
   return withCapability(state.realmId, activeUsers(state), 'include_deactivated_groups', event, forOthers);
 }
 
+/**
+ * After a reactivation: the group settings whose explicit members name the
+ * user, sent again (clients dropped the user from them on deactivation).
+ */
+export function settingsNamingUser(state: Readonly<RealmState>, userId: number): Delivery[] {
+  const out: Delivery[] = [];
+  for (const g of state.groups.values()) {
+    const data: Partial<Record<UserGroupSetting, GroupSettingValue>> = {};
+    for (const k of USER_GROUP_SETTINGS) {
+      const v = g.settings[k];
+      if (typeof v !== 'number' && v.direct_members.includes(userId)) data[k] = settingForApi(state, v);
+    }
+    if (Object.keys(data).length === 0) continue;
+    const event: ClientEventBody = { type: 'user_group', op: 'update', group_id: g.id, data };
+    out.push(g.deactivated ? groupEvent(state, event, null) : toAll(state, event));
+  }
+  return out;
+}
+
 // ---- operations --------------------------------------------------------------
 
 export const listGroups = query({

@@ -32,11 +32,10 @@ export function statusObject(state: Readonly<RealmState>, u: UserRecord): Status
   return out;
 }
 
-/** The `user_status` register object: users with something set, by user ID. */
+/** The `user_status` register object: users with something set, by user ID (deactivated users keep theirs, as no event removes it). */
 export function statusesOf(state: Readonly<RealmState>): Record<string, StatusObject> {
   const out: Record<string, StatusObject> = {};
   for (const u of state.users.values()) {
-    if (!u.isActive) continue;
     const s = statusObject(state, u);
     if (Object.keys(s).length) out[String(u.id)] = s;
   }

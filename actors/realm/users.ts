@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { adminRequired, ApiError, badRequest, unauthorized } from '../../lib/errors.ts';
 import { hashPassword, newApiKey, sameDigest, sha256Hex } from '../../lib/secrets.ts';
 import { type ChannelRecord, T, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers } from '../events/delivery.ts';
+import { type Delivery, toUsers, withCapability } from '../events/delivery.ts';
 import type { UserObject } from '../events/schema.ts';
 import { formatChannel } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
@@ -20,6 +20,7 @@ import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
 import { roleGroupEvents, roleGroups, userAudience, userObject, userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
+import { settingsNamingUser } from './user_groups.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -381,7 +382,12 @@ export const reactivateUser = action({
     // Deactivated users are left out of groups' members: they are back in their groups.
     const audience = activeUsers(state);
     const groups = [...roleGroups(user.role), ...[...state.groups.values()].filter((g) => g.members.includes(id)).map((g) => g.id)];
-    for (const g of groups) out.push(toUsers(state.realmId, audience, { type: 'user_group', op: 'add_members', group_id: g, user_ids: [id] }));
+    for (const g of groups) {
+      const deactivated = state.groups.get(g)?.deactivated === true;
+      const event = { type: 'user_group' as const, op: 'add_members' as const, group_id: g, user_ids: [id] };
+      out.push(deactivated ? withCapability(state.realmId, audience, 'include_deactivated_groups', event, null) : toUsers(state.realmId, audience, event));
+    }
+    out.push(...settingsNamingUser(state, id));
     return out;
   },
 });
