@@ -51,6 +51,7 @@ tapsuite() { # name, env assignments..., -- files...: adds the pass/fail/skip co
 step typecheck npx tsc --noEmit -p .
 
 API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/python-client.test.ts test/durability.test.ts)
+API_TESTS+=(test/people-users.test.ts test/people-api-keys.test.ts test/people-settings.test.ts test/people-status.test.ts test/people-groups.test.ts test/people-profile-fields.test.ts test/people-snapshot.test.ts test/people-python.test.ts)
 
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
 
