@@ -166,7 +166,16 @@ t.test('people groups - members and subgroups', async (t) => {
   t.equal(outcome(await as.member.call('POST', `/user_groups/${a}/members`, { add_subgroups: [99999999] }), true), '400 BAD_REQUEST Invalid user group ID: 99999999');
 
   // Reads, as every role.
-  t.same(await asEveryone(s, 'GET', `/user_groups/${a}/members`, {}, true), { owner: 'ok', admin: 'ok', moderator: 'ok', member: 'ok', guest: GUESTS, bot: 'ok', anonymous: ANON });
+  const readers = { owner: 'ok', admin: 'ok', moderator: 'ok', member: 'ok', guest: GUESTS, bot: 'ok', anonymous: ANON };
+  t.same(await asEveryone(s, 'GET', `/user_groups/${a}/members`, {}, true), readers);
+  t.same(await asEveryone(s, 'GET', `/user_groups/${a}/members/${s.demo.member1.userId}`, {}, true), readers);
+  t.same(await asEveryone(s, 'GET', `/user_groups/${a}/subgroups`, {}, true), readers);
+  const c = await mariasGroup();
+  t.same(
+    await asEveryone(s, 'POST', `/user_groups/${c}/subgroups`, (who) => ({ [who === 'owner' ? 'add' : 'delete']: [b] }), true),
+    { owner: 'ok', admin: NO, moderator: NO, member: 'ok', guest: NO, bot: NO, anonymous: ANON },
+    'subgroups (the older endpoint): the owner adds one, the group\'s creator removes it, nobody else may',
+  );
   const all = (await as.member.ok('GET', `/user_groups/${a}/members`)).members;
   t.ok(all.includes(s.demo.moderator.userId), 'members of subgroups are members');
   t.notOk((await as.member.ok('GET', `/user_groups/${a}/members`, { direct_member_only: true })).members.includes(s.demo.moderator.userId));

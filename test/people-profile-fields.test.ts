@@ -29,6 +29,11 @@ t.test('people profile fields - who may read and change the fields', async (t) =
   t.same(await asEveryone(s, 'PATCH', `/realm/profile_fields/${id}`, { hint: 'A hint' }, true), { owner: 'ok', admin: 'ok', moderator: NOT_ADMIN, member: NOT_ADMIN, guest: NOT_ADMIN, bot: NOT_ADMIN, anonymous: ANON });
   const ids = (await fields()).map((f) => f.id);
   t.same(await asEveryone(s, 'PATCH', '/realm/profile_fields', { order: ids }, true), { owner: 'ok', admin: 'ok', moderator: NOT_ADMIN, member: NOT_ADMIN, guest: NOT_ADMIN, bot: NOT_ADMIN, anonymous: ANON });
+  t.same(await asEveryone(s, 'PATCH', '/users/me/profile_data', { data: [{ id, value: 'mine' }] }, true), { owner: 'ok', admin: 'ok', moderator: 'ok', member: 'ok', guest: 'ok', bot: 'ok', anonymous: ANON }, 'everyone edits their own editable fields');
+  t.same((await as.guest.ok('GET', '/users/me')).profile_data[String(id)], { value: 'mine', rendered_value: '<p>mine</p>' });
+  const locked = await field({ field_type: 1, editable_by_user: false });
+  const LOCKED = '400 BAD_REQUEST You are not allowed to change this field. Contact an administrator to update it.';
+  t.same(await asEveryone(s, 'PATCH', '/users/me/profile_data', { data: [{ id: locked, value: 'mine' }] }, true), { owner: 'ok', admin: 'ok', moderator: LOCKED, member: LOCKED, guest: LOCKED, bot: LOCKED, anonymous: ANON }, 'administrators can always edit (FL 296)');
   const targets = new Map<string, number>();
   t.same(
     await asEveryone(s, 'DELETE', (who) => `/realm/profile_fields/${targets.get(who)}`, async (who) => {

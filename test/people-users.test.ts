@@ -53,6 +53,22 @@ t.test('people users - GET /users/me, /users/{id} and /users/{email} as every ro
   t.equal(outcome(await as.member.get('/users/nobody@parley.example'), true), '400 BAD_REQUEST No such user');
 });
 
+t.test('people users - GET /users and POST /users as every role', async (t) => {
+  t.same(await asEveryone(s, 'GET', '/users', {}, true), { owner: 'ok', admin: 'ok', moderator: 'ok', member: 'ok', guest: 'ok', bot: 'ok', anonymous: ANON }, 'no public access option: credentials are needed');
+  const created = await asEveryone(s, 'POST', '/users', (who) => ({ email: `made-by-${who}-${Date.now()}@parley.example`, password: 'long enough', full_name: `Made by ${who}` }), true);
+  const ADMINS_ONLY = '400 UNAUTHORIZED_PRINCIPAL Must be an organization administrator';
+  t.same(created, {
+    owner: 'ok',
+    admin: '400 BAD_REQUEST User not authorized to create users',
+    moderator: ADMINS_ONLY,
+    member: ADMINS_ONLY,
+    guest: ADMINS_ONLY,
+    bot: ADMINS_ONLY,
+    anonymous: ANON,
+  }, 'administrators holding can_create_users (FL 36): the demo owner');
+  t.equal(outcome(await owner.call('POST', '/users', { email: `short-${Date.now()}@parley.example`, password: 'x', full_name: '  ' }), true), '400 BAD_REQUEST Name too short!');
+});
+
 t.test('people users - PATCH /users/{id}: who may change another user', async (t) => {
   const targets = new Map<string, number>();
   const result = await asEveryone(s, 'PATCH', (who) => `/users/${targets.get(who)}`, async (who) => {
