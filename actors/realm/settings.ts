@@ -19,7 +19,7 @@ import { actingUser, activeUsers } from './access.ts';
 import { userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
 import { checkFullName } from './users.ts';
-import { groupMembersRecursive, usableGroup } from './user_groups.ts';
+import { groupMembersRecursive, usableGroup } from './groups.ts';
 
 const action = defineAction<RealmState>();
 

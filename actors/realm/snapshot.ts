@@ -11,7 +11,7 @@ import { FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
 import { userObject } from './people.ts';
 import { settingsOf, userDefaultsOf } from './settings.ts';
 import type { RealmState } from './state.ts';
-import { groupObjects } from './user_groups.ts';
+import { groupObjects } from './groups.ts';
 import { statusesOf } from './user_status.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH, subscriptionObjects } from './subscriptions.ts';
 

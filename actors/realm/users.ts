@@ -20,7 +20,7 @@ import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
 import { roleGroupEvents, roleGroups, userAudience, userObject, userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
-import { settingsNamingUser } from './user_groups.ts';
+import { settingsNamingUser } from './groups.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
