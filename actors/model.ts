@@ -20,6 +20,9 @@ export const SYSTEM_GROUPS = [
 ] as const;
 export const GROUP_ID = Object.fromEntries(SYSTEM_GROUPS.map((g) => [g.name, g.id])) as Record<(typeof SYSTEM_GROUPS)[number]['name'], number>;
 
+/** Whether an ID names a system group (they are the same in every realm and derived from roles). */
+export const isSystemGroupId = (id: number): boolean => SYSTEM_GROUPS.some((g) => g.id === id);
+
 export const isAdmin = (u: { role: number }): boolean => u.role <= Role.ADMIN;
 export const isGuest = (u: { role: number }): boolean => u.role === Role.GUEST;
 

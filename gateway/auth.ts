@@ -4,7 +4,9 @@
  */
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
 import type { Authenticated } from '../actors/realm/users.ts';
+import type { Bus } from '../actors/runtime/bus.ts';
 import type { ActorClient } from '../actors/runtime/client.ts';
+import { subjects } from '../actors/subjects.ts';
 import { ApiError, unauthorized } from '../lib/errors.ts';
 
 export interface Credentials {
@@ -25,32 +27,110 @@ export function parseBasic(header: string): Credentials | null {
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
 }
 
+/** Every AuthCache of this process, so that a revocation reaches all of them. */
+const caches = new Set<AuthCache>();
+
 /**
  * Successful authentications, remembered for a few seconds so that a busy
- * client does not cost a realm-actor round trip per request. A deactivated
- * user or a changed key therefore takes up to `ttlMs` to be refused. Only
- * successes are cached, and the cache is bounded; it is per gateway and
- * nothing depends on it being warm.
+ * client does not cost a realm-actor round trip per request. Only successes
+ * are cached, and the cache is bounded; it is per gateway and nothing
+ * depends on it being warm.
+ *
+ * Credentials that stop working (a deactivated user, a regenerated key) are
+ * dropped at once: the route that changed them calls `announceRevocation`,
+ * which every gateway process receives (`parley.auth.revoked`) before the
+ * client gets its answer from the announcing gateway. An authentication
+ * that was in flight when a revocation arrived is not cached.
  */
 export class AuthCache {
   private entries = new Map<string, { user: Authenticated; expires: number }>();
+  /** `realm:user` -> the cached headers of that user. */
+  private byUser = new Map<string, Set<string>>();
+  /** `realm:user` -> when its credentials were last revoked (ms). */
+  private revokedAt = new Map<string, number>();
 
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
-  ) {}
+  ) {
+    caches.add(this);
+  }
 
   async authenticate(actors: ActorClient, realmId: number, header: string): Promise<Authenticated> {
     const hit = this.entries.get(header);
     if (hit && hit.expires > Date.now()) return hit.user;
     const creds = parseBasic(header);
     if (!creds) throw unauthorized('Missing authorization header for basic auth');
+    const asked = Date.now();
     const user = await actors.call(realmRef, realmActorId(realmId), { type: 'authenticate', caller: { realmId, userId: null }, email: creds.email, apiKey: creds.apiKey });
-    if (this.ttlMs > 0) {
-      this.entries.delete(header);
-      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    const key = `${user.realmId}:${user.userId}`;
+    if (this.ttlMs > 0 && (this.revokedAt.get(key) ?? -1) < asked) {
+      this.forget(header);
+      if (this.entries.size >= this.maxEntries) this.forget(this.entries.keys().next().value!);
       this.entries.set(header, { user, expires: Date.now() + this.ttlMs });
+      let headers = this.byUser.get(key);
+      if (!headers) this.byUser.set(key, (headers = new Set()));
+      headers.add(header);
     }
     return user;
+  }
+
+  /** Forgets every cached authentication of a user. */
+  revoke(realmId: number, userId: number): void {
+    const key = `${realmId}:${userId}`;
+    this.revokedAt.set(key, Date.now());
+    if (this.revokedAt.size > this.maxEntries) this.revokedAt.delete(this.revokedAt.keys().next().value!);
+    for (const header of this.byUser.get(key) ?? []) this.entries.delete(header);
+    this.byUser.delete(key);
+  }
+
+  private forget(header: string): void {
+    const hit = this.entries.get(header);
+    if (!hit) return;
+    this.entries.delete(header);
+    const key = `${hit.user.realmId}:${hit.user.userId}`;
+    this.byUser.get(key)?.delete(header);
+  }
+}
+
+/** What a revocation announces: users whose cached credentials must go. */
+interface Revocation {
+  realmId: number;
+  userIds: number[];
+}
+
+let revocationBus: Bus | null = null;
+
+/** Drops the users' cached authentications in every AuthCache of this process. */
+function revokeLocal(r: Revocation): void {
+  for (const cache of caches) for (const id of r.userIds) cache.revoke(r.realmId, id);
+}
+
+/** Wiring (lib/app.ts): this process takes every revocation announced on the bus. */
+export async function listenForRevocations(bus: Bus): Promise<void> {
+  revocationBus = bus;
+  await bus.subscribe(
+    subjects.authRevoked,
+    (body) => {
+      const r = body as Revocation;
+      if (typeof r?.realmId === 'number' && Array.isArray(r.userIds)) revokeLocal(r);
+    },
+    { broadcast: true },
+  );
+  await bus.flush();
+}
+
+/**
+ * Called by a route once credentials stopped working: this process forgets
+ * them now, and every other gateway once the bus delivers the announcement
+ * (flushed before the route answers).
+ */
+export async function announceRevocation(realmId: number, userIds: number[]): Promise<void> {
+  if (userIds.length === 0) return;
+  const r: Revocation = { realmId, userIds };
+  revokeLocal(r);
+  if (revocationBus) {
+    revocationBus.publish(subjects.authRevoked, r);
+    await revocationBus.flush();
   }
 }

@@ -12,6 +12,7 @@ import { LocalBus } from '../actors/runtime/local-bus.ts';
 import { ActorNode } from '../actors/runtime/node.ts';
 import '../actors/index.ts';
 import { ActorClient } from '../actors/runtime/client.ts';
+import { listenForRevocations } from '../gateway/auth.ts';
 import { Gateway } from '../gateway/server.ts';
 import type { Store } from '../storage/store.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
@@ -84,6 +85,7 @@ export async function startParley(config: Config): Promise<Parley> {
   let gateway: Gateway | null = null;
   let port: number | null = null;
   if (config.role !== 'actors') {
+    await listenForRevocations(bus);
     gateway = new Gateway(actors, {
       host: config.host,
       port: config.port,

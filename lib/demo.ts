@@ -4,7 +4,7 @@
  * `general` channel they all read, and one zuliprc file per user in the
  * format existing clients read.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Role } from '../actors/model.ts';
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
@@ -14,7 +14,7 @@ import { ApiError } from './errors.ts';
 export const DEMO_REALM_ID = 1;
 
 export const DEMO_USERS = [
-  { key: 'owner', email: 'olivia@parley.example', fullName: 'Olivia Owner', role: Role.OWNER, canCreateUsers: true },
+  { key: 'owner', email: 'olivia@parley.example', fullName: 'Olivia Owner', role: Role.OWNER, canCreateUsers: true, canChangeUserEmails: true },
   { key: 'admin', email: 'adam@parley.example', fullName: 'Adam Admin', role: Role.ADMIN, canCreateUsers: false },
   { key: 'member1', email: 'maria@parley.example', fullName: 'Maria Member', role: Role.MEMBER, canCreateUsers: false },
   { key: 'member2', email: 'mateo@parley.example', fullName: 'Mateo Member', role: Role.MEMBER, canCreateUsers: false },
@@ -26,7 +26,8 @@ export const DEMO_USERS = [
 export interface DemoCredential {
   key: string;
   email: string;
-  apiKey: string;
+  /** Known only when the realm was created by this call (keys are stored hashed); otherwise null. */
+  apiKey: string | null;
   fullName: string;
   role: number;
   isBot: boolean;
@@ -70,12 +71,18 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
   return creds;
 }
 
-/** Writes `<dir>/<key>.zuliprc` for each demo user. */
+/**
+ * Writes `<dir>/<key>.zuliprc` for each demo user whose key was just
+ * created. Keys are stored hashed, so for a realm that already existed the
+ * files written when it was created are kept (their site updated) and their
+ * keys reported back in `creds`.
+ */
 export function writeZuliprcs(dir: string, site: string, creds: DemoCredential[]): string[] {
   mkdirSync(dir, { recursive: true });
   return creds.map((c) => {
     const path = join(dir, `${c.key}.zuliprc`);
-    writeFileSync(path, `[api]\nemail=${c.email}\nkey=${c.apiKey}\nsite=${site}\n`, { mode: 0o600 });
+    if (c.apiKey === null && existsSync(path)) c.apiKey = /^key=(.*)$/m.exec(readFileSync(path, 'utf8'))?.[1]?.trim() ?? null;
+    if (c.apiKey !== null) writeFileSync(path, `[api]\nemail=${c.email}\nkey=${c.apiKey}\nsite=${site}\n`, { mode: 0o600 });
     return path;
   });
 }

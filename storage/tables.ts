@@ -138,10 +138,20 @@ export const Allocator = z.object({
   /** Recipients (channels and direct-message conversations) share one sequence, as clients group messages by recipient_id. */
   recipient: Id.default(1),
   scheduled: Id.default(1),
+  /** User-defined groups: the system groups hold the IDs below 100. */
+  group: Id.default(100),
+  profileField: Id.default(1),
   /** Message IDs below this were reserved by some owner; a new owner starts here. */
   messageBlockEnd: Id.default(1),
 });
 export type Allocator = z.infer<typeof Allocator>;
+
+export const ApiKeyEntry = z.object({ hash: z.string(), created: Id });
+export type ApiKeyEntry = z.infer<typeof ApiKeyEntry>;
+
+/** A user's status (POST /users/me/status); empty strings mean unset. */
+export const UserStatus = z.object({ text: z.string(), emojiName: z.string(), emojiCode: z.string(), reactionType: z.string() });
+export type UserStatus = z.infer<typeof UserStatus>;
 
 export const UserRecord = z.object({
   id: Id,
@@ -152,11 +162,23 @@ export const UserRecord = z.object({
   botType: Id.nullable(),
   botOwnerId: Id.nullable(),
   isActive: z.boolean(),
-  apiKey: z.string(),
+  /** Legacy: the plain API key of rows written before keys were hashed; `RealmState` turns it into `apiKeys` on load. */
+  apiKey: z.string().default(''),
+  /** A slow salted hash (argon2id; older rows: scrypt), or null when the user cannot log in with a password. */
   passwordHash: z.string().nullable(),
   dateJoined: z.string(),
   timezone: z.string().default(''),
   canCreateUsers: z.boolean().default(false),
+  /** SHA-256 (hex) of each valid API key, oldest first; the keys themselves are never stored. */
+  apiKeys: z.array(ApiKeyEntry).default([]),
+  /** False for users created through the API until their first login (`date_joined` then becomes that time, FL 475). */
+  loggedIn: z.boolean().default(true),
+  canChangeUserEmails: z.boolean().default(false),
+  /** Custom profile field ID (as text) -> value: text, or user IDs for fields of type 6. */
+  profileData: z.record(z.string(), z.union([z.string(), z.array(Id)])).default({}),
+  status: UserStatus.default({ text: '', emojiName: '', emojiCode: '', reactionType: '' }),
+  /** An email change waiting for its confirmation link. */
+  pendingEmail: z.object({ email: z.string(), key: z.string() }).nullable().default(null),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
 
@@ -362,6 +384,41 @@ export type InviteRecord = z.infer<typeof InviteRecord>;
 export const VideoProviderToken = z.object({ accessToken: z.string(), obtainedAt: Id });
 export type VideoProviderToken = z.infer<typeof VideoProviderToken>;
 
+export const USER_GROUP_SETTINGS = ['can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group'] as const;
+export type UserGroupSetting = (typeof USER_GROUP_SETTINGS)[number];
+
+/** A user-defined group (system groups are not stored: `actors/model.ts`). */
+export const UserGroupRecord = z.object({
+  id: Id,
+  name: z.string(),
+  description: z.string(),
+  renderedDescription: z.string(),
+  /** Direct members and direct subgroups, sorted. */
+  members: z.array(Id),
+  subgroups: z.array(Id),
+  creatorId: Id.nullable(),
+  dateCreated: Id.nullable(),
+  deactivated: z.boolean().default(false),
+  settings: z.object(Object.fromEntries(USER_GROUP_SETTINGS.map((k) => [k, GroupSettingValue])) as Record<UserGroupSetting, typeof GroupSettingValue>),
+});
+export type UserGroupRecord = z.infer<typeof UserGroupRecord>;
+
+/** A custom profile field of the realm. */
+export const ProfileFieldRecord = z.object({
+  id: Id,
+  name: z.string(),
+  hint: z.string(),
+  fieldType: Id,
+  /** JSON text: dropdown choices (type 3) or the external account's subtype (type 7); '' otherwise. */
+  fieldData: z.string(),
+  order: Id,
+  displayInProfileSummary: z.boolean().default(false),
+  required: z.boolean().default(false),
+  editableByUser: z.boolean().default(true),
+  useForUserMatching: z.boolean().default(false),
+});
+export type ProfileFieldRecord = z.infer<typeof ProfileFieldRecord>;
+
 // ---- tables ---------------------------------------------------------------
 
 /** Timers live in one partition per shard and hour. */
@@ -447,6 +504,37 @@ export const T = {
     codec: UserSettingsRow,
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
     row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'settings' }),
+  }),
+  /** Which settings each user changed themselves (for `skip_if_already_edited`), per bucket of user IDs. */
+  userSettingsEdited: defineTable({
+    name: 'user_settings_edited',
+    ck: 'bigint',
+    codec: z.array(z.string()),
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${objectBucket(userId)}`, ck: userId }),
+  }),
+  /** The organization's defaults for new users' settings (only those an administrator changed). */
+  realmUserDefaults: defineTable({
+    name: 'realm_user_defaults',
+    ck: 'text',
+    codec: UserSettingsRow,
+    pk: (realm: number) => String(realm),
+    row: (realm: number) => ({ pk: String(realm), ck: 'defaults' }),
+  }),
+  userGroups: defineTable({
+    name: 'user_groups',
+    ck: 'bigint',
+    codec: UserGroupRecord,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
+  }),
+  /** Custom profile fields: one small partition per realm. */
+  profileFields: defineTable({
+    name: 'custom_profile_fields',
+    ck: 'bigint',
+    codec: ProfileFieldRecord,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, id: number) => ({ pk: String(realm), ck: id }),
   }),
   scheduledMessages: defineTable({
     name: 'scheduled_messages',

@@ -30,14 +30,18 @@ const rs = (claims: Record<string, unknown>) => new SignJWT(claims).setProtected
 
 t.test('jwt - an HS256 or RS256 token naming a user gives their API key', async (t) => {
   const byHs = await s.api.ok('POST', '/jwt/fetch_api_key', { token: await hs({ email: s.demo.member1.email }) });
-  t.same([byHs.api_key, byHs.email], [s.demo.member1.apiKey, s.demo.member1.email]);
+  t.equal(byHs.email, s.demo.member1.email);
+  t.match(byHs.api_key, /^[A-Za-z0-9]{32}$/, 'a new key: keys are kept as hashes, so each sign-in issues one');
   t.notOk('user' in byHs);
   const byRs = await s.api.ok('POST', '/jwt/fetch_api_key', { token: await rs({ email: s.demo.owner.email.toUpperCase() }), include_profile: true });
-  t.equal(byRs.api_key, s.demo.owner.apiKey);
+  t.not(byRs.api_key, byHs.api_key);
   t.match(byRs.user, { user_id: s.demo.owner.userId, email: s.demo.owner.email, role: 100, is_owner: true });
-  // The key works for the API.
-  const me = await s.api.as({ email: byHs.email, apiKey: byHs.api_key }).ok('GET', '/users/me/subscriptions');
-  t.ok(Array.isArray(me.subscriptions));
+  // The keys work for the API, as their users; the keys the users had keep working too.
+  const me = await s.api.as({ email: byHs.email, apiKey: byHs.api_key }).ok('POST', '/register', { fetch_event_types: ['realm_user'] });
+  t.equal(me.user_id, s.demo.member1.userId);
+  const owner = await s.api.as({ email: s.demo.owner.email, apiKey: byRs.api_key }).ok('POST', '/register', { fetch_event_types: ['realm_user'] });
+  t.equal(owner.user_id, s.demo.owner.userId);
+  await s.api.as(s.demo.member1).ok('GET', '/users/me/subscriptions');
 });
 
 t.test('jwt - bad tokens get clear errors', async (t) => {
@@ -66,5 +70,7 @@ t.test('python client - exchange a token for an API key', async (t) => {
   const out = runPython(s.urls[0]!, s.demo.member2, `
 r = client.call_endpoint("jwt/fetch_api_key", method="POST", request={"token": ${JSON.stringify(token)}, "include_profile": True})
 print(json.dumps({"key": r["api_key"], "uid": r["user"]["user_id"]}))`) as Record<string, any>;
-  t.same(out, { key: s.demo.member2.apiKey, uid: s.demo.member2.userId });
+  t.equal(out.uid, s.demo.member2.userId);
+  const me = await s.api.as({ email: s.demo.member2.email, apiKey: out.key }).ok('POST', '/register', { fetch_event_types: ['realm_user'] });
+  t.equal(me.user_id, s.demo.member2.userId, 'the key the client got works');
 });

@@ -69,6 +69,14 @@ API_TESTS=(
   test/jwt.test.ts
   test/invites.test.ts
   test/video_calls.test.ts
+  test/people-users.test.ts
+  test/people-api-keys.test.ts
+  test/people-settings.test.ts
+  test/people-status.test.ts
+  test/people-groups.test.ts
+  test/people-profile-fields.test.ts
+  test/people-snapshot.test.ts
+  test/people-python.test.ts
   test/durability.test.ts
 )
 

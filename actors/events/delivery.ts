@@ -55,6 +55,15 @@ export const toUsers = (realmId: number, userIds: number[], event: ClientEventBo
 /** An event only for the queues of clients that declared `capability` (`client_capabilities`) as `value`. */
 export const toUsersIf = (realmId: number, userIds: number[], event: ClientEventBody, capability: { name: string; value: boolean }): Delivery => ({ kind: 'event', realmId, userIds, event, capability });
 
+/**
+ * An event in one form for queues of clients with `capability` and another
+ * (or none) for the others: two deliveries, each filtered by the capability.
+ */
+export const withCapability = (realmId: number, userIds: number[], capability: 'include_deactivated_groups', event: ClientEventBody, otherwise: ClientEventBody | null): Delivery[] => [
+  toUsersIf(realmId, userIds, event, { name: capability, value: true }),
+  ...(otherwise ? [toUsersIf(realmId, userIds, otherwise, { name: capability, value: false })] : []),
+];
+
 /** The placement keys of a delivery's recipients (where their queues live). */
 export function deliveryPlacements(d: Delivery): string[] {
   return d.userIds.map((id) => userPlacement(d.realmId, id));

@@ -33,6 +33,8 @@ export const UserObject = z
     avatar_url: z.string().nullable(),
     avatar_version: Id,
     is_imported_stub: z.boolean(),
+    /** Only present, and true, for deleted users (FL 490). */
+    is_deleted: z.literal(true).optional(),
     profile_data: z.record(z.string(), z.object({ value: z.string(), rendered_value: z.string().optional() }).strict()).optional(),
   })
   .strict();
@@ -207,6 +209,76 @@ export const ORG_EVENT_BODIES = [
     .strict(),
   z.object({ type: z.literal('realm'), op: z.literal('update_dict'), property: z.literal('default'), data: z.record(z.string().regex(/^(can_[a-z_]+_group|can_create_groups|can_manage_all_groups|create_multiuse_invite_group|direct_message_(initiator|permission)_group)$/), GroupSetting) }).strict(),
 ] as const;
+/** A user group object (`realm_user_groups`, `GET /user_groups`, `user_group` add events). */
+export const UserGroupObject = z
+  .object({
+    id: Id,
+    name: z.string(),
+    description: z.string(),
+    rendered_description: z.string(),
+    members: z.array(Id),
+    direct_subgroup_ids: z.array(Id),
+    creator_id: Id.nullable(),
+    date_created: Id.nullable(),
+    is_system_group: z.boolean(),
+    deactivated: z.boolean(),
+    can_add_members_group: GroupSetting,
+    can_join_group: GroupSetting,
+    can_leave_group: GroupSetting,
+    can_manage_group: GroupSetting,
+    can_mention_group: GroupSetting,
+    can_remove_members_group: GroupSetting,
+  })
+  .strict();
+export type UserGroupObject = z.infer<typeof UserGroupObject>;
+
+/** What a `user_group` update event may change. */
+const UserGroupData = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    rendered_description: z.string(),
+    deactivated: z.boolean(),
+    can_add_members_group: GroupSetting,
+    can_join_group: GroupSetting,
+    can_leave_group: GroupSetting,
+    can_manage_group: GroupSetting,
+    can_mention_group: GroupSetting,
+    can_remove_members_group: GroupSetting,
+  })
+  .partial()
+  .strict();
+
+/** A custom profile field object (`custom_profile_fields`). */
+export const ProfileFieldObject = z
+  .object({
+    id: Id,
+    name: z.string(),
+    hint: z.string(),
+    type: Id,
+    field_data: z.string(),
+    order: Id,
+    display_in_profile_summary: z.boolean().optional(),
+    required: z.boolean(),
+    editable_by_user: z.boolean(),
+    use_for_user_matching: z.literal(true).optional(),
+  })
+  .strict();
+export type ProfileFieldObject = z.infer<typeof ProfileFieldObject>;
+
+const SettingValue = z.union([z.string(), z.number(), z.boolean()]);
+
+/** The `person` of a `realm_user` update: the user's ID and one changed property. */
+const PersonUpdate = z.union([
+  z.object({ user_id: Id, full_name: z.string() }).strict(),
+  z.object({ user_id: Id, role: UserObject.shape.role }).strict(),
+  z.object({ user_id: Id, is_active: z.boolean() }).strict(),
+  z.object({ user_id: Id, email: z.string(), timezone: z.string() }).strict(),
+  z.object({ user_id: Id, delivery_email: z.string().nullable() }).strict(),
+  z.object({ user_id: Id, new_email: z.string() }).strict(),
+  z.object({ user_id: Id, date_joined: z.string() }).strict(),
+  z.object({ user_id: Id, custom_profile_field: z.object({ id: Id, value: z.string().nullable(), rendered_value: z.string().optional() }).strict() }).strict(),
+]);
 
 /** Every event body a client can receive (an event without its queue `id`). */
 const EVENT_BODIES = [
@@ -215,7 +287,29 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('subscription'), op: z.literal('add'), subscriptions: z.array(SubscriptionObject) }).strict(),
   z.object({ type: z.literal('subscription'), op: z.enum(['peer_add', 'peer_remove']), stream_ids: z.array(Id), user_ids: z.array(Id) }).strict(),
   z.object({ type: z.literal('stream'), op: z.literal('create'), streams: z.array(ChannelObject) }).strict(),
+  z.object({ type: z.literal('stream'), op: z.literal('delete'), stream_ids: z.array(Id) }).strict(),
   z.object({ type: z.literal('realm_user'), op: z.literal('add'), person: UserObject }).strict(),
+  z.object({ type: z.literal('realm_user'), op: z.literal('update'), person: PersonUpdate }).strict(),
+  z.object({ type: z.literal('realm_user'), op: z.literal('remove'), person: z.object({ user_id: Id, full_name: z.string() }).strict() }).strict(),
+  z.object({ type: z.literal('user_settings'), op: z.literal('update'), property: z.string(), value: SettingValue, language_name: z.string().optional() }).strict(),
+  z.object({ type: z.literal('realm_user_settings_defaults'), op: z.literal('update'), property: z.string(), value: SettingValue }).strict(),
+  z
+    .object({
+      type: z.literal('user_status'),
+      user_id: Id,
+      away: z.boolean().optional(),
+      status_text: z.string().optional(),
+      emoji_name: z.string().optional(),
+      emoji_code: z.string().optional(),
+      reaction_type: z.string().optional(),
+    })
+    .strict(),
+  z.object({ type: z.literal('user_group'), op: z.literal('add'), group: UserGroupObject }).strict(),
+  z.object({ type: z.literal('user_group'), op: z.literal('update'), group_id: Id, data: UserGroupData }).strict(),
+  z.object({ type: z.literal('user_group'), op: z.enum(['add_members', 'remove_members']), group_id: Id, user_ids: z.array(Id) }).strict(),
+  z.object({ type: z.literal('user_group'), op: z.enum(['add_subgroups', 'remove_subgroups']), group_id: Id, direct_subgroup_ids: z.array(Id) }).strict(),
+  z.object({ type: z.literal('user_group'), op: z.literal('remove'), group_id: Id }).strict(),
+  z.object({ type: z.literal('custom_profile_fields'), fields: z.array(ProfileFieldObject) }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('add'), scheduled_messages: z.array(ScheduledMessageObject) }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),

@@ -80,6 +80,13 @@ export class QueueShard {
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }
+    const gone = deactivatedUser(d);
+    if (gone !== null) this.dropUser(d.realmId, gone);
+  }
+
+  /** Ends every queue of a user (deactivated): a waiting poll gets what is queued, the next poll BAD_EVENT_QUEUE_ID. */
+  dropUser(realmId: number, userId: number): void {
+    for (const q of [...(this.byUser.get(`${realmId}:${userId}`) ?? [])]) this.drop(q);
   }
 
   /** A public-channel message for the all_public_streams queues of users who did not receive it. */
@@ -126,6 +133,13 @@ export class QueueShard {
   closeAll(): void {
     for (const q of this.queues.values()) q.close();
   }
+}
+
+/** The user a delivery reports deactivated (their queues end once they got it), or null. */
+function deactivatedUser(d: Delivery): number | null {
+  if (d.kind !== 'event' || d.event.type !== 'realm_user' || d.event.op !== 'update') return null;
+  const person = d.event.person;
+  return 'is_active' in person && person.is_active === false ? person.user_id : null;
 }
 
 /** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar. */

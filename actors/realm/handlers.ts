@@ -3,7 +3,6 @@ import { directory, messageSources, narrowForQueue, sendMessage } from './messag
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
-import { authenticate, bootstrap, createUser, listUsers } from './users.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
@@ -12,6 +11,12 @@ import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
 import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
+import { authenticate, bootstrap, createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
+import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
+import { confirmEmailChange, updateSettings, updateUserDefaults } from './settings.ts';
+import { getStatus, updateStatus } from './user_status.ts';
+import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers } from './user_groups.ts';
+import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 
 export const realmHandlers = {
   bootstrap,
@@ -61,4 +66,32 @@ export const realmHandlers = {
   acceptInvite,
   setVideoProviderToken,
   videoProviderToken,
+  getUser,
+  getOwnUser,
+  updateUser,
+  deactivateUser,
+  deactivateSelf,
+  reactivateUser,
+  passwordCheck,
+  issueApiKey,
+  regenerateApiKey,
+  listProfileFields,
+  createProfileField,
+  updateProfileField,
+  deleteProfileField,
+  reorderProfileFields,
+  updateOwnProfileData,
+  updateSettings,
+  confirmEmailChange,
+  updateUserDefaults,
+  updateStatus,
+  getStatus,
+  createGroup,
+  listGroups,
+  updateGroup,
+  deactivateGroup,
+  updateGroupMembers,
+  groupMembers,
+  isGroupMember,
+  groupSubgroups,
 };

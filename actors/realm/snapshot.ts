@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { wants } from '../events/fetch.ts';
 import { formatUser } from '../format.ts';
-import { Role, SYSTEM_GROUPS } from '../model.ts';
+import { Role } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { channelSnapshot } from './subscription_settings.ts';
@@ -12,8 +12,13 @@ import { linkifiersOf } from './linkifiers.ts';
 import { renderDescription } from './markdown.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
+import { FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
+import { userObject } from './people.ts';
+import { settingsOf, userDefaultsOf } from './settings.ts';
 import type { RealmState } from './state.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
+import { groupObjects } from './groups.ts';
+import { statusesOf } from './user_status.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -60,23 +65,16 @@ export const snapshot = query({
         role: user.role,
         can_create_users: user.canCreateUsers,
         avatar_url: formatUser(user, msg.clientExtavatar).avatar_url,
-        realm_users: users.filter((u) => u.isActive).map((u) => formatUser(u, msg.clientExtavatar)),
-        realm_non_active_users: users.filter((u) => !u.isActive).map((u) => formatUser(u, msg.clientExtavatar)),
+        realm_users: users.filter((u) => u.isActive).map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: true })),
+        realm_non_active_users: users.filter((u) => !u.isActive).map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: true })),
         cross_realm_bots: [],
       });
     }
     if (want('subscription') || want('stream') || want('default_streams')) Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
-    if (want('realm_user_groups')) {
-      out.realm_user_groups = SYSTEM_GROUPS.map((g) => ({
-        id: g.id,
-        name: g.name,
-        description: g.description,
-        members: [...state.users.values()].filter((u) => u.isActive && u.role <= g.maxRole).map((u) => u.id),
-        direct_subgroup_ids: [],
-        is_system_group: true,
-        deactivated: false,
-      }));
-    }
+    if (want('realm_user_groups')) out.realm_user_groups = groupObjects(state, msg.capabilities.include_deactivated_groups === true);
+    if (want('user_settings')) out.user_settings = settingsOf(state, user.id);
+    if (want('realm_user_settings_defaults')) out.realm_user_settings_defaults = userDefaultsOf(state);
+    if (want('user_status')) out.user_status = statusesOf(state);
     if (want('recent_private_conversations')) {
       out.recent_private_conversations = [...(state.dmsByUser.get(user.id) ?? [])]
         .map((key) => state.dms.get(key)!)
@@ -92,7 +90,10 @@ export const snapshot = query({
     if (want('saved_snippets')) out.saved_snippets = [];
     if (want('realm_linkifiers')) out.realm_linkifiers = msg.capabilities.linkifier_url_template === true ? linkifiersOf(state) : [];
     if (want('realm_emoji')) out.realm_emoji = {};
-    if (want('custom_profile_fields')) out.custom_profile_fields = [];
+    if (want('custom_profile_fields')) {
+      out.custom_profile_fields = fieldObjects(state);
+      out.custom_profile_field_types = FIELD_TYPE_DESCRIPTIONS;
+    }
     if (want('has_videoprovider_token')) out.has_videoprovider_token = state.org.videoTokens.has(user.id);
     return out;
   },

@@ -8,6 +8,7 @@
  * a stored record goes with its write into the action's `Tx`.
  */
 import type { Store } from '../../storage/store.ts';
+import { sha256Hex } from '../../lib/secrets.ts';
 import {
   type Allocator,
   Allocator as AllocatorCodec,
@@ -16,13 +17,16 @@ import {
   type GroupSettingValue,
   messageBucket,
   objectBucket,
+  type ProfileFieldRecord,
   type RealmMeta,
   type ScheduledMessage,
   type SubscriptionRecord,
   T,
+  type UserGroupRecord,
   type UserRecord,
 } from '../../storage/tables.ts';
-import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup } from '../model.ts';
+import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId } from '../model.ts';
+import type { SettingValue } from '../user/settings.ts';
 import type { Tx } from '../runtime/action.ts';
 import { OrgState } from './org_state.ts';
 
@@ -31,14 +35,15 @@ const MESSAGE_ID_BLOCK = 1000;
 /** Partitions read at once while loading. */
 const LOAD_CONCURRENCY = 32;
 
-export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled';
+export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled' | 'group' | 'profileField';
 
 export class RealmState {
   meta: RealmMeta | null = null;
   private ids: Allocator = AllocatorCodec.parse({});
   readonly users = new Map<number, UserRecord>();
   readonly usersByEmail = new Map<string, UserRecord>();
-  readonly usersByKey = new Map<string, UserRecord>();
+  /** SHA-256 of each valid API key -> its user (keys themselves are never kept). */
+  readonly usersByKeyHash = new Map<string, UserRecord>();
   /** Lower-cased full name -> users (for mentions). */
   readonly usersByName = new Map<string, Set<UserRecord>>();
   readonly channels = new Map<number, ChannelRecord>();
@@ -50,6 +55,15 @@ export class RealmState {
   readonly scheduled = new Map<number, ScheduledMessage>();
   /** Organization settings, channel traffic, folders, linkifiers, invitations (`org_state.ts`). */
   readonly org = new OrgState();
+  /** userId -> the settings stored for the user (the others have the server's defaults). */
+  readonly settings = new Map<number, Record<string, SettingValue>>();
+  /** userId -> the settings the user changed themselves (for `skip_if_already_edited`). */
+  readonly settingsEdited = new Map<number, Set<string>>();
+  /** The organization's defaults for new users: only what an administrator changed. */
+  userDefaults: Record<string, SettingValue> = {};
+  /** User-defined groups (the system groups are derived from roles). */
+  readonly groups = new Map<number, UserGroupRecord>();
+  readonly profileFields = new Map<number, ProfileFieldRecord>();
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
   readonly knownBuckets = new Set<string>();
   private nextMessageId = 1;
@@ -66,25 +80,32 @@ export class RealmState {
     s.nextMessageId = s.ids.messageBlockEnd;
     s.maxMessageId = await newestMessageId(store, realmId, s.ids.messageBlockEnd - 1);
     const buckets = (next: number) => Array.from({ length: objectBucket(Math.max(0, next - 1)) + 1 }, (_, b) => b);
-    for (const users of await eachLimited(buckets(s.ids.user), (b) => T.users.partition(realmId, b).values(store))) for (const u of users) s.indexUser(u);
+    for (const users of await eachLimited(buckets(s.ids.user), (b) => T.users.partition(realmId, b).values(store))) for (const u of users) s.indexUser(withHashedLegacyKey(u));
     for (const channels of await eachLimited(buckets(s.ids.channel), (b) => T.channels.partition(realmId, b).values(store))) for (const c of channels) s.indexChannel(c);
     for (const subs of await eachLimited([...s.channels.keys()], (id) => T.subscriptions.partition(realmId, id).values(store))) for (const sub of subs) s.indexSub(sub);
     for (const convs of await eachLimited([...s.users.keys()], (id) => T.dmConversations.partition(realmId, id).values(store))) for (const d of convs) s.indexDm(d);
     for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
     await s.org.load(store, realmId, [...s.channels.keys()], [...s.users.keys()], eachLimited);
+    const userIds = [...s.users.keys()];
+    const rows = await eachLimited(userIds, (id) => T.userSettings.at(realmId, id).get(store));
+    rows.forEach((row, i) => row && s.settings.set(userIds[i]!, row));
+    for (const rows of await eachLimited(buckets(s.ids.user), (b) => T.userSettingsEdited.partition(realmId, b).range(store))) for (const r of rows) s.settingsEdited.set(Number(r.ck), new Set(r.value));
+    s.userDefaults = (await T.realmUserDefaults.at(realmId).get(store)) ?? {};
+    for (const list of await eachLimited(buckets(s.ids.group), (b) => T.userGroups.partition(realmId, b).values(store))) for (const g of list) s.groups.set(g.id, g);
+    for (const f of await T.profileFields.partition(realmId).values(store)) s.profileFields.set(f.id, f);
     return s;
   }
 
   indexUser(u: UserRecord): void {
     const old = this.users.get(u.id);
     if (old) {
-      this.usersByKey.delete(old.apiKey);
+      for (const k of old.apiKeys) this.usersByKeyHash.delete(k.hash);
       this.usersByEmail.delete(old.email.toLowerCase());
       this.usersByName.get(old.fullName.toLowerCase())?.delete(old);
     }
     this.users.set(u.id, u);
     this.usersByEmail.set(u.email.toLowerCase(), u);
-    this.usersByKey.set(u.apiKey, u);
+    for (const k of u.apiKeys) this.usersByKeyHash.set(k.hash, u);
     const name = u.fullName.toLowerCase();
     let named = this.usersByName.get(name);
     if (!named) this.usersByName.set(name, (named = new Set()));
@@ -124,8 +145,32 @@ export class RealmState {
     return inGroupSetting(value, user, this.inGroup);
   }
 
-  /** Group membership for permissions: the system groups (user-defined groups join here when they exist). */
-  inGroup: GroupMembership = inSystemGroup;
+  /**
+   * Group membership for permissions: a system group by role; a user-defined
+   * group by its direct members and, recursively, its subgroups. A
+   * deactivated group (and a deactivated user) is in nothing.
+   */
+  inGroup: GroupMembership = (groupId, user) => this.inGroupRecursive(groupId, user, new Set());
+
+  private inGroupRecursive(groupId: number, user: { id: number; role: number }, seen: Set<number>): boolean {
+    if (isSystemGroupId(groupId)) return inSystemGroup(groupId, user);
+    const g = this.groups.get(groupId);
+    if (!g || g.deactivated || seen.has(groupId)) return false;
+    seen.add(groupId);
+    if (g.members.includes(user.id) && this.users.get(user.id)?.isActive !== false) return true;
+    return g.subgroups.some((sub) => this.inGroupRecursive(sub, user, seen));
+  }
+
+  /** Whether a group may be used in a permission value: a system group, or an active user-defined group. */
+  isUsableGroup(id: number): boolean {
+    return isSystemGroupId(id) || this.groups.get(id)?.deactivated === false;
+  }
+
+  /** A user's effective value of a setting. */
+  setting(userId: number, name: string, fallback: SettingValue): SettingValue {
+    if (name === 'timezone') return this.users.get(userId)?.timezone ?? '';
+    return this.settings.get(userId)?.[name] ?? fallback;
+  }
 
   isSubscribed(streamId: number, userId: number): boolean {
     return this.subs.get(streamId)?.get(userId)?.active === true;
@@ -157,6 +202,14 @@ export class RealmState {
     this.maxMessageId = id;
     return id;
   }
+}
+
+/** A row written before API keys were hashed holds its key in plain text: keep only its hash. */
+function withHashedLegacyKey(u: UserRecord): UserRecord {
+  if (!u.apiKey) return u;
+  const hash = sha256Hex(u.apiKey);
+  const apiKeys = u.apiKeys.some((k) => k.hash === hash) ? u.apiKeys : [{ hash, created: 0 }, ...u.apiKeys];
+  return { ...u, apiKey: '', apiKeys };
 }
 
 /** The greatest stored message ID at or below `atMost` (0 if none), from the message locator. */

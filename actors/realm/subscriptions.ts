@@ -33,7 +33,7 @@ function checkChannelName(raw: string): string {
 }
 
 function checkGroupSetting(state: Readonly<RealmState>, name: string, v: GroupSettingValue): GroupSettingValue {
-  const known = (g: number) => SYSTEM_GROUPS.some((x) => x.id === g);
+  const known = (g: number) => state.isUsableGroup(g);
   if (typeof v === 'number') {
     if (!known(v)) throw badRequest(`Invalid user group ID: ${v}`, { var_name: name });
     return v;

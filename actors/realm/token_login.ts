@@ -1,23 +1,32 @@
 /**
  * Sign-in by token: the gateway verifies the JSON web token (`lib/jwt.ts`);
- * the realm gives the API key of the user its `email` claim names.
+ * the realm issues an API key to the user its `email` claim names (keys are
+ * stored as hashes only, so each sign-in gets a new key, as a password login
+ * does: `api_keys.ts`).
  */
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors.ts';
-import { formatUser } from '../format.ts';
-import { defineQuery } from '../runtime/action.ts';
+import { defineAction } from '../runtime/action.ts';
+import { authenticationFailed, grantKey, type Login, loginEvents, loginPlan, userDeactivated } from './api_keys.ts';
+import { userObject } from './people.ts';
 import type { RealmState } from './state.ts';
 
-const query = defineQuery<RealmState>();
+const action = defineAction<RealmState>();
 
-export const apiKeyForToken = query({
+export const apiKeyForToken = action({
   type: 'apiKeyForToken',
   fields: z.object({ email: z.string(), includeProfile: z.boolean() }),
-  run(state, msg) {
+  check(state, msg): Login & { includeProfile: boolean } {
     if (msg.caller.userId !== null) throw new ApiError('UNAUTHORIZED', 'Only the server exchanges tokens', 401);
-    const user = state.usersByEmail.get(msg.email.trim().toLowerCase());
-    if (!user || !msg.email.trim()) throw new ApiError('AUTHENTICATION_FAILED', 'Your username or password is incorrect', 401);
-    if (!user.isActive) throw new ApiError('USER_DEACTIVATED', 'Account is deactivated', 401);
-    return { api_key: user.apiKey, email: user.email, ...(msg.includeProfile ? { user: formatUser(user, false) } : {}) };
+    const user = msg.email.trim() ? state.usersByEmail.get(msg.email.trim().toLowerCase()) : undefined;
+    if (!user) throw authenticationFailed();
+    if (!user.isActive) throw userDeactivated();
+    return { ...loginPlan(state, user.id), includeProfile: msg.includeProfile };
   },
+  apply(state, p, tx) {
+    const { api_key, email } = grantKey(state, p, tx);
+    const user = state.users.get(p.userId)!;
+    return { api_key, email, ...(p.includeProfile ? { user: userObject(state, user, { extavatar: false }) } : {}) };
+  },
+  events: (state, p) => loginEvents(state, p),
 });

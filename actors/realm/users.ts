@@ -1,33 +1,34 @@
-/** Members: authentication, listing, creation (POST /users) and the realm's first users. */
-import { randomBytes, scryptSync } from 'node:crypto';
+/**
+ * Members: authentication, reads (GET /users, /users/me, /users/{id} and by
+ * email), creation (POST /users), administration (PATCH /users/{id} with
+ * the role rules; deactivation and reactivation; DELETE /users/me) and the
+ * realm's first users.
+ *
+ * Passwords arrive here already hashed, and are checked in the gateway
+ * (`lib/secrets.ts`): slow hashing never runs in the realm's mailbox.
+ */
+import { channelActivity } from './streams.ts';
 import { z } from 'zod';
-import { adminRequired, badRequest, unauthorized } from '../../lib/errors.ts';
-import { T, type UserRecord } from '../../storage/tables.ts';
-import { toUsers } from '../events/delivery.ts';
-import { formatUser } from '../format.ts';
+import { adminRequired, ApiError, badRequest, unauthorized } from '../../lib/errors.ts';
+import { hashPassword, newApiKey, sameDigest, sha256Hex } from '../../lib/secrets.ts';
+import { type ChannelRecord, T, type UserRecord } from '../../storage/tables.ts';
+import { type Delivery, toUsers, withCapability } from '../events/delivery.ts';
+import type { UserObject } from '../events/schema.ts';
+import { formatChannel } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts';
+import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
+import { roleGroupEvents, roleGroups, userAudience, userObject, userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
+import { settingsNamingUser } from './groups.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
 
-const KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** A 32-character API key from a CSPRNG. */
-export function newApiKey(): string {
-  const bytes = randomBytes(32);
-  let key = '';
-  for (const b of bytes) key += KEY_ALPHABET[b % KEY_ALPHABET.length];
-  return key;
-}
-
-export function hashPassword(password: string): string {
-  const salt = randomBytes(16);
-  const hash = scryptSync(password, salt, 32);
-  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
-}
+/** A user keeps at most this many API keys (one per login); a new login past it retires the oldest. */
+export const MAX_API_KEYS = 16;
+const MAX_NAME_LENGTH = 100;
 
 /** What an authenticated request knows of its caller. */
 export interface Authenticated {
@@ -42,16 +43,20 @@ export const authenticate = query({
   type: 'authenticate',
   fields: z.object({ email: z.string(), apiKey: z.string() }),
   run(state, msg): Authenticated {
-    const user = state.usersByKey.get(msg.apiKey);
-    if (!user || user.email.toLowerCase() !== msg.email.trim().toLowerCase()) throw unauthorized('Invalid API key');
+    const hash = sha256Hex(msg.apiKey);
+    const user = state.usersByKeyHash.get(hash);
+    const entry = user?.apiKeys.find((k) => sameDigest(k.hash, hash));
+    if (!user || !entry || user.email.toLowerCase() !== msg.email.trim().toLowerCase()) throw unauthorized('Invalid API key');
     if (!user.isActive) throw unauthorized('Account is deactivated');
     return { realmId: state.realmId, userId: user.id, email: user.email, role: user.role, isBot: user.isBot };
   },
 });
 
+const ReadOptions = { clientExtavatar: z.boolean(), includeCustomProfileFields: z.boolean() };
+
 export const listUsers = query({
   type: 'listUsers',
-  fields: z.object({ userIds: z.array(z.number().int()).nullable(), clientExtavatar: z.boolean() }),
+  fields: z.object({ userIds: z.array(z.number().int()).nullable(), ...ReadOptions }),
   run(state, msg) {
     actingUser(state, msg.caller);
     let users = [...state.users.values()];
@@ -60,24 +65,60 @@ export const listUsers = query({
       const wanted = new Set(msg.userIds);
       users = users.filter((u) => wanted.has(u.id));
     }
-    return { members: users.map((u) => formatUser(u, msg.clientExtavatar)) };
+    return { members: users.map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: msg.includeCustomProfileFields })) };
   },
 });
 
-interface NewUser {
+/** GET /users/{user_id} and GET /users/{email}: deactivated users and bots included. */
+export const getUser = query({
+  type: 'getUser',
+  fields: z.object({ user: z.union([z.number().int(), z.string()]), ...ReadOptions }),
+  run(state, msg) {
+    actingUser(state, msg.caller);
+    const u = typeof msg.user === 'number' ? state.users.get(msg.user) : state.usersByEmail.get(msg.user.trim().toLowerCase());
+    if (!u) throw badRequest('No such user');
+    return { user: userObject(state, u, { extavatar: msg.clientExtavatar, profile: msg.includeCustomProfileFields }) };
+  },
+});
+
+/** GET /users/me: the caller's own user object, with real avatar URL and profile data. */
+export const getOwnUser = query({
+  type: 'getOwnUser',
+  fields: z.object({}),
+  run(state, msg) {
+    const u = actingUser(state, msg.caller);
+    return { ...userObject(state, u, { extavatar: false, profile: true }), max_message_id: state.maxMessageId > 0 ? state.maxMessageId : -1 };
+  },
+});
+
+/** Zulip's full-name rules: trimmed, 1 to 100 characters, no control characters. */
+export function checkFullName(raw: string): string {
+  const name = raw.trim();
+  if ([...name].length > MAX_NAME_LENGTH) throw badRequest('Name too long!');
+  if (!name) throw badRequest('Name too short!');
+  if (/[\u0000-\u001f\u007f-\u009f*`\\>"@]/.test(name)) throw badRequest('Invalid characters in name!');
+  return name;
+}
+
+export interface NewUser {
   email: string;
   fullName: string;
   role: number;
   isBot?: boolean;
   botOwnerId?: number | null;
   canCreateUsers?: boolean;
-  /** Already hashed (hashing is slow: it happens in `check`, never in `apply`). */
+  canChangeUserEmails?: boolean;
   passwordHash: string | null;
+  /** False for users created through the API: their date_joined becomes their first login. */
+  loggedIn: boolean;
+  /** The first API key's plain text, made in `check` (only its hash is kept). */
+  apiKey: string;
 }
 
-/** Creates a user record in memory and its write. */
-function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
+/** Creates a user record, with the organization's current defaults as settings, and its writes. */
+export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
   const id = state.take('user', tx);
+  const now = Date.now();
   const user: UserRecord = {
     id,
     email: n.email,
@@ -87,36 +128,268 @@ function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
     botType: n.isBot ? 1 : null,
     botOwnerId: n.botOwnerId ?? null,
     isActive: true,
-    apiKey: newApiKey(),
+    apiKey: '',
     passwordHash: n.passwordHash,
-    dateJoined: new Date().toISOString(),
+    dateJoined: new Date(now).toISOString(),
     timezone: '',
     canCreateUsers: n.canCreateUsers ?? false,
+    apiKeys: [{ hash: sha256Hex(n.apiKey), created: Math.floor(now / 1000) }],
+    loggedIn: n.loggedIn,
+    canChangeUserEmails: n.canChangeUserEmails ?? false,
+    profileData: {},
+    status: { text: '', emojiName: '', emojiCode: '', reactionType: '' },
+    pendingEmail: null,
   };
   state.indexUser(user);
   tx.write(T.users.at(state.realmId, id).put(user));
+  // A new user starts from the organization's defaults; later changes to them never reach this user.
+  if (Object.keys(state.userDefaults).length) {
+    const settings = { ...state.userDefaults };
+    state.settings.set(id, settings);
+    tx.write(T.userSettings.at(state.realmId, id).put(settings));
+  }
   return user;
 }
 
-/** POST /users: administrators holding `can_create_users` only. */
+export function realmUserAdd(state: Readonly<RealmState>, u: UserRecord): Delivery {
+  return toUsers(state.realmId, activeUsers(state), { type: 'realm_user', op: 'add', person: userObject(state, u, { extavatar: false, profile: true }) });
+}
+
+/** POST /users: administrators holding `can_create_users` only. The gateway hashes the password. */
 export const createUser = action({
   type: 'createUser',
-  fields: z.object({ email: z.string(), password: z.string(), fullName: z.string() }),
+  fields: z.object({ email: z.string(), passwordHash: z.string(), fullName: z.string() }),
   check(state, msg) {
     const actor = actingUser(state, msg.caller);
     if (!isAdmin(actor)) throw adminRequired();
     if (!actor.canCreateUsers) throw badRequest('User not authorized to create users');
-    const fullName = msg.fullName.trim();
-    if (!fullName) throw badRequest('Name too short!');
-    if (fullName.length > 100) throw badRequest('Name too long!');
+    const fullName = checkFullName(msg.fullName);
     if (state.usersByEmail.has(msg.email.toLowerCase())) throw badRequest(`Email '${msg.email}' already in use`);
-    return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: hashPassword(msg.password) } satisfies NewUser;
+    return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: msg.passwordHash, loggedIn: false, apiKey: newApiKey() } satisfies NewUser;
   },
   apply(state, plan, tx) {
     return { user_id: addUser(state, tx, plan).id };
   },
   events(state, _plan, reply) {
-    return [toUsers(state.realmId, activeUsers(state), { type: 'realm_user', op: 'add', person: formatUser(state.users.get(reply.user_id)!, false) })];
+    return [realmUserAdd(state, state.users.get(reply.user_id)!)];
+  },
+});
+
+/** Whether `user` is the organization's only active human owner. */
+function isLastOwner(state: Readonly<RealmState>, user: UserRecord): boolean {
+  if (user.role !== Role.OWNER || user.isBot) return false;
+  return ![...state.users.values()].some((u) => u.id !== user.id && u.isActive && !u.isBot && u.role === Role.OWNER);
+}
+
+/** Zulip's `can_admin_user`: administrators, and a bot's owner for that bot. */
+const canAdminUser = (actor: UserRecord, target: UserRecord): boolean => isAdmin(actor) || (target.isBot && target.botOwnerId === actor.id);
+
+const ownerRequired = (): ApiError => new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner', 400);
+
+/** The target of an administrative operation (Zulip's `access_user_by_id(..., for_admin=True)`). */
+function adminTarget(state: Readonly<RealmState>, actor: UserRecord, userId: number, opts: { allowDeactivated: boolean; allowBots: boolean }): UserRecord {
+  const target = state.users.get(userId);
+  if (!target || (target.isBot && !opts.allowBots)) throw badRequest('No such user');
+  if (!target.isActive && !opts.allowDeactivated) throw badRequest('User is deactivated');
+  if (!canAdminUser(actor, target)) throw badRequest('Insufficient permission');
+  return target;
+}
+
+interface UpdatePlan {
+  userId: number;
+  oldRole: number;
+  role: number | null;
+  fullName: string | null;
+  email: string | null;
+  profile: ProfileChange[];
+  /** Channels the user can see before the change (a role change may change that). */
+  visibleBefore: Set<number>;
+}
+
+function visibleChannels(state: Readonly<RealmState>, user: UserRecord): Set<number> {
+  const out = new Set<number>();
+  for (const c of state.channels.values()) if (canAccess(state, c, user)) out.add(c.id);
+  return out;
+}
+
+/** PATCH /users/{user_id}: full name, role (owner rules), custom profile data, email. */
+export const updateUser = action({
+  type: 'updateUser',
+  fields: z.object({
+    userId: z.number().int(),
+    fullName: z.string().nullable(),
+    role: z.number().int().nullable(),
+    profileData: z.array(ProfileDataEntry).nullable(),
+    newEmail: z.string().nullable(),
+  }),
+  check(state, msg): UpdatePlan {
+    const actor = actingUser(state, msg.caller);
+    const target = adminTarget(state, actor, msg.userId, { allowDeactivated: true, allowBots: true });
+    if (msg.newEmail !== null && !(actor.role === Role.OWNER && actor.canChangeUserEmails)) throw badRequest('User not authorized to change user emails');
+    let role: number | null = null;
+    if (msg.role !== null && msg.role !== target.role) {
+      if ((msg.role === Role.OWNER || target.role === Role.OWNER) && actor.role !== Role.OWNER) throw ownerRequired();
+      if (!isAdmin(actor)) throw adminRequired();
+      if (isLastOwner(state, target)) throw badRequest('The owner permission cannot be removed from the only organization owner.');
+      role = msg.role;
+    }
+    let fullName: string | null = null;
+    if (msg.fullName !== null && msg.fullName.trim() !== '' && msg.fullName !== target.fullName) {
+      fullName = checkFullName(msg.fullName);
+      if (fullName === target.fullName) fullName = null;
+    }
+    const profile = msg.profileData ? checkProfileData(state, target, msg.profileData, true) : [];
+    let email: string | null = null;
+    if (msg.newEmail !== null && msg.newEmail !== target.email) {
+      const holder = state.usersByEmail.get(msg.newEmail.toLowerCase());
+      if (holder && holder.id !== target.id) throw badRequest(`Email '${msg.newEmail}' already in use`);
+      email = msg.newEmail;
+    }
+    return { userId: target.id, oldRole: target.role, role, fullName, email, profile, visibleBefore: visibleChannels(state, target) };
+  },
+  apply(state, p, tx) {
+    const u = state.users.get(p.userId)!;
+    const next: UserRecord = { ...u, role: p.role ?? u.role, fullName: p.fullName ?? u.fullName, email: p.email ?? u.email };
+    state.indexUser(next);
+    tx.write(T.users.at(state.realmId, u.id).put(next));
+    applyProfileData(state, u.id, p.profile, tx);
+    // A changed email makes the old API email (and so the old credentials) stop working.
+    return { revoked: p.email !== null ? [u.id] : [] };
+  },
+  events(state, p) {
+    const out: Delivery[] = [];
+    const id = p.userId;
+    if (p.role !== null) {
+      out.push(userUpdate(state, id, { user_id: id, role: p.role as UserObject['role'] }));
+      out.push(...roleGroupEvents(state, id, p.oldRole, p.role));
+      out.push(...channelVisibilityEvents(state, state.users.get(id)!, p.visibleBefore));
+    }
+    if (p.fullName !== null) out.push(userUpdate(state, id, { user_id: id, full_name: p.fullName }));
+    out.push(...profileDataEvents(state, id, p.profile));
+    if (p.email !== null) {
+      out.push(userUpdate(state, id, { user_id: id, delivery_email: p.email }));
+      out.push(userUpdate(state, id, { user_id: id, new_email: p.email }));
+    }
+    return out;
+  },
+});
+
+/** After a role change: channels the user now sees (created for them, with subscribers) or no longer sees. */
+function channelVisibilityEvents(state: Readonly<RealmState>, user: UserRecord, before: Set<number>): Delivery[] {
+  const after = visibleChannels(state, user);
+  const gained = [...after].filter((id) => !before.has(id)).map((id) => state.channels.get(id)!);
+  const lost = [...before].filter((id) => !after.has(id));
+  const out: Delivery[] = [];
+  if (gained.length) {
+    out.push(toUsers(state.realmId, [user.id], { type: 'stream', op: 'create', streams: gained.map((c) => formatChannel(c, channelActivity(state, c))) }));
+    for (const c of gained) {
+      const subscribers = state.activeSubscribers(c.id);
+      if (subscribers.length) out.push(toUsers(state.realmId, [user.id], { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: subscribers.sort((a, b) => a - b) }));
+    }
+  }
+  if (lost.length) out.push(toUsers(state.realmId, [user.id], { type: 'stream', op: 'delete', stream_ids: lost }));
+  return out;
+}
+
+/** The channels a user is subscribed to. */
+function subscribedChannels(state: Readonly<RealmState>, userId: number): ChannelRecord[] {
+  const out: ChannelRecord[] = [];
+  for (const [channelId, subs] of state.subs) if (subs.get(userId)?.active) out.push(state.channels.get(channelId)!);
+  return out;
+}
+
+function setActive(state: RealmState, tx: Tx, userId: number, active: boolean): void {
+  const next = { ...state.users.get(userId)!, isActive: active };
+  state.indexUser(next);
+  tx.write(T.users.at(state.realmId, userId).put(next));
+}
+
+/** Events for deactivated users: everyone (and the user, whose queues then end) learns it; their channels' peers see them leave. */
+function deactivationEvents(state: Readonly<RealmState>, userIds: number[]): Delivery[] {
+  const out: Delivery[] = [];
+  for (const id of userIds) {
+    out.push(userUpdate(state, id, { user_id: id, is_active: false }));
+    for (const c of subscribedChannels(state, id)) {
+      const peers = channelAudience(state, c);
+      if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: [id] }));
+    }
+  }
+  return out;
+}
+
+/** A user and the active bots they own: deactivating a user deactivates their bots. */
+function withOwnedBots(state: Readonly<RealmState>, user: UserRecord): number[] {
+  const bots = [...state.users.values()].filter((u) => u.isBot && u.isActive && u.botOwnerId === user.id).map((u) => u.id);
+  return [...bots, user.id];
+}
+
+/** DELETE /users/{user_id}: deactivates a user (and their bots); their API key stops working and their queues end. */
+export const deactivateUser = action({
+  type: 'deactivateUser',
+  fields: z.object({ userId: z.number().int() }),
+  check(state, msg) {
+    const actor = actingUser(state, msg.caller);
+    const target = adminTarget(state, actor, msg.userId, { allowDeactivated: false, allowBots: false });
+    if (target.role === Role.OWNER && actor.role !== Role.OWNER) throw ownerRequired();
+    if (isLastOwner(state, target)) throw badRequest('Cannot deactivate the only organization owner');
+    return withOwnedBots(state, target);
+  },
+  apply(state, ids, tx) {
+    for (const id of ids) setActive(state, tx, id, false);
+    return { revoked: ids };
+  },
+  events: (state, ids) => deactivationEvents(state, ids),
+});
+
+/** DELETE /users/me: deactivates one's own account, never the last user or the last owner. */
+export const deactivateSelf = action({
+  type: 'deactivateSelf',
+  fields: z.object({}),
+  check(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const others = [...state.users.values()].some((u) => u.id !== user.id && u.isActive);
+    if (!others) throw new ApiError('CANNOT_DEACTIVATE_LAST_USER', 'Cannot deactivate the only user.', 400, { is_last_owner: false, entity: 'user' });
+    if (isLastOwner(state, user)) throw new ApiError('CANNOT_DEACTIVATE_LAST_USER', 'Cannot deactivate the only organization owner.', 400, { is_last_owner: true, entity: 'organization owner' });
+    return withOwnedBots(state, user);
+  },
+  apply(state, ids, tx) {
+    for (const id of ids) setActive(state, tx, id, false);
+    return { revoked: ids };
+  },
+  events: (state, ids) => deactivationEvents(state, ids),
+});
+
+/** POST /users/{user_id}/reactivate. */
+export const reactivateUser = action({
+  type: 'reactivateUser',
+  fields: z.object({ userId: z.number().int() }),
+  check(state, msg) {
+    const actor = actingUser(state, msg.caller);
+    const target = adminTarget(state, actor, msg.userId, { allowDeactivated: true, allowBots: true });
+    if (target.isActive) throw badRequest('User is already active');
+    return target.id;
+  },
+  apply(state, id, tx) {
+    setActive(state, tx, id, true);
+    return {};
+  },
+  events(state, id) {
+    const user = state.users.get(id)!;
+    const out: Delivery[] = [userUpdate(state, id, { user_id: id, is_active: true })];
+    for (const c of subscribedChannels(state, id)) {
+      const peers = channelAudience(state, c).filter((x) => x !== id);
+      if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: [id] }));
+    }
+    // Deactivated users are left out of groups' members: they are back in their groups.
+    const audience = activeUsers(state);
+    const groups = [...roleGroups(user.role), ...[...state.groups.values()].filter((g) => g.members.includes(id)).map((g) => g.id)];
+    for (const g of groups) {
+      const deactivated = state.groups.get(g)?.deactivated === true;
+      const event = { type: 'user_group' as const, op: 'add_members' as const, group_id: g, user_ids: [id] };
+      out.push(...(deactivated ? withCapability(state.realmId, audience, 'include_deactivated_groups', event, null) : [toUsers(state.realmId, audience, event)]));
+    }
+    out.push(...settingsNamingUser(state, id));
+    return out;
   },
 });
 
@@ -126,20 +399,30 @@ const BootstrapUser = z.object({
   role: z.number().int(),
   isBot: z.boolean().optional(),
   canCreateUsers: z.boolean().optional(),
+  canChangeUserEmails: z.boolean().optional(),
   password: z.string().optional(),
 });
 
-/** Internal (the gateway never sends it): creates the realm with its first users if it does not exist yet. */
+/**
+ * Internal (the gateway never sends it): creates the realm with its first
+ * users if it does not exist yet. The reply carries each new user's API key
+ * in plain text, once; for a realm that already existed it carries none.
+ */
 export const bootstrap = action({
   type: 'bootstrap',
   fields: z.object({ name: z.string(), users: z.array(BootstrapUser) }),
-  check(state, msg) {
+  async prepare(state, msg) {
+    if (state.meta || msg.caller.userId !== null) return [];
+    return Promise.all(msg.users.map((u) => (u.password ? hashPassword(u.password) : Promise.resolve(null))));
+  },
+  check(state, msg, hashes: Array<string | null>) {
     if (msg.caller.userId !== null) throw unauthorized('Only the server bootstraps a realm');
     if (state.meta) return { create: null, emails: msg.users.map((u) => u.email) };
-    const users = msg.users.map((u) => ({ ...u, passwordHash: u.password ? hashPassword(u.password) : null }));
+    const users = msg.users.map((u, i) => ({ ...u, passwordHash: hashes[i] ?? null, loggedIn: true, apiKey: newApiKey() }));
     return { create: { name: msg.name, users }, emails: msg.users.map((u) => u.email) };
   },
   apply(state, plan, tx) {
+    const keys = new Map<number, string>();
     if (plan.create) {
       const meta = { name: plan.create.name, stringId: '', dateCreated: Math.floor(Date.now() / 1000), topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6 };
       state.meta = meta;
@@ -147,6 +430,7 @@ export const bootstrap = action({
       let ownerId: number | null = null;
       for (const spec of plan.create.users) {
         const u = addUser(state, tx, { ...spec, botOwnerId: spec.isBot ? ownerId : null });
+        keys.set(u.id, spec.apiKey);
         if (spec.role === Role.OWNER && ownerId === null) ownerId = u.id;
       }
     }
@@ -154,7 +438,7 @@ export const bootstrap = action({
       users: plan.emails
         .map((email) => state.usersByEmail.get(email.toLowerCase()))
         .filter((u) => u !== undefined)
-        .map((u) => ({ userId: u.id, email: u.email, apiKey: u.apiKey, fullName: u.fullName, role: u.role, isBot: u.isBot })),
+        .map((u) => ({ userId: u.id, email: u.email, apiKey: keys.get(u.id) ?? null, fullName: u.fullName, role: u.role, isBot: u.isBot })),
     };
   },
 });

@@ -1,6 +1,6 @@
 /**
- * The user actor: owns one user's personal state (settings, message flags
- * that differ from their defaults) and serves that user's history reads.
+ * The user actor: owns one user's personal state (message flags that
+ * differ from their defaults; settings are the realm's) and serves that user's history reads.
  * It calls the realm actor for what the user may see; the realm actor never
  * calls a user actor, so the two cannot wait on each other.
  */
@@ -16,12 +16,10 @@ import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { MessageReader } from './messages.ts';
 import { userRef } from './ref.ts';
-import { DEFAULT_USER_SETTINGS } from './settings.ts';
 
 export interface UserState {
   realmId: number;
   userId: number;
-  settings: Record<string, string | number | boolean>;
   flags: Map<number, string[]>;
 }
 
@@ -29,10 +27,9 @@ const query = defineQuery<UserState>();
 
 async function load(ctx: ActorContext, id: string): Promise<UserState> {
   const [realmId, userId] = id.split(':').map(Number) as [number, number];
-  const settings = (await T.userSettings.at(realmId, userId).get(ctx.store)) ?? {};
   const flags = new Map<number, string[]>();
   for (const { ck, value } of await T.userFlags.partition(realmId, userId).range(ctx.store)) flags.set(Number(ck), value);
-  return { realmId, userId, settings, flags };
+  return { realmId, userId, flags };
 }
 
 const reader = (s: UserState, ctx: ActorContext) => new MessageReader(ctx.store, s.realmId, s.userId, s.flags);
@@ -43,11 +40,11 @@ const snapshot = query({
   type: 'snapshot',
   fields: z.object({ fetch: z.array(z.string()).nullable() }),
   run(s, msg, ctx) {
-    const settings = wants(msg.fetch, 'user_settings') ? { user_settings: { ...DEFAULT_USER_SETTINGS, ...s.settings } } : {};
-    if (!wants(msg.fetch, 'message') && !wants(msg.fetch, 'update_message_flags')) return later(async () => settings);
+    // user_settings come from the realm's snapshot: the realm owns every user's settings.
+    if (!wants(msg.fetch, 'message') && !wants(msg.fetch, 'update_message_flags')) return later(async () => ({}));
     return later(async () => {
       const { sources } = await ctx.actors.call(realmRef, realmOf(s), { type: 'messageSources', caller: callerOf(s), narrow: [], with: null });
-      return { ...settings, unread_msgs: await reader(s, ctx).unreads(sources) };
+      return { unread_msgs: await reader(s, ctx).unreads(sources) };
     });
   },
 });

@@ -4,6 +4,8 @@
  * success, the account exists with the invited role and channels, and the
  * page shows the user's zuliprc.
  */
+import { badRequest } from '../../lib/errors.ts';
+import { hashPassword } from '../../lib/secrets.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { siteUrl } from '../../lib/mail.ts';
@@ -49,7 +51,9 @@ export const joinSubmit: Page = {
     const fullName = params.get('full_name') ?? '';
     const email = params.get('email') ?? null;
     try {
-      const u = await ctx.actors.call(realmRef, realm, { type: 'acceptInvite', caller: server(ctx), token, email, fullName, password: params.get('password') ?? '' });
+      const password = params.get('password') ?? '';
+      if (password.length < 6) throw badRequest('The password is too weak (at least 6 characters).');
+      const u = await ctx.actors.call(realmRef, realm, { type: 'acceptInvite', caller: server(ctx), token, email, fullName, passwordHash: await hashPassword(password) });
       const zuliprc = `[api]\nemail=${u.email}\nkey=${u.apiKey}\nsite=${siteUrl()}\n`;
       return html(
         document(

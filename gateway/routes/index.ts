@@ -4,7 +4,6 @@ import { deleteQueue, getEvents, register } from './events.ts';
 import { getMessages, sendMessage } from './messages.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
-import { createUser, listUsers, serverSettings } from './users.ts';
 import { updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
@@ -12,6 +11,12 @@ import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeI
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
+import { createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, serverSettings, updateUser } from './users.ts';
+import { fetchApiKey, regenerateApiKey } from './api_keys.ts';
+import { updateDisplaySettings, updateNotificationSettings, updateSettings, updateUserDefaults } from './settings.ts';
+import { getStatus, updateStatus } from './user_status.ts';
+import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers, updateGroupSubgroups } from './user_groups.ts';
+import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 
 export const ROUTES: Route[] = [
   sendMessage,
@@ -59,4 +64,34 @@ export const ROUTES: Route[] = [
   resendInvite,
   registerVideoProvider,
   createVideoCall,
+  // People. Every /users/me route comes before the /users/{user_id} routes: the router takes the first match.
+  getOwnUser,
+  deactivateSelf,
+  regenerateApiKey,
+  updateOwnProfileData,
+  updateStatus,
+  getUser,
+  getStatus,
+  updateUser,
+  deactivateUser,
+  reactivateUser,
+  fetchApiKey,
+  listProfileFields,
+  createProfileField,
+  reorderProfileFields,
+  updateProfileField,
+  deleteProfileField,
+  updateSettings,
+  updateDisplaySettings,
+  updateNotificationSettings,
+  updateUserDefaults,
+  createGroup,
+  listGroups,
+  updateGroup,
+  deactivateGroup,
+  updateGroupMembers,
+  updateGroupSubgroups,
+  groupMembers,
+  isGroupMember,
+  groupSubgroups,
 ];

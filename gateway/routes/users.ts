@@ -1,24 +1,71 @@
-/** GET /users, POST /users and GET /server_settings. */
+/**
+ * Users: GET /users, /users/me, /users/{user_id} (or an email), POST /users,
+ * PATCH /users/{user_id}, DELETE /users/{user_id} and /users/me, POST
+ * /users/{user_id}/reactivate; and GET /server_settings.
+ *
+ * Routes under /users/me are listed before the /users/{user_id} ones
+ * (`gateway/routes/index.ts`): the router takes the first match.
+ */
 import { z } from 'zod';
 import { clientExtavatar } from '../../actors/format.ts';
+import { ProfileDataEntry } from '../../actors/realm/profile_fields.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { hashPassword } from '../../lib/secrets.ts';
 import { SERVER_VERSION } from '../../lib/version.ts';
-import { bool, json, str, unsupported } from '../params.ts';
+import { announceRevocation } from '../auth.ts';
+import { bool, int, json, str, unsupported } from '../params.ts';
 import { caller, me, route, serverCaller } from '../route.ts';
+
+const realmOf = (ctx: Parameters<typeof me>[0]) => realmActorId(me(ctx).realmId);
+const UserId = int().pipe(z.number().int().nonnegative());
+const ReadParams = {
+  client_extavatar: bool().optional(),
+  client_gravatar: bool().optional(),
+  include_custom_profile_fields: bool().optional(),
+};
+const Email = str().pipe(z.string().trim().email({ message: 'is not a valid email address' }).max(254));
 
 export const listUsers = route({
   method: 'GET',
   path: '/users',
   auth: 'required',
-  params: {
-    client_extavatar: bool().optional(),
-    client_gravatar: bool().optional(),
-    // No custom profile fields exist yet, so there is no profile_data to add.
-    include_custom_profile_fields: unsupported(bool()),
-    user_ids: json(z.array(z.number().int())).optional(),
-  },
+  params: { ...ReadParams, user_ids: json(z.array(z.number().int())).optional() },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'listUsers', caller: caller(ctx), userIds: p.user_ids ?? null, clientExtavatar: clientExtavatar(p) });
+    return ctx.actors.raw(realmRef, realmOf(ctx), {
+      type: 'listUsers',
+      caller: caller(ctx),
+      userIds: p.user_ids ?? null,
+      clientExtavatar: clientExtavatar(p),
+      includeCustomProfileFields: p.include_custom_profile_fields ?? false,
+    });
+  },
+});
+
+export const getOwnUser = route({
+  method: 'GET',
+  path: '/users/me',
+  auth: 'required',
+  params: {},
+  async handle(ctx) {
+    return ctx.actors.raw(realmRef, realmOf(ctx), { type: 'getOwnUser', caller: caller(ctx) });
+  },
+});
+
+/** GET /users/{user_id} and GET /users/{email}: one route, as both are one path segment. */
+export const getUser = route({
+  method: 'GET',
+  path: '/users/{user_id}',
+  auth: 'required',
+  params: { user_id: str().pipe(z.string().min(1)), ...ReadParams },
+  async handle(ctx, p) {
+    const user = /^\d+$/.test(p.user_id) ? Number(p.user_id) : p.user_id;
+    return ctx.actors.raw(realmRef, realmOf(ctx), {
+      type: 'getUser',
+      caller: caller(ctx),
+      user,
+      clientExtavatar: clientExtavatar(p),
+      includeCustomProfileFields: p.include_custom_profile_fields ?? false,
+    });
   },
 });
 
@@ -27,12 +74,77 @@ export const createUser = route({
   path: '/users',
   auth: 'required',
   params: {
-    email: str().pipe(z.string().trim().email({ message: 'is not a valid email address' }).max(254)),
+    email: Email,
     password: str().pipe(z.string().max(1024)),
     full_name: str().pipe(z.string().max(1024)),
   },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'createUser', caller: caller(ctx), email: p.email, password: p.password, fullName: p.full_name });
+    // Hashing is slow by design: it runs here, never in the realm's mailbox.
+    const passwordHash = await hashPassword(p.password);
+    return ctx.actors.raw(realmRef, realmOf(ctx), { type: 'createUser', caller: caller(ctx), email: p.email, passwordHash, fullName: p.full_name });
+  },
+});
+
+const Role = int().pipe(z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)], { message: 'Invalid role' }));
+
+export const updateUser = route({
+  method: 'PATCH',
+  path: '/users/{user_id}',
+  auth: 'required',
+  params: {
+    user_id: UserId,
+    full_name: str().optional(),
+    role: Role.optional(),
+    profile_data: json(z.array(ProfileDataEntry)).optional(),
+    new_email: Email.optional(),
+  },
+  async handle(ctx, p) {
+    const reply = await ctx.actors.call(realmRef, realmOf(ctx), {
+      type: 'updateUser',
+      caller: caller(ctx),
+      userId: p.user_id,
+      fullName: p.full_name ?? null,
+      role: p.role ?? null,
+      profileData: p.profile_data ?? null,
+      newEmail: p.new_email ?? null,
+    });
+    await announceRevocation(me(ctx).realmId, reply.revoked);
+    return {};
+  },
+});
+
+export const deactivateSelf = route({
+  method: 'DELETE',
+  path: '/users/me',
+  auth: 'required',
+  params: {},
+  async handle(ctx) {
+    const reply = await ctx.actors.call(realmRef, realmOf(ctx), { type: 'deactivateSelf', caller: caller(ctx) });
+    await announceRevocation(me(ctx).realmId, reply.revoked);
+    return {};
+  },
+});
+
+export const deactivateUser = route({
+  method: 'DELETE',
+  path: '/users/{user_id}',
+  auth: 'required',
+  // The notification email is not sent: there is no outgoing email yet.
+  params: { user_id: UserId, deactivation_notification_comment: unsupported(str().pipe(z.string().max(2000))) },
+  async handle(ctx, p) {
+    const reply = await ctx.actors.call(realmRef, realmOf(ctx), { type: 'deactivateUser', caller: caller(ctx), userId: p.user_id });
+    await announceRevocation(me(ctx).realmId, reply.revoked);
+    return {};
+  },
+});
+
+export const reactivateUser = route({
+  method: 'POST',
+  path: '/users/{user_id}/reactivate',
+  auth: 'required',
+  params: { user_id: UserId },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmOf(ctx), { type: 'reactivateUser', caller: caller(ctx), userId: p.user_id });
   },
 });
 

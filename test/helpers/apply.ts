@@ -10,9 +10,59 @@ type Applier = (snap: Snap, e: Record<string, any>) => void;
 
 const byStreamId = (list: any[], id: number) => list.find((x) => x.stream_id === id);
 
+const sortedIds = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b);
+const GROUP_SETTING_KEYS = ['can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group'];
+
+/** A user who is no longer active leaves every member list the client keeps (Zulip's apply_events). */
+function forgetDeactivated(snap: Snap, userId: number): void {
+  for (const g of snap.realm_user_groups ?? []) {
+    g.members = g.members.filter((id: number) => id !== userId);
+    for (const k of GROUP_SETTING_KEYS) if (typeof g[k] === 'object') g[k] = { ...g[k], direct_members: g[k].direct_members.filter((id: number) => id !== userId) };
+  }
+  for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed]) for (const x of list ?? []) if (x.subscribers) x.subscribers = x.subscribers.filter((id: number) => id !== userId);
+}
+
+/** `realm_user` update: one property of one user, in the lists and, for oneself, at the top level. */
+function updatePerson(snap: Snap, p: Record<string, any>): void {
+  const id = p.user_id;
+  const self = snap.user_id === id;
+  if ('is_active' in p) {
+    const from = p.is_active ? 'realm_non_active_users' : 'realm_users';
+    const to = p.is_active ? 'realm_users' : 'realm_non_active_users';
+    const moved = snap[from]?.find((u: any) => u.user_id === id);
+    if (moved) {
+      snap[from] = snap[from].filter((u: any) => u.user_id !== id);
+      snap[to].push({ ...moved, is_active: p.is_active });
+    }
+    if (!p.is_active) forgetDeactivated(snap, id);
+    return;
+  }
+  const person = [...(snap.realm_users ?? []), ...(snap.realm_non_active_users ?? [])].find((u: any) => u.user_id === id);
+  if (!person) return;
+  if ('full_name' in p) person.full_name = p.full_name;
+  if ('timezone' in p) person.timezone = p.timezone;
+  if ('date_joined' in p) person.date_joined = p.date_joined;
+  if ('delivery_email' in p) person.delivery_email = p.delivery_email;
+  if ('new_email' in p) person.email = p.new_email;
+  if ('role' in p) Object.assign(person, { role: p.role, is_owner: p.role === 100, is_admin: p.role <= 200, is_guest: p.role === 600 });
+  if ('custom_profile_field' in p) {
+    const f = p.custom_profile_field;
+    person.profile_data ??= {};
+    if (f.value === null) delete person.profile_data[String(f.id)];
+    else person.profile_data[String(f.id)] = { value: f.value, ...(f.rendered_value !== undefined ? { rendered_value: f.rendered_value } : {}) };
+  }
+  if (!self) return;
+  if ('full_name' in p) snap.full_name = p.full_name;
+  if ('delivery_email' in p) snap.delivery_email = p.delivery_email;
+  if ('new_email' in p) snap.email = p.new_email;
+  if ('role' in p) Object.assign(snap, { role: p.role, is_owner: p.role === 100, is_admin: p.role <= 200, is_guest: p.role === 600, is_moderator: p.role === 300 });
+}
+
 export const APPLIERS: Record<string, Applier> = {
   realm_user(snap, e) {
     if (e.op === 'add') snap.realm_users.push(e.person);
+    else if (e.op === 'update') updatePerson(snap, e.person);
+    else if (e.op === 'remove') snap.realm_users = snap.realm_users.filter((u: any) => u.user_id !== e.person.user_id);
   },
   stream(snap, e) {
     if (e.op === 'create') {
@@ -49,6 +99,43 @@ export const APPLIERS: Record<string, Applier> = {
   },
   default_streams(snap, e) {
     snap.realm_default_streams = e.default_streams;
+  },
+  user_group(snap, e) {
+    const g = snap.realm_user_groups.find((x: any) => x.id === e.group_id);
+    if (e.op === 'add') snap.realm_user_groups = [...snap.realm_user_groups, e.group].sort((a: any, b: any) => a.id - b.id);
+    else if (e.op === 'remove') snap.realm_user_groups = snap.realm_user_groups.filter((x: any) => x.id !== e.group_id);
+    else if (!g) return;
+    else if (e.op === 'update') Object.assign(g, e.data);
+    else if (e.op === 'add_members') g.members = sortedIds([...g.members, ...e.user_ids]);
+    else if (e.op === 'remove_members') g.members = g.members.filter((id: number) => !e.user_ids.includes(id));
+    else if (e.op === 'add_subgroups') g.direct_subgroup_ids = sortedIds([...g.direct_subgroup_ids, ...e.direct_subgroup_ids]);
+    else if (e.op === 'remove_subgroups') g.direct_subgroup_ids = g.direct_subgroup_ids.filter((id: number) => !e.direct_subgroup_ids.includes(id));
+  },
+  user_settings(snap, e) {
+    snap.user_settings[e.property] = e.value;
+  },
+  realm_user_settings_defaults(snap, e) {
+    snap.realm_user_settings_defaults[e.property] = e.value;
+  },
+  user_status(snap, e) {
+    const key = String(e.user_id);
+    const st = (snap.user_status[key] ??= {});
+    if (e.away !== undefined) {
+      if (e.away) st.away = true;
+      else delete st.away;
+    }
+    if (e.status_text !== undefined) {
+      if (e.status_text) st.status_text = e.status_text;
+      else delete st.status_text;
+    }
+    if (e.emoji_name !== undefined) {
+      if (e.emoji_name) Object.assign(st, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type });
+      else for (const k of ['emoji_name', 'emoji_code', 'reaction_type']) delete st[k];
+    }
+    if (Object.keys(st).length === 0) delete snap.user_status[key];
+  },
+  custom_profile_fields(snap, e) {
+    snap.custom_profile_fields = e.fields;
   },
   subscription(snap, e) {
     if (e.op === 'add') {

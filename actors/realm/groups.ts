@@ -1,0 +1,228 @@
+/**
+ * What the user-group operations (`user_groups.ts`) share: membership of
+ * system and user-defined groups (direct and recursive), group objects as
+ * the API shows them, who holds a group's permissions, the checks on names
+ * and setting values, and group events by client capability.
+ * `RealmState.inGroup` answers membership for permission checks.
+ */
+import { badRequest } from '../../lib/errors.ts';
+import { type GroupSettingValue, USER_GROUP_SETTINGS, type UserGroupRecord, type UserGroupSetting, type UserRecord } from '../../storage/tables.ts';
+import { type Delivery, toUsers, withCapability } from '../events/delivery.ts';
+import type { ClientEventBody, UserGroupObject } from '../events/schema.ts';
+import { GROUP_ID, isGuest, isSystemGroupId, SYSTEM_GROUPS } from '../model.ts';
+import { activeUsers } from './access.ts';
+import { renderDescription } from './markdown.ts';
+import { roleGroups, SYSTEM_SUBGROUPS } from './people.ts';
+import type { RealmState } from './state.ts';
+
+export const MAX_NAME_LENGTH = 100;
+export const INVALID_NAME_PREFIXES = ['@', 'role:', 'user:', 'stream:', 'channel:'];
+
+/** Which system groups each permission setting refuses (Zulip's permission configuration, and the spec's rule for can_mention_group). */
+export const REFUSED: Record<UserGroupSetting, string[]> = {
+  can_add_members_group: ['role:internet', 'role:everyone'],
+  can_join_group: ['role:internet', 'role:everyone'],
+  can_leave_group: ['role:internet'],
+  can_manage_group: ['role:internet', 'role:everyone'],
+  can_mention_group: ['role:internet', 'role:owners'],
+  can_remove_members_group: ['role:internet', 'role:everyone'],
+};
+
+/** Settings whose holders may not include guests unless the value allows everyone (Zulip: `allow_everyone_group`). */
+export const GUESTS_ALLOWED = new Set<UserGroupSetting>(['can_leave_group', 'can_mention_group']);
+
+/** A user group that exists, system or user-defined (deactivated ones only when allowed). */
+export function usableGroup(state: Readonly<RealmState>, id: number, allowDeactivated: boolean): boolean {
+  if (isSystemGroupId(id)) return true;
+  const g = state.groups.get(id);
+  return g !== undefined && (allowDeactivated || !g.deactivated);
+}
+
+/** Active users who are direct members of a group. */
+export function directMembers(state: Readonly<RealmState>, id: number): number[] {
+  const active = (uid: number) => state.users.get(uid)?.isActive === true;
+  if (isSystemGroupId(id)) return [...state.users.values()].filter((u) => u.isActive && roleGroups(u.role).includes(id)).map((u) => u.id).sort((a, b) => a - b);
+  return (state.groups.get(id)?.members ?? []).filter(active);
+}
+
+export function directSubgroups(state: Readonly<RealmState>, id: number): number[] {
+  return isSystemGroupId(id) ? (SYSTEM_SUBGROUPS[id] ?? []) : (state.groups.get(id)?.subgroups ?? []);
+}
+
+/** A group's subgroups at any depth (itself excluded unless it is in a cycle, which the API prevents). */
+export function recursiveSubgroups(state: Readonly<RealmState>, ids: number[]): Set<number> {
+  const seen = new Set<number>();
+  const stack = ids.flatMap((id) => directSubgroups(state, id));
+  while (stack.length) {
+    const g = stack.pop()!;
+    if (seen.has(g)) continue;
+    seen.add(g);
+    stack.push(...directSubgroups(state, g));
+  }
+  return seen;
+}
+
+/** Every active user in a group, directly or through subgroups. */
+export function groupMembersRecursive(state: Readonly<RealmState>, id: number): number[] {
+  const out = new Set(directMembers(state, id));
+  for (const g of recursiveSubgroups(state, [id])) for (const u of directMembers(state, g)) out.add(u);
+  return [...out].sort((a, b) => a - b);
+}
+
+/** A setting value as the API shows it: deactivated users are left out of direct members (FL 303). */
+export function settingForApi(state: Readonly<RealmState>, v: GroupSettingValue): GroupSettingValue {
+  if (typeof v === 'number') return v;
+  return { direct_members: v.direct_members.filter((id) => state.users.get(id)?.isActive), direct_subgroups: v.direct_subgroups };
+}
+
+export function systemGroupObject(state: Readonly<RealmState>, g: (typeof SYSTEM_GROUPS)[number]): UserGroupObject {
+  const nobody = GROUP_ID['role:nobody'];
+  return {
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    rendered_description: renderDescription(g.description),
+    members: directMembers(state, g.id),
+    direct_subgroup_ids: SYSTEM_SUBGROUPS[g.id] ?? [],
+    creator_id: null,
+    date_created: state.meta?.dateCreated ?? null,
+    is_system_group: true,
+    deactivated: false,
+    can_add_members_group: nobody,
+    can_join_group: nobody,
+    can_leave_group: nobody,
+    can_manage_group: nobody,
+    can_mention_group: nobody,
+    can_remove_members_group: nobody,
+  };
+}
+
+export function groupObject(state: Readonly<RealmState>, g: UserGroupRecord): UserGroupObject {
+  const settings = Object.fromEntries(USER_GROUP_SETTINGS.map((k) => [k, settingForApi(state, g.settings[k])])) as Record<UserGroupSetting, GroupSettingValue>;
+  return {
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    rendered_description: g.renderedDescription,
+    members: directMembers(state, g.id),
+    direct_subgroup_ids: [...g.subgroups].sort((a, b) => a - b),
+    creator_id: g.creatorId,
+    date_created: g.dateCreated,
+    is_system_group: false,
+    deactivated: g.deactivated,
+    ...settings,
+  };
+}
+
+/** The `realm_user_groups` register list and GET /user_groups. */
+export function groupObjects(state: Readonly<RealmState>, includeDeactivated: boolean): UserGroupObject[] {
+  const user = [...state.groups.values()].filter((g) => includeDeactivated || !g.deactivated).map((g) => groupObject(state, g));
+  return [...SYSTEM_GROUPS.map((g) => systemGroupObject(state, g)), ...user].sort((a, b) => a.id - b.id);
+}
+
+// ---- permissions -------------------------------------------------------------
+
+/** Whether `user` holds a group's permission setting (guests only where the setting admits everyone). */
+export function holds(state: Readonly<RealmState>, g: UserGroupRecord, setting: UserGroupSetting, user: UserRecord): boolean {
+  if (isGuest(user) && !GUESTS_ALLOWED.has(setting)) return false;
+  return state.can(g.settings[setting], user);
+}
+
+/** The realm's `can_manage_all_groups` (owners) and the group's `can_manage_group`. */
+export function canManage(state: Readonly<RealmState>, g: UserGroupRecord, user: UserRecord): boolean {
+  return state.can(GROUP_ID['role:owners'], user) || holds(state, g, 'can_manage_group', user);
+}
+
+/** The group an operation changes: user-defined, and (unless allowed) not deactivated. */
+export function groupForUpdate(state: Readonly<RealmState>, id: number, allowDeactivated: boolean): UserGroupRecord {
+  if (isSystemGroupId(id)) throw badRequest('Insufficient permission');
+  const g = state.groups.get(id);
+  if (!g) throw badRequest('Invalid user group');
+  if (g.deactivated && !allowDeactivated) throw badRequest('User group is deactivated.');
+  return g;
+}
+
+export function requireMember(user: UserRecord): void {
+  if (isGuest(user)) throw badRequest('Not allowed for guest users');
+}
+
+// ---- values ------------------------------------------------------------------
+
+export function checkName(state: Readonly<RealmState>, raw: string, except: number | null): string {
+  const name = raw;
+  if (!name.trim()) throw badRequest("User group name can't be empty!");
+  if ([...name].length > MAX_NAME_LENGTH) throw badRequest(`User group name cannot exceed ${MAX_NAME_LENGTH} characters.`);
+  for (const prefix of INVALID_NAME_PREFIXES) if (name.startsWith(prefix)) throw badRequest(`User group name cannot start with '${prefix}'.`);
+  const taken = [...state.groups.values()].some((g) => g.id !== except && g.name === name) || SYSTEM_GROUPS.some((g) => g.name === name);
+  if (taken) throw badRequest(`User group '${name}' already exists.`);
+  return name;
+}
+
+/** Checks a permission setting's new value; returns it normalized (one subgroup and no members is that group's ID). */
+export function checkSettingValue(state: Readonly<RealmState>, setting: UserGroupSetting, v: GroupSettingValue): GroupSettingValue {
+  if (typeof v === 'number') {
+    if (!usableGroup(state, v, true)) throw badRequest('Invalid user group');
+    if (!usableGroup(state, v, false)) throw badRequest('User group is deactivated.');
+    const system = SYSTEM_GROUPS.find((g) => g.id === v);
+    if (system && REFUSED[setting].includes(system.name)) throw badRequest(`'${setting}' setting cannot be set to '${system.name}' group.`);
+    return v;
+  }
+  for (const id of v.direct_members) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID: ${id}`);
+  for (const id of v.direct_subgroups) {
+    if (!usableGroup(state, id, true)) throw badRequest(`Invalid user group ID: ${id}`);
+    if (!usableGroup(state, id, false)) throw badRequest('User group is deactivated.');
+  }
+  const members = [...new Set(v.direct_members)].sort((a, b) => a - b);
+  const subgroups = [...new Set(v.direct_subgroups)].sort((a, b) => a - b);
+  if (members.length === 0 && subgroups.length === 1) return checkSettingValue(state, setting, subgroups[0]!);
+  return { direct_members: members, direct_subgroups: subgroups };
+}
+
+/** Whether two setting values are the same (anonymous ones as sets). */
+export function sameValue(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  if (typeof a === 'number' || typeof b === 'number') return a === b;
+  const eq = (x: number[], y: number[]) => x.length === y.length && [...x].sort().join() === [...y].sort().join();
+  return eq([...new Set(a.direct_members)], [...new Set(b.direct_members)]) && eq([...new Set(a.direct_subgroups)], [...new Set(b.direct_subgroups)]);
+}
+
+export function checkUsers(state: Readonly<RealmState>, ids: number[]): number[] {
+  for (const id of ids) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID: ${id}`);
+  return [...new Set(ids)];
+}
+
+export function checkSubgroups(state: Readonly<RealmState>, ids: number[]): number[] {
+  for (const id of ids) {
+    if (!usableGroup(state, id, true)) throw badRequest(`Invalid user group ID: ${id}`);
+    if (!usableGroup(state, id, false)) throw badRequest('User group is deactivated.');
+  }
+  return [...new Set(ids)];
+}
+
+// ---- events ------------------------------------------------------------------
+
+/** A group event for every active user. */
+export const toAll = (state: Readonly<RealmState>, event: ClientEventBody): Delivery => toUsers(state.realmId, activeUsers(state), event);
+
+/** An event about a group: clients without `include_deactivated_groups` get `forOthers` (or nothing) instead. */
+export function groupEvent(state: Readonly<RealmState>, event: ClientEventBody, forOthers: ClientEventBody | null): Delivery[] {
+  return withCapability(state.realmId, activeUsers(state), 'include_deactivated_groups', event, forOthers);
+}
+
+/**
+ * After a reactivation: the group settings whose explicit members name the
+ * user, sent again (clients dropped the user from them on deactivation).
+ */
+export function settingsNamingUser(state: Readonly<RealmState>, userId: number): Delivery[] {
+  const out: Delivery[] = [];
+  for (const g of state.groups.values()) {
+    const data: Partial<Record<UserGroupSetting, GroupSettingValue>> = {};
+    for (const k of USER_GROUP_SETTINGS) {
+      const v = g.settings[k];
+      if (typeof v !== 'number' && v.direct_members.includes(userId)) data[k] = settingForApi(state, v);
+    }
+    if (Object.keys(data).length === 0) continue;
+    const event: ClientEventBody = { type: 'user_group', op: 'update', group_id: g.id, data };
+    out.push(...(g.deactivated ? groupEvent(state, event, null) : [toAll(state, event)]));
+  }
+  return out;
+}

@@ -1,0 +1,218 @@
+/**
+ * Personal settings (PATCH /settings and its aliases /settings/display and
+ * /settings/notifications), administrators' changes to other users'
+ * settings (`target_users`, FL 444) and the organization's defaults for new
+ * users (PATCH /realm/user_settings_defaults). The realm owns every user's
+ * settings: see `actors/user/settings.ts` for the table they are checked
+ * against.
+ */
+import { z } from 'zod';
+import { adminRequired, badRequest } from '../../lib/errors.ts';
+import { log } from '../../lib/log.ts';
+import { newConfirmationKey } from '../../lib/secrets.ts';
+import { T, type UserRecord } from '../../storage/tables.ts';
+import { type Delivery, toUsers } from '../events/delivery.ts';
+import { isAdmin } from '../model.ts';
+import { defineAction, type Tx } from '../runtime/action.ts';
+import { DEFAULT_USER_SETTINGS, DEFAULTS_SETTING_NAMES, LANGUAGES, SETTING_NAMES, settingError, type SettingValue, USER_SETTINGS } from '../user/settings.ts';
+import { actingUser, activeUsers } from './access.ts';
+import { userUpdate } from './people.ts';
+import type { RealmState } from './state.ts';
+import { checkFullName } from './users.ts';
+import { groupMembersRecursive, usableGroup } from './groups.ts';
+
+const action = defineAction<RealmState>();
+
+/** Every setting's value for a user (the `user_settings` register object). */
+export function settingsOf(state: Readonly<RealmState>, userId: number): Record<string, SettingValue> {
+  const out: Record<string, SettingValue> = {};
+  for (const k of SETTING_NAMES) out[k] = state.setting(userId, k, DEFAULT_USER_SETTINGS[k]!);
+  return out;
+}
+
+/** The organization's defaults for new users (the `realm_user_settings_defaults` register object). */
+export function userDefaultsOf(state: Readonly<RealmState>): Record<string, SettingValue> {
+  return Object.fromEntries(DEFAULTS_SETTING_NAMES.map((k) => [k, state.userDefaults[k] ?? DEFAULT_USER_SETTINGS[k]!]));
+}
+
+const Changes = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+
+/** Checks requested values; throws the first error Zulip would give. */
+function checkValues(changes: Record<string, SettingValue>, forDefaults: boolean): void {
+  for (const [k, v] of Object.entries(changes)) {
+    const def = USER_SETTINGS[k];
+    if (!def || (forDefaults ? !def.d : !def.s)) throw badRequest(`Unknown setting ${k}`);
+    const err = settingError(k, v, forDefaults);
+    if (err) throw badRequest(err, { var_name: k });
+  }
+}
+
+/** One user's setting change: the write of their settings row (or record, for timezone) and what they edited. */
+function writeSetting(state: RealmState, tx: Tx, userId: number, name: string, value: SettingValue, byThemselves: boolean): void {
+  if (name === 'timezone') {
+    const next = { ...state.users.get(userId)!, timezone: value as string };
+    state.indexUser(next);
+    tx.write(T.users.at(state.realmId, userId).put(next));
+  } else {
+    const row = { ...(state.settings.get(userId) ?? {}), [name]: value };
+    state.settings.set(userId, row);
+    tx.write(T.userSettings.at(state.realmId, userId).put(row));
+  }
+  if (byThemselves) {
+    const edited = state.settingsEdited.get(userId) ?? new Set<string>();
+    if (!edited.has(name)) {
+      edited.add(name);
+      state.settingsEdited.set(userId, edited);
+      tx.write(T.userSettingsEdited.at(state.realmId, userId).put([...edited]));
+    }
+  }
+}
+
+/** The events of one user's setting change: `user_settings` to the user; a time zone also to everyone who sees them. */
+function settingEvents(state: Readonly<RealmState>, userId: number, name: string, value: SettingValue): Delivery[] {
+  const out: Delivery[] = [toUsers(state.realmId, [userId], { type: 'user_settings', op: 'update', property: name, value, ...(name === 'default_language' ? { language_name: LANGUAGES[value as string]! } : {}) })];
+  if (name === 'timezone') {
+    const u = state.users.get(userId)!;
+    out.push(userUpdate(state, userId, { user_id: userId, email: u.email, timezone: value as string }));
+  }
+  return out;
+}
+
+export const TargetUsers = z.object({ user_ids: z.array(z.number().int()).default([]), group_ids: z.array(z.number().int()).default([]), skip_if_already_edited: z.boolean() });
+
+interface SettingsPlan {
+  /** (user, setting, value) triples that change something, in order. */
+  changes: Array<{ userId: number; name: string; value: SettingValue }>;
+  byThemselves: boolean;
+  fullName: string | null;
+  userId: number;
+  password: string | null;
+  pendingEmail: { email: string; key: string } | null;
+}
+
+export const updateSettings = action({
+  type: 'updateSettings',
+  fields: z.object({
+    changes: Changes,
+    targetUsers: TargetUsers.nullable(),
+    fullName: z.string().nullable(),
+    email: z.string().nullable(),
+    /** A new password's hash, with the hash the old password was verified against (the gateway checked it). */
+    password: z.object({ verifiedAgainst: z.string(), newHash: z.string() }).nullable(),
+  }),
+  check(state, msg): SettingsPlan {
+    const actor = actingUser(state, msg.caller);
+    if (actor.isBot) throw badRequest('This endpoint does not accept bot requests.');
+    const none = { fullName: null, password: null, pendingEmail: null, userId: actor.id };
+    if (msg.targetUsers) {
+      if (!isAdmin(actor)) throw adminRequired();
+      if (msg.email !== null || msg.password !== null || 'timezone' in msg.changes) throw badRequest('Cannot change this setting for other users.');
+      for (const k of Object.keys(msg.changes)) if (USER_SETTINGS[k]?.personal) throw badRequest('Cannot change this setting for other users.');
+      checkValues(msg.changes, false);
+      const t = msg.targetUsers;
+      if (t.user_ids.length === 0 && t.group_ids.length === 0) throw badRequest('Either user_ids or group_ids must be provided.');
+      const ids = new Set<number>();
+      for (const id of t.user_ids) {
+        if (!state.users.has(id)) throw badRequest(`Invalid user ID: ${id}`);
+        ids.add(id);
+      }
+      for (const g of t.group_ids) {
+        if (!usableGroup(state, g, true)) throw badRequest(`Invalid user group ID: ${g}`);
+        for (const id of groupMembersRecursive(state, g)) ids.add(id);
+      }
+      // Settings do not apply to bots; deactivated users are included, for when they come back.
+      const users = [...ids].map((id) => state.users.get(id)!).filter((u) => !u.isBot);
+      const changes: SettingsPlan['changes'] = [];
+      for (const [name, value] of Object.entries(msg.changes)) {
+        for (const u of users) {
+          if (t.skip_if_already_edited && state.settingsEdited.get(u.id)?.has(name)) continue;
+          if (state.setting(u.id, name, DEFAULT_USER_SETTINGS[name]!) !== value) changes.push({ userId: u.id, name, value });
+        }
+      }
+      return { ...none, changes, byThemselves: false };
+    }
+    checkValues(msg.changes, false);
+    if (msg.password && actor.passwordHash !== msg.password.verifiedAgainst) throw badRequest('Wrong password!');
+    let pendingEmail: SettingsPlan['pendingEmail'] = null;
+    if (msg.email !== null && msg.email.trim() !== actor.email) {
+      const email = msg.email.trim();
+      const holder = state.usersByEmail.get(email.toLowerCase());
+      if (holder && holder.id !== actor.id) throw badRequest(`Email '${email}' already in use`);
+      pendingEmail = { email, key: newConfirmationKey() };
+    }
+    let fullName: string | null = null;
+    if (msg.fullName !== null && msg.fullName !== actor.fullName) {
+      fullName = checkFullName(msg.fullName);
+      if (fullName === actor.fullName) fullName = null;
+    }
+    const changes = Object.entries(msg.changes)
+      .filter(([name, value]) => state.setting(actor.id, name, DEFAULT_USER_SETTINGS[name]!) !== value)
+      .map(([name, value]) => ({ userId: actor.id, name, value }));
+    return { changes, byThemselves: true, fullName, userId: actor.id, password: msg.password?.newHash ?? null, pendingEmail };
+  },
+  apply(state, p, tx) {
+    if (p.password !== null || p.pendingEmail !== null || p.fullName !== null) {
+      const u = state.users.get(p.userId)!;
+      const next: UserRecord = { ...u, passwordHash: p.password ?? u.passwordHash, pendingEmail: p.pendingEmail ?? u.pendingEmail, fullName: p.fullName ?? u.fullName };
+      state.indexUser(next);
+      tx.write(T.users.at(state.realmId, u.id).put(next));
+    }
+    for (const c of p.changes) writeSetting(state, tx, c.userId, c.name, c.value, p.byThemselves);
+    if (p.pendingEmail) {
+      // No email is sent yet: the link that would be mailed is logged for the operator.
+      log.info({ userId: p.userId, newEmail: p.pendingEmail.email, confirmationKey: p.pendingEmail.key }, 'email change requested: confirmation link /accounts/confirm_new_email/<key>');
+    }
+    return {};
+  },
+  events(state, p) {
+    const out: Delivery[] = [];
+    if (p.fullName !== null) out.push(userUpdate(state, p.userId, { user_id: p.userId, full_name: p.fullName }));
+    for (const c of p.changes) out.push(...settingEvents(state, c.userId, c.name, c.value));
+    return out;
+  },
+});
+
+/** Internal: confirms a pending email change by the key its link carries. */
+export const confirmEmailChange = action({
+  type: 'confirmEmailChange',
+  fields: z.object({ key: z.string() }),
+  check(state, msg) {
+    if (msg.caller.userId !== null) throw badRequest('Only the server confirms email changes');
+    const u = [...state.users.values()].find((x) => x.pendingEmail?.key === msg.key);
+    if (!u || !u.isActive) throw badRequest('Invalid or expired confirmation link.');
+    const email = u.pendingEmail!.email;
+    const holder = state.usersByEmail.get(email.toLowerCase());
+    if (holder && holder.id !== u.id) throw badRequest(`Email '${email}' already in use`);
+    return { userId: u.id, email };
+  },
+  apply(state, p, tx) {
+    const next = { ...state.users.get(p.userId)!, email: p.email, pendingEmail: null };
+    state.indexUser(next);
+    tx.write(T.users.at(state.realmId, p.userId).put(next));
+    return { revoked: [p.userId] };
+  },
+  events: (state, p) => [userUpdate(state, p.userId, { user_id: p.userId, delivery_email: p.email }), userUpdate(state, p.userId, { user_id: p.userId, new_email: p.email })],
+});
+
+/** PATCH /realm/user_settings_defaults: administrators; changes only users created later. */
+export const updateUserDefaults = action({
+  type: 'updateUserDefaults',
+  fields: z.object({ changes: Changes }),
+  check(state, msg) {
+    const actor = actingUser(state, msg.caller);
+    if (!isAdmin(actor)) throw adminRequired();
+    checkValues(msg.changes, true);
+    const current = userDefaultsOf(state);
+    return Object.entries(msg.changes).filter(([k, v]) => current[k] !== v);
+  },
+  apply(state, changes, tx) {
+    if (changes.length === 0) return {};
+    state.userDefaults = { ...state.userDefaults, ...Object.fromEntries(changes) };
+    tx.write(T.realmUserDefaults.at(state.realmId).put(state.userDefaults));
+    return {};
+  },
+  events(state, changes) {
+    const audience = activeUsers(state);
+    return changes.map(([property, value]) => toUsers(state.realmId, audience, { type: 'realm_user_settings_defaults', op: 'update', property, value }));
+  },
+});

@@ -1,0 +1,33 @@
+/** Status: POST /users/me/status and GET /users/{user_id}/status. */
+import { z } from 'zod';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { bool, int, str } from '../params.ts';
+import { caller, me, route } from '../route.ts';
+
+export const updateStatus = route({
+  method: 'POST',
+  path: '/users/me/status',
+  auth: 'required',
+  params: { status_text: str().optional(), away: bool().optional(), emoji_name: str().optional(), emoji_code: str().optional(), reaction_type: str().optional() },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
+      type: 'updateStatus',
+      caller: caller(ctx),
+      statusText: p.status_text ?? null,
+      away: p.away ?? null,
+      emojiName: p.emoji_name ?? null,
+      emojiCode: p.emoji_code ?? null,
+      reactionType: p.reaction_type ?? null,
+    });
+  },
+});
+
+export const getStatus = route({
+  method: 'GET',
+  path: '/users/{user_id}/status',
+  auth: 'required',
+  params: { user_id: int().pipe(z.number().int().nonnegative()) },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'getStatus', caller: caller(ctx), userId: p.user_id });
+  },
+});
