@@ -10,6 +10,7 @@ import { ApiError, asApiError } from '../lib/errors.ts';
 import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
+import { matchSegments, segmentsOf } from './path.ts';
 import { collectParams, type RawParams, validateParams } from './params.ts';
 import { type CallContext, IGNORED, type Route } from './route.ts';
 import { ROUTES } from './routes/index.ts';
@@ -24,28 +25,17 @@ class Router {
   private routes: Array<{ route: Route; segments: string[] }> = [];
 
   add(route: Route): void {
-    this.routes.push({ route, segments: route.path.split('/').filter(Boolean) });
+    this.routes.push({ route, segments: segmentsOf(route.path) });
   }
 
   /** The routes of a path by method, with the path parameters, or null when no route has this path. */
   match(path: string): Map<string, { route: Route; params: RawParams }> | null {
-    const parts = path.split('/').filter(Boolean);
+    const parts = segmentsOf(path);
     const found = new Map<string, { route: Route; params: RawParams }>();
     for (const { route, segments } of this.routes) {
-      if (segments.length !== parts.length || found.has(route.method)) continue;
-      const params: RawParams = new Map();
-      let ok = true;
-      for (let i = 0; i < segments.length && ok; i++) {
-        const seg = segments[i]!;
-        if (seg.startsWith('{') && seg.endsWith('}')) {
-          try {
-            params.set(seg.slice(1, -1), decodeURIComponent(parts[i]!));
-          } catch {
-            ok = false;
-          }
-        } else ok = seg === parts[i];
-      }
-      if (ok) found.set(route.method, { route, params });
+      if (found.has(route.method)) continue;
+      const params = matchSegments(segments, parts);
+      if (params) found.set(route.method, { route, params });
     }
     return found.size ? found : null;
   }

@@ -11,7 +11,7 @@ import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser, canAccess, channelAudience, resolvePerson } from './access.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { channelActivity, defaultStreamsDelivery } from './streams.ts';
+import { channelActivity, checkChannelName, defaultStreamsDelivery } from './streams.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -22,15 +22,6 @@ export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
 export const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063'];
 
 export const IncludeSubscribers = z.enum(['true', 'false', 'partial']);
-
-function checkChannelName(raw: string): string {
-  const name = raw.trim();
-  if (!name) throw badRequest("Channel name can't be empty.");
-  if ([...name].length > MAX_STREAM_NAME_LENGTH) throw badRequest(`Channel name too long (limit: ${MAX_STREAM_NAME_LENGTH} characters).`);
-  const bad = [...name].findIndex((ch) => /[\u0000-\u001f\u007f-\u009f]/.test(ch));
-  if (bad !== -1) throw badRequest(`Invalid character in channel name, at position ${bad + 1}.`);
-  return name;
-}
 
 function checkGroupSetting(state: Readonly<RealmState>, name: string, v: GroupSettingValue): GroupSettingValue {
   const known = (g: number) => state.isUsableGroup(g);

@@ -4,6 +4,7 @@
  * They take the same parameters as API routes (query string and form body)
  * and reach actors the same way; they handle their own errors, as a page.
  */
+import { matchSegments, segmentsOf } from '../path.ts';
 import type { ActorClient } from '../../actors/runtime/client.ts';
 import type { RawParams } from '../params.ts';
 
@@ -37,24 +38,11 @@ export function document(title: string, body: string): string {
 
 /** Finds the page for a method and path, with its path parameters. */
 export function matchPage(pages: readonly Page[], method: string, path: string): { page: Page; params: RawParams } | null {
-  const parts = path.split('/').filter(Boolean);
+  const parts = segmentsOf(path);
   for (const page of pages) {
     if (page.method !== method) continue;
-    const segs = page.path.split('/').filter(Boolean);
-    if (segs.length !== parts.length) continue;
-    const params: RawParams = new Map();
-    let ok = true;
-    for (let i = 0; i < segs.length && ok; i++) {
-      const seg = segs[i]!;
-      if (seg.startsWith('{') && seg.endsWith('}')) {
-        try {
-          params.set(seg.slice(1, -1), decodeURIComponent(parts[i]!));
-        } catch {
-          ok = false;
-        }
-      } else ok = seg === parts[i];
-    }
-    if (ok) return { page, params };
+    const params = matchSegments(segmentsOf(page.path), parts);
+    if (params) return { page, params };
   }
   return null;
 }
