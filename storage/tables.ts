@@ -276,6 +276,19 @@ export type TimerRecord = z.infer<typeof TimerRecord>;
 
 export const TimerCursor = z.object({ hour: Id });
 
+/**
+ * A user's read watermark and the flag rows it needs to find without
+ * scanning: every message below `readBelow` is read unless its flag row says
+ * otherwise; `unreadRows` lists the messages whose flag row lacks `read`, and
+ * `starred` the starred messages (few, chosen one by one).
+ */
+export const UserMarks = z.object({
+  readBelow: Id.default(0),
+  unreadRows: z.array(Id).default([]),
+  starred: z.array(Id).default([]),
+});
+export type UserMarks = z.infer<typeof UserMarks>;
+
 export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
 // ---- tables ---------------------------------------------------------------
@@ -350,12 +363,21 @@ export const T = {
     pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
     row: (realm: number, id: number) => ({ pk: `${realm}:${messageBucket(id)}`, ck: id }),
   }),
+  /** A user's flags of one message, where they differ from the message's base flags; one partition per user and message bucket. */
   userFlags: defineTable({
     name: 'user_flags',
     ck: 'bigint',
     codec: z.array(z.string()),
+    pk: (realm: number, userId: number, bucket: number) => `${realm}:${userId}:${bucket}`,
+    row: (realm: number, userId: number, messageId: number) => ({ pk: `${realm}:${userId}:${messageBucket(messageId)}`, ck: messageId }),
+  }),
+  /** What a user's flag rows do not say message by message (`UserMarks`). */
+  userMarks: defineTable({
+    name: 'user_marks',
+    ck: 'text',
+    codec: UserMarks,
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
-    row: (realm: number, userId: number, messageId: number) => ({ pk: `${realm}:${userId}`, ck: messageId }),
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'marks' }),
   }),
   userSettings: defineTable({
     name: 'user_settings',

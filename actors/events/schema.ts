@@ -137,6 +137,12 @@ export const ScheduledMessageObject = z
   .strict();
 export type ScheduledMessageObject = z.infer<typeof ScheduledMessageObject>;
 
+/** What a client needs to count a message marked unread again (`message_details` of update_message_flags). */
+const UnreadMessageDetails = z.union([
+  z.object({ type: z.literal('stream'), stream_id: Id, topic: z.string(), unmuted_stream_msg: z.boolean(), mentioned: z.literal(true).optional() }).strict(),
+  z.object({ type: z.literal('private'), user_ids: z.array(Id), mentioned: z.literal(true).optional() }).strict(),
+]);
+
 /** Every event body a client can receive (an event without its queue `id`). */
 const EVENT_BODIES = [
   z.object({ type: z.literal('heartbeat') }).strict(),
@@ -148,6 +154,18 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('add'), scheduled_messages: z.array(ScheduledMessageObject) }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),
+  z
+    .object({
+      type: z.literal('update_message_flags'),
+      op: z.enum(['add', 'remove']),
+      /** Deprecated duplicate of `op`, still sent by Zulip. */
+      operation: z.enum(['add', 'remove']),
+      flag: z.string(),
+      messages: z.array(Id),
+      all: z.boolean(),
+      message_details: z.record(z.string(), UnreadMessageDetails).optional(),
+    })
+    .strict(),
 ] as const;
 
 export const ClientEventBody = z.union(EVENT_BODIES);

@@ -1,5 +1,6 @@
 /** Every message the realm actor takes, by type. */
 import { directory, messageSources, narrowForQueue, sendMessage } from './messages.ts';
+import { readerViewQuery } from './reading.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
@@ -22,4 +23,5 @@ export const realmHandlers = {
   listScheduledMessages: listScheduled,
   editScheduledMessage: editScheduled,
   deleteScheduledMessage: deleteScheduled,
+  readerView: readerViewQuery,
 };

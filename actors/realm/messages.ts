@@ -254,8 +254,12 @@ export const sendMessage = action({
   },
 });
 
-/** One recipient's history a user may read, from `minId` on. */
-export const MessageSource = z.object({ recipientKey: z.string(), minId: z.number().int() });
+/**
+ * One recipient's history a user may read, from `minId` on. The user received
+ * (has flags of their own for) its messages from `receivedFrom` on; older
+ * ones, or all when null, are historical: read, as Zulip shows them.
+ */
+export const MessageSource = z.object({ recipientKey: z.string(), minId: z.number().int(), receivedFrom: z.number().int().nullable() });
 export type MessageSource = z.infer<typeof MessageSource>;
 
 /** The channel a `channel` operand names, by ID or name. */
@@ -294,7 +298,7 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
 }
 
 /** Where the messages matching a resolved `narrow` that `user` may read are stored. */
-function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow: NarrowTerm[]): MessageSource[] {
+export function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow: NarrowTerm[]): MessageSource[] {
   const positive = narrow.filter((t) => !t.negated);
   const channelTerm = positive.find((t) => t.operator === 'channel');
   const dmTerm = positive.find((t) => t.operator === 'dm');
@@ -304,24 +308,29 @@ function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow: Narro
   if (channelTerm) {
     const c = state.channels.get(Number(channelTerm.operand))!;
     const sub = state.subs.get(c.id)?.get(user.id);
-    if (c.historyPublicToSubscribers && (!c.inviteOnly || sub !== undefined)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0 }];
-    return sub ? [{ recipientKey: channelRecipientKey(c.id), minId: sub.startMessageId }] : [];
+    const receivedFrom = sub?.active ? sub.startMessageId : null;
+    if (c.historyPublicToSubscribers && (!c.inviteOnly || sub !== undefined)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0, receivedFrom }];
+    return sub ? [{ recipientKey: channelRecipientKey(c.id), minId: sub.startMessageId, receivedFrom }] : [];
   }
   if (dmTerm) {
     const conv = state.dmConversation([user.id, ...(dmTerm.operand as number[])]);
-    return conv ? [{ recipientKey: dmRecipientKey(conv.key), minId: 0 }] : [];
+    return conv ? [{ recipientKey: dmRecipientKey(conv.key), minId: 0, receivedFrom: 0 }] : [];
   }
   const sources: MessageSource[] = [];
   if (!onlyDms) {
-    if (publicOnly) for (const id of publicOnly.operand as number[]) sources.push({ recipientKey: channelRecipientKey(id), minId: 0 });
-    else {
+    if (publicOnly) {
+      for (const id of publicOnly.operand as number[]) {
+        const sub = state.subs.get(id)?.get(user.id);
+        sources.push({ recipientKey: channelRecipientKey(id), minId: 0, receivedFrom: sub?.active ? sub.startMessageId : null });
+      }
+    } else {
       for (const [channelId, subs] of state.subs) {
         const sub = subs.get(user.id);
-        if (sub) sources.push({ recipientKey: channelRecipientKey(channelId), minId: state.channels.get(channelId)!.historyPublicToSubscribers ? 0 : sub.startMessageId });
+        if (sub) sources.push({ recipientKey: channelRecipientKey(channelId), minId: state.channels.get(channelId)!.historyPublicToSubscribers ? 0 : sub.startMessageId, receivedFrom: sub.active ? sub.startMessageId : null });
       }
     }
   }
-  if (!onlyStreams) for (const key of state.dmsByUser.get(user.id) ?? []) sources.push({ recipientKey: dmRecipientKey(key), minId: 0 });
+  if (!onlyStreams) for (const key of state.dmsByUser.get(user.id) ?? []) sources.push({ recipientKey: dmRecipientKey(key), minId: 0, receivedFrom: 0 });
   return sources;
 }
 

@@ -1,6 +1,8 @@
 /** Every route the gateway serves. */
 import type { Route } from '../route.ts';
 import { deleteQueue, getEvents, register } from './events.ts';
+import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './message_flags.ts';
+import { getMessage, matchesNarrow } from './message_reads.ts';
 import { getMessages, sendMessage } from './messages.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
@@ -21,4 +23,12 @@ export const ROUTES: Route[] = [
   listScheduledMessages,
   editScheduledMessage,
   deleteScheduledMessage,
+  updateMessageFlags,
+  updateMessageFlagsForNarrow,
+  markAllAsRead,
+  markStreamAsRead,
+  markTopicAsRead,
+  // Before GET /messages/{message_id}: the first route of a method that matches a path serves it.
+  matchesNarrow,
+  getMessage,
 ];
