@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { ChannelRecord, StoredMessage, SubscriptionRecord, UserRecord } from '../storage/tables.ts';
 import type { Directory } from './events/delivery.ts';
-import type { ChannelObject, MessageObject, SubscriptionObject, UserObject } from './events/schema.ts';
+import type { ChannelObject, EditHistoryEntry, MessageObject, SubscriptionObject, UserObject } from './events/schema.ts';
 import { GROUP_ID, Role } from './model.ts';
 
 /** Whether the client computes avatar URLs itself (`client_extavatar`, legacy `client_gravatar`); Zulip's default is true. */
@@ -133,5 +133,21 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
     reactions: [],
     submessages: [],
     is_me_message: m.content.startsWith('/me '),
+    ...(m.lastEditTimestamp !== null ? { last_edit_timestamp: m.lastEditTimestamp } : {}),
+    ...(m.lastMovedTimestamp !== null ? { last_moved_timestamp: m.lastMovedTimestamp } : {}),
+    ...(m.editHistory.length ? { edit_history: editHistory(m) } : {}),
   };
+}
+
+/** A message's edit history as the API lists it: newest first. */
+export function editHistory(m: StoredMessage): EditHistoryEntry[] {
+  return m.editHistory
+    .map((e) => ({
+      user_id: e.userId,
+      timestamp: e.timestamp,
+      ...(e.prevContent !== undefined ? { prev_content: e.prevContent, prev_rendered_content: e.prevRenderedContent ?? '', prev_rendered_content_version: 1 } : {}),
+      ...(e.prevTopic !== undefined ? { prev_topic: e.prevTopic, topic: e.topic ?? '' } : {}),
+      ...(e.prevStream !== undefined ? { prev_stream: e.prevStream, stream: e.stream ?? 0 } : {}),
+    }))
+    .reverse();
 }

@@ -125,7 +125,7 @@ export const CLIENT_CAPABILITIES: Readonly<Record<string, boolean>> = {
   /** No effect on modern servers (settings are always in user_settings). */
   user_settings_object: true,
   notification_settings_null: false,
-  bulk_message_deletion: false,
+  bulk_message_deletion: true,
   stream_typing_notifications: false,
   linkifier_url_template: false,
   user_list_incomplete: false,

@@ -128,6 +128,16 @@ export const RealmMeta = z.object({
   topicsPolicy: z.enum(['allow_empty_topic', 'disable_empty_topic']).default('allow_empty_topic'),
   emptyTopicDisplayName: z.string().default('general chat'),
   canMentionManyUsersGroup: GroupSettingValue.default(6),
+  // Message editing and deletion (Zulip's realm settings; absent means Zulip's default, see actors/realm/message_edit.ts).
+  allowMessageEditing: z.boolean().optional(),
+  messageContentEditLimitSeconds: Id.nullable().optional(),
+  messageContentDeleteLimitSeconds: Id.nullable().optional(),
+  moveMessagesWithinStreamLimitSeconds: Id.nullable().optional(),
+  moveMessagesBetweenStreamsLimitSeconds: Id.nullable().optional(),
+  canDeleteAnyMessageGroup: GroupSettingValue.optional(),
+  canDeleteOwnMessageGroup: GroupSettingValue.optional(),
+  canMoveMessagesBetweenTopicsGroup: GroupSettingValue.optional(),
+  canMoveMessagesBetweenChannelsGroup: GroupSettingValue.optional(),
 });
 export type RealmMeta = z.infer<typeof RealmMeta>;
 
@@ -238,8 +248,25 @@ export const StoredMessage = z.object({
   wildcard: z.enum(['stream', 'topic']).nullable(),
   /** Every participant of a direct message (sender included), sorted. */
   dmUserIds: z.array(Id).nullable(),
+  /** Edits and moves, oldest first (Zulip's edit_history, which lists them newest first). */
+  editHistory: z.array(z.lazy(() => EditRecord)).default([]),
+  lastEditTimestamp: Id.nullable().default(null),
+  lastMovedTimestamp: Id.nullable().default(null),
 });
 export type StoredMessage = z.infer<typeof StoredMessage>;
+
+/** One edit or move of a message: what changed, by whom, when. */
+export const EditRecord = z.object({
+  userId: Id.nullable(),
+  timestamp: Id,
+  prevContent: z.string().optional(),
+  prevRenderedContent: z.string().optional(),
+  prevTopic: z.string().optional(),
+  topic: z.string().optional(),
+  prevStream: Id.optional(),
+  stream: Id.optional(),
+});
+export type EditRecord = z.infer<typeof EditRecord>;
 
 export const MessageLocation = z.object({ recipientKey: z.string() });
 export type MessageLocation = z.infer<typeof MessageLocation>;

@@ -91,6 +91,22 @@ export const SubscriptionObject = z
   .strict();
 export type SubscriptionObject = z.infer<typeof SubscriptionObject>;
 
+/** One entry of a message's `edit_history` (newest first). */
+export const EditHistoryEntry = z
+  .object({
+    user_id: Id.nullable(),
+    timestamp: Id,
+    prev_content: z.string().optional(),
+    prev_rendered_content: z.string().optional(),
+    prev_rendered_content_version: Id.optional(),
+    prev_topic: z.string().optional(),
+    topic: z.string().optional(),
+    prev_stream: Id.optional(),
+    stream: Id.optional(),
+  })
+  .strict();
+export type EditHistoryEntry = z.infer<typeof EditHistoryEntry>;
+
 const DmRecipient = z.object({ id: Id, email: z.string(), full_name: z.string(), is_mirror_dummy: z.boolean() }).strict();
 
 /** A message object (`GET /messages`, `message` events). */
@@ -115,6 +131,9 @@ export const MessageObject = z
     reactions: z.array(z.never()),
     submessages: z.array(z.never()),
     is_me_message: z.boolean(),
+    last_edit_timestamp: Id.optional(),
+    last_moved_timestamp: Id.optional(),
+    edit_history: z.array(EditHistoryEntry).optional(),
   })
   .strict();
 export type MessageObject = z.infer<typeof MessageObject>;
@@ -154,6 +173,40 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('add'), scheduled_messages: z.array(ScheduledMessageObject) }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),
+  z
+    .object({
+      type: z.literal('delete_message'),
+      message_type: z.enum(['stream', 'private']),
+      message_ids: z.array(Id).optional(),
+      /** For clients without the bulk_message_deletion capability: one event per message. */
+      message_id: Id.optional(),
+      stream_id: Id.optional(),
+      topic: z.string().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('update_message'),
+      user_id: Id.nullable(),
+      rendering_only: z.boolean(),
+      message_id: Id,
+      message_ids: z.array(Id),
+      flags: z.array(z.string()),
+      edit_timestamp: Id,
+      stream_name: z.string().optional(),
+      stream_id: Id.optional(),
+      new_stream_id: Id.optional(),
+      propagate_mode: z.enum(['change_one', 'change_later', 'change_all']).optional(),
+      orig_subject: z.string().optional(),
+      subject: z.string().optional(),
+      topic_links: z.array(z.object({ text: z.string(), url: z.string() }).strict()).optional(),
+      orig_content: z.string().optional(),
+      orig_rendered_content: z.string().optional(),
+      content: z.string().optional(),
+      rendered_content: z.string().optional(),
+      is_me_message: z.boolean().optional(),
+    })
+    .strict(),
   z
     .object({
       type: z.literal('update_message_flags'),

@@ -74,7 +74,10 @@ export class QueueShard {
     for (const id of d.userIds) {
       for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
-        else if (q.wants(d.event.type)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
+        else if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
+          // Clients without bulk_message_deletion get one event per message, with message_id.
+          if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...d.event, message_ids: undefined, message_id: id }));
+        } else if (q.wants(d.event.type)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }

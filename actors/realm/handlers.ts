@@ -1,5 +1,6 @@
 /** Every message the realm actor takes, by type. */
 import { directory, messageSources, narrowForQueue, sendMessage } from './messages.ts';
+import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { readerViewQuery } from './reading.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
@@ -24,4 +25,7 @@ export const realmHandlers = {
   editScheduledMessage: editScheduled,
   deleteScheduledMessage: deleteScheduled,
   readerView: readerViewQuery,
+  deleteMessage,
+  updateMessage,
+  messageHistory,
 };

@@ -197,6 +197,9 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     mentions: plan.mentions,
     wildcard: plan.wildcard,
     dmUserIds: plan.channelId !== null ? null : plan.participants,
+    editHistory: [],
+    lastEditTimestamp: null,
+    lastMovedTimestamp: null,
   };
   const bucket = messageBucket(id);
   const bucketKey = `${recipientKey}:${bucket}`;

@@ -2,6 +2,7 @@
 import type { Route } from '../route.ts';
 import { deleteQueue, getEvents, register } from './events.ts';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './message_flags.ts';
+import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { getMessage, matchesNarrow } from './message_reads.ts';
 import { getMessages, sendMessage } from './messages.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
@@ -31,4 +32,7 @@ export const ROUTES: Route[] = [
   // Before GET /messages/{message_id}: the first route of a method that matches a path serves it.
   matchesNarrow,
   getMessage,
+  updateMessage,
+  deleteMessage,
+  messageHistory,
 ];

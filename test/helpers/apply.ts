@@ -60,6 +60,20 @@ export const APPLIERS: Record<string, Applier> = {
       else for (const id of e.messages) addUnread(snap, snap.user_id, id, e.message_details[String(id)]);
     }
   },
+  delete_message(snap, e) {
+    if (snap.unread_msgs) removeUnread(snap, new Set(e.message_ids ?? [e.message_id]));
+    if (snap.starred_messages) snap.starred_messages = snap.starred_messages.filter((id: number) => !(e.message_ids ?? [e.message_id]).includes(id));
+  },
+  update_message(snap, e) {
+    // Zulip's apply_event: unread messages follow a move to their new channel and topic.
+    if (!snap.unread_msgs || (e.subject === undefined && e.new_stream_id === undefined)) return;
+    const moved = new Set<number>(e.message_ids);
+    const ids = snap.unread_msgs.streams.flatMap((x: any) => x.unread_message_ids.filter((id: number) => moved.has(id)));
+    if (!ids.length) return;
+    const mentioned = new Set<number>(snap.unread_msgs.mentions);
+    removeUnread(snap, new Set(ids));
+    for (const id of ids) addUnread(snap, snap.user_id, id, { type: 'stream', stream_id: e.new_stream_id ?? e.stream_id, topic: e.subject ?? e.orig_subject, mentioned: mentioned.has(id) });
+  },
   heartbeat() {},
 };
 
