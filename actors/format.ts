@@ -130,7 +130,7 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
         ? (names.channels[m.streamId!] ?? '')
         : (m.dmUserIds ?? []).map((id) => ({ id, email: person(id).email, full_name: person(id).full_name, is_mirror_dummy: false })),
     recipient_id: m.recipientId,
-    reactions: [],
+    reactions: m.reactions.map((r) => ({ emoji_name: r.emojiName, emoji_code: r.emojiCode, reaction_type: r.reactionType, user_id: r.userId })),
     submessages: [],
     is_me_message: m.content.startsWith('/me '),
     ...(m.lastEditTimestamp !== null ? { last_edit_timestamp: m.lastEditTimestamp } : {}),

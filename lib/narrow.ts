@@ -29,6 +29,8 @@ export interface MessageView {
   dmUserIds: number[] | null;
   content: string;
   flags: string[];
+  /** Whether anyone reacted to the message (`has:reaction`). */
+  hasReaction?: boolean;
 }
 
 const ALIASES: Record<string, string> = {
@@ -45,13 +47,13 @@ const OPERATORS = new Set([
 /**
  * The `is:` and `has:` operands this server implements. Zulip also has
  * `is:followed`, `is:muted`, `is:alerted` (topic visibility, alert words) and
- * `has:attachment`, `has:reaction` (uploads, reactions): until those features
+ * `has:attachment` (uploads): until those features
  * exist here, asking for them is BAD_NARROW rather than a filter that
  * silently matches nothing.
  */
 const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'unread', 'mentioned', 'resolved']);
-const HAS_OPERANDS = new Set(['link', 'image']);
-const KNOWN_ELSEWHERE = new Set(['is:followed', 'is:muted', 'is:alerted', 'has:attachment', 'has:reaction']);
+const HAS_OPERANDS = new Set(['link', 'image', 'reaction']);
+const KNOWN_ELSEWHERE = new Set(['is:followed', 'is:muted', 'is:alerted', 'has:attachment']);
 
 /** Parses a decoded narrow value (a list of objects or pairs) into terms. */
 export function parseNarrow(value: unknown): NarrowTerm[] {
@@ -142,6 +144,7 @@ function termMatches(t: NarrowTerm, m: MessageView): boolean {
       }
     case 'has':
       if (s === 'link') return /https?:\/\//i.test(m.content);
+      if (s === 'reaction') return m.hasReaction === true;
       return /\.(png|jpe?g|gif|webp)\b/i.test(m.content);
     case 'search':
       return s.toLowerCase().split(/\s+/).filter(Boolean).every((w) => m.content.toLowerCase().includes(w) || m.topic.toLowerCase().includes(w));

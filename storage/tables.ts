@@ -252,6 +252,8 @@ export const StoredMessage = z.object({
   editHistory: z.array(z.lazy(() => EditRecord)).default([]),
   lastEditTimestamp: Id.nullable().default(null),
   lastMovedTimestamp: Id.nullable().default(null),
+  /** Emoji reactions, in the order they were added. */
+  reactions: z.array(z.object({ emojiName: z.string(), emojiCode: z.string(), reactionType: z.enum(['unicode_emoji', 'realm_emoji', 'service_extra_emoji']), userId: Id })).default([]),
 });
 export type StoredMessage = z.infer<typeof StoredMessage>;
 

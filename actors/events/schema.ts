@@ -91,6 +91,11 @@ export const SubscriptionObject = z
   .strict();
 export type SubscriptionObject = z.infer<typeof SubscriptionObject>;
 
+const ReactionType = z.enum(['unicode_emoji', 'realm_emoji', 'service_extra_emoji']);
+
+/** One reaction on a message. */
+export const ReactionObject = z.object({ emoji_name: z.string(), emoji_code: z.string(), reaction_type: ReactionType, user_id: Id }).strict();
+
 /** One entry of a message's `edit_history` (newest first). */
 export const EditHistoryEntry = z
   .object({
@@ -128,7 +133,7 @@ export const MessageObject = z
     stream_id: Id.optional(),
     display_recipient: z.union([z.string(), z.array(DmRecipient)]),
     recipient_id: Id,
-    reactions: z.array(z.never()),
+    reactions: z.array(ReactionObject),
     submessages: z.array(z.never()),
     is_me_message: z.boolean(),
     last_edit_timestamp: Id.optional(),
@@ -173,6 +178,19 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('add'), scheduled_messages: z.array(ScheduledMessageObject) }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),
+  z
+    .object({
+      type: z.literal('reaction'),
+      op: z.enum(['add', 'remove']),
+      message_id: Id,
+      user_id: Id,
+      /** Deprecated: the reacting user, for older clients. */
+      user: z.object({ user_id: Id, email: z.string(), full_name: z.string() }).strict(),
+      emoji_name: z.string(),
+      emoji_code: z.string(),
+      reaction_type: ReactionType,
+    })
+    .strict(),
   z
     .object({
       type: z.literal('delete_message'),

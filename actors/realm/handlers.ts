@@ -1,6 +1,7 @@
 /** Every message the realm actor takes, by type. */
 import { directory, messageSources, narrowForQueue, sendMessage } from './messages.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
+import { addReaction, removeReaction } from './reactions.ts';
 import { readerViewQuery } from './reading.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
@@ -28,4 +29,6 @@ export const realmHandlers = {
   deleteMessage,
   updateMessage,
   messageHistory,
+  addReaction,
+  removeReaction,
 };

@@ -44,19 +44,19 @@ const GRACE_SECONDS = 20;
 const now = () => Math.floor(Date.now() / 1000);
 const expired = (m: StoredMessage, limit: number | null) => limit !== null && now() - m.timestamp > limit + GRACE_SECONDS;
 
-async function readMessage(ctx: ActorContext, realmId: number, id: number): Promise<StoredMessage | undefined> {
+export async function readMessage(ctx: ActorContext, realmId: number, id: number): Promise<StoredMessage | undefined> {
   const located = await T.messageLocator.at(realmId, id).get(ctx.store);
   return located ? T.messages.at(realmId, located.recipientKey, id).get(ctx.store) : undefined;
 }
 
 /** The message, if `user` may read it (Zulip's access_message), else "Invalid message(s)". */
-function accessMessage(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage | undefined): StoredMessage {
+export function accessMessage(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage | undefined): StoredMessage {
   if (m && readerView(state, user.id).sources.some((s) => s.recipientKey === m.recipientKey && m.id >= s.minId)) return m;
   throw badRequest('Invalid message(s)');
 }
 
 /** Who gets events about a message: the channel's subscribers, or the conversation's participants. */
-function audience(state: Readonly<RealmState>, m: StoredMessage): number[] {
+export function audience(state: Readonly<RealmState>, m: StoredMessage): number[] {
   return m.streamId !== null ? state.activeSubscribers(m.streamId) : m.dmUserIds!;
 }
 

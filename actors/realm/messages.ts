@@ -200,6 +200,7 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     editHistory: [],
     lastEditTimestamp: null,
     lastMovedTimestamp: null,
+    reactions: [],
   };
   const bucket = messageBucket(id);
   const bucketKey = `${recipientKey}:${bucket}`;

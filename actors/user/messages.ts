@@ -24,7 +24,7 @@ export const MAX_UNREAD = 50_000;
 const UNREAD_SCAN = 20_000;
 
 export function messageView(m: StoredMessage, flags: string[]): MessageView {
-  return { id: m.id, type: m.type, streamId: m.streamId, topic: m.topic, senderId: m.senderId, dmUserIds: m.dmUserIds, content: m.content, flags };
+  return { id: m.id, type: m.type, streamId: m.streamId, topic: m.topic, senderId: m.senderId, dmUserIds: m.dmUserIds, content: m.content, flags, hasReaction: m.reactions.length > 0 };
 }
 
 export interface Page {

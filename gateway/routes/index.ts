@@ -5,6 +5,7 @@ import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, u
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { getMessage, matchesNarrow } from './message_reads.ts';
 import { getMessages, sendMessage } from './messages.ts';
+import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
@@ -35,4 +36,6 @@ export const ROUTES: Route[] = [
   updateMessage,
   deleteMessage,
   messageHistory,
+  addReaction,
+  removeReaction,
 ];
