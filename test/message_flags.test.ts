@@ -8,6 +8,8 @@ import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
 const owner = s.api.as(s.demo.owner);
+// test/messages.test.ts counts the owner's direct messages with Mateo (and with Maria and Mateo): these tests use the administrator.
+const admin = s.api.as(s.demo.admin);
 const maria = s.api.as(s.demo.member1);
 const mateo = s.api.as(s.demo.member2);
 const channel = uniq('flags');
@@ -71,7 +73,7 @@ t.test('message flags - errors: unknown flag, flag not editable, bad op, a messa
     t.match(r.body.msg, msg);
   }
   // A private conversation of others: starring it is refused, and nothing changed.
-  const dm = (await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'between us' })).id;
+  const dm = (await admin.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'between us' })).id;
   t.equal((await maria.post('/messages/flags', { messages: [dm], op: 'add', flag: 'starred' })).body.msg, 'Invalid message(s)');
   t.same(await flagsOf(mateo, dm), []);
   // As in Zulip, marking an unreadable message read is a no-op (it already counts as read).
@@ -147,7 +149,7 @@ t.test('message flags - mark_topic_as_read, mark_stream_as_read and mark_all_as_
   t.same(left.messages, []);
   await mateo.ok('POST', '/messages/flags', { messages: [inB], op: 'remove', flag: 'read' });
   await waitFor(q, (e) => e.op === 'remove');
-  const dm = (await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'unread dm' })).id;
+  const dm = (await admin.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'unread dm' })).id;
   const all = await mateo.ok('POST', '/mark_all_as_read');
   t.equal(all.complete, true);
   const e = await waitFor(q, (x) => x.type === 'update_message_flags');
@@ -172,7 +174,7 @@ t.test('message flags - snapshot plus flag and message events equals a fresh reg
   const m1 = await send(owner, topic, '@**Maria Member** hello');
   const m2 = await send(owner, topic);
   const dm = (await mateo.ok('POST', '/messages', { type: 'direct', to: [s.demo.member1.userId], content: 'dm' })).id;
-  const group = (await mateo.ok('POST', '/messages', { type: 'direct', to: [s.demo.member1.userId, s.demo.owner.userId], content: 'group' })).id;
+  const group = (await mateo.ok('POST', '/messages', { type: 'direct', to: [s.demo.member1.userId, s.demo.admin.userId], content: 'group' })).id;
   await maria.ok('POST', '/messages/flags', { messages: [m2, dm], op: 'add', flag: 'read' });
   await maria.ok('POST', '/messages/flags', { messages: [m1, group], op: 'add', flag: 'starred' });
   await maria.ok('POST', '/messages/flags', { messages: [dm], op: 'remove', flag: 'read' });
@@ -189,7 +191,7 @@ t.test('message flags - snapshot plus flag and message events equals a fresh reg
   t.same(snap.starred_messages, fresh.starred_messages);
   t.ok(fresh.starred_messages.includes(group));
   t.same(fresh.unread_msgs.pms.find((p: any) => p.other_user_id === s.demo.member2.userId)?.unread_message_ids, [dm]);
-  t.same(fresh.unread_msgs.huddles.find((h: any) => h.user_ids_string.split(',').includes(String(s.demo.owner.userId)))?.unread_message_ids, [group]);
+  t.same(fresh.unread_msgs.huddles.find((h: any) => h.user_ids_string.split(',').includes(String(s.demo.admin.userId)))?.unread_message_ids, [group]);
   // mark_all_as_read: the `all` event empties the client's unread state, as a fresh register does.
   await maria.ok('POST', '/mark_all_as_read');
   await waitFor(q, (e) => {

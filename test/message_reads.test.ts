@@ -6,6 +6,8 @@ import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
 const owner = s.api.as(s.demo.owner);
+// test/messages.test.ts counts the owner's direct messages with Mateo (and with Maria and Mateo): these tests use the administrator.
+const admin = s.api.as(s.demo.admin);
 const maria = s.api.as(s.demo.member1);
 const channel = uniq('reads');
 await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
@@ -27,7 +29,7 @@ t.test('message reads - GET /messages/{id} for every role, raw_content and flags
 });
 
 t.test('message reads - GET /messages/{id} refuses what the caller cannot read', async (t) => {
-  const dm = (await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'secret' })).id;
+  const dm = (await admin.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'secret' })).id;
   const hidden = await maria.get(`/messages/${dm}`);
   t.equal(hidden.status, 400);
   t.same([hidden.body.code, hidden.body.msg], ['BAD_REQUEST', 'Invalid message(s)']);
@@ -45,7 +47,7 @@ t.test('message reads - matches_narrow keeps matching messages, with search high
   const topic = uniq('Fox');
   const a = (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'the quick brown fox' })).id;
   const b = (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'other', content: 'a lazy dog' })).id;
-  const dm = (await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'fox in a dm' })).id;
+  const dm = (await admin.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'fox in a dm' })).id;
   const r = await maria.ok('GET', '/messages/matches_narrow', { msg_ids: [a, b, dm], narrow: [{ operator: 'search', operand: 'fox' }] });
   t.same(Object.keys(r.messages), [String(a)]);
   t.equal(r.messages[a].match_content, '<p>the quick brown <span class="highlight">fox</span></p>');

@@ -7,6 +7,8 @@ import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
 const owner = s.api.as(s.demo.owner);
+// test/messages.test.ts counts the owner's direct messages with Mateo (and with Maria and Mateo): these tests use the administrator.
+const admin = s.api.as(s.demo.admin);
 const maria = s.api.as(s.demo.member1);
 const mateo = s.api.as(s.demo.member2);
 const channel = uniq('reactions');
@@ -42,7 +44,7 @@ t.test('reactions - every role reacts to a message it can read; without credenti
   t.ok((await reactionsOf(id)).every((r) => r.emoji_code === '1f44d'));
   const r = await s.api.call('POST', `/messages/${id}/reactions`, { emoji_name: 'thumbs_up' }, { creds: null });
   t.equal(r.status, 401);
-  const dm = (await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'x' })).id;
+  const dm = (await admin.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'x' })).id;
   t.equal((await maria.call('POST', `/messages/${dm}/reactions`, { emoji_name: 'heart' })).body.msg, 'Invalid message(s)');
 });
 
