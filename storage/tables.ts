@@ -318,6 +318,10 @@ export const UserMarks = z.object({
 });
 export type UserMarks = z.infer<typeof UserMarks>;
 
+/** A user's visibility policy for one topic (Zulip's UserTopic): 1 muted, 2 unmuted, 3 followed. */
+export const UserTopicRecord = z.object({ userId: Id, streamId: Id, topic: z.string(), policy: Id, lastUpdated: Id });
+export type UserTopicRecord = z.infer<typeof UserTopicRecord>;
+
 export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
 // ---- tables ---------------------------------------------------------------
@@ -414,6 +418,14 @@ export const T = {
     codec: UserSettingsRow,
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
     row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'settings' }),
+  }),
+  /** Topic visibility policies, one partition per user (bounded by what the user chose). */
+  userTopics: defineTable({
+    name: 'user_topics',
+    ck: 'text',
+    codec: UserTopicRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, streamId: number, topic: string) => ({ pk: `${realm}:${userId}`, ck: `${streamId}:${topic.toLowerCase()}` }),
   }),
   scheduledMessages: defineTable({
     name: 'scheduled_messages',

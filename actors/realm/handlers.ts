@@ -3,6 +3,7 @@ import { directory, messageSources, narrowForQueue, sendMessage } from './messag
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { readerViewQuery } from './reading.ts';
+import { updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
@@ -31,4 +32,5 @@ export const realmHandlers = {
   messageHistory,
   addReaction,
   removeReaction,
+  updateUserTopic,
 };

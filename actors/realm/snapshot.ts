@@ -7,6 +7,7 @@ import { defineQuery } from '../runtime/action.ts';
 import { actingUser, canAccess } from './access.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
+import { mutedTopicsOf, userTopicsOf } from './user_topics.ts';
 import type { RealmState } from './state.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH, subscriptionObjects } from './subscriptions.ts';
 
@@ -83,6 +84,8 @@ export const snapshot = query({
         .map((d) => ({ max_message_id: d.maxMessageId!, user_ids: d.userIds.filter((id) => id !== user.id) }));
     }
     if (want('scheduled_messages')) out.scheduled_messages = scheduledOf(state, user.id);
+    if (want('user_topic')) out.user_topics = userTopicsOf(state, user.id);
+    if (want('muted_topics')) out.muted_topics = mutedTopicsOf(state, user.id);
     // What the realm has none of yet is reported as the empty collection it is.
     if (want('navigation_views')) out.navigation_views = [];
     if (want('saved_snippets')) out.saved_snippets = [];

@@ -21,6 +21,7 @@ import {
   type SubscriptionRecord,
   T,
   type UserRecord,
+  type UserTopicRecord,
 } from '../../storage/tables.ts';
 import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup } from '../model.ts';
 import type { Tx } from '../runtime/action.ts';
@@ -47,6 +48,8 @@ export class RealmState {
   readonly dms = new Map<string, DmConversation>();
   readonly dmsByUser = new Map<number, Set<string>>();
   readonly scheduled = new Map<number, ScheduledMessage>();
+  /** userId -> `${streamId}:${lower-cased topic}` -> visibility policy (user_topics). */
+  readonly userTopics = new Map<number, Map<string, UserTopicRecord>>();
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
   readonly knownBuckets = new Set<string>();
   private nextMessageId = 1;
@@ -68,6 +71,7 @@ export class RealmState {
     for (const subs of await eachLimited([...s.channels.keys()], (id) => T.subscriptions.partition(realmId, id).values(store))) for (const sub of subs) s.indexSub(sub);
     for (const convs of await eachLimited([...s.users.keys()], (id) => T.dmConversations.partition(realmId, id).values(store))) for (const d of convs) s.indexDm(d);
     for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
+    for (const list of await eachLimited([...s.users.keys()], (id) => T.userTopics.partition(realmId, id).values(store))) for (const r of list) s.indexUserTopic(r);
     return s;
   }
 
@@ -107,6 +111,12 @@ export class RealmState {
       if (!set) this.dmsByUser.set(id, (set = new Set()));
       set.add(d.key);
     }
+  }
+
+  indexUserTopic(r: UserTopicRecord): void {
+    let m = this.userTopics.get(r.userId);
+    if (!m) this.userTopics.set(r.userId, (m = new Map()));
+    m.set(`${r.streamId}:${r.topic.toLowerCase()}`, r);
   }
 
   activeSubscribers(streamId: number): number[] {

@@ -15,7 +15,7 @@ import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { FlagCache, type Marks, marksFromRow } from './flags.ts';
 import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } from './message_flags.ts';
-import { getMessage, matchesNarrowQuery } from './message_reads.ts';
+import { getMessage, matchesNarrowQuery, topicHistory } from './message_reads.ts';
 import { MessageReader, withTarget } from './messages.ts';
 import { userRef } from './ref.ts';
 import { DEFAULT_USER_SETTINGS } from './settings.ts';
@@ -107,6 +107,7 @@ export const userHandlers = {
   updateMessageFlagsForNarrow: updateFlagsForNarrow,
   markAllAsRead,
   markChannelAsRead,
+  topicHistory,
 };
 
 export const userActor = defineActor({

@@ -3,11 +3,12 @@ import type { Route } from '../route.ts';
 import { deleteQueue, getEvents, register } from './events.ts';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './message_flags.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
-import { getMessage, matchesNarrow } from './message_reads.ts';
+import { getMessage, matchesNarrow, topicHistory } from './message_reads.ts';
 import { getMessages, sendMessage } from './messages.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
+import { updateUserTopic } from './user_topics.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
 
 export const ROUTES: Route[] = [
@@ -38,4 +39,6 @@ export const ROUTES: Route[] = [
   messageHistory,
   addReaction,
   removeReaction,
+  topicHistory,
+  updateUserTopic,
 ];

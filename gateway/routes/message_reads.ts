@@ -34,3 +34,18 @@ export const getMessage = route({
     return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'getMessage', caller: caller(ctx), id: p.message_id, applyMarkdown: p.apply_markdown ?? true, clientExtavatar: clientExtavatar(p) });
   },
 });
+
+export const topicHistory = route({
+  method: 'GET',
+  path: '/users/me/{stream_id}/topics',
+  auth: 'required',
+  params: {
+    stream_id: int(),
+    // Topics are listed as stored; the empty topic is always the empty string here.
+    allow_empty_topic_name: unsupported(bool()),
+  },
+  async handle(ctx, p) {
+    const u = me(ctx);
+    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'topicHistory', caller: caller(ctx), streamId: p.stream_id });
+  },
+});

@@ -74,6 +74,15 @@ export const APPLIERS: Record<string, Applier> = {
     removeUnread(snap, new Set(ids));
     for (const id of ids) addUnread(snap, snap.user_id, id, { type: 'stream', stream_id: e.new_stream_id ?? e.stream_id, topic: e.subject ?? e.orig_subject, mentioned: mentioned.has(id) });
   },
+  user_topic(snap, e) {
+    if (!snap.user_topics) return;
+    const same = (x: any) => x.stream_id === e.stream_id && x.topic_name.toLowerCase() === e.topic_name.toLowerCase();
+    const rest = snap.user_topics.filter((x: any) => !same(x));
+    snap.user_topics = e.visibility_policy === 0 ? rest : [...rest, { stream_id: e.stream_id, topic_name: e.topic_name, last_updated: e.last_updated, visibility_policy: e.visibility_policy }];
+  },
+  muted_topics(snap, e) {
+    if (snap.muted_topics) snap.muted_topics = e.muted_topics;
+  },
   heartbeat() {},
 };
 

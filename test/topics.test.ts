@@ -1,0 +1,93 @@
+// Topics: GET /users/me/{stream_id}/topics and topic visibility (POST /user_topics).
+import t from 'tap';
+import { uniq } from './helpers/api.ts';
+import { applyEvent } from './helpers/apply.ts';
+import { register, waitFor } from './helpers/events.ts';
+import { runPython } from './helpers/python.ts';
+import { DEMO_KEYS, serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const owner = s.api.as(s.demo.owner);
+const maria = s.api.as(s.demo.member1);
+const channel = uniq('topics');
+await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
+const streamIdOf = async (name: string) => ((await owner.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).find((x) => x.name === name).stream_id as number;
+const streamId = await streamIdOf(channel);
+
+t.test('topics - a channel\'s topics, newest first, grouped case-insensitively, for every role', async (t) => {
+  const send = async (topic: string) => (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'x' })).id as number;
+  await send('Alpha');
+  const beta = await send('beta');
+  const alpha = await send('ALPHA');
+  for (const key of DEMO_KEYS) {
+    const got = await s.api.as(s.demo[key]).ok('GET', `/users/me/${streamId}/topics`);
+    t.same(got.topics, [{ name: 'ALPHA', max_id: alpha }, { name: 'beta', max_id: beta }], key);
+  }
+  t.equal((await s.api.get(`/users/me/${streamId}/topics`, {}, { creds: null })).status, 401);
+  t.equal((await maria.get('/users/me/999999/topics')).body.msg, 'Invalid channel ID');
+  // A private channel one is not in does not exist for one.
+  const secret = uniq('secret');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: secret }], invite_only: true });
+  const secretId = await streamIdOf(secret);
+  t.same([(await maria.get(`/users/me/${secretId}/topics`)).status, (await maria.get(`/users/me/${secretId}/topics`)).body.msg], [400, 'Invalid channel ID']);
+  // A guest cannot see a public channel it is not in.
+  const open = uniq('open');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: open }] });
+  t.equal((await s.api.as(s.demo.guest).get(`/users/me/${await streamIdOf(open)}/topics`)).body.msg, 'Invalid channel ID');
+  t.same((await maria.ok('GET', `/users/me/${await streamIdOf(open)}/topics`)).topics, []);
+});
+
+t.test('topics - user_topics: mute, follow, inherit; events and snapshot plus events', async (t) => {
+  const FETCH = { fetch_event_types: ['user_topic', 'muted_topics'] };
+  const q = await register(maria, FETCH);
+  const snap = structuredClone(q.snapshot);
+  const [a, b] = [uniq('a'), uniq('b')];
+  await maria.ok('POST', '/user_topics', { stream_id: streamId, topic: a, visibility_policy: 1 });
+  const e = await waitFor(q, (x) => x.type === 'user_topic');
+  t.same([e.stream_id, e.topic_name, e.visibility_policy], [streamId, a, 1]);
+  applyEvent(snap, e);
+  applyEvent(snap, await waitFor(q, (x) => x.type === 'muted_topics'));
+  await maria.ok('POST', '/user_topics', { stream_id: streamId, topic: b, visibility_policy: 3 });
+  await maria.ok('POST', '/user_topics', { stream_id: streamId, topic: a.toUpperCase(), visibility_policy: 2 });
+  await maria.ok('POST', '/user_topics', { stream_id: streamId, topic: b, visibility_policy: 0 });
+  let n = 0;
+  await waitFor(q, (x) => {
+    applyEvent(snap, x);
+    if (x.type === 'user_topic') n++;
+    return n === 3;
+  });
+  const fresh = (await register(maria, FETCH)).snapshot;
+  const sort = (l: any[]) => [...l].sort((x, y) => `${x.stream_id}:${x.topic_name}`.localeCompare(`${y.stream_id}:${y.topic_name}`));
+  t.same(sort(snap.user_topics), sort(fresh.user_topics));
+  t.same(snap.muted_topics, fresh.muted_topics);
+  t.same(fresh.user_topics.find((x: any) => x.topic_name === a)?.visibility_policy, 2, 'the name first used is kept');
+  t.notOk(fresh.user_topics.some((x: any) => x.topic_name === b));
+});
+
+t.test('topics - user_topics errors and roles', async (t) => {
+  const topic = uniq('t');
+  for (const key of DEMO_KEYS) await s.api.as(s.demo[key]).ok('POST', '/user_topics', { stream_id: streamId, topic, visibility_policy: 3 });
+  t.equal((await s.api.post('/user_topics', { stream_id: streamId, topic, visibility_policy: 1 }, { creds: null })).status, 401);
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ stream_id: 999_999, topic, visibility_policy: 1 }, 'Invalid channel ID'],
+    [{ stream_id: 999_999, topic, visibility_policy: 0 }, 'Nothing to be done'],
+    [{ stream_id: streamId, topic: uniq('never'), visibility_policy: 0 }, 'Nothing to be done'],
+    [{ stream_id: streamId, topic: 'x'.repeat(61), visibility_policy: 1 }, 'Topic too long (limit: 60 characters)'],
+  ];
+  for (const [params, msg] of cases) {
+    const r = await maria.post('/user_topics', params as any);
+    t.same([r.status, r.body.code, r.body.msg], [400, 'BAD_REQUEST', msg]);
+  }
+  t.equal((await maria.post('/user_topics', { stream_id: streamId, topic, visibility_policy: 7 })).body.var_name, 'visibility_policy');
+});
+
+t.test('topics - the official Python client lists topics and mutes one', async (t) => {
+  const topic = uniq('py');
+  await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'x' });
+  const out = runPython(s.urls[0]!, s.demo.member2, `
+topics = client.get_stream_topics(${streamId})
+muted = client.call_endpoint("user_topics", method="POST", request={"stream_id": ${streamId}, "topic": ${JSON.stringify(topic)}, "visibility_policy": 1})
+print(json.dumps({"names": [x["name"] for x in topics["topics"]], "muted": muted["result"]}))`) as any;
+  t.ok(out.names.includes(topic));
+  t.equal(out.muted, 'success');
+});
