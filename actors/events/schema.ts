@@ -167,6 +167,9 @@ const UnreadMessageDetails = z.union([
   z.object({ type: z.literal('private'), user_ids: z.array(Id), mentioned: z.literal(true).optional() }).strict(),
 ]);
 
+const TypingPerson = z.object({ user_id: Id, email: z.string() }).strict();
+const LegacyClientPresence = z.object({ client: z.string(), status: z.enum(['active', 'idle']), timestamp: Id, pushable: z.boolean() }).strict();
+
 /** Every event body a client can receive (an event without its queue `id`). */
 const EVENT_BODIES = [
   z.object({ type: z.literal('heartbeat') }).strict(),
@@ -178,6 +181,19 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('add'), scheduled_messages: z.array(ScheduledMessageObject) }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),
+  z
+    .object({
+      type: z.literal('typing'),
+      op: z.enum(['start', 'stop']),
+      message_type: z.enum(['direct', 'private', 'stream']),
+      sender: TypingPerson,
+      recipients: z.array(TypingPerson).optional(),
+      stream_id: Id.optional(),
+      topic: z.string().optional(),
+    })
+    .strict(),
+  z.object({ type: z.literal('presence'), user_id: Id, email: z.string(), server_timestamp: Id, presence: z.record(z.string(), LegacyClientPresence) }).strict(),
+  z.object({ type: z.literal('presence'), presences: z.record(z.string(), z.object({ active_timestamp: Id, idle_timestamp: Id }).strict()) }).strict(),
   z.object({ type: z.literal('user_topic'), stream_id: Id, topic_name: z.string(), last_updated: Id, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }).strict(),
   z.object({ type: z.literal('muted_topics'), muted_topics: z.array(z.tuple([z.string(), z.string(), Id])) }).strict(),
   z

@@ -30,6 +30,11 @@ export const QueueOptions = z.object({
   clientExtavatar: z.boolean(),
   bulkMessageDeletion: z.boolean(),
   idleSecs: z.number().positive(),
+  /** The user's receives_typing_notifications setting when the queue was registered. */
+  receivesTypingNotifications: z.boolean().default(true),
+  /** Client capabilities: typing notices in channels, and presence events in the simplified form. */
+  streamTypingNotifications: z.boolean().default(false),
+  simplifiedPresenceEvents: z.boolean().default(false),
 });
 export type QueueOptions = z.infer<typeof QueueOptions>;
 
@@ -77,7 +82,7 @@ export class QueueShard {
         else if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
           // Clients without bulk_message_deletion get one event per message, with message_id.
           if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...d.event, message_ids: undefined, message_id: id }));
-        } else if (q.wants(d.event.type)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
+        } else if (q.wants(d.event.type) && accepts(q.options, d.event)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }
@@ -127,6 +132,13 @@ export class QueueShard {
   closeAll(): void {
     for (const q of this.queues.values()) q.close();
   }
+}
+
+/** Whether a queue takes an event at all: typing follows the user's setting and the queue's capabilities, presence comes in the form the queue asked for. */
+function accepts(options: QueueOptions, event: Extract<Delivery, { kind: 'event' }>['event']): boolean {
+  if (event.type === 'typing') return options.receivesTypingNotifications && (event.message_type !== 'stream' || options.streamTypingNotifications);
+  if (event.type === 'presence') return 'presences' in event === options.simplifiedPresenceEvents;
+  return true;
 }
 
 /** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar. */

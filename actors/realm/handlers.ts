@@ -2,6 +2,7 @@
 import { directory, messageSources, narrowForQueue, sendMessage } from './messages.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { addReaction, removeReaction } from './reactions.ts';
+import { presenceDirectory, typingAudience } from './ephemeral.ts';
 import { readerViewQuery } from './reading.ts';
 import { updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
@@ -33,4 +34,6 @@ export const realmHandlers = {
   addReaction,
   removeReaction,
   updateUserTopic,
+  typingAudience,
+  presenceDirectory,
 };

@@ -5,6 +5,7 @@ import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, u
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { getMessage, matchesNarrow, topicHistory } from './message_reads.ts';
 import { getMessages, sendMessage } from './messages.ts';
+import { realmPresence, setTyping, updatePresence, userPresence } from './presence.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
@@ -41,4 +42,8 @@ export const ROUTES: Route[] = [
   removeReaction,
   topicHistory,
   updateUserTopic,
+  setTyping,
+  updatePresence,
+  realmPresence,
+  userPresence,
 ];

@@ -83,6 +83,14 @@ export const APPLIERS: Record<string, Applier> = {
   muted_topics(snap, e) {
     if (snap.muted_topics) snap.muted_topics = e.muted_topics;
   },
+  presence(snap, e) {
+    if (!snap.presences) return;
+    // Simplified events (modern format keyed by user ID); the legacy form is for registers keyed by email.
+    if (e.presences) Object.assign(snap.presences, e.presences);
+    else snap.presences[e.email] = { aggregated: { client: 'website', status: e.presence.website.status, timestamp: e.presence.website.timestamp }, ...e.presence };
+  },
+  typing() {},
+  reaction() {},
   heartbeat() {},
 };
 
