@@ -1,5 +1,5 @@
 /** Every message the realm actor takes, by type. */
-import { directory, messageSources, narrowForQueue, sendMessage } from './messages.ts';
+import { directory, messageSources, narrowForQueue, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceDirectory, typingAudience } from './ephemeral.ts';
@@ -36,4 +36,5 @@ export const realmHandlers = {
   updateUserTopic,
   typingAudience,
   presenceDirectory,
+  sendMessageWithTopicWildcard,
 };

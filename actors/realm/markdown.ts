@@ -1,56 +1,163 @@
 /**
- * Message rendering: CommonMark via markdown-it (raw HTML disabled, so user
- * content cannot inject markup) plus Zulip's mention syntax, `@**Full Name**`,
- * `@**Full Name|id**` and silent `@_**Full Name**`.
+ * Message rendering: Zulip's message dialect on markdown-it (raw HTML
+ * disabled, so user content cannot inject markup; whatever cannot be rendered
+ * stays as escaped text, never executed).
+ *
+ * Zulip's syntax is added as markdown-it inline rules, so none of it applies
+ * inside code: user mentions `@**Full Name**`, `@**Full Name|id**`, silent
+ * `@_**Name**`, wildcards (`@**all**`, `@**topic**`, ...), group mentions
+ * `@*group*`, channel and topic links `#**channel**`, `#**channel>topic**`,
+ * `<time:...>`, emoji `:name:` and inline math `$$...$$`; and fenced blocks
+ * for code with a language, `quote`, `spoiler` and `math` (KaTeX).
+ *
+ * `renderMessage(content, options)` takes lookups for names (and takes the
+ * older `(name, id) => user` function as well). More hooks (linkifiers) join
+ * `RenderOptions`.
  */
+import { createRequire } from 'node:module';
 import MarkdownIt from 'markdown-it';
+import type StateInline from 'markdown-it/lib/rules_inline/state_inline.mjs';
+import { unicodeCode } from './emoji.ts';
 
-const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
-const MENTION = /@(_?)\*\*([^*\n]+?)\*\*/g;
-const WILDCARDS: Record<string, 'stream' | 'topic'> = { all: 'stream', everyone: 'stream', channel: 'stream', stream: 'stream', topic: 'topic' };
+interface Katex {
+  renderToString(tex: string, opts: { displayMode: boolean; throwOnError: boolean; trust: boolean }): string;
+}
+const katex = createRequire(import.meta.url)('katex') as Katex;
 
 export interface MentionTarget {
   id: number;
   fullName: string;
 }
 
+/** What rendering needs to know of the realm; every lookup answers undefined for names it does not know. */
+export interface RenderOptions {
+  user: (name: string, id: number | null) => MentionTarget | undefined;
+  channel?: (name: string) => { id: number; name: string } | undefined;
+  group?: (name: string) => { id: number; name: string } | undefined;
+}
+
 export interface Rendered {
   html: string;
   mentions: number[];
+  /** Groups mentioned (by ID). */
+  groupMentions: number[];
   wildcard: 'stream' | 'topic' | null;
 }
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+interface Env {
+  opts: RenderOptions;
+  mentions: Set<number>;
+  groups: Set<number>;
+  wildcard: Rendered['wildcard'];
+}
 
-/** Renders content; `lookup` resolves a mention's name (and optional id) to a user. */
-export function renderMessage(content: string, lookup: (name: string, id: number | null) => MentionTarget | undefined): Rendered {
-  const spans: string[] = [];
-  const mentions = new Set<number>();
-  let wildcard: Rendered['wildcard'] = null;
-  // Mentions become private-use placeholders that markdown-it passes through
-  // untouched; a forged placeholder can only repeat this message's own spans.
-  const source = content.replace(MENTION, (whole, silent: string, inner: string) => {
-    const [name, idText] = inner.split('|') as [string, string | undefined];
-    const wild = WILDCARDS[name.trim().toLowerCase()];
-    let html: string;
-    if (wild && !idText) {
-      if (!silent) wildcard = wildcard === 'stream' || wild === 'stream' ? 'stream' : 'topic';
-      html = `<span class="user-mention${silent ? ' silent' : ''}" data-user-id="*">@${escapeHtml(name)}</span>`;
-    } else {
-      const user = lookup(name.trim(), idText !== undefined && /^\d+$/.test(idText) ? Number(idText) : null);
-      if (!user) return whole;
-      if (!silent) mentions.add(user.id);
-      html = `<span class="user-mention${silent ? ' silent' : ''}" data-user-id="${user.id}">@${escapeHtml(user.fullName)}</span>`;
-    }
-    spans.push(html);
-    return `\uE000${spans.length - 1}\uE001`;
+const WILDCARDS: Record<string, 'stream' | 'topic'> = { all: 'stream', everyone: 'stream', channel: 'stream', stream: 'stream', topic: 'topic' };
+
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** Zulip's encoding of a narrow URL component (`encodeHashComponent`). */
+const hashComponent = (s: string): string => encodeURIComponent(s).replace(/[.!~*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%/g, '.');
+
+const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
+
+/** Adds an inline rule that matches `re` (anchored) at the current position and renders with `render`. */
+function inlineRule(name: string, first: string, re: RegExp, render: (m: RegExpExecArray, env: Env) => string | null): void {
+  const sticky = new RegExp(re.source, 'y');
+  md.inline.ruler.before('text', name, (state: StateInline, silent: boolean) => {
+    if (!first.includes(state.src[state.pos]!)) return false;
+    sticky.lastIndex = state.pos;
+    const m = sticky.exec(state.src);
+    if (!m) return false;
+    const html = render(m, state.env as Env);
+    if (html === null) return false;
+    if (!silent) state.push('zulip_html', '', 0).content = html;
+    state.pos += m[0].length;
+    return true;
   });
-  const html = md
-    .render(source)
-    .trimEnd()
-    .replace(/\uE000(\d+)\uE001/g, (_, i: string) => spans[Number(i)] ?? '');
-  return { html, mentions: [...mentions], wildcard };
+}
+md.renderer.rules.zulip_html = (tokens, idx) => tokens[idx]!.content;
+
+inlineRule('mention', '@', /@(_?)\*\*([^*\n]+?)\*\*/, (m, env) => {
+  const silent = m[1] === '_';
+  const [name, idText] = m[2]!.split('|') as [string, string | undefined];
+  const wild = idText === undefined ? WILDCARDS[name.trim().toLowerCase()] : undefined;
+  const cls = silent ? ' silent' : '';
+  const text = `${silent ? '' : '@'}${escapeHtml(name.trim())}`;
+  if (wild === 'topic') {
+    if (!silent && env.wildcard === null) env.wildcard = 'topic';
+    return `<span class="topic-mention${cls}">${text}</span>`;
+  }
+  if (wild === 'stream') {
+    if (!silent) env.wildcard = 'stream';
+    return `<span class="user-mention channel-wildcard-mention${cls}" data-user-id="*">${text}</span>`;
+  }
+  const user = env.opts.user(name.trim(), idText !== undefined && /^\d+$/.test(idText) ? Number(idText) : null);
+  if (!user) return null;
+  if (!silent) env.mentions.add(user.id);
+  return `<span class="user-mention${cls}" data-user-id="${user.id}">${silent ? '' : '@'}${escapeHtml(user.fullName)}</span>`;
+});
+
+inlineRule('group_mention', '@', /@(_?)\*([^*\n]+?)\*/, (m, env) => {
+  const group = env.opts.group?.(m[2]!.trim());
+  if (!group) return null;
+  const silent = m[1] === '_';
+  if (!silent) env.groups.add(group.id);
+  return `<span class="user-group-mention${silent ? ' silent' : ''}" data-user-group-id="${group.id}">${silent ? '' : '@'}${escapeHtml(group.name)}</span>`;
+});
+
+inlineRule('channel_link', '#', /#\*\*([^*\n]+?)\*\*/, (m, env) => {
+  const [channelName, ...rest] = m[1]!.split('>');
+  const channel = env.opts.channel?.(channelName!.trim());
+  if (!channel) return null;
+  const base = `/#narrow/channel/${channel.id}-${hashComponent(channel.name)}`;
+  if (!rest.length) return `<a class="stream" data-stream-id="${channel.id}" href="${base}">#${escapeHtml(channel.name)}</a>`;
+  const topic = rest.join('>').trim();
+  return `<a class="stream-topic" data-stream-id="${channel.id}" href="${base}/topic/${hashComponent(topic)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`;
+});
+
+inlineRule('time', '<', /<time:([^>\n]+)>/, (m) => {
+  const text = m[1]!;
+  const when = /^\d+$/.test(text) ? new Date(Number(text) * 1000) : new Date(text);
+  if (Number.isNaN(when.getTime())) return `<span class="timestamp-error">Invalid time format: ${escapeHtml(text)}</span>`;
+  return `<time datetime="${when.toISOString().replace(/\.\d{3}Z$/, 'Z')}">${escapeHtml(text)}</time>`;
+});
+
+inlineRule('emoji', ':', /:([a-z0-9_+-]+):/, (m) => {
+  const code = unicodeCode(m[1]!);
+  if (!code) return null;
+  return `<span aria-label="${escapeHtml(m[1]!.replace(/_/g, ' '))}" class="emoji emoji-${code}" role="img" title="${escapeHtml(m[1]!.replace(/_/g, ' '))}">:${escapeHtml(m[1]!)}:</span>`;
+});
+
+inlineRule('math', '$', /\$\$([^$\n]+?)\$\$/, (m) => katex.renderToString(m[1]!, { displayMode: false, throwOnError: false, trust: false }));
+
+md.renderer.rules.fence = (tokens, idx, _options, env: Env) => {
+  const token = tokens[idx]!;
+  const [lang = '', ...rest] = token.info.trim().split(/\s+/);
+  const body = token.content;
+  switch (lang.toLowerCase()) {
+    case 'math':
+    case 'tex':
+    case 'latex':
+      return `${katex.renderToString(body.trim(), { displayMode: true, throwOnError: false, trust: false })}\n`;
+    case 'quote':
+      return `<blockquote>\n${md.render(body, env)}</blockquote>\n`;
+    case 'spoiler':
+      return `<div class="spoiler-block"><div class="spoiler-header">\n${rest.length ? md.render(rest.join(' '), env) : ''}</div><div class="spoiler-content" aria-hidden="true">\n${md.render(body, env)}</div></div>\n`;
+    default: {
+      const language = lang ? ` data-code-language="${escapeHtml(lang)}"` : '';
+      return `<div class="codehilite"${language}><pre><span></span><code>${escapeHtml(body)}</code></pre></div>\n`;
+    }
+  }
+};
+md.renderer.rules.code_block = (tokens, idx) => `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx]!.content)}</code></pre></div>\n`;
+
+/** Renders a message's content with the realm's lookups. */
+export function renderMessage(content: string, options: RenderOptions | RenderOptions['user']): Rendered {
+  const opts = typeof options === 'function' ? { user: options } : options;
+  const env: Env = { opts, mentions: new Set(), groups: new Set(), wildcard: null };
+  const html = md.render(content, env).trimEnd();
+  return { html, mentions: [...env.mentions], groupMentions: [...env.groups], wildcard: env.wildcard };
 }
 
 /** Renders a channel description (no mentions). */
-export const renderDescription = (text: string): string => (text ? md.render(text).trimEnd() : '');
+export const renderDescription = (text: string): string => (text ? md.render(text, { opts: { user: () => undefined }, mentions: new Set(), groups: new Set(), wildcard: null } satisfies Env).trimEnd() : '');

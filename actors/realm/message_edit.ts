@@ -18,7 +18,7 @@ import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts'
 import type { ActorContext } from '../runtime/context.ts';
 import { actingUser, canAccess } from './access.ts';
 import { renderMessage } from './markdown.ts';
-import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic } from './messages.ts';
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions } from './messages.ts';
 import { readerView } from './reading.ts';
 import type { RealmState } from './state.ts';
 
@@ -145,11 +145,7 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     if (expired(m, setting(state, 'messageContentEditLimitSeconds'))) throw badRequest('The time limit for editing this message has passed');
     const text = msg.content.trim() === '' ? '(deleted)' : msg.content.trimEnd();
     if ([...text].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
-    const r = renderMessage(text, (name, id) => {
-      if (id !== null) return state.users.get(id);
-      const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
-      return matches.length === 1 ? matches[0] : undefined;
-    });
+    const r = renderMessage(text, renderOptions(state, user));
     const recipients = m.dmUserIds ? new Set(m.dmUserIds) : null;
     content = { content: text, rendered: r.html, mentions: r.mentions.filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id))), wildcard: isDm ? null : r.wildcard };
   }

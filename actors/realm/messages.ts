@@ -12,7 +12,7 @@ import { type Delivery, type Directory } from '../events/delivery.ts';
 import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, canAccess, resolvePerson } from './access.ts';
-import { renderMessage } from './markdown.ts';
+import { type RenderOptions, renderMessage } from './markdown.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -20,8 +20,8 @@ const query = defineQuery<RealmState>();
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
-/** Channels with more subscribers than this need permission for @all (Zulip's threshold). */
-const WILDCARD_MENTION_THRESHOLD = 15;
+/** Channels with more subscribers (topics with more participants) than this need permission for @all (@topic); Zulip's threshold, settable for tests. */
+const WILDCARD_MENTION_THRESHOLD = Number(process.env.PARLEY_WILDCARD_MENTION_THRESHOLD ?? 15);
 
 const Person = z.union([z.string(), z.number().int()]);
 export const SendFields = {
@@ -101,6 +101,22 @@ function defaultReadBySender(client: string): boolean {
   return /^(website|ZulipWeb|ZulipMobile|ZulipElectron|ZulipTerminal|ZulipFlutter)/i.test(client);
 }
 
+/** What the renderer may look up: members by name, the channels `user` can see. */
+export function renderOptions(state: Readonly<RealmState>, user: UserRecord): RenderOptions {
+  return {
+    user: (name, id) => {
+      if (id !== null) return state.users.get(id);
+      // A name that several active users share mentions nobody (Zulip asks for @**Name|id** then).
+      const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
+      return matches.length === 1 ? matches[0] : undefined;
+    },
+    channel: (name) => {
+      const c = state.channelsByName.get(name.toLowerCase());
+      return c && canAccess(state, c, user) ? { id: c.id, name: c.name } : undefined;
+    },
+  };
+}
+
 /** Validates, authorizes and renders a send by `sender`; throws the API error, changes nothing. */
 export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: SendRequest): SendPlan {
   const content = req.content.trimEnd();
@@ -130,12 +146,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     if (topic !== '' && policy === 'empty_topic_only') throw badRequest('Only the general chat topic is allowed in this channel.');
     recipientCount = state.activeSubscribers(channel.id).length;
   }
-  const rendered = renderMessage(content, (name, id) => {
-    if (id !== null) return state.users.get(id);
-    // A name that several active users share mentions nobody (Zulip asks for @**Name|id** then).
-    const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
-    return matches.length === 1 ? matches[0] : undefined;
-  });
+  const rendered = renderMessage(content, renderOptions(state, sender));
   if (channel && rendered.wildcard === 'stream' && recipientCount > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
@@ -247,6 +258,54 @@ export const sendMessage = action({
   fields: z.object({ ...SendFields, queueId: z.string().nullable(), localId: z.string().nullable() }),
   check(state, msg) {
     const plan = planSend(state, actingUser(state, msg.caller), msg);
+    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null };
+  },
+  apply(state, p, tx) {
+    p.stored = applySend(state, p.plan, tx);
+    return { id: p.stored.id };
+  },
+  events(state, p) {
+    return [sendDelivery(state, p.stored!, p.localEcho)];
+  },
+});
+
+/**
+ * A send whose content has a topic wildcard mention (`@**topic**`): the
+ * gateway sends it here, so that only such sends read the topic's
+ * participants first (`prepare` waits for earlier writes, which ordinary
+ * sends must not). More than WILDCARD_MENTION_THRESHOLD participants (senders
+ * and reacters, as Zulip counts them) and no permission to mention many
+ * users: TOPIC_WILDCARD_MENTION_NOT_ALLOWED.
+ */
+export const sendMessageWithTopicWildcard = action({
+  type: 'sendMessageWithTopicWildcard',
+  fields: z.object({ ...SendFields, queueId: z.string().nullable(), localId: z.string().nullable() }),
+  async prepare(state, msg, ctx) {
+    const participants = new Set<number>();
+    if (msg.recipientType !== 'stream') return participants;
+    let channel: ChannelRecord;
+    try {
+      channel = resolveChannel(state, msg.to);
+    } catch {
+      return participants;
+    }
+    const topic = normalizeTopic(state, msg.topic).toLowerCase();
+    const key = channelRecipientKey(channel.id);
+    for (const { ck } of await T.recipientBuckets.partition(state.realmId, key).range(ctx.store)) {
+      for (const m of await T.messages.partition(state.realmId, key, Number(ck)).values(ctx.store)) {
+        if (m.topic.toLowerCase() !== topic) continue;
+        participants.add(m.senderId);
+        for (const r of m.reactions) participants.add(r.userId);
+      }
+    }
+    return participants;
+  },
+  check(state, msg, participants) {
+    const sender = actingUser(state, msg.caller);
+    const plan = planSend(state, sender, msg);
+    if (plan.wildcard === 'topic' && new Set([...participants, sender.id]).size > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
+      throw new ApiError('TOPIC_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use topic wildcard mentions in this topic.', 400);
+    }
     return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null };
   },
   apply(state, p, tx) {
