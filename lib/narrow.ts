@@ -46,14 +46,14 @@ const OPERATORS = new Set([
 ]);
 /**
  * The `is:` and `has:` operands this server implements. Zulip also has
- * `is:followed`, `is:muted`, `is:alerted` (topic visibility, alert words) and
+ * `is:followed`, `is:muted` (topic visibility) and
  * `has:attachment` (uploads): until those features
  * exist here, asking for them is BAD_NARROW rather than a filter that
  * silently matches nothing.
  */
-const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'unread', 'mentioned', 'resolved']);
+const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'unread', 'mentioned', 'resolved', 'alerted']);
 const HAS_OPERANDS = new Set(['link', 'image', 'reaction']);
-const KNOWN_ELSEWHERE = new Set(['is:followed', 'is:muted', 'is:alerted', 'has:attachment']);
+const KNOWN_ELSEWHERE = new Set(['is:followed', 'is:muted', 'has:attachment']);
 
 /** Parses a decoded narrow value (a list of objects or pairs) into terms. */
 export function parseNarrow(value: unknown): NarrowTerm[] {
@@ -137,6 +137,8 @@ function termMatches(t: NarrowTerm, m: MessageView): boolean {
           return !m.flags.includes('read');
         case 'mentioned':
           return m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
+        case 'alerted':
+          return m.flags.includes('has_alert_word');
         case 'resolved':
           return m.type === 'stream' && m.topic.startsWith('✔ ');
         default:

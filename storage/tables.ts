@@ -252,6 +252,10 @@ export const StoredMessage = z.object({
   editHistory: z.array(z.lazy(() => EditRecord)).default([]),
   lastEditTimestamp: Id.nullable().default(null),
   lastMovedTimestamp: Id.nullable().default(null),
+  /** Recipients who muted the sender: the message is read for them from the start. */
+  mutedBy: z.array(Id).default([]),
+  /** Recipients one of whose alert words the message contains (`has_alert_word`). */
+  alerted: z.array(Id).default([]),
   /** Emoji reactions, in the order they were added. */
   reactions: z.array(z.object({ emojiName: z.string(), emojiCode: z.string(), reactionType: z.enum(['unicode_emoji', 'realm_emoji', 'service_extra_emoji']), userId: Id })).default([]),
 });
@@ -321,6 +325,20 @@ export type UserMarks = z.infer<typeof UserMarks>;
 /** A user's visibility policy for one topic (Zulip's UserTopic): 1 muted, 2 unmuted, 3 followed. */
 export const UserTopicRecord = z.object({ userId: Id, streamId: Id, topic: z.string(), policy: Id, lastUpdated: Id });
 export type UserTopicRecord = z.infer<typeof UserTopicRecord>;
+
+/** A draft kept for a user (Zulip's drafts synchronization). */
+export const DraftRecord = z.object({ id: Id, type: z.enum(['', 'stream', 'private']), to: z.array(Id), topic: z.string(), content: z.string(), timestamp: Id });
+export type DraftRecord = z.infer<typeof DraftRecord>;
+
+export const SavedSnippetRecord = z.object({ id: Id, title: z.string(), content: z.string(), dateCreated: Id });
+export type SavedSnippetRecord = z.infer<typeof SavedSnippetRecord>;
+
+/** Numbers a user's own objects (drafts, saved snippets). */
+export const UserCounters = z.object({ draft: Id.default(1), snippet: Id.default(1) });
+export type UserCounters = z.infer<typeof UserCounters>;
+
+export const MutedUserRecord = z.object({ userId: Id, mutedUserId: Id, timestamp: Id });
+export type MutedUserRecord = z.infer<typeof MutedUserRecord>;
 
 export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
@@ -426,6 +444,42 @@ export const T = {
     codec: UserTopicRecord,
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
     row: (realm: number, userId: number, streamId: number, topic: string) => ({ pk: `${realm}:${userId}`, ck: `${streamId}:${topic.toLowerCase()}` }),
+  }),
+  userDrafts: defineTable({
+    name: 'user_drafts',
+    ck: 'bigint',
+    codec: DraftRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, id: number) => ({ pk: `${realm}:${userId}`, ck: id }),
+  }),
+  savedSnippets: defineTable({
+    name: 'saved_snippets',
+    ck: 'bigint',
+    codec: SavedSnippetRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, id: number) => ({ pk: `${realm}:${userId}`, ck: id }),
+  }),
+  userCounters: defineTable({
+    name: 'user_counters',
+    ck: 'text',
+    codec: UserCounters,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'ids' }),
+  }),
+  /** Whom a user muted, one partition per user (bounded by their choices). */
+  mutedUsers: defineTable({
+    name: 'muted_users',
+    ck: 'bigint',
+    codec: MutedUserRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, mutedUserId: number) => ({ pk: `${realm}:${userId}`, ck: mutedUserId }),
+  }),
+  alertWords: defineTable({
+    name: 'alert_words',
+    ck: 'text',
+    codec: z.array(z.string()),
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'words' }),
   }),
   scheduledMessages: defineTable({
     name: 'scheduled_messages',

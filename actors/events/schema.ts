@@ -167,6 +167,13 @@ const UnreadMessageDetails = z.union([
   z.object({ type: z.literal('private'), user_ids: z.array(Id), mentioned: z.literal(true).optional() }).strict(),
 ]);
 
+/** A draft (`drafts` register key and events). */
+export const DraftObject = z.object({ id: Id, type: z.enum(['', 'stream', 'private']), to: z.array(Id), topic: z.string(), content: z.string(), timestamp: Id }).strict();
+/** A saved snippet (FL 297). */
+export const SavedSnippetObject = z.object({ id: Id, title: z.string(), content: z.string(), date_created: Id }).strict();
+export type DraftObject = z.infer<typeof DraftObject>;
+export type SavedSnippetObject = z.infer<typeof SavedSnippetObject>;
+
 const TypingPerson = z.object({ user_id: Id, email: z.string() }).strict();
 const LegacyClientPresence = z.object({ client: z.string(), status: z.enum(['active', 'idle']), timestamp: Id, pushable: z.boolean() }).strict();
 
@@ -194,6 +201,13 @@ const EVENT_BODIES = [
     .strict(),
   z.object({ type: z.literal('presence'), user_id: Id, email: z.string(), server_timestamp: Id, presence: z.record(z.string(), LegacyClientPresence) }).strict(),
   z.object({ type: z.literal('presence'), presences: z.record(z.string(), z.object({ active_timestamp: Id, idle_timestamp: Id }).strict()) }).strict(),
+  z.object({ type: z.literal('muted_users'), muted_users: z.array(z.object({ id: Id, timestamp: Id }).strict()) }).strict(),
+  z.object({ type: z.literal('alert_words'), alert_words: z.array(z.string()) }).strict(),
+  z.object({ type: z.literal('drafts'), op: z.literal('add'), drafts: z.array(DraftObject) }).strict(),
+  z.object({ type: z.literal('drafts'), op: z.literal('update'), draft: DraftObject }).strict(),
+  z.object({ type: z.literal('drafts'), op: z.literal('remove'), draft_id: Id }).strict(),
+  z.object({ type: z.literal('saved_snippets'), op: z.enum(['add', 'update']), saved_snippet: SavedSnippetObject }).strict(),
+  z.object({ type: z.literal('saved_snippets'), op: z.literal('remove'), saved_snippet_id: Id }).strict(),
   z.object({ type: z.literal('user_topic'), stream_id: Id, topic_name: z.string(), last_updated: Id, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }).strict(),
   z.object({ type: z.literal('muted_topics'), muted_topics: z.array(z.tuple([z.string(), z.string(), Id])) }).strict(),
   z

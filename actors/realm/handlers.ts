@@ -3,6 +3,7 @@ import { directory, messageSources, narrowForQueue, sendMessage, sendMessageWith
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceDirectory, typingAudience } from './ephemeral.ts';
+import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
@@ -37,4 +38,7 @@ export const realmHandlers = {
   typingAudience,
   presenceDirectory,
   sendMessageWithTopicWildcard,
+  muteUser,
+  listAlertWords,
+  changeAlertWords,
 };

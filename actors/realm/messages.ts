@@ -55,6 +55,9 @@ export interface SendPlan {
   wildcard: 'stream' | 'topic' | null;
   client: string;
   readBySender: boolean;
+  /** Recipients who muted the sender, and recipients alerted by one of their alert words. */
+  mutedBy: number[];
+  alerted: number[];
 }
 
 export function normalizeTopic(state: Readonly<RealmState>, raw: string | null): string {
@@ -99,6 +102,17 @@ function resolveDmRecipients(state: Readonly<RealmState>, sender: UserRecord, to
 /** Interactive clients mark their own messages read; API clients (bots, scripts) do not. */
 function defaultReadBySender(client: string): boolean {
   return /^(website|ZulipWeb|ZulipMobile|ZulipElectron|ZulipTerminal|ZulipFlutter)/i.test(client);
+}
+
+/** Users (other than the sender) one of whose alert words `content` contains, as a word, in any case (Zulip's alert words). */
+export function alertedUsers(state: Readonly<RealmState>, content: string, senderId: number): number[] {
+  const text = content.toLowerCase();
+  const out: number[] = [];
+  for (const [userId, words] of state.alertWords) {
+    if (userId === senderId) continue;
+    if (words.some((w) => new RegExp(`(^|[^\\p{L}\\p{N}_])${w.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\p{L}\\p{N}_])`, 'u').test(text))) out.push(userId);
+  }
+  return out;
 }
 
 /** What the renderer may look up: members by name, the channels `user` can see. */
@@ -151,7 +165,12 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
   const recipients = channel ? null : new Set(participants);
+  const isRecipient = (id: number) => (recipients ? recipients.has(id) : state.isSubscribed(channel!.id, id));
+  const mutedBy = [...(state.mutedBy.get(sender.id) ?? [])].filter(isRecipient);
+  const alerted = alertedUsers(state, content, sender.id).filter(isRecipient);
   return {
+    mutedBy,
+    alerted,
     senderId: sender.id,
     channelId: channel?.id ?? null,
     participants,
@@ -211,6 +230,8 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     editHistory: [],
     lastEditTimestamp: null,
     lastMovedTimestamp: null,
+    mutedBy: plan.mutedBy,
+    alerted: plan.alerted,
     reactions: [],
   };
   const bucket = messageBucket(id);

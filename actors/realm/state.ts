@@ -48,6 +48,12 @@ export class RealmState {
   readonly dms = new Map<string, DmConversation>();
   readonly dmsByUser = new Map<number, Set<string>>();
   readonly scheduled = new Map<number, ScheduledMessage>();
+  /** userId -> muted user ID -> when. */
+  readonly mutedUsers = new Map<number, Map<number, number>>();
+  /** muted user ID -> users who muted them (to flag their messages read at send). */
+  readonly mutedBy = new Map<number, Set<number>>();
+  /** userId -> alert words (users without any are absent). */
+  readonly alertWords = new Map<number, string[]>();
   /** userId -> `${streamId}:${lower-cased topic}` -> visibility policy (user_topics). */
   readonly userTopics = new Map<number, Map<string, UserTopicRecord>>();
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
@@ -72,6 +78,8 @@ export class RealmState {
     for (const convs of await eachLimited([...s.users.keys()], (id) => T.dmConversations.partition(realmId, id).values(store))) for (const d of convs) s.indexDm(d);
     for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
     for (const list of await eachLimited([...s.users.keys()], (id) => T.userTopics.partition(realmId, id).values(store))) for (const r of list) s.indexUserTopic(r);
+    for (const list of await eachLimited([...s.users.keys()], (id) => T.mutedUsers.partition(realmId, id).values(store))) for (const r of list) s.setMuted(r.userId, r.mutedUserId, r.timestamp);
+    for (const [i, words] of (await eachLimited([...s.users.keys()], (id) => T.alertWords.at(realmId, id).get(store))).entries()) if (words?.length) s.alertWords.set([...s.users.keys()][i]!, words);
     return s;
   }
 
@@ -110,6 +118,21 @@ export class RealmState {
       let set = this.dmsByUser.get(id);
       if (!set) this.dmsByUser.set(id, (set = new Set()));
       set.add(d.key);
+    }
+  }
+
+  /** Records (or, with `timestamp` null, forgets) that `userId` muted `mutedId`. */
+  setMuted(userId: number, mutedId: number, timestamp: number | null): void {
+    let mine = this.mutedUsers.get(userId);
+    if (!mine) this.mutedUsers.set(userId, (mine = new Map()));
+    let by = this.mutedBy.get(mutedId);
+    if (!by) this.mutedBy.set(mutedId, (by = new Set()));
+    if (timestamp === null) {
+      mine.delete(mutedId);
+      by.delete(userId);
+    } else {
+      mine.set(mutedId, timestamp);
+      by.add(userId);
     }
   }
 

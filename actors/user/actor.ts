@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { NarrowTermSchema } from '../../lib/narrow.ts';
-import { T } from '../../storage/tables.ts';
+import { type DraftRecord, type SavedSnippetRecord, T, type UserCounters, UserCounters as UserCountersCodec } from '../../storage/tables.ts';
 import { wants } from '../events/fetch.ts';
 import { formatMessage } from '../format.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
@@ -16,6 +16,7 @@ import { defineActor } from '../runtime/registry.ts';
 import { FlagCache, type Marks, marksFromRow } from './flags.ts';
 import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } from './message_flags.ts';
 import { getMessage, matchesNarrowQuery, topicHistory } from './message_reads.ts';
+import { createDrafts, createSnippet, deleteDraft, deleteSnippet, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
 import { userRef } from './ref.ts';
 import { DEFAULT_USER_SETTINGS } from './settings.ts';
@@ -28,6 +29,9 @@ export interface UserState {
   marks: Marks;
   /** Recently used buckets of flag rows (bounded); the rest stay in the store. */
   flags: FlagCache;
+  drafts: Map<number, DraftRecord>;
+  snippets: Map<number, SavedSnippetRecord>;
+  counters: UserCounters;
 }
 
 const query = defineQuery<UserState>();
@@ -36,7 +40,10 @@ async function load(ctx: ActorContext, id: string): Promise<UserState> {
   const [realmId, userId] = id.split(':').map(Number) as [number, number];
   const settings = (await T.userSettings.at(realmId, userId).get(ctx.store)) ?? {};
   const marks = marksFromRow(await T.userMarks.at(realmId, userId).get(ctx.store));
-  return { realmId, userId, settings, marks, flags: new FlagCache(ctx.store, realmId, userId) };
+  const drafts = new Map((await T.userDrafts.partition(realmId, userId).values(ctx.store)).map((d) => [d.id, d]));
+  const snippets = new Map((await T.savedSnippets.partition(realmId, userId).values(ctx.store)).map((x) => [x.id, x]));
+  const counters = (await T.userCounters.at(realmId, userId).get(ctx.store)) ?? UserCountersCodec.parse({});
+  return { realmId, userId, settings, marks, flags: new FlagCache(ctx.store, realmId, userId), drafts, snippets, counters };
 }
 
 /** A reader for one request, with the marks as they are now. */
@@ -49,7 +56,11 @@ const snapshot = query({
   fields: z.object({ fetch: z.array(z.string()).nullable() }),
   run(s, msg, ctx) {
     const settings = wants(msg.fetch, 'user_settings') ? { user_settings: { ...DEFAULT_USER_SETTINGS, ...s.settings } } : {};
-    const starred = wants(msg.fetch, 'starred_messages') ? { starred_messages: [...s.marks.starred].sort((a, b) => a - b) } : {};
+    const starred = {
+      ...(wants(msg.fetch, 'starred_messages') ? { starred_messages: [...s.marks.starred].sort((a, b) => a - b) } : {}),
+      ...(wants(msg.fetch, 'drafts') ? { drafts: draftsOf(s) } : {}),
+      ...(wants(msg.fetch, 'saved_snippets') ? { saved_snippets: snippetsOf(s) } : {}),
+    };
     // As in Zulip: unread_msgs is kept up to date by message events and flag events together.
     if (!wants(msg.fetch, 'message') || !wants(msg.fetch, 'update_message_flags')) return later(async () => ({ ...settings, ...starred }));
     const r = reader(s, ctx);
@@ -108,6 +119,14 @@ export const userHandlers = {
   markAllAsRead,
   markChannelAsRead,
   topicHistory,
+  listDrafts,
+  createDrafts,
+  editDraft,
+  deleteDraft,
+  listSavedSnippets: listSnippets,
+  createSavedSnippet: createSnippet,
+  editSavedSnippet: editSnippet,
+  deleteSavedSnippet: deleteSnippet,
 };
 
 export const userActor = defineActor({

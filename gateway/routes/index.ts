@@ -5,6 +5,7 @@ import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, u
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { getMessage, matchesNarrow, topicHistory } from './message_reads.ts';
 import { getMessages, sendMessage } from './messages.ts';
+import * as personal from './personal.ts';
 import { realmPresence, setTyping, updatePresence, userPresence } from './presence.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
@@ -46,4 +47,17 @@ export const ROUTES: Route[] = [
   updatePresence,
   realmPresence,
   userPresence,
+  personal.listDrafts,
+  personal.createDrafts,
+  personal.editDraft,
+  personal.deleteDraft,
+  personal.listSavedSnippets,
+  personal.createSavedSnippet,
+  personal.editSavedSnippet,
+  personal.deleteSavedSnippet,
+  personal.listAlertWords,
+  personal.addAlertWords,
+  personal.removeAlertWords,
+  personal.muteUser,
+  personal.unmuteUser,
 ];

@@ -89,6 +89,25 @@ export const APPLIERS: Record<string, Applier> = {
     if (e.presences) Object.assign(snap.presences, e.presences);
     else snap.presences[e.email] = { aggregated: { client: 'website', status: e.presence.website.status, timestamp: e.presence.website.timestamp }, ...e.presence };
   },
+  muted_users(snap, e) {
+    if (snap.muted_users) snap.muted_users = e.muted_users;
+  },
+  alert_words(snap, e) {
+    if (snap.alert_words) snap.alert_words = e.alert_words;
+  },
+  drafts(snap, e) {
+    if (!snap.drafts) return;
+    if (e.op === 'add') snap.drafts = [...snap.drafts, ...e.drafts];
+    else if (e.op === 'update') snap.drafts = snap.drafts.map((d: any) => (d.id === e.draft.id ? e.draft : d));
+    else snap.drafts = snap.drafts.filter((d: any) => d.id !== e.draft_id);
+    snap.drafts.sort((a: any, b: any) => a.timestamp - b.timestamp || a.id - b.id);
+  },
+  saved_snippets(snap, e) {
+    if (!snap.saved_snippets) return;
+    if (e.op === 'add') snap.saved_snippets = [...snap.saved_snippets, e.saved_snippet];
+    else if (e.op === 'update') snap.saved_snippets = snap.saved_snippets.map((x: any) => (x.id === e.saved_snippet.id ? e.saved_snippet : x));
+    else snap.saved_snippets = snap.saved_snippets.filter((x: any) => x.id !== e.saved_snippet_id);
+  },
   typing() {},
   reaction() {},
   heartbeat() {},
