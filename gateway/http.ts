@@ -78,6 +78,18 @@ export class Reply {
     });
   }
 
+  /** Answers with bytes of the given type (a file). */
+  binary(status: number, contentType: string, data: Buffer, headers: Record<string, string> = {}): void {
+    if (this.aborted || this.done) return;
+    this.done = true;
+    this.res.cork(() => {
+      this.res.writeStatus(STATUS[status] ?? `${status}`);
+      this.res.writeHeader('Content-Type', contentType);
+      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+      this.res.end(data);
+    });
+  }
+
   /** Answers and closes the connection (used when the body will not be read). */
   jsonAndClose(status: number, payload: unknown): void {
     this.json(status, payload, { Connection: 'close' });
