@@ -340,6 +340,17 @@ export type UserCounters = z.infer<typeof UserCounters>;
 export const MutedUserRecord = z.object({ userId: Id, mutedUserId: Id, timestamp: Id });
 export type MutedUserRecord = z.infer<typeof MutedUserRecord>;
 
+/** An uploaded file: who uploaded it and what it is (its bytes are in the FileStore under `path`). */
+export const AttachmentRecord = z.object({ path: z.string(), filename: z.string(), contentType: z.string(), size: Id, ownerId: Id, createTime: Id });
+export type AttachmentRecord = z.infer<typeof AttachmentRecord>;
+
+/** A chunk of a file in the chunked file store: the first row (index -1) describes the file. */
+export const FileChunk = z.union([z.object({ contentType: z.string(), filename: z.string(), size: Id, chunks: Id }).strict(), z.object({ data: z.string() }).strict()]);
+
+/** A custom emoji of the realm. */
+export const RealmEmojiRecord = z.object({ id: Id, name: z.string(), fileName: z.string(), authorId: Id.nullable(), deactivated: z.boolean() });
+export type RealmEmojiRecord = z.infer<typeof RealmEmojiRecord>;
+
 export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
 // ---- tables ---------------------------------------------------------------
@@ -480,6 +491,37 @@ export const T = {
     codec: z.array(z.string()),
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
     row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'words' }),
+  }),
+  /** Uploaded files by path, in 256 partitions per realm (paths start with a random byte). */
+  attachments: defineTable({
+    name: 'attachments',
+    ck: 'text',
+    codec: AttachmentRecord,
+    pk: (realm: number, shard: string) => `${realm}:${shard}`,
+    row: (realm: number, path: string) => ({ pk: `${realm}:${path.split('/')[1] ?? ''}`, ck: path }),
+  }),
+  /** Which messages link to an uploaded file (who may download it). */
+  attachmentMessages: defineTable({
+    name: 'attachment_messages',
+    ck: 'bigint',
+    codec: z.literal(1),
+    pk: (realm: number, path: string) => `${realm}:${path}`,
+    row: (realm: number, path: string, messageId: number) => ({ pk: `${realm}:${path}`, ck: messageId }),
+  }),
+  /** File bytes in chunks, one partition per file (`ChunkedFileStore`). */
+  fileChunks: defineTable({
+    name: 'file_chunks',
+    ck: 'bigint',
+    codec: FileChunk,
+    pk: (path: string) => path,
+    row: (path: string, index: number) => ({ pk: path, ck: index }),
+  }),
+  realmEmoji: defineTable({
+    name: 'realm_emoji',
+    ck: 'bigint',
+    codec: RealmEmojiRecord,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, id: number) => ({ pk: String(realm), ck: id }),
   }),
   scheduledMessages: defineTable({
     name: 'scheduled_messages',
