@@ -11,6 +11,11 @@ import { dirname, join, normalize } from 'node:path';
 import type { Store } from './store.ts';
 import { T } from './tables.ts';
 
+/** The largest upload (`max_file_upload_size_mib`): its base64 form must cross the bus (8 MB in a cluster). */
+export const MAX_UPLOAD_MIB = Number(process.env.PARLEY_MAX_UPLOAD_MIB ?? 5);
+/** The largest custom emoji image (`max_emoji_file_size_mib`). */
+export const MAX_EMOJI_MIB = 5;
+
 export interface FileInfo {
   contentType: string;
   filename: string;

@@ -241,7 +241,17 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     state.knownBuckets.add(bucketKey);
   }
   tx.write(T.messages.at(realm, recipientKey, id).put(message), T.messageLocator.at(realm, id).put({ recipientKey }));
+  // Uploads the message links to may be downloaded by its readers.
+  for (const path of uploadPaths(realm, plan.content)) tx.write(T.attachmentMessages.at(realm, path, id).put(1));
   return message;
+}
+
+/** The paths of this realm's uploads that `content` links to (`/user_uploads/<realm>/<xx>/<random>/<name>`). */
+export function uploadPaths(realmId: number, content: string): string[] {
+  if (!content.includes('/user_uploads/')) return [];
+  const out = new Set<string>();
+  for (const m of content.matchAll(/\/user_uploads\/(\d+\/[0-9a-f]{2}\/[A-Za-z0-9_-]{24}\/[^\s)\]"'<>]+)/g)) if (m[1]!.startsWith(`${realmId}/`)) out.add(m[1]!);
+  return [...out];
 }
 
 /** The names a message is formatted with, as they are now. */

@@ -1,5 +1,6 @@
 /** The realm's part of the POST /register snapshot, filtered by fetch_event_types, and GET /server_settings. */
 import { z } from 'zod';
+import { MAX_UPLOAD_MIB } from '../../storage/files.ts';
 import { wants } from '../events/fetch.ts';
 import { formatChannel, formatUser } from '../format.ts';
 import { Role, SYSTEM_GROUPS } from '../model.ts';
@@ -25,6 +26,7 @@ function limits(state: Readonly<RealmState>): Record<string, unknown> {
     max_channel_folder_description_length: 1024,
     realm_empty_topic_display_name: state.meta?.emptyTopicDisplayName ?? 'general chat',
     realm_topics_policy: state.meta?.topicsPolicy ?? 'allow_empty_topic',
+    max_file_upload_size_mib: MAX_UPLOAD_MIB,
   };
 }
 

@@ -19,6 +19,7 @@ import { getMessage, matchesNarrowQuery, topicHistory } from './message_reads.ts
 import { createDrafts, createSnippet, deleteDraft, deleteSnippet, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
 import { userRef } from './ref.ts';
+import { downloadFile, uploadFile } from './uploads.ts';
 import { DEFAULT_USER_SETTINGS } from './settings.ts';
 
 export interface UserState {
@@ -127,6 +128,8 @@ export const userHandlers = {
   createSavedSnippet: createSnippet,
   editSavedSnippet: editSnippet,
   deleteSavedSnippet: deleteSnippet,
+  uploadFile,
+  downloadFile,
 };
 
 export const userActor = defineActor({
