@@ -133,5 +133,5 @@ export const CLIENT_CAPABILITIES: Readonly<Record<string, boolean>> = {
   archived_channels: false,
   empty_topic_name: false,
   simplified_presence_events: true,
-  individual_emoji_changes: false,
+  individual_emoji_changes: true,
 };

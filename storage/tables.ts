@@ -148,6 +148,7 @@ export const Allocator = z.object({
   /** Recipients (channels and direct-message conversations) share one sequence, as clients group messages by recipient_id. */
   recipient: Id.default(1),
   scheduled: Id.default(1),
+  emoji: Id.default(1),
   /** Message IDs below this were reserved by some owner; a new owner starts here. */
   messageBlockEnd: Id.default(1),
 });

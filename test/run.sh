@@ -50,7 +50,7 @@ tapsuite() { # name, env assignments..., -- files...: adds the pass/fail/skip co
 
 step typecheck npx tsc --noEmit -p .
 
-API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/python-client.test.ts test/durability.test.ts test/message_flags.test.ts test/message_reads.test.ts test/message_edit.test.ts test/reactions.test.ts test/topics.test.ts test/typing_presence.test.ts test/markdown.test.ts test/personal.test.ts test/uploads.test.ts)
+API_TESTS=(test/snapshot.test.ts test/messages.test.ts test/events.test.ts test/subscriptions.test.ts test/users.test.ts test/http.test.ts test/zulip-js.test.ts test/python-client.test.ts test/durability.test.ts test/message_flags.test.ts test/message_reads.test.ts test/message_edit.test.ts test/reactions.test.ts test/topics.test.ts test/typing_presence.test.ts test/markdown.test.ts test/personal.test.ts test/uploads.test.ts test/realm_emoji.test.ts)
 
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
 

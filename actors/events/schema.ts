@@ -174,6 +174,10 @@ export const SavedSnippetObject = z.object({ id: Id, title: z.string(), content:
 export type DraftObject = z.infer<typeof DraftObject>;
 export type SavedSnippetObject = z.infer<typeof SavedSnippetObject>;
 
+/** A custom emoji (`realm_emoji` register key and events). */
+export const RealmEmojiObject = z.object({ id: z.string(), name: z.string(), source_url: z.string(), still_url: z.string().nullable(), deactivated: z.boolean(), author_id: Id.nullable() }).strict();
+export type RealmEmojiObject = z.infer<typeof RealmEmojiObject>;
+
 const TypingPerson = z.object({ user_id: Id, email: z.string() }).strict();
 const LegacyClientPresence = z.object({ client: z.string(), status: z.enum(['active', 'idle']), timestamp: Id, pushable: z.boolean() }).strict();
 
@@ -201,6 +205,9 @@ const EVENT_BODIES = [
     .strict(),
   z.object({ type: z.literal('presence'), user_id: Id, email: z.string(), server_timestamp: Id, presence: z.record(z.string(), LegacyClientPresence) }).strict(),
   z.object({ type: z.literal('presence'), presences: z.record(z.string(), z.object({ active_timestamp: Id, idle_timestamp: Id }).strict()) }).strict(),
+  z.object({ type: z.literal('realm_emoji'), op: z.literal('update'), realm_emoji: z.record(z.string(), RealmEmojiObject) }).strict(),
+  z.object({ type: z.literal('realm_emoji'), op: z.literal('add'), emoji: RealmEmojiObject }).strict(),
+  z.object({ type: z.literal('realm_emoji'), op: z.literal('edit'), emoji_id: z.string(), data: z.object({ deactivated: z.boolean() }).strict() }).strict(),
   z.object({ type: z.literal('muted_users'), muted_users: z.array(z.object({ id: Id, timestamp: Id }).strict()) }).strict(),
   z.object({ type: z.literal('alert_words'), alert_words: z.array(z.string()) }).strict(),
   z.object({ type: z.literal('drafts'), op: z.literal('add'), drafts: z.array(DraftObject) }).strict(),

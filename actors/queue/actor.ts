@@ -35,6 +35,8 @@ export const QueueOptions = z.object({
   /** Client capabilities: typing notices in channels, and presence events in the simplified form. */
   streamTypingNotifications: z.boolean().default(false),
   simplifiedPresenceEvents: z.boolean().default(false),
+  /** Client capability individual_emoji_changes (FL 491): realm_emoji add/edit instead of the whole list. */
+  individualEmojiChanges: z.boolean().default(false),
 });
 export type QueueOptions = z.infer<typeof QueueOptions>;
 
@@ -138,6 +140,7 @@ export class QueueShard {
 function accepts(options: QueueOptions, event: Extract<Delivery, { kind: 'event' }>['event']): boolean {
   if (event.type === 'typing') return options.receivesTypingNotifications && (event.message_type !== 'stream' || options.streamTypingNotifications);
   if (event.type === 'presence') return 'presences' in event === options.simplifiedPresenceEvents;
+  if (event.type === 'realm_emoji') return (event.op !== 'update') === options.individualEmojiChanges;
   return true;
 }
 

@@ -5,6 +5,7 @@ import { addReaction, removeReaction } from './reactions.ts';
 import { presenceDirectory, typingAudience } from './ephemeral.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
+import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
 import { updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
@@ -41,4 +42,8 @@ export const realmHandlers = {
   muteUser,
   listAlertWords,
   changeAlertWords,
+  addRealmEmoji,
+  deleteRealmEmoji,
+  listRealmEmoji,
+  realmEmojiImage,
 };

@@ -34,6 +34,8 @@ export interface RenderOptions {
   user: (name: string, id: number | null) => MentionTarget | undefined;
   channel?: (name: string) => { id: number; name: string } | undefined;
   group?: (name: string) => { id: number; name: string } | undefined;
+  /** The realm's custom emoji by name. */
+  emoji?: (name: string) => { sourceUrl: string } | undefined;
 }
 
 export interface Rendered {
@@ -122,7 +124,9 @@ inlineRule('time', '<', /<time:([^>\n]+)>/, (m) => {
   return `<time datetime="${when.toISOString().replace(/\.\d{3}Z$/, 'Z')}">${escapeHtml(text)}</time>`;
 });
 
-inlineRule('emoji', ':', /:([a-z0-9_+-]+):/, (m) => {
+inlineRule('emoji', ':', /:([a-z0-9_.+-]+):/, (m, env) => {
+  const custom = env.opts.emoji?.(m[1]!);
+  if (custom) return `<img alt=":${escapeHtml(m[1]!)}:" class="emoji" src="${escapeHtml(custom.sourceUrl)}" title="${escapeHtml(m[1]!.replace(/_/g, ' '))}">`;
   const code = unicodeCode(m[1]!);
   if (!code) return null;
   return `<span aria-label="${escapeHtml(m[1]!.replace(/_/g, ' '))}" class="emoji emoji-${code}" role="img" title="${escapeHtml(m[1]!.replace(/_/g, ' '))}">:${escapeHtml(m[1]!)}:</span>`;

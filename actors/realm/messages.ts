@@ -13,6 +13,7 @@ import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '.
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, canAccess, resolvePerson } from './access.ts';
 import { type RenderOptions, renderMessage } from './markdown.ts';
+import { emojiImageUrl } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -127,6 +128,10 @@ export function renderOptions(state: Readonly<RealmState>, user: UserRecord): Re
     channel: (name) => {
       const c = state.channelsByName.get(name.toLowerCase());
       return c && canAccess(state, c, user) ? { id: c.id, name: c.name } : undefined;
+    },
+    emoji: (name) => {
+      for (const e of state.emoji.values()) if (e.name === name && !e.deactivated) return { sourceUrl: emojiImageUrl(e.id) };
+      return undefined;
     },
   };
 }

@@ -11,6 +11,7 @@ import { defineAction } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { type Emoji, resolveEmoji, unicodeCode } from './emoji.ts';
 import { accessMessage, audience, readMessage } from './message_edit.ts';
+import { activeEmojiByName } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -24,9 +25,6 @@ interface ReactionPlan {
   audience: number[];
 }
 
-/** Custom emoji of the realm (none until uploads exist): name -> ID. */
-const NO_REALM_EMOJI = new Map<string, { id: string; deactivated: boolean }>();
-
 const sameReaction = (r: StoredMessage['reactions'][number], userId: number, e: Pick<Emoji, 'code' | 'type'>) => r.userId === userId && r.emojiCode === e.code && r.reactionType === e.type;
 
 export const addReaction = action({
@@ -37,7 +35,7 @@ export const addReaction = action({
     const user = actingUser(state, msg.caller);
     const m = accessMessage(state, user, found);
     if (msg.emojiName === null) throw badRequest("Missing 'emoji_name' argument", { var_name: 'emoji_name' });
-    const emoji = resolveEmoji(msg.emojiName, msg.emojiCode, msg.reactionType, NO_REALM_EMOJI);
+    const emoji = resolveEmoji(msg.emojiName, msg.emojiCode, msg.reactionType, activeEmojiByName(state));
     if (m.reactions.some((r) => sameReaction(r, user.id, emoji))) throw badRequest('Reaction already exists.');
     // Someone reacted with this emoji under another name: join their reaction (Zulip keeps one name per emoji).
     const joined = m.reactions.find((r) => r.emojiCode === emoji.code && r.reactionType === emoji.type);
@@ -60,7 +58,7 @@ export const removeReaction = action({
     const m = accessMessage(state, user, found);
     if (msg.emojiName === null && msg.emojiCode === null) throw badRequest('At least one of the following arguments must be present: emoji_name, emoji_code');
     const type = msg.reactionType ?? 'unicode_emoji';
-    const code = msg.emojiCode ?? (type === 'unicode_emoji' ? unicodeCode(msg.emojiName!) : type === 'service_extra_emoji' ? msg.emojiName : undefined) ?? null;
+    const code = msg.emojiCode ?? (type === 'unicode_emoji' ? unicodeCode(msg.emojiName!) : type === 'service_extra_emoji' ? msg.emojiName : [...state.emoji.values()].find((e) => e.name === msg.emojiName)?.id.toString()) ?? null;
     const mine = m.reactions.find((r) => r.userId === user.id && r.reactionType === type && (code !== null ? r.emojiCode === code : r.emojiName === msg.emojiName));
     if (!mine) throw badRequest("Reaction doesn't exist.");
     return { m, userId: user.id, emoji: { name: mine.emojiName, code: mine.emojiCode, type: mine.reactionType }, audience: audience(state, m) };

@@ -10,6 +10,7 @@ import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
 import { mutedTopicsOf, userTopicsOf } from './user_topics.ts';
 import { alertWordsOf, mutedUsersOf } from './personal.ts';
+import { realmEmojiOf } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH, subscriptionObjects } from './subscriptions.ts';
 
@@ -91,10 +92,10 @@ export const snapshot = query({
     if (want('muted_topics')) out.muted_topics = mutedTopicsOf(state, user.id);
     if (want('muted_users')) out.muted_users = mutedUsersOf(state, user.id);
     if (want('alert_words')) out.alert_words = alertWordsOf(state, user.id);
+    if (want('realm_emoji')) out.realm_emoji = realmEmojiOf(state);
     // What the realm has none of yet is reported as the empty collection it is.
     if (want('navigation_views')) out.navigation_views = [];
     if (want('realm_linkifiers')) out.realm_linkifiers = [];
-    if (want('realm_emoji')) out.realm_emoji = {};
     if (want('custom_profile_fields')) out.custom_profile_fields = [];
     if (want('has_videoprovider_token')) out.has_videoprovider_token = false;
     return out;

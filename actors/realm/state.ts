@@ -16,6 +16,7 @@ import {
   type GroupSettingValue,
   messageBucket,
   objectBucket,
+  type RealmEmojiRecord,
   type RealmMeta,
   type ScheduledMessage,
   type SubscriptionRecord,
@@ -31,7 +32,7 @@ const MESSAGE_ID_BLOCK = 1000;
 /** Partitions read at once while loading. */
 const LOAD_CONCURRENCY = 32;
 
-export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled';
+export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled' | 'emoji';
 
 export class RealmState {
   meta: RealmMeta | null = null;
@@ -48,6 +49,8 @@ export class RealmState {
   readonly dms = new Map<string, DmConversation>();
   readonly dmsByUser = new Map<number, Set<string>>();
   readonly scheduled = new Map<number, ScheduledMessage>();
+  /** Custom emoji by ID (deactivated ones stay, as in Zulip). */
+  readonly emoji = new Map<number, RealmEmojiRecord>();
   /** userId -> muted user ID -> when. */
   readonly mutedUsers = new Map<number, Map<number, number>>();
   /** muted user ID -> users who muted them (to flag their messages read at send). */
@@ -78,6 +81,7 @@ export class RealmState {
     for (const convs of await eachLimited([...s.users.keys()], (id) => T.dmConversations.partition(realmId, id).values(store))) for (const d of convs) s.indexDm(d);
     for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
     for (const list of await eachLimited([...s.users.keys()], (id) => T.userTopics.partition(realmId, id).values(store))) for (const r of list) s.indexUserTopic(r);
+    for (const e of await T.realmEmoji.partition(realmId).values(store)) s.emoji.set(e.id, e);
     for (const list of await eachLimited([...s.users.keys()], (id) => T.mutedUsers.partition(realmId, id).values(store))) for (const r of list) s.setMuted(r.userId, r.mutedUserId, r.timestamp);
     for (const [i, words] of (await eachLimited([...s.users.keys()], (id) => T.alertWords.at(realmId, id).get(store))).entries()) if (words?.length) s.alertWords.set([...s.users.keys()][i]!, words);
     return s;

@@ -66,6 +66,7 @@ export const register = route({
         receivesTypingNotifications: settings.user_settings?.receives_typing_notifications !== false,
         streamTypingNotifications: caps.stream_typing_notifications ?? false,
         simplifiedPresenceEvents: caps.simplified_presence_events ?? false,
+        individualEmojiChanges: caps.individual_emoji_changes ?? false,
       },
     });
     const [realmPart, userPart, presencePart] = await Promise.all([

@@ -10,7 +10,7 @@ import { realmPresence, setTyping, updatePresence, userPresence } from './presen
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
-import { downloadFile, uploadFile } from './uploads.ts';
+import { addRealmEmoji, deleteRealmEmoji, downloadFile, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
 import { updateUserTopic } from './user_topics.ts';
 import { createUser, listUsers, serverSettings } from './users.ts';
 
@@ -63,4 +63,8 @@ export const ROUTES: Route[] = [
   personal.unmuteUser,
   uploadFile,
   downloadFile,
+  addRealmEmoji,
+  deleteRealmEmoji,
+  listRealmEmoji,
+  realmEmojiImage,
 ];

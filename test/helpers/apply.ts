@@ -108,6 +108,12 @@ export const APPLIERS: Record<string, Applier> = {
     else if (e.op === 'update') snap.saved_snippets = snap.saved_snippets.map((x: any) => (x.id === e.saved_snippet.id ? e.saved_snippet : x));
     else snap.saved_snippets = snap.saved_snippets.filter((x: any) => x.id !== e.saved_snippet_id);
   },
+  realm_emoji(snap, e) {
+    if (!snap.realm_emoji) return;
+    if (e.op === 'update') snap.realm_emoji = e.realm_emoji;
+    else if (e.op === 'add') snap.realm_emoji = { ...snap.realm_emoji, [e.emoji.id]: e.emoji };
+    else if (e.op === 'edit') snap.realm_emoji = { ...snap.realm_emoji, [e.emoji_id]: { ...snap.realm_emoji[e.emoji_id], ...e.data } };
+  },
   typing() {},
   reaction() {},
   heartbeat() {},
