@@ -22,7 +22,8 @@ async function upload(c: Creds | null, files: Array<{ name: string; type: string
   const res = await fetch(`${base}/api/v1/user_uploads`, { method: 'POST', headers: c ? auth(c) : {}, body: fd });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
-const download = async (c: Creds | null, url: string) => fetch(`${base}/api/v1${url}`, { headers: c ? auth(c) : {} });
+/** Downloads go through the last gateway: in a cluster, not the one the file was uploaded through. */
+const download = async (c: Creds | null, url: string) => fetch(`${s.urls[s.urls.length - 1]}/api/v1${url}`, { headers: c ? auth(c) : {} });
 
 t.test('uploads - upload and download by the uploader; every role may upload; 401 without credentials', async (t) => {
   const data = randomBytes(300 * 1024);
