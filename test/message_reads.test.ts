@@ -57,6 +57,10 @@ t.test('message reads - matches_narrow keeps matching messages, with search high
   const negated = await maria.ok('GET', '/messages/matches_narrow', { msg_ids: [a, b], narrow: [{ operator: 'topic', operand: 'other', negated: true }] });
   t.same(Object.keys(negated.messages), [String(a)]);
   t.equal((await maria.get('/messages/matches_narrow', { msg_ids: [a], narrow: [{ operator: 'nope', operand: 'x' }] })).body.code, 'BAD_NARROW');
+  // GET /messages with a search narrow carries the same highlights.
+  const searched = await maria.ok('GET', '/messages', { anchor: a, num_before: 0, num_after: 0, narrow: [{ operator: 'search', operand: 'fox' }] });
+  t.equal(searched.messages[0].match_content, r.messages[a].match_content);
+  t.equal(searched.messages[0].match_subject, r.messages[a].match_subject);
   t.equal((await maria.get('/messages/matches_narrow', { narrow: [] })).body.var_name, 'msg_ids');
   t.equal((await s.api.get('/messages/matches_narrow', { msg_ids: [a], narrow: [] }, { creds: null })).status, 401);
 });

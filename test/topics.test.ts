@@ -91,3 +91,18 @@ print(json.dumps({"names": [x["name"] for x in topics["topics"]], "muted": muted
   t.ok(out.names.includes(topic));
   t.equal(out.muted, 'success');
 });
+
+t.test('topics - is:followed and is:muted narrows follow the user\'s topic visibility', async (t) => {
+  const [followed, muted, plain] = [uniq('f'), uniq('m'), uniq('p')];
+  const ids: Record<string, number> = {};
+  for (const topic of [followed, muted, plain]) ids[topic] = (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'x' })).id;
+  await maria.ok('POST', '/user_topics', { stream_id: streamId, topic: followed, visibility_policy: 3 });
+  await maria.ok('POST', '/user_topics', { stream_id: streamId, topic: muted, visibility_policy: 1 });
+  const get = async (narrow: unknown[]) => ((await maria.ok('GET', '/messages', { anchor: 'newest', num_before: 200, num_after: 0, narrow: [{ operator: 'channel', operand: channel }, ...narrow] })).messages as any[]).map((m) => m.id);
+  const f = await get([{ operator: 'is', operand: 'followed' }]);
+  t.ok(f.includes(ids[followed]) && !f.includes(ids[muted]) && !f.includes(ids[plain]));
+  const m = await get([{ operator: 'is', operand: 'muted' }]);
+  t.ok(m.includes(ids[muted]) && !m.includes(ids[followed]) && !m.includes(ids[plain]));
+  const notMuted = await get([{ operator: 'is', operand: 'muted', negated: true }]);
+  t.ok(notMuted.includes(ids[plain]) && !notMuted.includes(ids[muted]));
+});

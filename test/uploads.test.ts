@@ -58,6 +58,8 @@ t.test('uploads - others may download only once a message they can read links th
   t.equal((await download(s.demo.member2, secret.body.url)).status, 403);
   const missing = await download(s.demo.member1, r.body.url.replace(/\/[^/]+$/, '/other.png'));
   t.equal(missing.status, 404);
+  const withFile = await s.api.as(s.demo.member2).ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: channel }, { operator: 'has', operand: 'attachment' }] });
+  t.ok(withFile.messages.length >= 1 && withFile.messages.every((m: any) => m.content.includes('/user_uploads/')), 'has:attachment');
 });
 
 t.test('uploads - errors: no file, two files, too large', async (t) => {

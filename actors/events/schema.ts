@@ -144,7 +144,7 @@ export const MessageObject = z
 export type MessageObject = z.infer<typeof MessageObject>;
 
 /** A message with the reader's flags (`GET /messages`). */
-export const FetchedMessage = MessageObject.extend({ flags: z.array(z.string()) }).strict();
+export const FetchedMessage = MessageObject.extend({ flags: z.array(z.string()), match_content: z.string().optional(), match_subject: z.string().optional() }).strict();
 
 /** A scheduled message object (`GET /scheduled_messages`, `scheduled_messages` events). */
 export const ScheduledMessageObject = z

@@ -382,6 +382,9 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
       }
       case 'channels':
         return { ...t, operand: [...state.channels.values()].filter((c) => !c.inviteOnly && canAccess(state, c, user)).map((c) => c.id) };
+      case 'is':
+        if (t.operand === 'followed' || t.operand === 'muted') return { operator: 'conversations', operand: JSON.stringify(visibilitySet(state, user.id, t.operand)), negated: t.negated };
+        return t;
       case 'sender':
       case 'dm':
       case 'dm-including': {
@@ -394,6 +397,21 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
         return t;
     }
   });
+}
+
+/**
+ * The conversations `is:followed` or `is:muted` names for a user: followed
+ * topics; or muted topics and muted channels, less the topics unmuted in them.
+ */
+function visibilitySet(state: Readonly<RealmState>, userId: number, which: 'followed' | 'muted') {
+  const topics: string[] = [];
+  const except: string[] = [];
+  for (const [key, r] of state.userTopics.get(userId) ?? []) {
+    if (which === 'followed' ? r.policy === 3 : r.policy === 1) topics.push(key);
+    else if (which === 'muted' && (r.policy === 2 || r.policy === 3)) except.push(key);
+  }
+  const channels = which === 'muted' ? [...state.subs].filter(([, subs]) => subs.get(userId)?.isMuted).map(([id]) => id) : [];
+  return { channels, topics, except };
 }
 
 /** Where the messages matching a resolved `narrow` that `user` may read are stored. */

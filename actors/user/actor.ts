@@ -15,7 +15,7 @@ import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { FlagCache, type Marks, marksFromRow } from './flags.ts';
 import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } from './message_flags.ts';
-import { getMessage, matchesNarrowQuery, topicHistory } from './message_reads.ts';
+import { getMessage, matchesNarrowQuery, searchFields, topicHistory } from './message_reads.ts';
 import { createDrafts, createSnippet, deleteDraft, deleteSnippet, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
 import { userRef } from './ref.ts';
@@ -99,7 +99,7 @@ const getMessages = query({
       }
       const names = page.messages.length ? await ctx.actors.call(realmRef, realm, { type: 'directory', caller: msg.caller, userIds: [...userIds], channelIds: [...channelIds] }) : null;
       return {
-        messages: page.messages.map((m) => ({ ...formatMessage(m, names!, msg), flags: r.flagsOf(m) })),
+        messages: page.messages.map((m) => ({ ...formatMessage(m, names!, msg), flags: r.flagsOf(m), ...searchFields(m, narrow) })),
         anchor: page.anchor,
         found_anchor: page.foundAnchor,
         found_oldest: page.foundOldest,

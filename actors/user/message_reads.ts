@@ -35,6 +35,13 @@ const searchWords = (narrow: NarrowTerm[]): string[] =>
     .flatMap((t) => String(t.operand).split(/\s+/))
     .filter(Boolean);
 
+/** For a search narrow, Zulip's match_content and match_subject with the search words highlighted (none otherwise). */
+export function searchFields(m: { renderedContent: string; topic: string }, narrow: NarrowTerm[]): { match_content?: string; match_subject?: string } {
+  const words = searchWords(narrow);
+  if (!words.length) return {};
+  return { match_content: highlight(m.renderedContent, words), match_subject: highlight(escapeHtml(m.topic), words) };
+}
+
 export const getMessage = query({
   type: 'getMessage',
   fields: z.object({ id: z.number().int(), applyMarkdown: z.boolean(), clientExtavatar: z.boolean() }),
