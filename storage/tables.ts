@@ -352,6 +352,10 @@ export const FileChunk = z.union([z.object({ contentType: z.string(), filename: 
 export const RealmEmojiRecord = z.object({ id: Id, name: z.string(), fileName: z.string(), authorId: Id.nullable(), deactivated: z.boolean() });
 export type RealmEmojiRecord = z.infer<typeof RealmEmojiRecord>;
 
+/** One topic of a channel: its name (as in its newest message), newest message and message count. */
+export const ChannelTopic = z.object({ name: z.string(), maxId: Id, count: Id });
+export type ChannelTopic = z.infer<typeof ChannelTopic>;
+
 export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
 // ---- tables ---------------------------------------------------------------
@@ -523,6 +527,14 @@ export const T = {
     codec: RealmEmojiRecord,
     pk: (realm: number) => String(realm),
     row: (realm: number, id: number) => ({ pk: String(realm), ck: id }),
+  }),
+  /** The topics of a channel (one partition per channel), kept by every send, move and delete. */
+  channelTopics: defineTable({
+    name: 'channel_topics',
+    ck: 'text',
+    codec: ChannelTopic,
+    pk: (realm: number, channelId: number) => `${realm}:${channelId}`,
+    row: (realm: number, channelId: number, topic: string) => ({ pk: `${realm}:${channelId}`, ck: topic.toLowerCase() }),
   }),
   scheduledMessages: defineTable({
     name: 'scheduled_messages',

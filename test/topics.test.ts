@@ -106,3 +106,38 @@ t.test('topics - is:followed and is:muted narrows follow the user\'s topic visib
   const notMuted = await get([{ operator: 'is', operand: 'muted', negated: true }]);
   t.ok(notMuted.includes(ids[plain]) && !notMuted.includes(ids[muted]));
 });
+
+t.test('topics - sending starts following: automatic_new_visibility_policy, user_topic events, mentions', async (t) => {
+  const topic = uniq('auto');
+  const q = await register(maria, { event_types: ['user_topic'] });
+  const mentioned = await register(s.api.as(s.demo.member2), { event_types: ['user_topic'] });
+  // Maria starts the topic (policy "topics the user starts"): she follows it, and Mateo, mentioned, too.
+  const first = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'hi @**Mateo Member**' });
+  t.equal(first.automatic_new_visibility_policy, 3);
+  const e = await waitFor(q, (x) => x.type === 'user_topic' && x.topic_name === topic);
+  t.same([e.stream_id, e.visibility_policy], [streamId, 3]);
+  t.equal((await waitFor(mentioned, (x) => x.type === 'user_topic' && x.topic_name === topic)).visibility_policy, 3);
+  const again = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'again' });
+  t.notOk('automatic_new_visibility_policy' in again, 'already followed');
+  // Someone joining an existing topic does not follow it (they did not start it).
+  const joined = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'me too' });
+  t.notOk('automatic_new_visibility_policy' in joined);
+  const mine = (await maria.ok('POST', '/register', { fetch_event_types: ['user_topic'] })).user_topics.find((x: any) => x.topic_name === topic);
+  t.equal(mine.visibility_policy, 3);
+  // Direct messages have no topics.
+  t.notOk('automatic_new_visibility_policy' in (await maria.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'x' })));
+});
+
+t.test('topics - the topic list follows moves and deletes', async (t) => {
+  const [a, b] = [uniq('a'), uniq('b')];
+  const x = (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: a, content: 'x' })).id;
+  const y = (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: a, content: 'y' })).id;
+  const names = async () => ((await maria.ok('GET', `/users/me/${streamId}/topics`)).topics as any[]).map((z) => z.name);
+  t.ok((await names()).includes(a));
+  await owner.ok('PATCH', `/messages/${x}`, { topic: b, propagate_mode: 'change_all' });
+  t.ok((await names()).includes(b) && !(await names()).includes(a), 'moved');
+  await owner.ok('DELETE', `/messages/${x}`);
+  t.ok((await names()).includes(b), 'one message left');
+  await owner.ok('DELETE', `/messages/${y}`);
+  t.notOk((await names()).includes(b), 'gone with its last message');
+});

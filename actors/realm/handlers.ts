@@ -6,7 +6,7 @@ import { presenceDirectory, typingAudience } from './ephemeral.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
-import { updateUserTopic } from './user_topics.ts';
+import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
@@ -36,6 +36,7 @@ export const realmHandlers = {
   addReaction,
   removeReaction,
   updateUserTopic,
+  topicHistory,
   typingAudience,
   presenceDirectory,
   sendMessageWithTopicWildcard,

@@ -87,6 +87,7 @@ export const deleteMessage = action({
   },
   apply(state, p, tx) {
     tx.write(T.messages.at(state.realmId, p.m.recipientKey, p.m.id).delete(), T.messageLocator.at(state.realmId, p.m.id).delete());
+    if (p.m.streamId !== null) state.countTopic(tx, p.m.streamId, p.m.topic, p.m.id, -1);
     return {};
   },
   events(state, p) {
@@ -207,7 +208,11 @@ function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
         tx.write(T.channels.at(realm, p.to.id).put(p.to));
       }
     }
-    if (record.prevTopic !== undefined || record.prevStream !== undefined) next.lastMovedTimestamp = ts;
+    if (record.prevTopic !== undefined || record.prevStream !== undefined) {
+      next.lastMovedTimestamp = ts;
+      state.countTopic(tx, old.streamId!, old.topic, old.id, -1);
+      state.countTopic(tx, next.streamId!, next.topic, old.id, 1);
+    }
     if (Object.keys(record).length === 2) continue;
     next.editHistory = [...old.editHistory, record];
     if (next.recipientKey !== old.recipientKey) {

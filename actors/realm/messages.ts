@@ -7,8 +7,10 @@
 import { z } from 'zod';
 import { ApiError, badNarrow, badRequest, streamDoesNotExist } from '../../lib/errors.ts';
 import { operandPeople, type NarrowTerm, NarrowTermSchema } from '../../lib/narrow.ts';
-import { type ChannelRecord, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, type Directory } from '../events/delivery.ts';
+import { type ChannelRecord, messageBucket, type StoredMessage, T, type UserRecord, type UserTopicRecord } from '../../storage/tables.ts';
+import { type Delivery, type Directory, toUsers } from '../events/delivery.ts';
+import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
+import { VisibilityPolicy } from './user_topics.ts';
 import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, canAccess, resolvePerson } from './access.ts';
@@ -239,6 +241,7 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     alerted: plan.alerted,
     reactions: [],
   };
+  if (plan.channelId !== null) state.countTopic(tx, plan.channelId, plan.topic, id, 1);
   const bucket = messageBucket(id);
   const bucketKey = `${recipientKey}:${bucket}`;
   if (!state.knownBuckets.has(bucketKey)) {
@@ -249,6 +252,51 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
   // Uploads the message links to may be downloaded by its readers.
   for (const path of uploadPaths(realm, plan.content)) tx.write(T.attachmentMessages.at(realm, path, id).put(1));
   return message;
+}
+
+/**
+ * Zulip's automatic topic visibility on send: the sender follows (or, in a
+ * muted channel, unmutes) the topic as their policies say, and users
+ * mentioned by name follow it (automatically_follow_topics_where_mentioned).
+ * A policy only raises visibility: a followed topic stays followed. The
+ * policies are the users' settings; the realm knows their defaults
+ * (`automaticPolicies`), which is all there is until settings can change.
+ */
+export function applyAutomaticVisibility(state: RealmState, m: StoredMessage, isNewTopic: boolean, tx: Tx): UserTopicRecord[] {
+  if (m.streamId === null) return [];
+  const key = `${m.streamId}:${m.topic.toLowerCase()}`;
+  const now = Math.floor(Date.now() / 1000);
+  const out: UserTopicRecord[] = [];
+  const raise = (userId: number, policy: number) => {
+    const current = state.userTopics.get(userId)?.get(key)?.policy ?? VisibilityPolicy.INHERIT;
+    if (current === policy || current === VisibilityPolicy.FOLLOWED) return;
+    const record: UserTopicRecord = { userId, streamId: m.streamId!, topic: state.userTopics.get(userId)?.get(key)?.topic ?? m.topic, policy, lastUpdated: now };
+    state.indexUserTopic(record);
+    tx.write(T.userTopics.at(state.realmId, userId, m.streamId!, record.topic).put(record));
+    out.push(record);
+  };
+  const applies = (policy: number) => policy === AUTO.ON_PARTICIPATION || policy === AUTO.ON_SEND || (policy === AUTO.ON_INITIATION && isNewTopic);
+  const sender = automaticPolicies(state, m.senderId);
+  if (applies(sender.follow)) raise(m.senderId, VisibilityPolicy.FOLLOWED);
+  else if (state.subs.get(m.streamId)?.get(m.senderId)?.isMuted && applies(sender.unmute)) raise(m.senderId, VisibilityPolicy.UNMUTED);
+  for (const id of m.mentions) if (id !== m.senderId && automaticPolicies(state, id).followWhereMentioned) raise(id, VisibilityPolicy.FOLLOWED);
+  return out;
+}
+
+/** Values of automatically_follow_topics_policy and automatically_unmute_topics_in_muted_streams_policy. */
+const AUTO = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, NEVER: 4 } as const;
+
+/** A user's automatic-visibility settings (their defaults: user settings are the user actor's). */
+function automaticPolicies(_state: Readonly<RealmState>, _userId: number) {
+  return {
+    follow: Number(DEFAULT_USER_SETTINGS.automatically_follow_topics_policy),
+    unmute: Number(DEFAULT_USER_SETTINGS.automatically_unmute_topics_in_muted_streams_policy),
+    followWhereMentioned: DEFAULT_USER_SETTINGS.automatically_follow_topics_where_mentioned === true,
+  };
+}
+
+export function visibilityEvents(state: Readonly<RealmState>, changes: UserTopicRecord[]): Delivery[] {
+  return changes.map((r) => toUsers(state.realmId, [r.userId], { type: 'user_topic', stream_id: r.streamId, topic_name: r.topic, last_updated: r.lastUpdated, visibility_policy: r.policy as 0 | 1 | 2 | 3 }));
 }
 
 /** The paths of this realm's uploads that `content` links to (`/user_uploads/<realm>/<xx>/<random>/<name>`). */
@@ -294,14 +342,17 @@ export const sendMessage = action({
   fields: z.object({ ...SendFields, queueId: z.string().nullable(), localId: z.string().nullable() }),
   check(state, msg) {
     const plan = planSend(state, actingUser(state, msg.caller), msg);
-    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null };
+    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null, visibility: [] as UserTopicRecord[] };
   },
   apply(state, p, tx) {
+    const isNewTopic = p.plan.channelId !== null && !state.topics.get(p.plan.channelId)?.has(p.plan.topic.toLowerCase());
     p.stored = applySend(state, p.plan, tx);
-    return { id: p.stored.id };
+    p.visibility = applyAutomaticVisibility(state, p.stored, isNewTopic, tx);
+    const mine = p.visibility.find((r) => r.userId === p.stored!.senderId);
+    return { id: p.stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}) };
   },
   events(state, p) {
-    return [sendDelivery(state, p.stored!, p.localEcho)];
+    return [sendDelivery(state, p.stored!, p.localEcho), ...visibilityEvents(state, p.visibility)];
   },
 });
 
@@ -342,15 +393,10 @@ export const sendMessageWithTopicWildcard = action({
     if (plan.wildcard === 'topic' && new Set([...participants, sender.id]).size > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
       throw new ApiError('TOPIC_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use topic wildcard mentions in this topic.', 400);
     }
-    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null };
+    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null, visibility: [] as UserTopicRecord[] };
   },
-  apply(state, p, tx) {
-    p.stored = applySend(state, p.plan, tx);
-    return { id: p.stored.id };
-  },
-  events(state, p) {
-    return [sendDelivery(state, p.stored!, p.localEcho)];
-  },
+  apply: (state, p, tx) => sendMessage.apply(state, p, tx, undefined as never),
+  events: (state, p, reply) => sendMessage.events!(state, p, reply),
 });
 
 /**

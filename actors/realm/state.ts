@@ -12,6 +12,7 @@ import {
   type Allocator,
   Allocator as AllocatorCodec,
   type ChannelRecord,
+  type ChannelTopic,
   type DmConversation,
   type GroupSettingValue,
   messageBucket,
@@ -49,6 +50,8 @@ export class RealmState {
   readonly dms = new Map<string, DmConversation>();
   readonly dmsByUser = new Map<number, Set<string>>();
   readonly scheduled = new Map<number, ScheduledMessage>();
+  /** channelId -> lower-cased topic -> the topic (its name, newest message, count). */
+  readonly topics = new Map<number, Map<string, ChannelTopic>>();
   /** Custom emoji by ID (deactivated ones stay, as in Zulip). */
   readonly emoji = new Map<number, RealmEmojiRecord>();
   /** userId -> muted user ID -> when. */
@@ -82,6 +85,10 @@ export class RealmState {
     for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
     for (const list of await eachLimited([...s.users.keys()], (id) => T.userTopics.partition(realmId, id).values(store))) for (const r of list) s.indexUserTopic(r);
     for (const e of await T.realmEmoji.partition(realmId).values(store)) s.emoji.set(e.id, e);
+    for (const [i, list] of (await eachLimited([...s.channels.keys()], (id) => T.channelTopics.partition(realmId, id).range(store))).entries()) {
+      const channelId = [...s.channels.keys()][i]!;
+      s.topics.set(channelId, new Map(list.map((r) => [String(r.ck), r.value])));
+    }
     for (const list of await eachLimited([...s.users.keys()], (id) => T.mutedUsers.partition(realmId, id).values(store))) for (const r of list) s.setMuted(r.userId, r.mutedUserId, r.timestamp);
     for (const [i, words] of (await eachLimited([...s.users.keys()], (id) => T.alertWords.at(realmId, id).get(store))).entries()) if (words?.length) s.alertWords.set([...s.users.keys()][i]!, words);
     return s;
@@ -123,6 +130,35 @@ export class RealmState {
       if (!set) this.dmsByUser.set(id, (set = new Set()));
       set.add(d.key);
     }
+  }
+
+  /**
+   * Counts a message in (`delta` 1) or out of (-1) a channel's topic and
+   * records the change in `tx`; the topic goes when its last message does.
+   * Returns whether the topic is new.
+   */
+  countTopic(tx: Tx, channelId: number, topic: string, messageId: number, delta: 1 | -1): boolean {
+    let m = this.topics.get(channelId);
+    if (!m) this.topics.set(channelId, (m = new Map()));
+    const key = topic.toLowerCase();
+    const old = m.get(key);
+    const row = T.channelTopics.at(this.realmId, channelId, topic);
+    if (delta === 1) {
+      const next = { name: !old || messageId >= old.maxId ? topic : old.name, maxId: Math.max(old?.maxId ?? 0, messageId), count: (old?.count ?? 0) + 1 };
+      m.set(key, next);
+      tx.write(row.put(next));
+      return !old;
+    }
+    if (!old) return false;
+    if (old.count <= 1) {
+      m.delete(key);
+      tx.write(row.delete());
+    } else {
+      const next = { ...old, count: old.count - 1 };
+      m.set(key, next);
+      tx.write(row.put(next));
+    }
+    return false;
   }
 
   /** Records (or, with `timestamp` null, forgets) that `userId` muted `mutedId`. */

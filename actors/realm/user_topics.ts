@@ -7,12 +7,15 @@ import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { T, type UserTopicRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
-import { defineAction } from '../runtime/action.ts';
+import { defineAction, defineQuery } from '../runtime/action.ts';
+import { readerView } from './reading.ts';
+import { channelRecipientKey } from '../model.ts';
 import { actingUser, canAccess } from './access.ts';
 import { MAX_TOPIC_LENGTH, normalizeTopic } from './messages.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
+const query = defineQuery<RealmState>();
 
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
@@ -64,5 +67,23 @@ export const updateUserTopic = action({
     // Clients of the legacy muted_topics key get the whole list when muting changes.
     if ((p.old?.policy === VisibilityPolicy.MUTED) !== (r.policy === VisibilityPolicy.MUTED)) out.push(toUsers(state.realmId, [r.userId], { type: 'muted_topics', muted_topics: mutedTopicsOf(state, r.userId) }));
     return out;
+  },
+});
+
+/**
+ * GET /users/me/{stream_id}/topics: the channel's topics, newest first, from
+ * the realm's topic index; a user who may read only part of the history
+ * (private channel, history not public) sees the topics with messages since
+ * they joined.
+ */
+export const topicHistory = query({
+  type: 'topicHistory',
+  fields: z.object({ streamId: z.number().int() }),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const src = readerView(state, user.id).sources.find((x) => x.recipientKey === channelRecipientKey(msg.streamId));
+    if (!src) throw badRequest('Invalid channel ID');
+    const topics = [...(state.topics.get(msg.streamId)?.values() ?? [])].filter((x) => x.maxId >= src.minId).sort((a, b) => b.maxId - a.maxId);
+    return { topics: topics.map((x) => ({ name: x.name, max_id: x.maxId })) };
   },
 });

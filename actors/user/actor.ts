@@ -15,7 +15,7 @@ import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { FlagCache, type Marks, marksFromRow } from './flags.ts';
 import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } from './message_flags.ts';
-import { getMessage, matchesNarrowQuery, searchFields, topicHistory } from './message_reads.ts';
+import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts';
 import { createDrafts, createSnippet, deleteDraft, deleteSnippet, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
 import { userRef } from './ref.ts';
@@ -119,7 +119,6 @@ export const userHandlers = {
   updateMessageFlagsForNarrow: updateFlagsForNarrow,
   markAllAsRead,
   markChannelAsRead,
-  topicHistory,
   listDrafts,
   createDrafts,
   editDraft,

@@ -7,9 +7,7 @@ import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { matchesNarrow as matches, NarrowTermSchema, type NarrowTerm } from '../../lib/narrow.ts';
 
-import { T } from '../../storage/tables.ts';
 import { formatMessage } from '../format.ts';
-import { channelRecipientKey } from '../model.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineQuery, later } from '../runtime/action.ts';
 import type { UserState } from './actor.ts';
@@ -80,34 +78,6 @@ export const matchesNarrowQuery = query({
         out[String(m.id)] = { match_content: highlight(m.renderedContent, words), match_subject: highlight(escapeHtml(m.topic), words) };
       }
       return { messages: out };
-    });
-  },
-});
-
-
-/** Messages GET /users/me/{stream_id}/topics looks at, newest first, before it stops. */
-const TOPIC_SCAN = 50_000;
-
-export const topicHistory = query({
-  type: 'topicHistory',
-  fields: z.object({ streamId: z.number().int() }),
-  run(s, msg, ctx) {
-    return later(async () => {
-      const view = await ctx.actors.call(realmRef, realmActorId(s.realmId), { type: 'readerView', caller: msg.caller });
-      const src = view.sources.find((x) => x.recipientKey === channelRecipientKey(msg.streamId));
-      if (!src) throw badRequest('Invalid channel ID');
-      // Topics group case-insensitively under the name of their newest message (Zulip's get_topic_history_for_stream).
-      const topics = new Map<string, { name: string; max_id: number }>();
-      let seen = 0;
-      for (const { ck } of await T.recipientBuckets.partition(s.realmId, src.recipientKey).range(ctx.store, { reverse: true })) {
-        for (const m of await T.messages.partition(s.realmId, src.recipientKey, Number(ck)).values(ctx.store, { gte: src.minId, reverse: true })) {
-          const key = m.topic.toLowerCase();
-          if (!topics.has(key)) topics.set(key, { name: m.topic, max_id: m.id });
-          if (++seen >= TOPIC_SCAN) break;
-        }
-        if (seen >= TOPIC_SCAN) break;
-      }
-      return { topics: [...topics.values()] };
     });
   },
 });

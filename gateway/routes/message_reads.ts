@@ -1,6 +1,7 @@
 /** GET /messages/matches_narrow and GET /messages/{message_id}. */
 import { z } from 'zod';
 import { clientExtavatar } from '../../actors/format.ts';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
 import { bool, int, json, unsupported } from '../params.ts';
@@ -45,7 +46,6 @@ export const topicHistory = route({
     allow_empty_topic_name: unsupported(bool()),
   },
   async handle(ctx, p) {
-    const u = me(ctx);
-    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'topicHistory', caller: caller(ctx), streamId: p.stream_id });
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'topicHistory', caller: caller(ctx), streamId: p.stream_id });
   },
 });
