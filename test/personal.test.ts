@@ -97,12 +97,15 @@ t.test('alert words - add, remove, list; messages with them are flagged has_aler
 });
 
 t.test('muted users - mute, unmute, events; a muted user\'s new messages arrive read', async (t) => {
+  const earlier = (await s.api.as(s.demo.bot).ok('POST', '/messages', { type: 'stream', to: channel, topic: 'bots', content: 'before the mute' })).id;
+  t.same((await maria.ok('GET', `/messages/${earlier}`)).message.flags, []);
   await verify(t, maria, ['muted_users'], 'muted_users', async () => {
     await maria.ok('POST', `/users/me/muted_users/${s.demo.bot.userId}`);
     await maria.ok('POST', `/users/me/muted_users/${s.demo.guest.userId}`);
     await maria.ok('DELETE', `/users/me/muted_users/${s.demo.guest.userId}`);
     return 3;
   });
+  t.same((await maria.ok('GET', `/messages/${earlier}`)).message.flags, ['read'], 'what they sent before is marked read');
   const muted = (await maria.ok('POST', '/register', { fetch_event_types: ['muted_users'] })).muted_users;
   t.ok(muted.some((m: any) => m.id === s.demo.bot.userId));
   const q = await register(maria, { event_types: ['message'] });
