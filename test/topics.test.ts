@@ -141,3 +141,15 @@ t.test('topics - the topic list follows moves and deletes', async (t) => {
   await owner.ok('DELETE', `/messages/${y}`);
   t.notOk((await names()).includes(b), 'gone with its last message');
 });
+
+t.test('topics - unread_msgs count leaves out muted topics, the lists keep them', async (t) => {
+  const mateo = s.api.as(s.demo.member2);
+  await mateo.ok('POST', '/mark_all_as_read');
+  const [loud, quiet] = [uniq('loud'), uniq('quiet')];
+  await mateo.ok('POST', '/user_topics', { stream_id: streamId, topic: quiet, visibility_policy: 1 });
+  const a = (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: loud, content: 'x' })).id;
+  const b = (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: quiet, content: 'y' })).id;
+  const u = (await mateo.ok('POST', '/register', { fetch_event_types: ['message', 'update_message_flags'] })).unread_msgs;
+  t.equal(u.count, 1);
+  t.same(u.streams.map((x: any) => x.unread_message_ids).flat().sort(), [a, b].sort());
+});

@@ -66,8 +66,13 @@ const snapshot = query({
     if (!wants(msg.fetch, 'message') || !wants(msg.fetch, 'update_message_flags')) return later(async () => ({ ...settings, ...starred }));
     const r = reader(s, ctx);
     return later(async () => {
-      const { sources } = await ctx.actors.call(realmRef, realmOf(s), { type: 'messageSources', caller: callerOf(s), narrow: [], with: null });
-      return { ...settings, ...starred, unread_msgs: await r.unreads(sources) };
+      const realm = realmOf(s);
+      const [{ sources }, muted] = await Promise.all([
+        ctx.actors.call(realmRef, realm, { type: 'messageSources', caller: callerOf(s), narrow: [], with: null }),
+        // `is:muted` resolved by the realm: the user's muted channels and topics, as one term.
+        ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: callerOf(s), narrow: [{ operator: 'is', operand: 'muted', negated: false }] }),
+      ]);
+      return { ...settings, ...starred, unread_msgs: await r.unreads(sources, muted.narrow[0] ?? null) };
     });
   },
 });

@@ -138,10 +138,12 @@ export class MessageReader {
    * to MAX_UNREAD (newest first, as Zulip caps them); `old_unreads_missing`
    * says when older ones were left out.
    */
-  async unreads(sources: MessageSource[]) {
+  async unreads(sources: MessageSource[], muted: NarrowTerm | null = null) {
     this.budget = UNREAD_SCAN;
     const found = await this.unread(sources, [], MAX_UNREAD);
     const unread = found.messages.reverse();
+    // Zulip's count leaves out channel messages in muted channels and topics (the lists keep them).
+    const counted = muted ? unread.filter((m) => !matchesNarrow([muted], messageView(m, this.flagsOf(m)))) : unread;
     const group = <K>(key: (m: StoredMessage) => K | null) => {
       const map = new Map<string, { key: K; ids: number[] }>();
       for (const m of unread) {
@@ -157,7 +159,7 @@ export class MessageReader {
     const participants = (m: StoredMessage) => m.dmUserIds ?? [];
     const oneToOne = (m: StoredMessage) => participants(m).length <= 2;
     return {
-      count: unread.length,
+      count: counted.length,
       pms: group((m) => (m.type === 'private' && oneToOne(m) ? (participants(m).find((id) => id !== this.userId) ?? this.userId) : null)).map((g) => ({ other_user_id: g.key, sender_id: g.key, unread_message_ids: g.ids })),
       streams: group((m) => (m.type === 'stream' ? { streamId: m.streamId!, topic: m.topic } : null)).map((g) => ({ stream_id: g.key.streamId, topic: g.key.topic, unread_message_ids: g.ids })),
       huddles: group((m) => (m.type === 'private' && !oneToOne(m) ? participants(m).join(',') : null)).map((g) => ({ user_ids_string: g.key, unread_message_ids: g.ids })),
