@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { ChannelRecord, StoredMessage, SubscriptionRecord, UserRecord } from '../storage/tables.ts';
 import type { Directory } from './events/delivery.ts';
-import type { ChannelObject, MessageObject, SubscriptionObject, UserObject } from './events/schema.ts';
+import type { ChannelObject, EditHistoryEntry, MessageObject, SubscriptionObject, UserObject } from './events/schema.ts';
 import { GROUP_ID, Role } from './model.ts';
 
 /** Whether the client computes avatar URLs itself (`client_extavatar`, legacy `client_gravatar`); Zulip's default is true. */
@@ -100,10 +100,11 @@ export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subs
 /** A message's flags for `userId` when the user has not changed them. */
 export function defaultFlags(m: StoredMessage, userId: number): string[] {
   const flags: string[] = [];
-  if (m.senderId === userId && m.readBySender) flags.push('read');
+  if ((m.senderId === userId && m.readBySender) || m.mutedBy.includes(userId)) flags.push('read');
   if (m.mentions.includes(userId)) flags.push('mentioned');
   if (m.wildcard === 'stream') flags.push('stream_wildcard_mentioned');
   if (m.wildcard === 'topic') flags.push('topic_wildcard_mentioned');
+  if (m.alerted.includes(userId)) flags.push('has_alert_word');
   return flags;
 }
 
@@ -136,8 +137,24 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
         ? (names.channels[m.streamId!] ?? '')
         : (m.dmUserIds ?? []).map((id) => ({ id, email: person(id).email, full_name: person(id).full_name, is_mirror_dummy: false })),
     recipient_id: m.recipientId,
-    reactions: [],
+    reactions: m.reactions.map((r) => ({ emoji_name: r.emojiName, emoji_code: r.emojiCode, reaction_type: r.reactionType, user_id: r.userId })),
     submessages: [],
     is_me_message: m.content.startsWith('/me '),
+    ...(m.lastEditTimestamp !== null ? { last_edit_timestamp: m.lastEditTimestamp } : {}),
+    ...(m.lastMovedTimestamp !== null ? { last_moved_timestamp: m.lastMovedTimestamp } : {}),
+    ...(m.editHistory.length ? { edit_history: editHistory(m) } : {}),
   };
+}
+
+/** A message's edit history as the API lists it: newest first. */
+export function editHistory(m: StoredMessage): EditHistoryEntry[] {
+  return m.editHistory
+    .map((e) => ({
+      user_id: e.userId,
+      timestamp: e.timestamp,
+      ...(e.prevContent !== undefined ? { prev_content: e.prevContent, prev_rendered_content: e.prevRenderedContent ?? '', prev_rendered_content_version: 1 } : {}),
+      ...(e.prevTopic !== undefined ? { prev_topic: e.prevTopic, topic: e.topic ?? '' } : {}),
+      ...(e.prevStream !== undefined ? { prev_stream: e.prevStream, stream: e.stream ?? 0 } : {}),
+    }))
+    .reverse();
 }

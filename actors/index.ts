@@ -5,3 +5,4 @@
 import './realm/actor.ts';
 import './user/actor.ts';
 import './queue/actor.ts';
+import './ephemeral/actor.ts';

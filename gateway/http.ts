@@ -78,8 +78,13 @@ export class Reply {
     });
   }
 
-  /** Answers with a body of any type (HTML pages, redirects). */
-  send(status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
+  /** Answers with bytes of the given type (a file). */
+  binary(status: number, contentType: string, data: Buffer, headers: Record<string, string> = {}): void {
+    this.send(status, contentType, data, headers);
+  }
+
+  /** Answers with a body of any type (HTML pages, redirects, files). */
+  send(status: number, contentType: string, body: string | Buffer, headers: Record<string, string> = {}): void {
     if (this.aborted || this.done) return;
     this.done = true;
     this.res.cork(() => {

@@ -15,18 +15,31 @@ function addSearchParams(into: RawParams, text: string): void {
   for (const [k, v] of new URLSearchParams(text)) into.set(k, v);
 }
 
-function parseMultipart(contentType: string, body: Buffer, into: RawParams): Promise<void> {
+/** A file sent in a multipart body (to a route that takes files). */
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  contentType: string;
+  data: Buffer;
+}
+
+function parseMultipart(contentType: string, body: Buffer, into: RawParams, files: UploadedFile[] | null): Promise<void> {
   return new Promise((resolve, reject) => {
     let bb: BusboyInstance;
     try {
-      bb = new Busboy({ headers: { 'content-type': contentType }, limits: { fieldSize: body.length + 1, files: 0 } });
+      bb = new Busboy({ headers: { 'content-type': contentType }, limits: { fieldSize: body.length + 1, files: files ? 16 : 0, fileSize: body.length + 1 } });
     } catch {
       reject(badRequest('Malformed multipart/form-data body'));
       return;
     }
     bb.on('field', (name: string, value: string) => into.set(name, value));
-    bb.on('file', (_name: string, stream: NodeJS.ReadableStream) => stream.resume());
-    bb.on('filesLimit', () => reject(badRequest('File uploads are not accepted by this endpoint')));
+    bb.on('file', (field: string, stream: NodeJS.ReadableStream, filename: string, _encoding: string, mimetype: string) => {
+      if (!files) return void stream.resume();
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => files.push({ field, filename: filename ?? '', contentType: mimetype || 'application/octet-stream', data: Buffer.concat(chunks) }));
+    });
+    bb.on('filesLimit', () => reject(badRequest(files ? 'Too many files in one request' : 'File uploads are not accepted by this endpoint')));
     bb.on('error', () => reject(badRequest('Malformed multipart/form-data body')));
     bb.on('finish', () => resolve());
     bb.end(body);
@@ -34,7 +47,7 @@ function parseMultipart(contentType: string, body: Buffer, into: RawParams): Pro
 }
 
 /** Collects the raw parameters of a request: query first, body values override. */
-export async function collectParams(query: string, contentType: string, body: Buffer): Promise<RawParams> {
+export async function collectParams(query: string, contentType: string, body: Buffer, files: UploadedFile[] | null = null): Promise<RawParams> {
   const params: RawParams = new Map();
   try {
     if (query) addSearchParams(params, query);
@@ -44,7 +57,7 @@ export async function collectParams(query: string, contentType: string, body: Bu
   if (body.length === 0) return params;
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type === 'application/x-www-form-urlencoded') addSearchParams(params, body.toString('utf8'));
-  else if (type === 'multipart/form-data') await parseMultipart(contentType, body, params);
+  else if (type === 'multipart/form-data') await parseMultipart(contentType, body, params, files);
   else throw new ApiError('BAD_REQUEST', `Unsupported Content-Type: ${type || '(none)'}`, 415);
   return params;
 }

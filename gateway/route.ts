@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ActorClient, RawJson } from '../actors/runtime/client.ts';
 import type { Caller } from '../actors/runtime/action.ts';
 import type { Authenticated } from '../actors/realm/users.ts';
-import type { ParamShape } from './params.ts';
+import type { ParamShape, UploadedFile } from './params.ts';
 
 export interface CallContext {
   /** The authenticated user; null only on routes declared `auth: 'none'`. */
@@ -16,6 +16,17 @@ export interface CallContext {
   limits: { longPollTimeoutMs: number; queueIdleSecs: number };
   /** The feature level this server implements (`lib/features.ts`). */
   featureLevel: number;
+  /** Files of a multipart body, for routes declared with `files: true` (empty otherwise). */
+  files: UploadedFile[];
+}
+
+/** A reply that is not JSON: a file's bytes with their type (GET /user_uploads/...). */
+export class BinaryReply {
+  constructor(
+    readonly contentType: string,
+    readonly data: Buffer,
+    readonly headers: Record<string, string> = {},
+  ) {}
 }
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -30,7 +41,11 @@ export interface Route<S extends ParamShape = ParamShape> {
   /** `none`: no credentials needed (the handler gets no user). */
   auth: 'required' | 'none';
   params: S;
-  handle(ctx: CallContext, params: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown> | RawJson>;
+  /** Takes files in a multipart body (other routes refuse them). */
+  files?: boolean;
+  /** A body limit of its own (uploads), instead of the gateway's. */
+  maxBodyBytes?: number;
+  handle(ctx: CallContext, params: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown> | RawJson | BinaryReply>;
 }
 
 /** Declares a route with its parameter types inferred from its schema. */

@@ -11,8 +11,8 @@ import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
 import { matchSegments, segmentsOf } from './path.ts';
-import { collectParams, type RawParams, validateParams } from './params.ts';
-import { type CallContext, IGNORED, type Route } from './route.ts';
+import { collectParams, type RawParams, type UploadedFile, validateParams } from './params.ts';
+import { BinaryReply, type CallContext, IGNORED, type Route } from './route.ts';
 import { ROUTES } from './routes/index.ts';
 import { getEvents } from './routes/events.ts';
 import { PAGES } from './pages/index.ts';
@@ -125,10 +125,13 @@ export class Gateway {
 
   private async serve(info: RequestInfo, reply: Reply): Promise<void> {
     try {
-      if (info.contentLength !== null && info.contentLength > this.opts.maxBodyBytes) {
-        throw new ApiError('REQUEST_TOO_LARGE', `Request body too large (limit: ${this.opts.maxBodyBytes} bytes)`, 413);
+      const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
+      // A route may allow a larger body (uploads); every other request gets the gateway's limit.
+      const limit = byMethod?.get(info.method)?.route.maxBodyBytes ?? this.opts.maxBodyBytes;
+      if (info.contentLength !== null && info.contentLength > limit) {
+        throw new ApiError('REQUEST_TOO_LARGE', `Request body too large (limit: ${limit} bytes)`, 413);
       }
-      const body = await reply.body(this.opts.maxBodyBytes);
+      const body = await reply.body(limit);
       if (info.url === '/healthz') return reply.json(200, { status: 'ok' });
       if (info.url === '/readyz') {
         const ready = !this.draining && this.opts.ready();
@@ -143,13 +146,13 @@ export class Gateway {
           return reply.send(r.status, r.contentType, r.body, r.headers);
         }
       }
-      const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
       if (!byMethod) throw new ApiError('BAD_REQUEST', 'Not Found', 404);
       const matched = byMethod.get(info.method);
       if (!matched) throw new ApiError('BAD_REQUEST', `Method Not Allowed (allowed: ${[...byMethod.keys()].join(', ')})`, 405);
       const route = matched.route;
       const user = route.auth === 'required' ? await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization) : null;
-      const raw = await collectParams(info.query, info.contentType, body);
+      const files: UploadedFile[] = [];
+      const raw = await collectParams(info.query, info.contentType, body, route.files ? files : null);
       // Path parameters win over any parameter of the same name in the query or body.
       for (const [k, v] of matched.params) raw.set(k, v);
       const { params, ignored } = validateParams(route.params, raw);
@@ -160,6 +163,7 @@ export class Gateway {
         client: clientName(info.userAgent),
         limits: { longPollTimeoutMs: this.opts.longPollTimeoutMs, queueIdleSecs: this.opts.queueIdleSecs },
         featureLevel: this.featureLevel,
+        files,
       };
       const queueId = route === getEvents ? (params as { queue_id?: string }).queue_id : undefined;
       if (queueId !== undefined) this.polls.set(reply, queueId);
@@ -169,6 +173,7 @@ export class Gateway {
       } finally {
         if (queueId !== undefined) this.polls.delete(reply);
       }
+      if (data instanceof BinaryReply) return reply.binary(200, data.contentType, data.data, data.headers);
       const more = [...ignored, ...((data as { [IGNORED]?: string[] })[IGNORED] ?? [])];
       const extra = more.length ? { ignored_parameters_unsupported: more } : {};
       if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra));

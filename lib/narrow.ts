@@ -29,6 +29,8 @@ export interface MessageView {
   dmUserIds: number[] | null;
   content: string;
   flags: string[];
+  /** Whether anyone reacted to the message (`has:reaction`). */
+  hasReaction?: boolean;
 }
 
 const ALIASES: Record<string, string> = {
@@ -43,15 +45,15 @@ const OPERATORS = new Set([
   'channel', 'channels', 'topic', 'sender', 'dm', 'dm-including', 'is', 'has', 'search', 'id', 'near', 'with',
 ]);
 /**
- * The `is:` and `has:` operands this server implements. Zulip also has
- * `is:followed`, `is:muted`, `is:alerted` (topic visibility, alert words) and
- * `has:attachment`, `has:reaction` (uploads, reactions): until those features
- * exist here, asking for them is BAD_NARROW rather than a filter that
- * silently matches nothing.
+ * The `is:` and `has:` operands this server implements (an operand of a
+ * feature not implemented would be listed in KNOWN_ELSEWHERE and be
+ * BAD_NARROW rather than a filter that silently matches nothing). `is:followed`
+ * and `is:muted` are rewritten by the realm into the internal `conversations`
+ * term before matching.
  */
-const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'unread', 'mentioned', 'resolved']);
-const HAS_OPERANDS = new Set(['link', 'image']);
-const KNOWN_ELSEWHERE = new Set(['is:followed', 'is:muted', 'is:alerted', 'has:attachment', 'has:reaction']);
+const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'unread', 'mentioned', 'resolved', 'alerted', 'followed', 'muted']);
+const HAS_OPERANDS = new Set(['link', 'image', 'reaction', 'attachment']);
+const KNOWN_ELSEWHERE = new Set<string>();
 
 /** Parses a decoded narrow value (a list of objects or pairs) into terms. */
 export function parseNarrow(value: unknown): NarrowTerm[] {
@@ -135,6 +137,8 @@ function termMatches(t: NarrowTerm, m: MessageView): boolean {
           return !m.flags.includes('read');
         case 'mentioned':
           return m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
+        case 'alerted':
+          return m.flags.includes('has_alert_word');
         case 'resolved':
           return m.type === 'stream' && m.topic.startsWith('✔ ');
         default:
@@ -142,9 +146,19 @@ function termMatches(t: NarrowTerm, m: MessageView): boolean {
       }
     case 'has':
       if (s === 'link') return /https?:\/\//i.test(m.content);
+      if (s === 'reaction') return m.hasReaction === true;
+      if (s === 'attachment') return /\/user_uploads\/\d+\//.test(m.content);
       return /\.(png|jpe?g|gif|webp)\b/i.test(m.content);
     case 'search':
       return s.toLowerCase().split(/\s+/).filter(Boolean).every((w) => m.content.toLowerCase().includes(w) || m.topic.toLowerCase().includes(w));
+    case 'conversations': {
+      // Internal (made by the realm from is:followed / is:muted): channels and `<channel>:<topic>` keys, with exceptions.
+      if (m.type !== 'stream') return false;
+      const set = JSON.parse(s) as { channels: number[]; topics: string[]; except: string[] };
+      const key = `${m.streamId}:${m.topic.toLowerCase()}`;
+      if (set.except.includes(key)) return false;
+      return set.topics.includes(key) || set.channels.includes(m.streamId!);
+    }
     case 'near':
       // As in Zulip, `near` only suggests where to anchor a view; it does not filter.
       return true;

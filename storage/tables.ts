@@ -128,6 +128,16 @@ export const RealmMeta = z.object({
   topicsPolicy: z.enum(['allow_empty_topic', 'disable_empty_topic']).default('allow_empty_topic'),
   emptyTopicDisplayName: z.string().default('general chat'),
   canMentionManyUsersGroup: GroupSettingValue.default(6),
+  // Message editing and deletion (Zulip's realm settings; absent means Zulip's default, see actors/realm/message_edit.ts).
+  allowMessageEditing: z.boolean().optional(),
+  messageContentEditLimitSeconds: Id.nullable().optional(),
+  messageContentDeleteLimitSeconds: Id.nullable().optional(),
+  moveMessagesWithinStreamLimitSeconds: Id.nullable().optional(),
+  moveMessagesBetweenStreamsLimitSeconds: Id.nullable().optional(),
+  canDeleteAnyMessageGroup: GroupSettingValue.optional(),
+  canDeleteOwnMessageGroup: GroupSettingValue.optional(),
+  canMoveMessagesBetweenTopicsGroup: GroupSettingValue.optional(),
+  canMoveMessagesBetweenChannelsGroup: GroupSettingValue.optional(),
 });
 export type RealmMeta = z.infer<typeof RealmMeta>;
 
@@ -141,6 +151,7 @@ export const Allocator = z.object({
   /** User-defined groups: the system groups hold the IDs below 100. */
   group: Id.default(100),
   profileField: Id.default(1),
+  emoji: Id.default(1),
   /** Message IDs below this were reserved by some owner; a new owner starts here. */
   messageBlockEnd: Id.default(1),
 });
@@ -268,8 +279,31 @@ export const StoredMessage = z.object({
   dmUserIds: z.array(Id).nullable(),
   /** The topic's links (linkifier matches and URLs), found when the message was sent. */
   topicLinks: z.array(z.object({ text: z.string(), url: z.string() })).default([]),
+  /** Edits and moves, oldest first (Zulip's edit_history, which lists them newest first). */
+  editHistory: z.array(z.lazy(() => EditRecord)).default([]),
+  lastEditTimestamp: Id.nullable().default(null),
+  lastMovedTimestamp: Id.nullable().default(null),
+  /** Recipients who muted the sender: the message is read for them from the start. */
+  mutedBy: z.array(Id).default([]),
+  /** Recipients one of whose alert words the message contains (`has_alert_word`). */
+  alerted: z.array(Id).default([]),
+  /** Emoji reactions, in the order they were added. */
+  reactions: z.array(z.object({ emojiName: z.string(), emojiCode: z.string(), reactionType: z.enum(['unicode_emoji', 'realm_emoji', 'service_extra_emoji']), userId: Id })).default([]),
 });
 export type StoredMessage = z.infer<typeof StoredMessage>;
+
+/** One edit or move of a message: what changed, by whom, when. */
+export const EditRecord = z.object({
+  userId: Id.nullable(),
+  timestamp: Id,
+  prevContent: z.string().optional(),
+  prevRenderedContent: z.string().optional(),
+  prevTopic: z.string().optional(),
+  topic: z.string().optional(),
+  prevStream: Id.optional(),
+  stream: Id.optional(),
+});
+export type EditRecord = z.infer<typeof EditRecord>;
 
 export const MessageLocation = z.object({ recipientKey: z.string() });
 export type MessageLocation = z.infer<typeof MessageLocation>;
@@ -305,6 +339,52 @@ export const TimerRecord = z.object({
 export type TimerRecord = z.infer<typeof TimerRecord>;
 
 export const TimerCursor = z.object({ hour: Id });
+
+/**
+ * A user's read watermark and the flag rows it needs to find without
+ * scanning: every message below `readBelow` is read unless its flag row says
+ * otherwise; `unreadRows` lists the messages whose flag row lacks `read`, and
+ * `starred` the starred messages (few, chosen one by one).
+ */
+export const UserMarks = z.object({
+  readBelow: Id.default(0),
+  unreadRows: z.array(Id).default([]),
+  starred: z.array(Id).default([]),
+});
+export type UserMarks = z.infer<typeof UserMarks>;
+
+/** A user's visibility policy for one topic (Zulip's UserTopic): 1 muted, 2 unmuted, 3 followed. */
+export const UserTopicRecord = z.object({ userId: Id, streamId: Id, topic: z.string(), policy: Id, lastUpdated: Id });
+export type UserTopicRecord = z.infer<typeof UserTopicRecord>;
+
+/** A draft kept for a user (Zulip's drafts synchronization). */
+export const DraftRecord = z.object({ id: Id, type: z.enum(['', 'stream', 'private']), to: z.array(Id), topic: z.string(), content: z.string(), timestamp: Id });
+export type DraftRecord = z.infer<typeof DraftRecord>;
+
+export const SavedSnippetRecord = z.object({ id: Id, title: z.string(), content: z.string(), dateCreated: Id });
+export type SavedSnippetRecord = z.infer<typeof SavedSnippetRecord>;
+
+/** Numbers a user's own objects (drafts, saved snippets). */
+export const UserCounters = z.object({ draft: Id.default(1), snippet: Id.default(1) });
+export type UserCounters = z.infer<typeof UserCounters>;
+
+export const MutedUserRecord = z.object({ userId: Id, mutedUserId: Id, timestamp: Id });
+export type MutedUserRecord = z.infer<typeof MutedUserRecord>;
+
+/** An uploaded file: who uploaded it and what it is (its bytes are in the FileStore under `path`). */
+export const AttachmentRecord = z.object({ path: z.string(), filename: z.string(), contentType: z.string(), size: Id, ownerId: Id, createTime: Id });
+export type AttachmentRecord = z.infer<typeof AttachmentRecord>;
+
+/** A chunk of a file in the chunked file store: the first row (index -1) describes the file. */
+export const FileChunk = z.union([z.object({ contentType: z.string(), filename: z.string(), size: Id, chunks: Id }).strict(), z.object({ data: z.string() }).strict()]);
+
+/** A custom emoji of the realm. */
+export const RealmEmojiRecord = z.object({ id: Id, name: z.string(), fileName: z.string(), authorId: Id.nullable(), deactivated: z.boolean() });
+export type RealmEmojiRecord = z.infer<typeof RealmEmojiRecord>;
+
+/** One topic of a channel: its name (as in its newest message), newest message and message count. */
+export const ChannelTopic = z.object({ name: z.string(), maxId: Id, count: Id });
+export type ChannelTopic = z.infer<typeof ChannelTopic>;
 
 export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
@@ -491,12 +571,21 @@ export const T = {
     pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
     row: (realm: number, id: number) => ({ pk: `${realm}:${messageBucket(id)}`, ck: id }),
   }),
+  /** A user's flags of one message, where they differ from the message's base flags; one partition per user and message bucket. */
   userFlags: defineTable({
     name: 'user_flags',
     ck: 'bigint',
     codec: z.array(z.string()),
+    pk: (realm: number, userId: number, bucket: number) => `${realm}:${userId}:${bucket}`,
+    row: (realm: number, userId: number, messageId: number) => ({ pk: `${realm}:${userId}:${messageBucket(messageId)}`, ck: messageId }),
+  }),
+  /** What a user's flag rows do not say message by message (`UserMarks`). */
+  userMarks: defineTable({
+    name: 'user_marks',
+    ck: 'text',
+    codec: UserMarks,
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
-    row: (realm: number, userId: number, messageId: number) => ({ pk: `${realm}:${userId}`, ck: messageId }),
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'marks' }),
   }),
   userSettings: defineTable({
     name: 'user_settings',
@@ -535,6 +624,89 @@ export const T = {
     codec: ProfileFieldRecord,
     pk: (realm: number) => String(realm),
     row: (realm: number, id: number) => ({ pk: String(realm), ck: id }),
+  }),
+  /** Topic visibility policies, one partition per user (bounded by what the user chose). */
+  userTopics: defineTable({
+    name: 'user_topics',
+    ck: 'text',
+    codec: UserTopicRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, streamId: number, topic: string) => ({ pk: `${realm}:${userId}`, ck: `${streamId}:${topic.toLowerCase()}` }),
+  }),
+  userDrafts: defineTable({
+    name: 'user_drafts',
+    ck: 'bigint',
+    codec: DraftRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, id: number) => ({ pk: `${realm}:${userId}`, ck: id }),
+  }),
+  savedSnippets: defineTable({
+    name: 'saved_snippets',
+    ck: 'bigint',
+    codec: SavedSnippetRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, id: number) => ({ pk: `${realm}:${userId}`, ck: id }),
+  }),
+  userCounters: defineTable({
+    name: 'user_counters',
+    ck: 'text',
+    codec: UserCounters,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'ids' }),
+  }),
+  /** Whom a user muted, one partition per user (bounded by their choices). */
+  mutedUsers: defineTable({
+    name: 'muted_users',
+    ck: 'bigint',
+    codec: MutedUserRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, mutedUserId: number) => ({ pk: `${realm}:${userId}`, ck: mutedUserId }),
+  }),
+  alertWords: defineTable({
+    name: 'alert_words',
+    ck: 'text',
+    codec: z.array(z.string()),
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${userId}`, ck: 'words' }),
+  }),
+  /** Uploaded files by path, in 256 partitions per realm (paths start with a random byte). */
+  attachments: defineTable({
+    name: 'attachments',
+    ck: 'text',
+    codec: AttachmentRecord,
+    pk: (realm: number, shard: string) => `${realm}:${shard}`,
+    row: (realm: number, path: string) => ({ pk: `${realm}:${path.split('/')[1] ?? ''}`, ck: path }),
+  }),
+  /** Which messages link to an uploaded file (who may download it). */
+  attachmentMessages: defineTable({
+    name: 'attachment_messages',
+    ck: 'bigint',
+    codec: z.literal(1),
+    pk: (realm: number, path: string) => `${realm}:${path}`,
+    row: (realm: number, path: string, messageId: number) => ({ pk: `${realm}:${path}`, ck: messageId }),
+  }),
+  /** File bytes in chunks, one partition per file (`ChunkedFileStore`). */
+  fileChunks: defineTable({
+    name: 'file_chunks',
+    ck: 'bigint',
+    codec: FileChunk,
+    pk: (path: string) => path,
+    row: (path: string, index: number) => ({ pk: path, ck: index }),
+  }),
+  realmEmoji: defineTable({
+    name: 'realm_emoji',
+    ck: 'bigint',
+    codec: RealmEmojiRecord,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, id: number) => ({ pk: String(realm), ck: id }),
+  }),
+  /** The topics of a channel (one partition per channel), kept by every send, move and delete. */
+  channelTopics: defineTable({
+    name: 'channel_topics',
+    ck: 'text',
+    codec: ChannelTopic,
+    pk: (realm: number, channelId: number) => `${realm}:${channelId}`,
+    row: (realm: number, channelId: number, topic: string) => ({ pk: `${realm}:${channelId}`, ck: topic.toLowerCase() }),
   }),
   scheduledMessages: defineTable({
     name: 'scheduled_messages',

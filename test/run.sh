@@ -78,6 +78,16 @@ API_TESTS=(
   test/people-profile-fields.test.ts
   test/people-snapshot.test.ts
   test/people-python.test.ts
+  test/message_flags.test.ts
+  test/message_reads.test.ts
+  test/message_edit.test.ts
+  test/reactions.test.ts
+  test/topics.test.ts
+  test/typing_presence.test.ts
+  test/markdown.test.ts
+  test/personal.test.ts
+  test/uploads.test.ts
+  test/realm_emoji.test.ts
   test/durability.test.ts
 )
 
@@ -96,7 +106,7 @@ trap cleanup EXIT
 if bash scripts/services.sh start all; then
   eval "$(bash scripts/services.sh env)"
   export PARLEY_NATS_URL PARLEY_REDIS_URL PARLEY_CASSANDRA_CONTACT_POINTS PARLEY_CASSANDRA_DC
-  tapsuite backends PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/store.test.ts test/bus.test.ts test/leases.test.ts
+  tapsuite backends PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/store.test.ts test/bus.test.ts test/leases.test.ts test/files.test.ts
 
   if [ -f scripts/cluster.ts ]; then
     echo "=== starting a local cluster (2 gateways, 2 actor nodes)"

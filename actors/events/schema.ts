@@ -93,6 +93,27 @@ export const SubscriptionObject = z
   .strict();
 export type SubscriptionObject = z.infer<typeof SubscriptionObject>;
 
+const ReactionType = z.enum(['unicode_emoji', 'realm_emoji', 'service_extra_emoji']);
+
+/** One reaction on a message. */
+export const ReactionObject = z.object({ emoji_name: z.string(), emoji_code: z.string(), reaction_type: ReactionType, user_id: Id }).strict();
+
+/** One entry of a message's `edit_history` (newest first). */
+export const EditHistoryEntry = z
+  .object({
+    user_id: Id.nullable(),
+    timestamp: Id,
+    prev_content: z.string().optional(),
+    prev_rendered_content: z.string().optional(),
+    prev_rendered_content_version: Id.optional(),
+    prev_topic: z.string().optional(),
+    topic: z.string().optional(),
+    prev_stream: Id.optional(),
+    stream: Id.optional(),
+  })
+  .strict();
+export type EditHistoryEntry = z.infer<typeof EditHistoryEntry>;
+
 const DmRecipient = z.object({ id: Id, email: z.string(), full_name: z.string(), is_mirror_dummy: z.boolean() }).strict();
 
 /** A message object (`GET /messages`, `message` events). */
@@ -114,15 +135,18 @@ export const MessageObject = z
     stream_id: Id.optional(),
     display_recipient: z.union([z.string(), z.array(DmRecipient)]),
     recipient_id: Id,
-    reactions: z.array(z.never()),
+    reactions: z.array(ReactionObject),
     submessages: z.array(z.never()),
     is_me_message: z.boolean(),
+    last_edit_timestamp: Id.optional(),
+    last_moved_timestamp: Id.optional(),
+    edit_history: z.array(EditHistoryEntry).optional(),
   })
   .strict();
 export type MessageObject = z.infer<typeof MessageObject>;
 
 /** A message with the reader's flags (`GET /messages`). */
-export const FetchedMessage = MessageObject.extend({ flags: z.array(z.string()) }).strict();
+export const FetchedMessage = MessageObject.extend({ flags: z.array(z.string()), match_content: z.string().optional(), match_subject: z.string().optional() }).strict();
 
 /** A scheduled message object (`GET /scheduled_messages`, `scheduled_messages` events). */
 export const ScheduledMessageObject = z
@@ -280,6 +304,26 @@ const PersonUpdate = z.union([
   z.object({ user_id: Id, custom_profile_field: z.object({ id: Id, value: z.string().nullable(), rendered_value: z.string().optional() }).strict() }).strict(),
 ]);
 
+/** What a client needs to count a message marked unread again (`message_details` of update_message_flags). */
+const UnreadMessageDetails = z.union([
+  z.object({ type: z.literal('stream'), stream_id: Id, topic: z.string(), unmuted_stream_msg: z.boolean(), mentioned: z.literal(true).optional() }).strict(),
+  z.object({ type: z.literal('private'), user_ids: z.array(Id), mentioned: z.literal(true).optional() }).strict(),
+]);
+
+/** A draft (`drafts` register key and events). */
+export const DraftObject = z.object({ id: Id, type: z.enum(['', 'stream', 'private']), to: z.array(Id), topic: z.string(), content: z.string(), timestamp: Id }).strict();
+/** A saved snippet (FL 297). */
+export const SavedSnippetObject = z.object({ id: Id, title: z.string(), content: z.string(), date_created: Id }).strict();
+export type DraftObject = z.infer<typeof DraftObject>;
+export type SavedSnippetObject = z.infer<typeof SavedSnippetObject>;
+
+/** A custom emoji (`realm_emoji` register key and events). */
+export const RealmEmojiObject = z.object({ id: z.string(), name: z.string(), source_url: z.string(), still_url: z.string().nullable(), deactivated: z.boolean(), author_id: Id.nullable() }).strict();
+export type RealmEmojiObject = z.infer<typeof RealmEmojiObject>;
+
+const TypingPerson = z.object({ user_id: Id, email: z.string() }).strict();
+const LegacyClientPresence = z.object({ client: z.string(), status: z.enum(['active', 'idle']), timestamp: Id, pushable: z.boolean() }).strict();
+
 /** Every event body a client can receive (an event without its queue `id`). */
 const EVENT_BODIES = [
   z.object({ type: z.literal('heartbeat') }).strict(),
@@ -314,6 +358,90 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),
   ...ORG_EVENT_BODIES,
+  z
+    .object({
+      type: z.literal('typing'),
+      op: z.enum(['start', 'stop']),
+      message_type: z.enum(['direct', 'private', 'stream']),
+      sender: TypingPerson,
+      recipients: z.array(TypingPerson).optional(),
+      stream_id: Id.optional(),
+      topic: z.string().optional(),
+    })
+    .strict(),
+  z.object({ type: z.literal('presence'), user_id: Id, email: z.string(), server_timestamp: Id, presence: z.record(z.string(), LegacyClientPresence) }).strict(),
+  z.object({ type: z.literal('presence'), presences: z.record(z.string(), z.object({ active_timestamp: Id, idle_timestamp: Id }).strict()) }).strict(),
+  z.object({ type: z.literal('realm_emoji'), op: z.literal('update'), realm_emoji: z.record(z.string(), RealmEmojiObject) }).strict(),
+  z.object({ type: z.literal('realm_emoji'), op: z.literal('add'), emoji: RealmEmojiObject }).strict(),
+  z.object({ type: z.literal('realm_emoji'), op: z.literal('edit'), emoji_id: z.string(), data: z.object({ deactivated: z.boolean() }).strict() }).strict(),
+  z.object({ type: z.literal('muted_users'), muted_users: z.array(z.object({ id: Id, timestamp: Id }).strict()) }).strict(),
+  z.object({ type: z.literal('alert_words'), alert_words: z.array(z.string()) }).strict(),
+  z.object({ type: z.literal('drafts'), op: z.literal('add'), drafts: z.array(DraftObject) }).strict(),
+  z.object({ type: z.literal('drafts'), op: z.literal('update'), draft: DraftObject }).strict(),
+  z.object({ type: z.literal('drafts'), op: z.literal('remove'), draft_id: Id }).strict(),
+  z.object({ type: z.literal('saved_snippets'), op: z.enum(['add', 'update']), saved_snippet: SavedSnippetObject }).strict(),
+  z.object({ type: z.literal('saved_snippets'), op: z.literal('remove'), saved_snippet_id: Id }).strict(),
+  z.object({ type: z.literal('user_topic'), stream_id: Id, topic_name: z.string(), last_updated: Id, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }).strict(),
+  z.object({ type: z.literal('muted_topics'), muted_topics: z.array(z.tuple([z.string(), z.string(), Id])) }).strict(),
+  z
+    .object({
+      type: z.literal('reaction'),
+      op: z.enum(['add', 'remove']),
+      message_id: Id,
+      user_id: Id,
+      /** Deprecated: the reacting user, for older clients. */
+      user: z.object({ user_id: Id, email: z.string(), full_name: z.string() }).strict(),
+      emoji_name: z.string(),
+      emoji_code: z.string(),
+      reaction_type: ReactionType,
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('delete_message'),
+      message_type: z.enum(['stream', 'private']),
+      message_ids: z.array(Id).optional(),
+      /** For clients without the bulk_message_deletion capability: one event per message. */
+      message_id: Id.optional(),
+      stream_id: Id.optional(),
+      topic: z.string().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('update_message'),
+      user_id: Id.nullable(),
+      rendering_only: z.boolean(),
+      message_id: Id,
+      message_ids: z.array(Id),
+      flags: z.array(z.string()),
+      edit_timestamp: Id,
+      stream_name: z.string().optional(),
+      stream_id: Id.optional(),
+      new_stream_id: Id.optional(),
+      propagate_mode: z.enum(['change_one', 'change_later', 'change_all']).optional(),
+      orig_subject: z.string().optional(),
+      subject: z.string().optional(),
+      topic_links: z.array(z.object({ text: z.string(), url: z.string() }).strict()).optional(),
+      orig_content: z.string().optional(),
+      orig_rendered_content: z.string().optional(),
+      content: z.string().optional(),
+      rendered_content: z.string().optional(),
+      is_me_message: z.boolean().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('update_message_flags'),
+      op: z.enum(['add', 'remove']),
+      /** Deprecated duplicate of `op`, still sent by Zulip. */
+      operation: z.enum(['add', 'remove']),
+      flag: z.string(),
+      messages: z.array(Id),
+      all: z.boolean(),
+      message_details: z.record(z.string(), UnreadMessageDetails).optional(),
+    })
+    .strict(),
 ] as const;
 
 export const ClientEventBody = z.union(EVENT_BODIES);

@@ -32,6 +32,13 @@ export const QueueOptions = z.object({
   idleSecs: z.number().positive(),
   /** The client's declared capabilities (`client_capabilities`), for events that depend on them. */
   capabilities: z.record(z.string(), z.boolean()).default({}),
+  /** The user's receives_typing_notifications setting when the queue was registered. */
+  receivesTypingNotifications: z.boolean().default(true),
+  /** Client capabilities: typing notices in channels, and presence events in the simplified form. */
+  streamTypingNotifications: z.boolean().default(false),
+  simplifiedPresenceEvents: z.boolean().default(false),
+  /** Client capability individual_emoji_changes (FL 491): realm_emoji add/edit instead of the whole list. */
+  individualEmojiChanges: z.boolean().default(false),
 });
 export type QueueOptions = z.infer<typeof QueueOptions>;
 
@@ -76,7 +83,10 @@ export class QueueShard {
     for (const id of d.userIds) {
       for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
-        else if (q.wants(d.event.type) && (!d.capability || (q.options.capabilities[d.capability.name] ?? false) === d.capability.value)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
+        else if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
+          // Clients without bulk_message_deletion get one event per message, with message_id.
+          if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...d.event, message_ids: undefined, message_id: id }));
+        } else if (q.wants(d.event.type) && (!d.capability || (q.options.capabilities[d.capability.name] ?? false) === d.capability.value) && accepts(q.options, d.event)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }
@@ -140,6 +150,14 @@ function deactivatedUser(d: Delivery): number | null {
   if (d.kind !== 'event' || d.event.type !== 'realm_user' || d.event.op !== 'update') return null;
   const person = d.event.person;
   return 'is_active' in person && person.is_active === false ? person.user_id : null;
+}
+
+/** Whether a queue takes an event at all: typing follows the user's setting and the queue's capabilities, presence comes in the form the queue asked for. */
+function accepts(options: QueueOptions, event: Extract<Delivery, { kind: 'event' }>['event']): boolean {
+  if (event.type === 'typing') return options.receivesTypingNotifications && (event.message_type !== 'stream' || options.streamTypingNotifications);
+  if (event.type === 'presence') return 'presences' in event === options.simplifiedPresenceEvents;
+  if (event.type === 'realm_emoji') return (event.op !== 'update') === options.individualEmojiChanges;
+  return true;
 }
 
 /** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar. */

@@ -1,5 +1,12 @@
 /** Every message the realm actor takes, by type. */
-import { directory, messageSources, narrowForQueue, sendMessage } from './messages.ts';
+import { directory, messageSources, narrowForQueue, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
+import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
+import { addReaction, removeReaction } from './reactions.ts';
+import { presenceDirectory, typingAudience } from './ephemeral.ts';
+import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
+import { readerViewQuery } from './reading.ts';
+import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
+import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe } from './subscriptions.ts';
@@ -94,4 +101,22 @@ export const realmHandlers = {
   groupMembers,
   isGroupMember,
   groupSubgroups,
+  readerView: readerViewQuery,
+  deleteMessage,
+  updateMessage,
+  messageHistory,
+  addReaction,
+  removeReaction,
+  updateUserTopic,
+  topicHistory,
+  typingAudience,
+  presenceDirectory,
+  sendMessageWithTopicWildcard,
+  muteUser,
+  listAlertWords,
+  changeAlertWords,
+  addRealmEmoji,
+  deleteRealmEmoji,
+  listRealmEmoji,
+  realmEmojiImage,
 };

@@ -1,20 +1,94 @@
 /**
- * Message rendering: CommonMark via markdown-it (raw HTML disabled, so user
- * content cannot inject markup) plus Zulip's mention syntax, `@**Full Name**`,
- * `@**Full Name|id**` and silent `@_**Full Name**`.
+ * Message rendering: Zulip's message dialect on markdown-it (raw HTML
+ * disabled, so user content cannot inject markup; whatever cannot be rendered
+ * stays as escaped text, never executed).
+ *
+ * Zulip's syntax is added as markdown-it inline rules, so none of it applies
+ * inside code: user mentions `@**Full Name**`, `@**Full Name|id**`, silent
+ * `@_**Name**`, wildcards (`@**all**`, `@**topic**`, ...), group mentions
+ * `@*group*`, channel and topic links `#**channel**`, `#**channel>topic**`,
+ * `<time:...>`, emoji `:name:` and inline math `$$...$$`; and fenced blocks
+ * for code with a language, `quote`, `spoiler` and `math` (KaTeX).
+ *
+ * `renderMessage(content, options)` takes lookups for names (and takes the
+ * older `(name, id) => user` function as well). More hooks (linkifiers) join
+ * `RenderOptions`.
  */
+import { createRequire } from 'node:module';
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import { type CompiledLinkifier, findLinks } from '../../lib/linkifiers.ts';
+import type StateInline from 'markdown-it/lib/rules_inline/state_inline.mjs';
+import { unicodeCode } from './emoji.ts';
+
+interface Katex {
+  renderToString(tex: string, opts: { displayMode: boolean; throwOnError: boolean; trust: boolean }): string;
+}
+const katex = createRequire(import.meta.url)('katex') as Katex;
+
+export interface MentionTarget {
+  id: number;
+  fullName: string;
+}
+
+/** What rendering needs to know of the realm; every lookup answers undefined for names it does not know. */
+export interface RenderOptions {
+  user: (name: string, id: number | null) => MentionTarget | undefined;
+  channel?: (name: string) => { id: number; name: string } | undefined;
+  group?: (name: string) => { id: number; name: string } | undefined;
+  /** The realm's custom emoji by name. */
+  emoji?: (name: string) => { sourceUrl: string } | undefined;
+  /** The realm's linkifiers, applied to text outside links and code. */
+  linkifiers?: readonly CompiledLinkifier[];
+}
+
+export interface Rendered {
+  html: string;
+  mentions: number[];
+  /** Groups mentioned (by ID). */
+  groupMentions: number[];
+  wildcard: 'stream' | 'topic' | null;
+}
+
+interface Env {
+  opts: RenderOptions;
+  mentions: Set<number>;
+  groups: Set<number>;
+  wildcard: Rendered['wildcard'];
+}
+
+const WILDCARDS: Record<string, 'stream' | 'topic'> = { all: 'stream', everyone: 'stream', channel: 'stream', stream: 'stream', topic: 'topic' };
+
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** Zulip's encoding of a narrow URL component (`encodeHashComponent`). */
+const hashComponent = (s: string): string => encodeURIComponent(s).replace(/[.!~*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%/g, '.');
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
 
+/** Adds an inline rule that matches `re` (anchored) at the current position and renders with `render`. */
+function inlineRule(name: string, first: string, re: RegExp, render: (m: RegExpExecArray, env: Env) => string | null): void {
+  const sticky = new RegExp(re.source, 'y');
+  md.inline.ruler.before('text', name, (state: StateInline, silent: boolean) => {
+    if (!first.includes(state.src[state.pos]!)) return false;
+    sticky.lastIndex = state.pos;
+    const m = sticky.exec(state.src);
+    if (!m) return false;
+    const html = render(m, state.env as Env);
+    if (html === null) return false;
+    if (!silent) state.push('zulip_html', '', 0).content = html;
+    state.pos += m[0].length;
+    return true;
+  });
+}
+md.renderer.rules.zulip_html = (tokens, idx) => tokens[idx]!.content;
+
 /**
- * The realm's linkifiers (passed in the render environment) turn matching
- * text into links; text already inside a link or code is left alone.
+ * The realm's linkifiers (`RenderOptions.linkifiers`) turn matching text into
+ * links; text already inside a link or code is left alone.
  */
 md.core.ruler.after('linkify', 'linkifiers', (state) => {
-  const linkifiers = (state.env as { linkifiers?: CompiledLinkifier[] }).linkifiers;
+  const linkifiers = (state.env as Env).opts?.linkifiers;
   if (!linkifiers?.length) return;
   for (const block of state.tokens) {
     if (block.type !== 'inline' || !block.children) continue;
@@ -48,51 +122,90 @@ md.core.ruler.after('linkify', 'linkifiers', (state) => {
     block.children = out;
   }
 });
-const MENTION = /@(_?)\*\*([^*\n]+?)\*\*/g;
-const WILDCARDS: Record<string, 'stream' | 'topic'> = { all: 'stream', everyone: 'stream', channel: 'stream', stream: 'stream', topic: 'topic' };
 
-export interface MentionTarget {
-  id: number;
-  fullName: string;
-}
+inlineRule('mention', '@', /@(_?)\*\*([^*\n]+?)\*\*/, (m, env) => {
+  const silent = m[1] === '_';
+  const [name, idText] = m[2]!.split('|') as [string, string | undefined];
+  const wild = idText === undefined ? WILDCARDS[name.trim().toLowerCase()] : undefined;
+  const cls = silent ? ' silent' : '';
+  const text = `${silent ? '' : '@'}${escapeHtml(name.trim())}`;
+  if (wild === 'topic') {
+    if (!silent && env.wildcard === null) env.wildcard = 'topic';
+    return `<span class="topic-mention${cls}">${text}</span>`;
+  }
+  if (wild === 'stream') {
+    if (!silent) env.wildcard = 'stream';
+    return `<span class="user-mention channel-wildcard-mention${cls}" data-user-id="*">${text}</span>`;
+  }
+  const user = env.opts.user(name.trim(), idText !== undefined && /^\d+$/.test(idText) ? Number(idText) : null);
+  if (!user) return null;
+  if (!silent) env.mentions.add(user.id);
+  return `<span class="user-mention${cls}" data-user-id="${user.id}">${silent ? '' : '@'}${escapeHtml(user.fullName)}</span>`;
+});
 
-export interface Rendered {
-  html: string;
-  mentions: number[];
-  wildcard: 'stream' | 'topic' | null;
-}
+inlineRule('group_mention', '@', /@(_?)\*([^*\n]+?)\*/, (m, env) => {
+  const group = env.opts.group?.(m[2]!.trim());
+  if (!group) return null;
+  const silent = m[1] === '_';
+  if (!silent) env.groups.add(group.id);
+  return `<span class="user-group-mention${silent ? ' silent' : ''}" data-user-group-id="${group.id}">${silent ? '' : '@'}${escapeHtml(group.name)}</span>`;
+});
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+inlineRule('channel_link', '#', /#\*\*([^*\n]+?)\*\*/, (m, env) => {
+  const [channelName, ...rest] = m[1]!.split('>');
+  const channel = env.opts.channel?.(channelName!.trim());
+  if (!channel) return null;
+  const base = `/#narrow/channel/${channel.id}-${hashComponent(channel.name)}`;
+  if (!rest.length) return `<a class="stream" data-stream-id="${channel.id}" href="${base}">#${escapeHtml(channel.name)}</a>`;
+  const topic = rest.join('>').trim();
+  return `<a class="stream-topic" data-stream-id="${channel.id}" href="${base}/topic/${hashComponent(topic)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`;
+});
 
-/** Renders content; `lookup` resolves a mention's name (and optional id) to a user. */
-export function renderMessage(content: string, lookup: (name: string, id: number | null) => MentionTarget | undefined, linkifiers: readonly CompiledLinkifier[] = []): Rendered {
-  const spans: string[] = [];
-  const mentions = new Set<number>();
-  let wildcard: Rendered['wildcard'] = null;
-  // Mentions become private-use placeholders that markdown-it passes through
-  // untouched; a forged placeholder can only repeat this message's own spans.
-  const source = content.replace(MENTION, (whole, silent: string, inner: string) => {
-    const [name, idText] = inner.split('|') as [string, string | undefined];
-    const wild = WILDCARDS[name.trim().toLowerCase()];
-    let html: string;
-    if (wild && !idText) {
-      if (!silent) wildcard = wildcard === 'stream' || wild === 'stream' ? 'stream' : 'topic';
-      html = `<span class="user-mention${silent ? ' silent' : ''}" data-user-id="*">@${escapeHtml(name)}</span>`;
-    } else {
-      const user = lookup(name.trim(), idText !== undefined && /^\d+$/.test(idText) ? Number(idText) : null);
-      if (!user) return whole;
-      if (!silent) mentions.add(user.id);
-      html = `<span class="user-mention${silent ? ' silent' : ''}" data-user-id="${user.id}">@${escapeHtml(user.fullName)}</span>`;
+inlineRule('time', '<', /<time:([^>\n]+)>/, (m) => {
+  const text = m[1]!;
+  const when = /^\d+$/.test(text) ? new Date(Number(text) * 1000) : new Date(text);
+  if (Number.isNaN(when.getTime())) return `<span class="timestamp-error">Invalid time format: ${escapeHtml(text)}</span>`;
+  return `<time datetime="${when.toISOString().replace(/\.\d{3}Z$/, 'Z')}">${escapeHtml(text)}</time>`;
+});
+
+inlineRule('emoji', ':', /:([a-z0-9_.+-]+):/, (m, env) => {
+  const custom = env.opts.emoji?.(m[1]!);
+  if (custom) return `<img alt=":${escapeHtml(m[1]!)}:" class="emoji" src="${escapeHtml(custom.sourceUrl)}" title="${escapeHtml(m[1]!.replace(/_/g, ' '))}">`;
+  const code = unicodeCode(m[1]!);
+  if (!code) return null;
+  return `<span aria-label="${escapeHtml(m[1]!.replace(/_/g, ' '))}" class="emoji emoji-${code}" role="img" title="${escapeHtml(m[1]!.replace(/_/g, ' '))}">:${escapeHtml(m[1]!)}:</span>`;
+});
+
+inlineRule('math', '$', /\$\$([^$\n]+?)\$\$/, (m) => katex.renderToString(m[1]!, { displayMode: false, throwOnError: false, trust: false }));
+
+md.renderer.rules.fence = (tokens, idx, _options, env: Env) => {
+  const token = tokens[idx]!;
+  const [lang = '', ...rest] = token.info.trim().split(/\s+/);
+  const body = token.content;
+  switch (lang.toLowerCase()) {
+    case 'math':
+    case 'tex':
+    case 'latex':
+      return `${katex.renderToString(body.trim(), { displayMode: true, throwOnError: false, trust: false })}\n`;
+    case 'quote':
+      return `<blockquote>\n${md.render(body, env)}</blockquote>\n`;
+    case 'spoiler':
+      return `<div class="spoiler-block"><div class="spoiler-header">\n${rest.length ? md.render(rest.join(' '), env) : ''}</div><div class="spoiler-content" aria-hidden="true">\n${md.render(body, env)}</div></div>\n`;
+    default: {
+      const language = lang ? ` data-code-language="${escapeHtml(lang)}"` : '';
+      return `<div class="codehilite"${language}><pre><span></span><code>${escapeHtml(body)}</code></pre></div>\n`;
     }
-    spans.push(html);
-    return `\uE000${spans.length - 1}\uE001`;
-  });
-  const html = md
-    .render(source, { linkifiers })
-    .trimEnd()
-    .replace(/\uE000(\d+)\uE001/g, (_, i: string) => spans[Number(i)] ?? '');
-  return { html, mentions: [...mentions], wildcard };
+  }
+};
+md.renderer.rules.code_block = (tokens, idx) => `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx]!.content)}</code></pre></div>\n`;
+
+/** Renders a message's content with the realm's lookups. */
+export function renderMessage(content: string, options: RenderOptions | RenderOptions['user']): Rendered {
+  const opts = typeof options === 'function' ? { user: options } : options;
+  const env: Env = { opts, mentions: new Set(), groups: new Set(), wildcard: null };
+  const html = md.render(content, env).trimEnd();
+  return { html, mentions: [...env.mentions], groupMentions: [...env.groups], wildcard: env.wildcard };
 }
 
 /** Renders a channel description (no mentions). */
-export const renderDescription = (text: string): string => (text ? md.render(text).trimEnd() : '');
+export const renderDescription = (text: string): string => (text ? md.render(text, { opts: { user: () => undefined }, mentions: new Set(), groups: new Set(), wildcard: null } satisfies Env).trimEnd() : '');

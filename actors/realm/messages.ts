@@ -7,13 +7,16 @@
 import { z } from 'zod';
 import { ApiError, badNarrow, badRequest, streamDoesNotExist } from '../../lib/errors.ts';
 import { operandPeople, type NarrowTerm, NarrowTermSchema } from '../../lib/narrow.ts';
-import { type ChannelRecord, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, type Directory } from '../events/delivery.ts';
+import { type ChannelRecord, messageBucket, type StoredMessage, T, type UserRecord, type UserTopicRecord } from '../../storage/tables.ts';
+import { type Delivery, type Directory, toUsers } from '../events/delivery.ts';
+import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
+import { VisibilityPolicy } from './user_topics.ts';
 import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, canAccess, resolvePerson } from './access.ts';
-import { renderMessage } from './markdown.ts';
+import { type RenderOptions, renderMessage } from './markdown.ts';
 import { topicLinks } from '../../lib/linkifiers.ts';
+import { emojiImageUrl } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -21,8 +24,8 @@ const query = defineQuery<RealmState>();
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
-/** Channels with more subscribers than this need permission for @all (Zulip's threshold). */
-const WILDCARD_MENTION_THRESHOLD = 15;
+/** Channels with more subscribers (topics with more participants) than this need permission for @all (@topic); Zulip's threshold, settable for tests. */
+const WILDCARD_MENTION_THRESHOLD = Number(process.env.PARLEY_WILDCARD_MENTION_THRESHOLD ?? 15);
 
 const Person = z.union([z.string(), z.number().int()]);
 export const SendFields = {
@@ -58,6 +61,9 @@ export interface SendPlan {
   readBySender: boolean;
   /** The topic's links with the realm's linkifiers (`topic_links`). */
   topicLinks: Array<{ text: string; url: string }>;
+  /** Recipients who muted the sender, and recipients alerted by one of their alert words. */
+  mutedBy: number[];
+  alerted: number[];
 }
 
 export function normalizeTopic(state: Readonly<RealmState>, raw: string | null): string {
@@ -104,6 +110,38 @@ function defaultReadBySender(client: string): boolean {
   return /^(website|ZulipWeb|ZulipMobile|ZulipElectron|ZulipTerminal|ZulipFlutter)/i.test(client);
 }
 
+/** Users (other than the sender) one of whose alert words `content` contains, as a word, in any case (Zulip's alert words). */
+export function alertedUsers(state: Readonly<RealmState>, content: string, senderId: number): number[] {
+  const text = content.toLowerCase();
+  const out: number[] = [];
+  for (const [userId, words] of state.alertWords) {
+    if (userId === senderId) continue;
+    if (words.some((w) => new RegExp(`(^|[^\\p{L}\\p{N}_])${w.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\p{L}\\p{N}_])`, 'u').test(text))) out.push(userId);
+  }
+  return out;
+}
+
+/** What the renderer may look up: members by name, the channels `user` can see. */
+export function renderOptions(state: Readonly<RealmState>, user: UserRecord): RenderOptions {
+  return {
+    user: (name, id) => {
+      if (id !== null) return state.users.get(id);
+      // A name that several active users share mentions nobody (Zulip asks for @**Name|id** then).
+      const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
+      return matches.length === 1 ? matches[0] : undefined;
+    },
+    channel: (name) => {
+      const c = state.channelsByName.get(name.toLowerCase());
+      return c && canAccess(state, c, user) ? { id: c.id, name: c.name } : undefined;
+    },
+    emoji: (name) => {
+      for (const e of state.emoji.values()) if (e.name === name && !e.deactivated) return { sourceUrl: emojiImageUrl(e.id) };
+      return undefined;
+    },
+    linkifiers: state.org.compiledLinkifiers(),
+  };
+}
+
 /** Validates, authorizes and renders a send by `sender`; throws the API error, changes nothing. */
 export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: SendRequest): SendPlan {
   const content = req.content.trimEnd();
@@ -134,17 +172,17 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     if (topic !== '' && policy === 'empty_topic_only') throw badRequest('Only the general chat topic is allowed in this channel.');
     recipientCount = state.activeSubscribers(channel.id).length;
   }
-  const rendered = renderMessage(content, (name, id) => {
-    if (id !== null) return state.users.get(id);
-    // A name that several active users share mentions nobody (Zulip asks for @**Name|id** then).
-    const matches = [...(state.usersByName.get(name.toLowerCase()) ?? [])].filter((u) => u.isActive);
-    return matches.length === 1 ? matches[0] : undefined;
-  }, state.org.compiledLinkifiers());
+  const rendered = renderMessage(content, renderOptions(state, sender));
   if (channel && rendered.wildcard === 'stream' && recipientCount > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
   const recipients = channel ? null : new Set(participants);
+  const isRecipient = (id: number) => (recipients ? recipients.has(id) : state.isSubscribed(channel!.id, id));
+  const mutedBy = [...(state.mutedBy.get(sender.id) ?? [])].filter(isRecipient);
+  const alerted = alertedUsers(state, content, sender.id).filter(isRecipient);
   return {
+    mutedBy,
+    alerted,
     senderId: sender.id,
     channelId: channel?.id ?? null,
     participants,
@@ -205,7 +243,14 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     wildcard: plan.wildcard,
     dmUserIds: plan.channelId !== null ? null : plan.participants,
     topicLinks: plan.topicLinks,
+    editHistory: [],
+    lastEditTimestamp: null,
+    lastMovedTimestamp: null,
+    mutedBy: plan.mutedBy,
+    alerted: plan.alerted,
+    reactions: [],
   };
+  if (plan.channelId !== null) state.countTopic(tx, plan.channelId, plan.topic, id, 1);
   const bucket = messageBucket(id);
   const bucketKey = `${recipientKey}:${bucket}`;
   if (!state.knownBuckets.has(bucketKey)) {
@@ -213,7 +258,63 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     state.knownBuckets.add(bucketKey);
   }
   tx.write(T.messages.at(realm, recipientKey, id).put(message), T.messageLocator.at(realm, id).put({ recipientKey }));
+  // Uploads the message links to may be downloaded by its readers.
+  for (const path of uploadPaths(realm, plan.content)) tx.write(T.attachmentMessages.at(realm, path, id).put(1));
   return message;
+}
+
+/**
+ * Zulip's automatic topic visibility on send: the sender follows (or, in a
+ * muted channel, unmutes) the topic as their policies say, and users
+ * mentioned by name follow it (automatically_follow_topics_where_mentioned).
+ * A policy only raises visibility: a followed topic stays followed. The
+ * policies are the users' settings; the realm knows their defaults
+ * (`automaticPolicies`), which is all there is until settings can change.
+ */
+export function applyAutomaticVisibility(state: RealmState, m: StoredMessage, isNewTopic: boolean, tx: Tx): UserTopicRecord[] {
+  if (m.streamId === null) return [];
+  const key = `${m.streamId}:${m.topic.toLowerCase()}`;
+  const now = Math.floor(Date.now() / 1000);
+  const out: UserTopicRecord[] = [];
+  const raise = (userId: number, policy: number) => {
+    const current = state.userTopics.get(userId)?.get(key)?.policy ?? VisibilityPolicy.INHERIT;
+    if (current === policy || current === VisibilityPolicy.FOLLOWED) return;
+    const record: UserTopicRecord = { userId, streamId: m.streamId!, topic: state.userTopics.get(userId)?.get(key)?.topic ?? m.topic, policy, lastUpdated: now };
+    state.indexUserTopic(record);
+    tx.write(T.userTopics.at(state.realmId, userId, m.streamId!, record.topic).put(record));
+    out.push(record);
+  };
+  const applies = (policy: number) => policy === AUTO.ON_PARTICIPATION || policy === AUTO.ON_SEND || (policy === AUTO.ON_INITIATION && isNewTopic);
+  const sender = automaticPolicies(state, m.senderId);
+  if (applies(sender.follow)) raise(m.senderId, VisibilityPolicy.FOLLOWED);
+  else if (state.subs.get(m.streamId)?.get(m.senderId)?.isMuted && applies(sender.unmute)) raise(m.senderId, VisibilityPolicy.UNMUTED);
+  for (const id of m.mentions) if (id !== m.senderId && automaticPolicies(state, id).followWhereMentioned) raise(id, VisibilityPolicy.FOLLOWED);
+  return out;
+}
+
+/** Values of automatically_follow_topics_policy and automatically_unmute_topics_in_muted_streams_policy. */
+const AUTO = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, NEVER: 4 } as const;
+
+/** A user's automatic-visibility settings (the realm holds every user's settings). */
+function automaticPolicies(state: Readonly<RealmState>, userId: number) {
+  const setting = (k: string) => state.setting(userId, k, DEFAULT_USER_SETTINGS[k]!);
+  return {
+    follow: Number(setting('automatically_follow_topics_policy')),
+    unmute: Number(setting('automatically_unmute_topics_in_muted_streams_policy')),
+    followWhereMentioned: setting('automatically_follow_topics_where_mentioned') === true,
+  };
+}
+
+export function visibilityEvents(state: Readonly<RealmState>, changes: UserTopicRecord[]): Delivery[] {
+  return changes.map((r) => toUsers(state.realmId, [r.userId], { type: 'user_topic', stream_id: r.streamId, topic_name: r.topic, last_updated: r.lastUpdated, visibility_policy: r.policy as 0 | 1 | 2 | 3 }));
+}
+
+/** The paths of this realm's uploads that `content` links to (`/user_uploads/<realm>/<xx>/<random>/<name>`). */
+export function uploadPaths(realmId: number, content: string): string[] {
+  if (!content.includes('/user_uploads/')) return [];
+  const out = new Set<string>();
+  for (const m of content.matchAll(/\/user_uploads\/(\d+\/[0-9a-f]{2}\/[A-Za-z0-9_-]{24}\/[^\s)\]"'<>]+)/g)) if (m[1]!.startsWith(`${realmId}/`)) out.add(m[1]!);
+  return [...out];
 }
 
 /** The names a message is formatted with, as they are now. */
@@ -251,19 +352,69 @@ export const sendMessage = action({
   fields: z.object({ ...SendFields, queueId: z.string().nullable(), localId: z.string().nullable() }),
   check(state, msg) {
     const plan = planSend(state, actingUser(state, msg.caller), msg);
-    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null };
+    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null, visibility: [] as UserTopicRecord[] };
   },
   apply(state, p, tx) {
+    const isNewTopic = p.plan.channelId !== null && !state.topics.get(p.plan.channelId)?.has(p.plan.topic.toLowerCase());
     p.stored = applySend(state, p.plan, tx);
-    return { id: p.stored.id };
+    p.visibility = applyAutomaticVisibility(state, p.stored, isNewTopic, tx);
+    const mine = p.visibility.find((r) => r.userId === p.stored!.senderId);
+    return { id: p.stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}) };
   },
   events(state, p) {
-    return [sendDelivery(state, p.stored!, p.localEcho)];
+    return [sendDelivery(state, p.stored!, p.localEcho), ...visibilityEvents(state, p.visibility)];
   },
 });
 
-/** One recipient's history a user may read, from `minId` on. */
-export const MessageSource = z.object({ recipientKey: z.string(), minId: z.number().int() });
+/**
+ * A send whose content has a topic wildcard mention (`@**topic**`): the
+ * gateway sends it here, so that only such sends read the topic's
+ * participants first (`prepare` waits for earlier writes, which ordinary
+ * sends must not). More than WILDCARD_MENTION_THRESHOLD participants (senders
+ * and reacters, as Zulip counts them) and no permission to mention many
+ * users: TOPIC_WILDCARD_MENTION_NOT_ALLOWED.
+ */
+export const sendMessageWithTopicWildcard = action({
+  type: 'sendMessageWithTopicWildcard',
+  fields: z.object({ ...SendFields, queueId: z.string().nullable(), localId: z.string().nullable() }),
+  async prepare(state, msg, ctx) {
+    const participants = new Set<number>();
+    if (msg.recipientType !== 'stream') return participants;
+    let channel: ChannelRecord;
+    try {
+      channel = resolveChannel(state, msg.to);
+    } catch {
+      return participants;
+    }
+    const topic = normalizeTopic(state, msg.topic).toLowerCase();
+    const key = channelRecipientKey(channel.id);
+    for (const { ck } of await T.recipientBuckets.partition(state.realmId, key).range(ctx.store)) {
+      for (const m of await T.messages.partition(state.realmId, key, Number(ck)).values(ctx.store)) {
+        if (m.topic.toLowerCase() !== topic) continue;
+        participants.add(m.senderId);
+        for (const r of m.reactions) participants.add(r.userId);
+      }
+    }
+    return participants;
+  },
+  check(state, msg, participants) {
+    const sender = actingUser(state, msg.caller);
+    const plan = planSend(state, sender, msg);
+    if (plan.wildcard === 'topic' && new Set([...participants, sender.id]).size > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
+      throw new ApiError('TOPIC_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use topic wildcard mentions in this topic.', 400);
+    }
+    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null, visibility: [] as UserTopicRecord[] };
+  },
+  apply: (state, p, tx) => sendMessage.apply(state, p, tx, undefined as never),
+  events: (state, p, reply) => sendMessage.events!(state, p, reply),
+});
+
+/**
+ * One recipient's history a user may read, from `minId` on. The user received
+ * (has flags of their own for) its messages from `receivedFrom` on; older
+ * ones, or all when null, are historical: read, as Zulip shows them.
+ */
+export const MessageSource = z.object({ recipientKey: z.string(), minId: z.number().int(), receivedFrom: z.number().int().nullable() });
 export type MessageSource = z.infer<typeof MessageSource>;
 
 /** The channel a `channel` operand names, by ID or name. */
@@ -287,6 +438,9 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
       }
       case 'channels':
         return { ...t, operand: [...state.channels.values()].filter((c) => !c.inviteOnly && canAccess(state, c, user)).map((c) => c.id) };
+      case 'is':
+        if (t.operand === 'followed' || t.operand === 'muted') return { operator: 'conversations', operand: JSON.stringify(visibilitySet(state, user.id, t.operand)), negated: t.negated };
+        return t;
       case 'sender':
       case 'dm':
       case 'dm-including': {
@@ -301,8 +455,23 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
   });
 }
 
+/**
+ * The conversations `is:followed` or `is:muted` names for a user: followed
+ * topics; or muted topics and muted channels, less the topics unmuted in them.
+ */
+function visibilitySet(state: Readonly<RealmState>, userId: number, which: 'followed' | 'muted') {
+  const topics: string[] = [];
+  const except: string[] = [];
+  for (const [key, r] of state.userTopics.get(userId) ?? []) {
+    if (which === 'followed' ? r.policy === 3 : r.policy === 1) topics.push(key);
+    else if (which === 'muted' && (r.policy === 2 || r.policy === 3)) except.push(key);
+  }
+  const channels = which === 'muted' ? [...state.subs].filter(([, subs]) => subs.get(userId)?.isMuted).map(([id]) => id) : [];
+  return { channels, topics, except };
+}
+
 /** Where the messages matching a resolved `narrow` that `user` may read are stored. */
-function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow: NarrowTerm[]): MessageSource[] {
+export function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow: NarrowTerm[]): MessageSource[] {
   const positive = narrow.filter((t) => !t.negated);
   const channelTerm = positive.find((t) => t.operator === 'channel');
   const dmTerm = positive.find((t) => t.operator === 'dm');
@@ -312,24 +481,29 @@ function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow: Narro
   if (channelTerm) {
     const c = state.channels.get(Number(channelTerm.operand))!;
     const sub = state.subs.get(c.id)?.get(user.id);
-    if (c.historyPublicToSubscribers && (!c.inviteOnly || sub !== undefined)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0 }];
-    return sub ? [{ recipientKey: channelRecipientKey(c.id), minId: sub.startMessageId }] : [];
+    const receivedFrom = sub?.active ? sub.startMessageId : null;
+    if (c.historyPublicToSubscribers && (!c.inviteOnly || sub !== undefined)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0, receivedFrom }];
+    return sub ? [{ recipientKey: channelRecipientKey(c.id), minId: sub.startMessageId, receivedFrom }] : [];
   }
   if (dmTerm) {
     const conv = state.dmConversation([user.id, ...(dmTerm.operand as number[])]);
-    return conv ? [{ recipientKey: dmRecipientKey(conv.key), minId: 0 }] : [];
+    return conv ? [{ recipientKey: dmRecipientKey(conv.key), minId: 0, receivedFrom: 0 }] : [];
   }
   const sources: MessageSource[] = [];
   if (!onlyDms) {
-    if (publicOnly) for (const id of publicOnly.operand as number[]) sources.push({ recipientKey: channelRecipientKey(id), minId: 0 });
-    else {
+    if (publicOnly) {
+      for (const id of publicOnly.operand as number[]) {
+        const sub = state.subs.get(id)?.get(user.id);
+        sources.push({ recipientKey: channelRecipientKey(id), minId: 0, receivedFrom: sub?.active ? sub.startMessageId : null });
+      }
+    } else {
       for (const [channelId, subs] of state.subs) {
         const sub = subs.get(user.id);
-        if (sub) sources.push({ recipientKey: channelRecipientKey(channelId), minId: state.channels.get(channelId)!.historyPublicToSubscribers ? 0 : sub.startMessageId });
+        if (sub) sources.push({ recipientKey: channelRecipientKey(channelId), minId: state.channels.get(channelId)!.historyPublicToSubscribers ? 0 : sub.startMessageId, receivedFrom: sub.active ? sub.startMessageId : null });
       }
     }
   }
-  if (!onlyStreams) for (const key of state.dmsByUser.get(user.id) ?? []) sources.push({ recipientKey: dmRecipientKey(key), minId: 0 });
+  if (!onlyStreams) for (const key of state.dmsByUser.get(user.id) ?? []) sources.push({ recipientKey: dmRecipientKey(key), minId: 0, receivedFrom: 0 });
   return sources;
 }
 

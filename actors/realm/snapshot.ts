@@ -1,5 +1,6 @@
 /** The realm's part of the POST /register snapshot, filtered by fetch_event_types, and GET /server_settings. */
 import { z } from 'zod';
+import { MAX_UPLOAD_MIB } from '../../storage/files.ts';
 import { wants } from '../events/fetch.ts';
 import { formatUser } from '../format.ts';
 import { Role } from '../model.ts';
@@ -15,6 +16,9 @@ import { scheduledOf } from './scheduled_messages.ts';
 import { FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
 import { userObject } from './people.ts';
 import { settingsOf, userDefaultsOf } from './settings.ts';
+import { mutedTopicsOf, userTopicsOf } from './user_topics.ts';
+import { alertWordsOf, mutedUsersOf } from './personal.ts';
+import { realmEmojiOf } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 import { groupObjects } from './groups.ts';
@@ -33,6 +37,7 @@ function limits(state: Readonly<RealmState>): Record<string, unknown> {
     max_channel_folder_description_length: 1024,
     realm_empty_topic_display_name: state.meta?.emptyTopicDisplayName ?? 'general chat',
     realm_topics_policy: state.meta?.topicsPolicy ?? 'allow_empty_topic',
+    max_file_upload_size_mib: MAX_UPLOAD_MIB,
   };
 }
 
@@ -85,11 +90,14 @@ export const snapshot = query({
     }
     if (want('scheduled_messages')) out.scheduled_messages = scheduledOf(state, user.id);
     if (want('channel_folders')) out.channel_folders = foldersOf(state);
+    if (want('user_topic')) out.user_topics = userTopicsOf(state, user.id);
+    if (want('muted_topics')) out.muted_topics = mutedTopicsOf(state, user.id);
+    if (want('muted_users')) out.muted_users = mutedUsersOf(state, user.id);
+    if (want('alert_words')) out.alert_words = alertWordsOf(state, user.id);
+    if (want('realm_emoji')) out.realm_emoji = realmEmojiOf(state);
     // What the realm has none of yet is reported as the empty collection it is.
     if (want('navigation_views')) out.navigation_views = [];
-    if (want('saved_snippets')) out.saved_snippets = [];
     if (want('realm_linkifiers')) out.realm_linkifiers = msg.capabilities.linkifier_url_template === true ? linkifiersOf(state) : [];
-    if (want('realm_emoji')) out.realm_emoji = {};
     if (want('custom_profile_fields')) {
       out.custom_profile_fields = fieldObjects(state);
       out.custom_profile_field_types = FIELD_TYPE_DESCRIPTIONS;

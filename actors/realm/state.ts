@@ -13,17 +13,20 @@ import {
   type Allocator,
   Allocator as AllocatorCodec,
   type ChannelRecord,
+  type ChannelTopic,
   type DmConversation,
   type GroupSettingValue,
   messageBucket,
   objectBucket,
   type ProfileFieldRecord,
+  type RealmEmojiRecord,
   type RealmMeta,
   type ScheduledMessage,
   type SubscriptionRecord,
   T,
   type UserGroupRecord,
   type UserRecord,
+  type UserTopicRecord,
 } from '../../storage/tables.ts';
 import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId } from '../model.ts';
 import type { SettingValue } from '../user/settings.ts';
@@ -35,7 +38,7 @@ const MESSAGE_ID_BLOCK = 1000;
 /** Partitions read at once while loading. */
 const LOAD_CONCURRENCY = 32;
 
-export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled' | 'group' | 'profileField';
+export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled' | 'group' | 'profileField' | 'emoji';
 
 export class RealmState {
   meta: RealmMeta | null = null;
@@ -64,6 +67,18 @@ export class RealmState {
   /** User-defined groups (the system groups are derived from roles). */
   readonly groups = new Map<number, UserGroupRecord>();
   readonly profileFields = new Map<number, ProfileFieldRecord>();
+  /** channelId -> lower-cased topic -> the topic (its name, newest message, count). */
+  readonly topics = new Map<number, Map<string, ChannelTopic>>();
+  /** Custom emoji by ID (deactivated ones stay, as in Zulip). */
+  readonly emoji = new Map<number, RealmEmojiRecord>();
+  /** userId -> muted user ID -> when. */
+  readonly mutedUsers = new Map<number, Map<number, number>>();
+  /** muted user ID -> users who muted them (to flag their messages read at send). */
+  readonly mutedBy = new Map<number, Set<number>>();
+  /** userId -> alert words (users without any are absent). */
+  readonly alertWords = new Map<number, string[]>();
+  /** userId -> `${streamId}:${lower-cased topic}` -> visibility policy (user_topics). */
+  readonly userTopics = new Map<number, Map<string, UserTopicRecord>>();
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
   readonly knownBuckets = new Set<string>();
   private nextMessageId = 1;
@@ -93,6 +108,14 @@ export class RealmState {
     s.userDefaults = (await T.realmUserDefaults.at(realmId).get(store)) ?? {};
     for (const list of await eachLimited(buckets(s.ids.group), (b) => T.userGroups.partition(realmId, b).values(store))) for (const g of list) s.groups.set(g.id, g);
     for (const f of await T.profileFields.partition(realmId).values(store)) s.profileFields.set(f.id, f);
+    for (const list of await eachLimited([...s.users.keys()], (id) => T.userTopics.partition(realmId, id).values(store))) for (const r of list) s.indexUserTopic(r);
+    for (const e of await T.realmEmoji.partition(realmId).values(store)) s.emoji.set(e.id, e);
+    for (const [i, list] of (await eachLimited([...s.channels.keys()], (id) => T.channelTopics.partition(realmId, id).range(store))).entries()) {
+      const channelId = [...s.channels.keys()][i]!;
+      s.topics.set(channelId, new Map(list.map((r) => [String(r.ck), r.value])));
+    }
+    for (const list of await eachLimited([...s.users.keys()], (id) => T.mutedUsers.partition(realmId, id).values(store))) for (const r of list) s.setMuted(r.userId, r.mutedUserId, r.timestamp);
+    for (const [i, words] of (await eachLimited([...s.users.keys()], (id) => T.alertWords.at(realmId, id).get(store))).entries()) if (words?.length) s.alertWords.set([...s.users.keys()][i]!, words);
     return s;
   }
 
@@ -132,6 +155,56 @@ export class RealmState {
       if (!set) this.dmsByUser.set(id, (set = new Set()));
       set.add(d.key);
     }
+  }
+
+  /**
+   * Counts a message in (`delta` 1) or out of (-1) a channel's topic and
+   * records the change in `tx`; the topic goes when its last message does.
+   * Returns whether the topic is new.
+   */
+  countTopic(tx: Tx, channelId: number, topic: string, messageId: number, delta: 1 | -1): boolean {
+    let m = this.topics.get(channelId);
+    if (!m) this.topics.set(channelId, (m = new Map()));
+    const key = topic.toLowerCase();
+    const old = m.get(key);
+    const row = T.channelTopics.at(this.realmId, channelId, topic);
+    if (delta === 1) {
+      const next = { name: !old || messageId >= old.maxId ? topic : old.name, maxId: Math.max(old?.maxId ?? 0, messageId), count: (old?.count ?? 0) + 1 };
+      m.set(key, next);
+      tx.write(row.put(next));
+      return !old;
+    }
+    if (!old) return false;
+    if (old.count <= 1) {
+      m.delete(key);
+      tx.write(row.delete());
+    } else {
+      const next = { ...old, count: old.count - 1 };
+      m.set(key, next);
+      tx.write(row.put(next));
+    }
+    return false;
+  }
+
+  /** Records (or, with `timestamp` null, forgets) that `userId` muted `mutedId`. */
+  setMuted(userId: number, mutedId: number, timestamp: number | null): void {
+    let mine = this.mutedUsers.get(userId);
+    if (!mine) this.mutedUsers.set(userId, (mine = new Map()));
+    let by = this.mutedBy.get(mutedId);
+    if (!by) this.mutedBy.set(mutedId, (by = new Set()));
+    if (timestamp === null) {
+      mine.delete(mutedId);
+      by.delete(userId);
+    } else {
+      mine.set(mutedId, timestamp);
+      by.add(userId);
+    }
+  }
+
+  indexUserTopic(r: UserTopicRecord): void {
+    let m = this.userTopics.get(r.userId);
+    if (!m) this.userTopics.set(r.userId, (m = new Map()));
+    m.set(`${r.streamId}:${r.topic.toLowerCase()}`, r);
   }
 
   activeSubscribers(streamId: number): number[] {

@@ -6,33 +6,46 @@
  */
 import { z } from 'zod';
 import { NarrowTermSchema } from '../../lib/narrow.ts';
-import { T } from '../../storage/tables.ts';
+import { type DraftRecord, type SavedSnippetRecord, T, type UserCounters, UserCounters as UserCountersCodec } from '../../storage/tables.ts';
 import { wants } from '../events/fetch.ts';
 import { formatMessage } from '../format.ts';
-import type { WithTarget } from '../realm/messages.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { type Caller, defineQuery, later } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
-import { MessageReader } from './messages.ts';
+import { FlagCache, type Marks, marksFromRow } from './flags.ts';
+import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } from './message_flags.ts';
+import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts';
+import { createDrafts, createSnippet, deleteDraft, deleteSnippet, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
+import { MessageReader, withTarget } from './messages.ts';
 import { userRef } from './ref.ts';
+import { downloadFile, uploadFile } from './uploads.ts';
 
 export interface UserState {
   realmId: number;
   userId: number;
-  flags: Map<number, string[]>;
+  /** The read watermark, unread flag rows and starred messages (`user_marks`). */
+  marks: Marks;
+  /** Recently used buckets of flag rows (bounded); the rest stay in the store. */
+  flags: FlagCache;
+  drafts: Map<number, DraftRecord>;
+  snippets: Map<number, SavedSnippetRecord>;
+  counters: UserCounters;
 }
 
 const query = defineQuery<UserState>();
 
 async function load(ctx: ActorContext, id: string): Promise<UserState> {
   const [realmId, userId] = id.split(':').map(Number) as [number, number];
-  const flags = new Map<number, string[]>();
-  for (const { ck, value } of await T.userFlags.partition(realmId, userId).range(ctx.store)) flags.set(Number(ck), value);
-  return { realmId, userId, flags };
+  const marks = marksFromRow(await T.userMarks.at(realmId, userId).get(ctx.store));
+  const drafts = new Map((await T.userDrafts.partition(realmId, userId).values(ctx.store)).map((d) => [d.id, d]));
+  const snippets = new Map((await T.savedSnippets.partition(realmId, userId).values(ctx.store)).map((x) => [x.id, x]));
+  const counters = (await T.userCounters.at(realmId, userId).get(ctx.store)) ?? UserCountersCodec.parse({});
+  return { realmId, userId, marks, flags: new FlagCache(ctx.store, realmId, userId), drafts, snippets, counters };
 }
 
-const reader = (s: UserState, ctx: ActorContext) => new MessageReader(ctx.store, s.realmId, s.userId, s.flags);
+/** A reader for one request, with the marks as they are now. */
+export const reader = (s: Readonly<UserState>, ctx: ActorContext) => new MessageReader(ctx.store, s.realmId, s.userId, s.marks.readBelow, new Set(s.marks.unreadRows));
 const realmOf = (s: UserState) => realmActorId(s.realmId);
 const callerOf = (s: UserState): Caller => ({ realmId: s.realmId, userId: s.userId });
 
@@ -41,23 +54,26 @@ const snapshot = query({
   fields: z.object({ fetch: z.array(z.string()).nullable() }),
   run(s, msg, ctx) {
     // user_settings come from the realm's snapshot: the realm owns every user's settings.
-    if (!wants(msg.fetch, 'message') && !wants(msg.fetch, 'update_message_flags')) return later(async () => ({}));
+    const settings = {};
+    const starred = {
+      ...(wants(msg.fetch, 'starred_messages') ? { starred_messages: [...s.marks.starred].sort((a, b) => a - b) } : {}),
+      ...(wants(msg.fetch, 'drafts') ? { drafts: draftsOf(s) } : {}),
+      ...(wants(msg.fetch, 'saved_snippets') ? { saved_snippets: snippetsOf(s) } : {}),
+    };
+    // As in Zulip: unread_msgs is kept up to date by message events and flag events together.
+    if (!wants(msg.fetch, 'message') || !wants(msg.fetch, 'update_message_flags')) return later(async () => ({ ...settings, ...starred }));
+    const r = reader(s, ctx);
     return later(async () => {
-      const { sources } = await ctx.actors.call(realmRef, realmOf(s), { type: 'messageSources', caller: callerOf(s), narrow: [], with: null });
-      return { unread_msgs: await reader(s, ctx).unreads(sources) };
+      const realm = realmOf(s);
+      const [{ sources }, muted] = await Promise.all([
+        ctx.actors.call(realmRef, realm, { type: 'messageSources', caller: callerOf(s), narrow: [], with: null }),
+        // `is:muted` resolved by the realm: the user's muted channels and topics, as one term.
+        ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: callerOf(s), narrow: [{ operator: 'is', operand: 'muted', negated: false }] }),
+      ]);
+      return { ...settings, ...starred, unread_msgs: await r.unreads(sources, muted.narrow[0] ?? null) };
     });
   },
 });
-
-/** For a `with:<id>` term: the message it names, read from the store, for the realm to check and resolve. */
-async function withTarget(s: UserState, ctx: ActorContext, narrow: z.infer<typeof NarrowTermSchema>[]): Promise<WithTarget | null> {
-  const term = narrow.find((t) => t.operator === 'with');
-  if (!term) return null;
-  const id = Number(term.operand);
-  const located = await T.messageLocator.at(s.realmId, id).get(ctx.store);
-  const m = located && (await T.messages.at(s.realmId, located.recipientKey, id).get(ctx.store));
-  return { message: m ? { id: m.id, recipientKey: m.recipientKey, streamId: m.streamId, topic: m.topic, dmUserIds: m.dmUserIds } : null };
-}
 
 const getMessages = query({
   type: 'getMessages',
@@ -71,11 +87,11 @@ const getMessages = query({
     clientExtavatar: z.boolean(),
   }),
   run(s, msg, ctx) {
-    // Messages are immutable once stored: the read runs outside the mailbox.
+    // The read runs outside the mailbox, from the store, once earlier changes are durable.
+    const r = reader(s, ctx);
     return later(async () => {
       const realm = realmOf(s);
-      const { narrow, sources } = await ctx.actors.call(realmRef, realm, { type: 'messageSources', caller: msg.caller, narrow: msg.narrow, with: await withTarget(s, ctx, msg.narrow) });
-      const r = reader(s, ctx);
+      const { narrow, sources } = await ctx.actors.call(realmRef, realm, { type: 'messageSources', caller: msg.caller, narrow: msg.narrow, with: await withTarget(s.realmId, ctx, msg.narrow) });
       const page = await r.page(msg, narrow, sources);
       const userIds = new Set<number>();
       const channelIds = new Set<number>();
@@ -86,7 +102,7 @@ const getMessages = query({
       }
       const names = page.messages.length ? await ctx.actors.call(realmRef, realm, { type: 'directory', caller: msg.caller, userIds: [...userIds], channelIds: [...channelIds] }) : null;
       return {
-        messages: page.messages.map((m) => ({ ...formatMessage(m, names!, msg), flags: r.flagsOf(m) })),
+        messages: page.messages.map((m) => ({ ...formatMessage(m, names!, msg), flags: r.flagsOf(m), ...searchFields(m, narrow) })),
         anchor: page.anchor,
         found_anchor: page.foundAnchor,
         found_oldest: page.foundOldest,
@@ -97,7 +113,26 @@ const getMessages = query({
   },
 });
 
-export const userHandlers = { snapshot, getMessages };
+export const userHandlers = {
+  snapshot,
+  getMessages,
+  getMessage,
+  matchesNarrow: matchesNarrowQuery,
+  updateMessageFlags: updateFlags,
+  updateMessageFlagsForNarrow: updateFlagsForNarrow,
+  markAllAsRead,
+  markChannelAsRead,
+  listDrafts,
+  createDrafts,
+  editDraft,
+  deleteDraft,
+  listSavedSnippets: listSnippets,
+  createSavedSnippet: createSnippet,
+  editSavedSnippet: editSnippet,
+  deleteSavedSnippet: deleteSnippet,
+  uploadFile,
+  downloadFile,
+};
 
 export const userActor = defineActor({
   ref: userRef,

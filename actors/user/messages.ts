@@ -6,18 +6,25 @@
  */
 import { matchesNarrow, type MessageView, type NarrowTerm } from '../../lib/narrow.ts';
 import type { Store } from '../../storage/store.ts';
-import { type StoredMessage, T } from '../../storage/tables.ts';
+import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
 import { defaultFlags } from '../format.ts';
-import type { MessageSource } from '../realm/messages.ts';
+import type { MessageSource, WithTarget } from '../realm/messages.ts';
+import { baseFlags, type FlagRows, readFlagRows, readMessages } from './flags.ts';
 
 /** Anchor reported when `first_unread` finds nothing (Zulip's LARGER_THAN_MAX_MESSAGE_ID). */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
 const CHUNK = 200;
-/** How many of the newest readable messages the register's unread summary looks at. */
-const UNREAD_SCAN = 1000;
+/** At most this many unread messages in the register (Zulip's MAX_UNREAD_MESSAGES). */
+export const MAX_UNREAD = 50_000;
+/**
+ * How many messages above the read watermark the register's unread summary
+ * looks at before it gives up (and says `old_unreads_missing`): the scan
+ * stays bounded for a user who has not marked everything read for a long time.
+ */
+const UNREAD_SCAN = 20_000;
 
 export function messageView(m: StoredMessage, flags: string[]): MessageView {
-  return { id: m.id, type: m.type, streamId: m.streamId, topic: m.topic, senderId: m.senderId, dmUserIds: m.dmUserIds, content: m.content, flags };
+  return { id: m.id, type: m.type, streamId: m.streamId, topic: m.topic, senderId: m.senderId, dmUserIds: m.dmUserIds, content: m.content, flags, hasReaction: m.reactions.length > 0 };
 }
 
 export interface Page {
@@ -29,31 +36,61 @@ export interface Page {
 }
 
 export class MessageReader {
+  /** Flag rows by bucket, read once per reader (a reader serves one request). */
+  private rows = new Map<number, Promise<FlagRows>>();
+  /** Flags of every message this reader looked at. */
+  private flags = new Map<number, string[]>();
+  /** Messages looked at so far, and how many a scan may look at before it gives up. */
+  examined = 0;
+  budget = Number.POSITIVE_INFINITY;
+
   constructor(
     private readonly store: Store,
     private readonly realmId: number,
     private readonly userId: number,
-    private readonly storedFlags: Map<number, string[]>,
+    private readonly readBelow: number,
+    /** Messages whose flag row lacks `read` (`UserMarks.unreadRows`). */
+    private readonly unreadRows: ReadonlySet<number>,
   ) {}
 
+  private flagRows(bucket: number): Promise<FlagRows> {
+    let p = this.rows.get(bucket);
+    if (!p) this.rows.set(bucket, (p = readFlagRows(this.store, this.realmId, this.userId, bucket)));
+    return p;
+  }
+
+  /** The user's flags of `m`, read through `src`. */
+  async flagsFor(m: StoredMessage, src: MessageSource): Promise<string[]> {
+    const known = this.flags.get(m.id);
+    if (known) return known;
+    const rows = await this.flagRows(messageBucket(m.id));
+    const flags = rows.get(m.id) ?? baseFlags(m, this.userId, src.receivedFrom, this.readBelow);
+    this.flags.set(m.id, flags);
+    return flags;
+  }
+
+  /** Flags of a message this reader has looked at. */
   flagsOf(m: StoredMessage): string[] {
-    return this.storedFlags.get(m.id) ?? defaultFlags(m, this.userId);
+    return this.flags.get(m.id) ?? defaultFlags(m, this.userId);
   }
 
   /** Up to `limit` matching messages of one source within [lo, hi], in the given direction. */
   private async scan(src: MessageSource, narrow: NarrowTerm[], lo: number, hi: number, reverse: boolean, limit: number): Promise<StoredMessage[]> {
     lo = Math.max(lo, src.minId);
     if (limit <= 0 || lo > hi) return [];
-    const buckets = await T.recipientBuckets.partition(this.realmId, src.recipientKey).range(this.store, { reverse });
+    const all = await T.recipientBuckets.partition(this.realmId, src.recipientKey).range(this.store, { reverse });
+    const buckets = all.filter(({ ck }) => Number(ck) >= messageBucket(lo) && Number(ck) <= messageBucket(Math.min(hi, Number.MAX_SAFE_INTEGER)));
     const out: StoredMessage[] = [];
     for (const { ck } of buckets) {
       const partition = T.messages.partition(this.realmId, src.recipientKey, Number(ck));
       let cursorLo = lo;
       let cursorHi = hi;
       for (;;) {
+        if (this.examined >= this.budget) return out;
         const rows = await partition.values(this.store, { gte: cursorLo, lte: cursorHi, reverse, limit: CHUNK });
         for (const m of rows) {
-          if (matchesNarrow(narrow, messageView(m, this.flagsOf(m)))) {
+          this.examined++;
+          if (matchesNarrow(narrow, messageView(m, await this.flagsFor(m, src)))) {
             out.push(m);
             if (out.length >= limit) return out;
           }
@@ -77,13 +114,36 @@ export class MessageReader {
   }
 
   /**
-   * The register's `unread_msgs`: unread messages among the newest
-   * UNREAD_SCAN messages the user can read. Older unreads are not counted and
-   * `old_unreads_missing` says so (Zulip caps the same way).
+   * The unread messages among `sources` matching `narrow`, newest first, at
+   * most `limit`: those at or above the read watermark without `read`, and
+   * those below it whose flag row lacks `read` (`unreadRows`). `complete`
+   * is false when the limit or the scan budget cut the search short.
    */
-  async unreads(sources: MessageSource[]) {
-    const recent = await this.collect(sources, [], 0, Number.MAX_SAFE_INTEGER, true, UNREAD_SCAN);
-    const unread = recent.filter((m) => !this.flagsOf(m).includes('read')).reverse();
+  async unread(sources: MessageSource[], narrow: NarrowTerm[], limit: number, reverse = true): Promise<{ messages: StoredMessage[]; complete: boolean }> {
+    const received = sources.filter((s) => s.receivedFrom !== null).map((s) => ({ ...s, minId: Math.max(s.minId, s.receivedFrom!) }));
+    const unreadTerm: NarrowTerm = { operator: 'is', operand: 'unread', negated: false };
+    const recent = await this.collect(received, [...narrow, unreadTerm], this.readBelow, Number.MAX_SAFE_INTEGER, reverse, limit);
+    const bySource = new Map(received.map((s) => [s.recipientKey, s]));
+    const older: StoredMessage[] = [];
+    for (const m of await readMessages(this.store, this.realmId, [...this.unreadRows].filter((id) => id < this.readBelow))) {
+      const src = bySource.get(m.recipientKey);
+      if (src && m.id >= src.minId && matchesNarrow([...narrow, unreadTerm], messageView(m, await this.flagsFor(m, src)))) older.push(m);
+    }
+    const messages = (reverse ? [...recent, ...older.sort((a, b) => b.id - a.id)] : [...older.sort((a, b) => a.id - b.id), ...recent]).slice(0, limit);
+    return { messages, complete: this.examined < this.budget && recent.length < limit && messages.length < limit };
+  }
+
+  /**
+   * The register's `unread_msgs`: every unread message the user received, up
+   * to MAX_UNREAD (newest first, as Zulip caps them); `old_unreads_missing`
+   * says when older ones were left out.
+   */
+  async unreads(sources: MessageSource[], muted: NarrowTerm | null = null) {
+    this.budget = UNREAD_SCAN;
+    const found = await this.unread(sources, [], MAX_UNREAD);
+    const unread = found.messages.reverse();
+    // Zulip's count leaves out channel messages in muted channels and topics (the lists keep them).
+    const counted = muted ? unread.filter((m) => !matchesNarrow([muted], messageView(m, this.flagsOf(m)))) : unread;
     const group = <K>(key: (m: StoredMessage) => K | null) => {
       const map = new Map<string, { key: K; ids: number[] }>();
       for (const m of unread) {
@@ -99,12 +159,12 @@ export class MessageReader {
     const participants = (m: StoredMessage) => m.dmUserIds ?? [];
     const oneToOne = (m: StoredMessage) => participants(m).length <= 2;
     return {
-      count: unread.length,
+      count: counted.length,
       pms: group((m) => (m.type === 'private' && oneToOne(m) ? (participants(m).find((id) => id !== this.userId) ?? this.userId) : null)).map((g) => ({ other_user_id: g.key, sender_id: g.key, unread_message_ids: g.ids })),
       streams: group((m) => (m.type === 'stream' ? { streamId: m.streamId!, topic: m.topic } : null)).map((g) => ({ stream_id: g.key.streamId, topic: g.key.topic, unread_message_ids: g.ids })),
       huddles: group((m) => (m.type === 'private' && !oneToOne(m) ? participants(m).join(',') : null)).map((g) => ({ user_ids_string: g.key, unread_message_ids: g.ids })),
       mentions: unread.filter((m) => this.flagsOf(m).some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'))).map((m) => m.id),
-      old_unreads_missing: recent.length >= UNREAD_SCAN,
+      old_unreads_missing: !found.complete,
     };
   }
 
@@ -114,8 +174,8 @@ export class MessageReader {
     if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
     else if (q.anchor === 'oldest') anchor = 0;
     else if (q.anchor === 'first_unread') {
-      const unread = await this.collect(sources, [...narrow, { operator: 'is', operand: 'unread', negated: false }], 0, Number.MAX_SAFE_INTEGER, false, 1);
-      anchor = unread[0]?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
+      const unread = await this.unread(sources, narrow, 1, false);
+      anchor = unread.messages[0]?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
     } else anchor = Math.min(q.anchor, LARGER_THAN_MAX_MESSAGE_ID);
     const before = await this.collect(sources, narrow, 0, anchor - 1, true, q.numBefore + 1);
     const at = q.includeAnchor && anchor > 0 && anchor < LARGER_THAN_MAX_MESSAGE_ID ? await this.collect(sources, narrow, anchor, anchor, false, 1) : [];
@@ -128,4 +188,14 @@ export class MessageReader {
       foundNewest: after.length <= q.numAfter,
     };
   }
+}
+
+/** For a `with:<id>` term: the message it names, read from the store, for the realm to check and resolve. */
+export async function withTarget(realmId: number, ctx: { store: Store }, narrow: NarrowTerm[]): Promise<WithTarget | null> {
+  const term = narrow.find((t) => t.operator === 'with');
+  if (!term) return null;
+  const id = Number(term.operand);
+  const located = await T.messageLocator.at(realmId, id).get(ctx.store);
+  const m = located && (await T.messages.at(realmId, located.recipientKey, id).get(ctx.store));
+  return { message: m ? { id: m.id, recipientKey: m.recipientKey, streamId: m.streamId, topic: m.topic, dmUserIds: m.dmUserIds } : null };
 }

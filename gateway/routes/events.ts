@@ -6,6 +6,7 @@
  * miss it), as Zulip does.
  */
 import { z } from 'zod';
+import { presenceActorId, ephemeralRef } from '../../actors/ephemeral/ref.ts';
 import { clientExtavatar } from '../../actors/format.ts';
 import { queueActorId, queueRef } from '../../actors/queue/ref.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
@@ -13,7 +14,7 @@ import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/features.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
 import { SERVER_VERSION } from '../../lib/version.ts';
-import { bool, int, json, str, unsupported } from '../params.ts';
+import { bool, int, json, str } from '../params.ts';
 import { caller, IGNORED, me, route } from '../route.ts';
 import { IncludeSubscribers } from './subscriptions.ts';
 
@@ -29,9 +30,8 @@ export const register = route({
     client_extavatar: bool().optional(),
     client_gravatar: bool().optional(),
     include_subscribers: IncludeSubscribers.optional(),
-    // There is no presence data yet for these to shape.
-    slim_presence: unsupported(bool()),
-    presence_history_limit_days: unsupported(int()),
+    slim_presence: bool().optional(),
+    presence_history_limit_days: int().optional(),
     event_types: StringList.optional(),
     all_public_streams: bool().optional(),
     client_capabilities: json(z.record(z.string(), z.boolean())).optional(),
@@ -50,14 +50,32 @@ export const register = route({
     const realm = realmActorId(user.realmId);
     const parsed = parseNarrow(p.narrow ?? []);
     const narrow = parsed.length ? (await ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: who, narrow: parsed })).narrow : [];
+    // Typing notices go only to users who want them: the setting is read when the queue is made.
+    const settings = (await ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch: ['user_settings'], clientExtavatar: extavatar, includeSubscribers: 'false' })) as { user_settings?: Record<string, unknown> };
     const queue = await ctx.actors.call(queueRef, queueActorId(user.realmId, user.userId), {
       type: 'register',
       caller: who,
-      options: { eventTypes, narrow, allPublicStreams: p.all_public_streams ?? false, applyMarkdown: p.apply_markdown ?? false, clientExtavatar: extavatar, bulkMessageDeletion: caps.bulk_message_deletion ?? false, idleSecs, capabilities: caps },
+      options: {
+        eventTypes,
+        narrow,
+        allPublicStreams: p.all_public_streams ?? false,
+        applyMarkdown: p.apply_markdown ?? false,
+        clientExtavatar: extavatar,
+        bulkMessageDeletion: caps.bulk_message_deletion ?? false,
+        idleSecs,
+        receivesTypingNotifications: settings.user_settings?.receives_typing_notifications !== false,
+        streamTypingNotifications: caps.stream_typing_notifications ?? false,
+        simplifiedPresenceEvents: caps.simplified_presence_events ?? false,
+        individualEmojiChanges: caps.individual_emoji_changes ?? false,
+        capabilities: caps,
+      },
     });
-    const [realmPart, userPart] = await Promise.all([
+    const [realmPart, userPart, presencePart] = await Promise.all([
       ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false', capabilities: caps }),
       ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'snapshot', caller: who, fetch }),
+      fetch === null || fetch.includes('presence')
+        ? ctx.actors.call(ephemeralRef, presenceActorId(user.realmId), { type: 'getPresences', caller: who, slim: p.slim_presence ?? false, historyLimitDays: p.presence_history_limit_days ?? null })
+        : Promise.resolve({}),
     ]);
     const unhonored = Object.keys(caps).filter((k) => caps[k] && CLIENT_CAPABILITIES[k] === false).map((k) => `client_capabilities.${k}`);
     return {
@@ -71,6 +89,7 @@ export const register = route({
       event_queue_longpoll_timeout_seconds: 90,
       ...realmPart,
       ...userPart,
+      ...presencePart,
       [IGNORED]: unhonored,
     };
   },

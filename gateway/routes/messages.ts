@@ -10,6 +10,8 @@ import { bool, idsOrNames, int, json, str, wordOrInt } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
 const MAX_FETCH = 5000;
+/** A (non-silent) topic wildcard mention; `sendMessageWithTopicWildcard` checks it against the topic's participants. */
+const TOPIC_WILDCARD = /@\*\*topic\*\*/i;
 
 /** `stream`/`channel` or `private`/`direct`, as the actors name them. */
 export const MessageType = str().pipe(z.enum(['stream', 'channel', 'private', 'direct'], { message: 'must be one of stream, channel, private, direct' })).transform((t) => (t === 'stream' || t === 'channel' ? 'stream' : 'private') as 'stream' | 'private');
@@ -34,7 +36,8 @@ export const sendMessage = route({
     }
     if (p.type === 'stream' && Array.isArray(p.to) && p.to.length !== 1) throw badRequest("Invalid 'to': a channel message goes to one channel");
     return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
-      type: 'sendMessage',
+      // A topic wildcard mention needs the topic's participants counted first; other sends skip that read.
+      type: TOPIC_WILDCARD.test(p.content) ? 'sendMessageWithTopicWildcard' : 'sendMessage',
       caller: caller(ctx),
       client: ctx.client,
       recipientType: p.type,

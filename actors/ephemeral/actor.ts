@@ -1,0 +1,238 @@
+/**
+ * The ephemeral actor of a shard: typing notifications and presence. Both are
+ * high-rate and short-lived, so they live in memory only (non-durable, like
+ * the queue actor): no journal, no store, and they never wait in the realm's
+ * mailbox behind sends (the realm is asked only for who to tell, a read-only
+ * query, and that answer is cached briefly). A shard that moves loses them,
+ * which clients repair by themselves: typing expires, presence is pinged
+ * again within a minute.
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { badRequest } from '../../lib/errors.ts';
+import { type Delivery, toUsers } from '../events/delivery.ts';
+import { realmActorId, realmRef } from '../realm/ref.ts';
+import { defineAction, defineQuery } from '../runtime/action.ts';
+import type { ActorContext } from '../runtime/context.ts';
+import { defineActor } from '../runtime/registry.ts';
+import { ephemeralRef } from './ref.ts';
+
+/** A typing notice not renewed within this long stops by itself (Zulip's TYPING_STARTED_EXPIRY_PERIOD_MILLISECONDS). */
+export const TYPING_EXPIRY_MS = Number(process.env.PARLEY_TYPING_EXPIRY_MS ?? 45_000);
+/** How long an answer of the realm about who to tell is reused. */
+const AUDIENCE_TTL_MS = 10_000;
+/** Past this long without a ping a user is offline (Zulip's OFFLINE_THRESHOLD_SECS). */
+export const OFFLINE_THRESHOLD_SECS = 140;
+
+type Person = { user_id: number; email: string };
+interface Audience {
+  sender: Person;
+  recipients: Person[] | null;
+  userIds: number[];
+  at: number;
+}
+
+interface UserPresence {
+  activeTimestamp: number;
+  idleTimestamp: number;
+}
+
+interface RealmPresence {
+  users: Map<number, UserPresence>;
+  /** Emails by user ID, from the realm, refreshed when someone unknown shows up. */
+  emails: Map<number, string>;
+  lastUpdateId: number;
+}
+
+export class EphemeralShard {
+  /** `${realm}:${sender}:${conversation}` -> the stop event to send when it expires. */
+  readonly typing = new Map<string, { stop: Delivery; expiresAt: number }>();
+  readonly audiences = new Map<string, Audience>();
+  readonly presence = new Map<number, RealmPresence>();
+
+  constructor(
+    readonly publish: (d: Delivery) => void,
+    readonly log: Logger,
+  ) {}
+
+  realm(realmId: number): RealmPresence {
+    let p = this.presence.get(realmId);
+    if (!p) this.presence.set(realmId, (p = { users: new Map(), emails: new Map(), lastUpdateId: 0 }));
+    return p;
+  }
+
+  /** Typing notices nobody renewed stop by themselves. */
+  tick(now: number): void {
+    for (const [key, t] of this.typing) {
+      if (t.expiresAt > now) continue;
+      this.typing.delete(key);
+      this.publish(t.stop);
+    }
+    for (const [key, a] of this.audiences) if (now - a.at > AUDIENCE_TTL_MS) this.audiences.delete(key);
+  }
+}
+
+const action = defineAction<EphemeralShard>();
+const query = defineQuery<EphemeralShard>();
+
+// ---- typing ------------------------------------------------------------------
+
+const TypingFields = z.object({
+  op: z.enum(['start', 'stop']),
+  messageType: z.enum(['direct', 'stream']),
+  to: z.array(z.number().int()).nullable(),
+  streamId: z.number().int().nullable(),
+  topic: z.string().nullable(),
+});
+
+export const setTyping = action({
+  type: 'setTyping',
+  fields: TypingFields,
+  async prepare(shard, msg, ctx: ActorContext): Promise<Audience> {
+    const key = JSON.stringify([msg.caller, msg.messageType, msg.to, msg.streamId, msg.topic]);
+    const cached = shard.audiences.get(key);
+    if (cached && Date.now() - cached.at < AUDIENCE_TTL_MS) return cached;
+    const a = await ctx.actors.call(realmRef, realmActorId(msg.caller.realmId), { type: 'typingAudience', caller: msg.caller, messageType: msg.messageType, to: msg.to, streamId: msg.streamId, topic: msg.topic });
+    const audience = { ...a, at: Date.now() };
+    (shard as EphemeralShard).audiences.set(key, audience);
+    return audience;
+  },
+  check(_shard, msg, audience) {
+    const base =
+      msg.messageType === 'direct'
+        ? { message_type: 'direct' as const, sender: audience.sender, recipients: audience.recipients! }
+        : { message_type: 'stream' as const, sender: audience.sender, stream_id: msg.streamId!, topic: msg.topic! };
+    const conversation = msg.messageType === 'direct' ? `d${audience.userIds.join(',')}` : `s${msg.streamId}:${msg.topic!.toLowerCase()}`;
+    return {
+      key: `${msg.caller.realmId}:${msg.caller.userId}:${conversation}`,
+      op: msg.op,
+      event: (op: 'start' | 'stop') => toUsers(msg.caller.realmId, audience.userIds, { type: 'typing', op, ...base }),
+    };
+  },
+  apply(shard, p) {
+    if (p.op === 'start') shard.typing.set(p.key, { stop: p.event('stop'), expiresAt: Date.now() + TYPING_EXPIRY_MS });
+    else shard.typing.delete(p.key);
+    return {};
+  },
+  events: (_shard, p) => [p.event(p.op)],
+});
+
+// ---- presence ----------------------------------------------------------------
+
+/** Zulip's legacy presence of one user: status from the two timestamps, as the "website" client. */
+function legacyPresence(u: UserPresence) {
+  const active = u.activeTimestamp + OFFLINE_THRESHOLD_SECS >= u.idleTimestamp;
+  const status = active ? ('active' as const) : ('idle' as const);
+  const timestamp = active ? u.activeTimestamp : u.idleTimestamp;
+  return { aggregated: { client: 'website', status, timestamp }, website: { client: 'website', status, timestamp, pushable: false } };
+}
+
+const modernPresence = (u: UserPresence) => ({ active_timestamp: u.activeTimestamp, idle_timestamp: u.idleTimestamp });
+
+/** Everyone's presence seen in the last `days` days: by user ID (slim) or by email (legacy). */
+function presences(p: RealmPresence, slim: boolean, days: number | null) {
+  const since = days === null ? 0 : Math.floor(Date.now() / 1000) - days * 86_400;
+  const out: Record<string, unknown> = {};
+  for (const [id, u] of p.users) {
+    if (u.idleTimestamp < since) continue;
+    if (slim) out[String(id)] = modernPresence(u);
+    else {
+      const email = p.emails.get(id);
+      if (email) out[email] = legacyPresence(u);
+    }
+  }
+  return out;
+}
+
+async function refreshEmails(p: RealmPresence, ctx: ActorContext, caller: { realmId: number; userId: number | null }): Promise<void> {
+  const { users } = await ctx.actors.call(realmRef, realmActorId(caller.realmId), { type: 'presenceDirectory', caller });
+  p.emails.clear();
+  for (const u of users) p.emails.set(u.user_id, u.email);
+}
+
+const DEFAULT_HISTORY_DAYS = 14;
+
+export const updatePresence = action({
+  type: 'updatePresence',
+  fields: z.object({ status: z.string(), pingOnly: z.boolean(), newUserInput: z.boolean(), slim: z.boolean(), lastUpdateId: z.number().int().nullable(), historyLimitDays: z.number().int().nullable() }),
+  async prepare(shard, msg, ctx) {
+    if (msg.status !== 'active' && msg.status !== 'idle') throw badRequest(`Invalid status: ${msg.status}`);
+    const p = (shard as EphemeralShard).realm(msg.caller.realmId);
+    if (!p.emails.has(msg.caller.userId!)) await refreshEmails(p, ctx, msg.caller);
+    if (!p.emails.has(msg.caller.userId!)) throw badRequest('Account is deactivated');
+  },
+  check(shard, msg) {
+    const p = shard.realm(msg.caller.realmId);
+    const userId = msg.caller.userId!;
+    const now = Math.floor(Date.now() / 1000);
+    const old = p.users.get(userId);
+    const next: UserPresence = { activeTimestamp: msg.status === 'active' ? now : (old?.activeTimestamp ?? 0), idleTimestamp: now };
+    const wasOnline = old !== undefined && old.idleTimestamp + OFFLINE_THRESHOLD_SECS >= now;
+    const statusChanged = old === undefined || legacyPresence(old).aggregated.status !== legacyPresence(next).aggregated.status;
+    return { msg, p, userId, next, notify: !wasOnline || statusChanged };
+  },
+  apply(_shard, x) {
+    x.p.users.set(x.userId, x.next);
+    if (x.notify) x.p.lastUpdateId++;
+    const now = Math.floor(Date.now() / 1000);
+    return {
+      server_timestamp: now,
+      zephyr_mirror_active: false,
+      ...(x.msg.pingOnly ? {} : { presences: presences(x.p, x.msg.slim, x.msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS) }),
+      ...(x.msg.lastUpdateId !== null ? { presence_last_update_id: x.p.lastUpdateId } : {}),
+    };
+  },
+  events(_shard, x) {
+    if (!x.notify) return [];
+    const everyone = [...x.p.emails.keys()];
+    const realmId = x.msg.caller.realmId;
+    const legacy = legacyPresence(x.next);
+    return [
+      toUsers(realmId, everyone, { type: 'presence', user_id: x.userId, email: x.p.emails.get(x.userId)!, server_timestamp: x.next.idleTimestamp, presence: { website: legacy.website } }),
+      toUsers(realmId, everyone, { type: 'presence', presences: { [String(x.userId)]: modernPresence(x.next) } }),
+    ];
+  },
+});
+
+export const getPresences = query({
+  type: 'getPresences',
+  fields: z.object({ slim: z.boolean(), historyLimitDays: z.number().int().nullable() }),
+  run(shard, msg, ctx) {
+    const p = shard.realm(msg.caller.realmId);
+    return (async () => {
+      if (!msg.slim && [...p.users.keys()].some((id) => !p.emails.has(id))) await refreshEmails(p, ctx, msg.caller);
+      return { presences: presences(p, msg.slim, msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS), server_timestamp: Math.floor(Date.now() / 1000), presence_last_update_id: p.lastUpdateId };
+    })();
+  },
+});
+
+export const getUserPresence = query({
+  type: 'getUserPresence',
+  fields: z.object({ who: z.string() }),
+  run(shard, msg, ctx) {
+    const p = shard.realm(msg.caller.realmId);
+    const find = () => (/^\d+$/.test(msg.who) ? (p.emails.has(Number(msg.who)) ? Number(msg.who) : undefined) : [...p.emails].find(([, e]) => e.toLowerCase() === msg.who.toLowerCase())?.[0]);
+    return (async () => {
+      let id = find();
+      if (id === undefined) {
+        await refreshEmails(p, ctx, msg.caller);
+        id = find();
+      }
+      if (id === undefined) throw badRequest('No such user');
+      const u = p.users.get(id);
+      if (!u) throw badRequest(`No presence data for ${msg.who}`);
+      return { presence: legacyPresence(u) };
+    })();
+  },
+});
+
+export const ephemeralHandlers = { setTyping, updatePresence, getPresences, getUserPresence };
+
+export const ephemeralActor = defineActor({
+  ref: ephemeralRef,
+  durable: false,
+  perShard: true,
+  load: async (ctx) => new EphemeralShard((d) => ctx.publish(d), ctx.log.child({ actor: 'ephemeral' })),
+  handlers: ephemeralHandlers,
+  tick: (shard, now) => shard.tick(now),
+});

@@ -1,0 +1,48 @@
+/**
+ * What the ephemeral actor (typing, presence) asks the realm: who a typing
+ * notification goes to, and who is in the realm. Read-only queries: they
+ * never touch the journal.
+ */
+import { z } from 'zod';
+import { badRequest } from '../../lib/errors.ts';
+import { defineQuery } from '../runtime/action.ts';
+import { actingUser, activeUsers, canAccess } from './access.ts';
+import type { RealmState } from './state.ts';
+
+const query = defineQuery<RealmState>();
+
+/** Channels with more subscribers than this get no typing notifications (Zulip's max_stream_size_for_typing_notifications). */
+export const MAX_STREAM_SIZE_FOR_TYPING = 100;
+
+const person = (state: Readonly<RealmState>, id: number) => ({ user_id: id, email: state.users.get(id)!.email });
+
+export const typingAudience = query({
+  type: 'typingAudience',
+  fields: z.object({ messageType: z.enum(['direct', 'stream']), to: z.array(z.number().int()).nullable(), streamId: z.number().int().nullable(), topic: z.string().nullable() }),
+  run(state, msg) {
+    const sender = actingUser(state, msg.caller);
+    if (msg.messageType === 'direct') {
+      if (!msg.to || msg.to.length === 0) throw badRequest("Missing 'to' argument", { var_name: 'to' });
+      for (const id of msg.to) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID ${id}`);
+      const ids = [...new Set([...msg.to, sender.id])].sort((a, b) => a - b);
+      return { sender: person(state, sender.id), recipients: ids.map((id) => person(state, id)), userIds: ids };
+    }
+    if (msg.streamId === null) throw badRequest("Missing 'stream_id' argument", { var_name: 'stream_id' });
+    if (msg.topic === null) throw badRequest("Missing 'topic' argument", { var_name: 'topic' });
+    const channel = state.channels.get(msg.streamId);
+    if (!channel || !canAccess(state, channel, sender)) throw badRequest('Invalid channel ID');
+    const subscribers = state.activeSubscribers(channel.id);
+    const userIds = subscribers.length > MAX_STREAM_SIZE_FOR_TYPING ? [] : subscribers.filter((id) => id !== sender.id);
+    return { sender: person(state, sender.id), recipients: null, userIds };
+  },
+});
+
+/** The realm's active users with their emails (presence events go to all of them). */
+export const presenceDirectory = query({
+  type: 'presenceDirectory',
+  fields: z.object({}),
+  run(state, msg) {
+    actingUser(state, msg.caller);
+    return { users: activeUsers(state).map((id) => person(state, id)) };
+  },
+});

@@ -1,0 +1,320 @@
+/**
+ * Editing, moving and deleting messages (Zulip's `actions/message_edit.py`
+ * and `message_delete.py`): PATCH and DELETE /messages/{message_id}, and GET
+ * /messages/{message_id}/history.
+ *
+ * A message is stored once, under its recipient: an edit rewrites its row in
+ * place and appends to its edit history; a move to another channel deletes the
+ * rows from the old channel's partitions and writes them under the new one
+ * (and repoints the message locator), all in one commit of the realm actor.
+ */
+import { z } from 'zod';
+import { badRequest } from '../../lib/errors.ts';
+import { type ChannelRecord, type EditRecord, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
+import { type Delivery, toUsers } from '../events/delivery.ts';
+import { defaultFlags } from '../format.ts';
+import { channelRecipientKey, GROUP_ID, isAdmin, Role } from '../model.ts';
+import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
+import type { ActorContext } from '../runtime/context.ts';
+import { actingUser, canAccess } from './access.ts';
+import { renderMessage } from './markdown.ts';
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions } from './messages.ts';
+import { readerView } from './reading.ts';
+import type { RealmState } from './state.ts';
+
+const action = defineAction<RealmState>();
+const query = defineQuery<RealmState>();
+
+/** Zulip's defaults for the realm's edit settings (absent from older realm rows). */
+export const EDIT_DEFAULTS = {
+  allowMessageEditing: true,
+  messageContentEditLimitSeconds: 600 as number | null,
+  messageContentDeleteLimitSeconds: null as number | null,
+  moveMessagesWithinStreamLimitSeconds: 259200 as number | null,
+  moveMessagesBetweenStreamsLimitSeconds: 604800 as number | null,
+  canDeleteAnyMessageGroup: GROUP_ID['role:administrators'] as number,
+  canDeleteOwnMessageGroup: GROUP_ID['role:everyone'] as number,
+  canMoveMessagesBetweenTopicsGroup: GROUP_ID['role:everyone'] as number,
+  canMoveMessagesBetweenChannelsGroup: GROUP_ID['role:members'] as number,
+};
+const setting = <K extends keyof typeof EDIT_DEFAULTS>(state: Readonly<RealmState>, k: K) => (state.meta?.[k] === undefined ? EDIT_DEFAULTS[k] : state.meta[k]!) as (typeof EDIT_DEFAULTS)[K] | Exclude<NonNullable<RealmState['meta']>[K], undefined>;
+
+/** Zulip grants 20 s of grace past a time limit (a client's clock, a slow network). */
+const GRACE_SECONDS = 20;
+const now = () => Math.floor(Date.now() / 1000);
+const expired = (m: StoredMessage, limit: number | null) => limit !== null && now() - m.timestamp > limit + GRACE_SECONDS;
+
+export async function readMessage(ctx: ActorContext, realmId: number, id: number): Promise<StoredMessage | undefined> {
+  const located = await T.messageLocator.at(realmId, id).get(ctx.store);
+  return located ? T.messages.at(realmId, located.recipientKey, id).get(ctx.store) : undefined;
+}
+
+/** The message, if `user` may read it (Zulip's access_message), else "Invalid message(s)". */
+export function accessMessage(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage | undefined): StoredMessage {
+  if (m && readerView(state, user.id).sources.some((s) => s.recipientKey === m.recipientKey && m.id >= s.minId)) return m;
+  throw badRequest('Invalid message(s)');
+}
+
+/** Who gets events about a message: the channel's subscribers, or the conversation's participants. */
+export function audience(state: Readonly<RealmState>, m: StoredMessage): number[] {
+  return m.streamId !== null ? state.activeSubscribers(m.streamId) : m.dmUserIds!;
+}
+
+// ---- delete ------------------------------------------------------------------
+
+function checkCanDelete(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage): void {
+  const channel = m.streamId !== null ? state.channels.get(m.streamId) : undefined;
+  if (state.can(setting(state, 'canDeleteAnyMessageGroup'), user)) return;
+  if (channel && state.can(channel.groups.can_delete_any_message_group, user)) return;
+  const sender = state.users.get(m.senderId);
+  // Users delete their own messages and those of their bots.
+  if (m.senderId !== user.id && sender?.botOwnerId !== user.id) throw badRequest("You don't have permission to delete this message");
+  if (!state.can(setting(state, 'canDeleteOwnMessageGroup'), user)) {
+    if (!channel || !state.can(channel.groups.can_delete_own_message_group, user)) throw badRequest("You don't have permission to delete this message");
+  }
+  if (expired(m, setting(state, 'messageContentDeleteLimitSeconds'))) throw badRequest('The time limit for deleting this message has passed');
+}
+
+export const deleteMessage = action({
+  type: 'deleteMessage',
+  fields: z.object({ id: z.number().int() }),
+  prepare: (state, msg, ctx) => readMessage(ctx, state.realmId, msg.id),
+  check(state, msg, found) {
+    const user = actingUser(state, msg.caller);
+    const m = accessMessage(state, user, found);
+    checkCanDelete(state, user, m);
+    return { m, audience: audience(state, m) };
+  },
+  apply(state, p, tx) {
+    tx.write(T.messages.at(state.realmId, p.m.recipientKey, p.m.id).delete(), T.messageLocator.at(state.realmId, p.m.id).delete());
+    if (p.m.streamId !== null) state.countTopic(tx, p.m.streamId, p.m.topic, p.m.id, -1);
+    return {};
+  },
+  events(state, p) {
+    const m = p.m;
+    return [toUsers(state.realmId, p.audience, { type: 'delete_message', message_type: m.type, message_ids: [m.id], ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) })];
+  },
+});
+
+// ---- edit and move -------------------------------------------------------------
+
+const PropagateMode = z.enum(['change_one', 'change_later', 'change_all']);
+
+/** What prepare found: the message, and for a topic or channel change, every message of its topic. */
+interface EditFacts {
+  target: StoredMessage | undefined;
+  /** The target's topic (change_later / change_all), oldest first, the target included. */
+  topic: StoredMessage[];
+}
+
+/** Every message of a channel's topic with an ID of at least `from`, oldest first. */
+async function topicMessages(ctx: ActorContext, realmId: number, m: StoredMessage, from: number): Promise<StoredMessage[]> {
+  const key = m.recipientKey;
+  const out: StoredMessage[] = [];
+  const lower = m.topic.toLowerCase();
+  for (const { ck } of await T.recipientBuckets.partition(realmId, key).range(ctx.store)) {
+    if (Number(ck) < messageBucket(from)) continue;
+    for (const x of await T.messages.partition(realmId, key, Number(ck)).values(ctx.store, { gte: from })) if (x.topic.toLowerCase() === lower) out.push(x);
+  }
+  return out;
+}
+
+interface EditPlan {
+  user: UserRecord;
+  target: StoredMessage;
+  messages: StoredMessage[];
+  mode: z.infer<typeof PropagateMode>;
+  content: { content: string; rendered: string; mentions: number[]; wildcard: StoredMessage['wildcard'] } | null;
+  topic: string | null;
+  to: ChannelRecord | null;
+  /** Who gets the event, with the flags each of them gets. */
+  audience?: number[];
+  changed?: StoredMessage[];
+  edited?: number;
+}
+
+function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage, msg: { content: string | null; topic: string | null; streamId: number | null; mode: EditPlan['mode'] }, facts: EditFacts): EditPlan {
+  if (msg.content === null && msg.topic === null && msg.streamId === null) throw badRequest('Nothing to change');
+  const isDm = m.type === 'private';
+  if (isDm && msg.topic !== null) throw badRequest('Direct messages cannot have topics.');
+  if (isDm && msg.streamId !== null) throw badRequest('Direct messages cannot be moved to channels.');
+  if (msg.content !== null && msg.streamId !== null) throw badRequest('Cannot change message content while changing channel');
+  let content: EditPlan['content'] = null;
+  if (msg.content !== null) {
+    if (!setting(state, 'allowMessageEditing')) throw badRequest('Your organization has turned off message editing');
+    if (m.senderId !== user.id) throw badRequest("You don't have permission to edit this message");
+    if (expired(m, setting(state, 'messageContentEditLimitSeconds'))) throw badRequest('The time limit for editing this message has passed');
+    const text = msg.content.trim() === '' ? '(deleted)' : msg.content.trimEnd();
+    if ([...text].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
+    const r = renderMessage(text, renderOptions(state, user));
+    const recipients = m.dmUserIds ? new Set(m.dmUserIds) : null;
+    content = { content: text, rendered: r.html, mentions: r.mentions.filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id))), wildcard: isDm ? null : r.wildcard };
+  }
+  const moderator = user.role <= Role.MODERATOR;
+  let topic: string | null = null;
+  if (msg.topic !== null) {
+    topic = normalizeTopic(state, msg.topic);
+    if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(topic)) throw badRequest('Invalid character in topic');
+    if (topic === m.topic && msg.streamId === null && msg.content === null) throw badRequest('Nothing to change');
+    if (!state.can(setting(state, 'canMoveMessagesBetweenTopicsGroup'), user) && !isAdmin(user)) throw badRequest("You don't have permission to edit this message");
+    if (!moderator && expired(m, setting(state, 'moveMessagesWithinStreamLimitSeconds'))) throw badRequest("The time limit for editing this message's topic has passed.");
+  }
+  let to: ChannelRecord | null = null;
+  if (msg.streamId !== null) {
+    to = state.channels.get(msg.streamId) ?? null;
+    if (!to || !canAccess(state, to, user)) throw badRequest('Invalid channel ID');
+    if (to.id === m.streamId) to = null;
+    else {
+      if (!state.can(setting(state, 'canMoveMessagesBetweenChannelsGroup'), user) && !isAdmin(user)) throw badRequest("You don't have permission to move this message");
+      if (!moderator && expired(m, setting(state, 'moveMessagesBetweenStreamsLimitSeconds'))) throw badRequest("The time limit for editing this message's channel has passed");
+      if (!state.can(to.groups.can_send_message_group, user) && !isAdmin(user)) throw badRequest('You do not have permission to post in this channel.');
+    }
+  }
+  if (topic !== null || to !== null) {
+    const channel = to ?? state.channels.get(m.streamId!)!;
+    const policy = channel.topicsPolicy === 'inherit' ? (state.meta?.topicsPolicy ?? 'allow_empty_topic') : channel.topicsPolicy;
+    const finalTopic = topic ?? m.topic;
+    if (finalTopic === '' && policy === 'disable_empty_topic') throw badRequest('Sending messages to the general chat is not allowed in this channel.');
+    if (finalTopic !== '' && policy === 'empty_topic_only') throw badRequest('Only the general chat topic is allowed in this channel.');
+  }
+  const moving = topic !== null || to !== null;
+  const messages = !moving || msg.mode === 'change_one' ? [m] : facts.topic.filter((x) => (msg.mode === 'change_all' ? true : x.id >= m.id));
+  return { user, target: m, messages, mode: msg.mode, content, topic, to };
+}
+
+function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
+  const ts = now();
+  const realm = state.realmId;
+  const from = p.target.streamId;
+  const changed: StoredMessage[] = [];
+  for (const old of p.messages) {
+    const isTarget = old.id === p.target.id;
+    const record: EditRecord = { userId: p.user.id, timestamp: ts };
+    const next: StoredMessage = { ...old };
+    if (isTarget && p.content) {
+      Object.assign(record, { prevContent: old.content, prevRenderedContent: old.renderedContent });
+      Object.assign(next, { content: p.content.content, renderedContent: p.content.rendered, mentions: p.content.mentions, wildcard: p.content.wildcard, lastEditTimestamp: ts });
+    }
+    if (p.topic !== null && p.topic !== old.topic) {
+      Object.assign(record, { prevTopic: old.topic, topic: p.topic });
+      next.topic = p.topic;
+    }
+    if (p.to) {
+      Object.assign(record, { prevStream: from!, stream: p.to.id });
+      Object.assign(next, { streamId: p.to.id, recipientId: p.to.recipientId, recipientKey: channelRecipientKey(p.to.id) });
+      if (p.to.firstMessageId === null || p.to.firstMessageId > old.id) {
+        p.to.firstMessageId = old.id;
+        tx.write(T.channels.at(realm, p.to.id).put(p.to));
+      }
+    }
+    if (record.prevTopic !== undefined || record.prevStream !== undefined) {
+      next.lastMovedTimestamp = ts;
+      state.countTopic(tx, old.streamId!, old.topic, old.id, -1);
+      state.countTopic(tx, next.streamId!, next.topic, old.id, 1);
+    }
+    if (Object.keys(record).length === 2) continue;
+    next.editHistory = [...old.editHistory, record];
+    if (next.recipientKey !== old.recipientKey) {
+      tx.write(T.messages.at(realm, old.recipientKey, old.id).delete(), T.messageLocator.at(realm, old.id).put({ recipientKey: next.recipientKey }));
+      const bucketKey = `${next.recipientKey}:${messageBucket(old.id)}`;
+      if (!state.knownBuckets.has(bucketKey)) {
+        tx.write(T.recipientBuckets.at(realm, next.recipientKey, messageBucket(old.id)).put(1));
+        state.knownBuckets.add(bucketKey);
+      }
+    }
+    tx.write(T.messages.at(realm, next.recipientKey, old.id).put(next));
+    changed.push(next);
+  }
+  p.changed = changed;
+  p.edited = ts;
+  const users = new Set(audience(state, p.target));
+  if (p.to) for (const id of state.activeSubscribers(p.to.id)) users.add(id);
+  p.audience = [...users];
+}
+
+function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
+  const changed = p.changed!;
+  if (!changed.length) return [];
+  const m = p.target;
+  const after = changed.find((x) => x.id === m.id) ?? m;
+  const moved = p.topic !== null || p.to !== null;
+  const base = {
+    type: 'update_message' as const,
+    user_id: p.user.id,
+    rendering_only: false,
+    message_id: m.id,
+    message_ids: changed.map((x) => x.id).sort((a, b) => a - b),
+    edit_timestamp: p.edited!,
+    ...(m.streamId !== null ? { stream_name: state.channels.get(m.streamId)?.name ?? '', stream_id: m.streamId } : {}),
+    ...(p.to ? { new_stream_id: p.to.id } : {}),
+    ...(moved ? { propagate_mode: p.mode, orig_subject: m.topic } : {}),
+    ...(p.topic !== null ? { subject: p.topic, topic_links: [] } : {}),
+    ...(p.content ? { orig_content: m.content, orig_rendered_content: m.renderedContent, content: after.content, rendered_content: after.renderedContent, is_me_message: after.content.startsWith('/me ') } : {}),
+  };
+  // Each recipient gets the message's flags as they follow from it (mentions may have changed).
+  const byFlags = new Map<string, number[]>();
+  for (const id of p.audience!) {
+    const key = JSON.stringify(defaultFlags(after, id));
+    byFlags.set(key, [...(byFlags.get(key) ?? []), id]);
+  }
+  return [...byFlags].map(([flags, ids]) => toUsers(state.realmId, ids, { ...base, flags: JSON.parse(flags) as string[] }));
+}
+
+export const updateMessage = action({
+  type: 'updateMessage',
+  fields: z.object({ id: z.number().int(), content: z.string().nullable(), topic: z.string().nullable(), streamId: z.number().int().nullable(), propagateMode: PropagateMode }),
+  async prepare(state, msg, ctx): Promise<EditFacts> {
+    const target = await readMessage(ctx, state.realmId, msg.id);
+    const moving = msg.topic !== null || msg.streamId !== null;
+    const topic = target && target.type === 'stream' && moving && msg.propagateMode !== 'change_one' ? await topicMessages(ctx, state.realmId, target, msg.propagateMode === 'change_all' ? 0 : target.id) : [];
+    return { target, topic };
+  },
+  check(state, msg, facts) {
+    const user = actingUser(state, msg.caller);
+    const m = accessMessage(state, user, facts.target);
+    return checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode }, facts);
+  },
+  apply(state, p, tx) {
+    applyEdit(state, p, tx);
+    return { detached_uploads: [] };
+  },
+  events: (state, p) => editEvents(state, p),
+});
+
+export const messageHistory = query({
+  type: 'messageHistory',
+  fields: z.object({ id: z.number().int() }),
+  run(state, msg, ctx) {
+    const user = actingUser(state, msg.caller);
+    const view = readerView(state, user.id);
+    return later(async () => {
+      const m = await readMessage(ctx, state.realmId, msg.id);
+      if (!m || !view.sources.some((s) => s.recipientKey === m.recipientKey && m.id >= s.minId)) throw badRequest('Invalid message(s)');
+      return { message_history: historySnapshots(m) };
+    });
+  },
+});
+
+/** Zulip's message_history: the message as it was after each change, oldest first. */
+function historySnapshots(m: StoredMessage) {
+  // Walk back from the current state to the original one.
+  let content = m.content;
+  let rendered = m.renderedContent;
+  let topic = m.topic;
+  let stream = m.streamId;
+  const states: Array<Record<string, unknown>> = [];
+  for (const e of [...m.editHistory].reverse()) {
+    const entry: Record<string, unknown> = { topic, content, rendered_content: rendered, timestamp: e.timestamp, user_id: e.userId };
+    if (e.prevContent !== undefined) Object.assign(entry, { prev_content: e.prevContent, prev_rendered_content: e.prevRenderedContent, content_html_diff: rendered });
+    if (e.prevTopic !== undefined) entry.prev_topic = e.prevTopic;
+    if (e.prevStream !== undefined) Object.assign(entry, { prev_stream: e.prevStream, stream });
+    states.unshift(entry);
+    if (e.prevContent !== undefined) [content, rendered] = [e.prevContent, e.prevRenderedContent ?? ''];
+    if (e.prevTopic !== undefined) topic = e.prevTopic;
+    if (e.prevStream !== undefined) stream = e.prevStream;
+  }
+  states.unshift({ topic, content, rendered_content: rendered, timestamp: m.timestamp, user_id: m.senderId });
+  return states;
+}
+

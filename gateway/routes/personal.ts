@@ -1,0 +1,121 @@
+/** Drafts, saved snippets, alert words and muted users: the current user's own lists. */
+import { z } from 'zod';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { userActorId, userRef } from '../../actors/user/ref.ts';
+import { int, json, str } from '../params.ts';
+import { type CallContext, caller, me, route } from '../route.ts';
+
+const userActor = (ctx: CallContext) => userActorId(me(ctx).realmId, me(ctx).userId);
+const realmActor = (ctx: CallContext) => realmActorId(me(ctx).realmId);
+const Id = int().pipe(z.number().nonnegative({ message: 'must not be negative' }));
+
+const Draft = z.object({
+  type: z.enum(['', 'stream', 'private'], { message: "type must be '', 'stream' or 'private'" }),
+  to: z.array(z.number().int()).default([]),
+  topic: z.string().default(''),
+  content: z.string(),
+  timestamp: z.number().int().nullable().default(null),
+});
+
+export const listDrafts = route({ method: 'GET', path: '/drafts', auth: 'required', params: {}, handle: async (ctx) => ctx.actors.raw(userRef, userActor(ctx), { type: 'listDrafts', caller: caller(ctx) }) });
+
+export const createDrafts = route({
+  method: 'POST',
+  path: '/drafts',
+  auth: 'required',
+  params: { drafts: json(z.array(Draft)) },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'createDrafts', caller: caller(ctx), drafts: p.drafts }),
+});
+
+export const editDraft = route({
+  method: 'PATCH',
+  path: '/drafts/{draft_id}',
+  auth: 'required',
+  params: { draft_id: Id, draft: json(Draft) },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'editDraft', caller: caller(ctx), id: p.draft_id, draft: p.draft }),
+});
+
+export const deleteDraft = route({
+  method: 'DELETE',
+  path: '/drafts/{draft_id}',
+  auth: 'required',
+  params: { draft_id: Id },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'deleteDraft', caller: caller(ctx), id: p.draft_id }),
+});
+
+export const listSavedSnippets = route({ method: 'GET', path: '/saved_snippets', auth: 'required', params: {}, handle: async (ctx) => ctx.actors.raw(userRef, userActor(ctx), { type: 'listSavedSnippets', caller: caller(ctx) }) });
+
+export const createSavedSnippet = route({
+  method: 'POST',
+  path: '/saved_snippets',
+  auth: 'required',
+  params: { title: str(), content: str() },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'createSavedSnippet', caller: caller(ctx), title: p.title, content: p.content }),
+});
+
+export const editSavedSnippet = route({
+  method: 'PATCH',
+  path: '/saved_snippets/{saved_snippet_id}',
+  auth: 'required',
+  params: { saved_snippet_id: Id, title: str().optional(), content: str().optional() },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'editSavedSnippet', caller: caller(ctx), id: p.saved_snippet_id, title: p.title ?? null, content: p.content ?? null }),
+});
+
+export const deleteSavedSnippet = route({
+  method: 'DELETE',
+  path: '/saved_snippets/{saved_snippet_id}',
+  auth: 'required',
+  params: { saved_snippet_id: Id },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'deleteSavedSnippet', caller: caller(ctx), id: p.saved_snippet_id }),
+});
+
+export const listAlertWords = route({ method: 'GET', path: '/users/me/alert_words', auth: 'required', params: {}, handle: async (ctx) => ctx.actors.raw(realmRef, realmActor(ctx), { type: 'listAlertWords', caller: caller(ctx) }) });
+
+const Words = json(z.array(z.string()));
+
+export const addAlertWords = route({
+  method: 'POST',
+  path: '/users/me/alert_words',
+  auth: 'required',
+  params: { alert_words: Words },
+  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmActor(ctx), { type: 'changeAlertWords', caller: caller(ctx), words: p.alert_words, add: true }),
+});
+
+export const removeAlertWords = route({
+  method: 'DELETE',
+  path: '/users/me/alert_words',
+  auth: 'required',
+  params: { alert_words: Words },
+  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmActor(ctx), { type: 'changeAlertWords', caller: caller(ctx), words: p.alert_words, add: false }),
+});
+
+export const muteUser = route({
+  method: 'POST',
+  path: '/users/me/muted_users/{muted_user_id}',
+  auth: 'required',
+  params: { muted_user_id: Id },
+  async handle(ctx, p) {
+    const reply = await ctx.actors.raw(realmRef, realmActor(ctx), { type: 'muteUser', caller: caller(ctx), mutedUserId: p.muted_user_id, mute: true });
+    // As in Zulip, what the muted user already sent is marked read (their new messages arrive read).
+    const narrow = [
+      { operator: 'sender', operand: p.muted_user_id, negated: false },
+      { operator: 'is', operand: 'unread', negated: false },
+    ];
+    for (let round = 0; round < MARK_READ_ROUNDS; round++) {
+      const r = (await ctx.actors.call(userRef, userActor(ctx), { type: 'updateMessageFlagsForNarrow', caller: caller(ctx), op: 'add', flag: 'read', anchor: 'oldest', includeAnchor: true, numBefore: 0, numAfter: 5000, narrow })) as { found_newest: boolean; processed_count: number };
+      if (r.found_newest || r.processed_count === 0) break;
+    }
+    return reply;
+  },
+});
+
+/** Rounds of 5,000 messages marked read when a user is muted (bounded; the rest stays unread). */
+const MARK_READ_ROUNDS = 20;
+
+export const unmuteUser = route({
+  method: 'DELETE',
+  path: '/users/me/muted_users/{muted_user_id}',
+  auth: 'required',
+  params: { muted_user_id: Id },
+  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmActor(ctx), { type: 'muteUser', caller: caller(ctx), mutedUserId: p.muted_user_id, mute: false }),
+});

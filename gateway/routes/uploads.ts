@@ -1,0 +1,91 @@
+/** POST /user_uploads and GET /user_uploads/{realm_id}/{dir}/{name}/{filename} (files, served to those who may see them); custom emoji: POST, DELETE and GET /realm/emoji. */
+import { z } from 'zod';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { userActorId, userRef } from '../../actors/user/ref.ts';
+import { badRequest } from '../../lib/errors.ts';
+import { MAX_EMOJI_MIB, MAX_UPLOAD_MIB } from '../../storage/files.ts';
+import { int, str } from '../params.ts';
+import { BinaryReply, caller, me, route } from '../route.ts';
+
+/** Multipart framing around the file is small; the file itself is checked against MAX_UPLOAD_MIB by the actor. */
+const UPLOAD_BODY_BYTES = MAX_UPLOAD_MIB * 1024 * 1024 + 256 * 1024;
+
+export const uploadFile = route({
+  method: 'POST',
+  path: '/user_uploads',
+  auth: 'required',
+  files: true,
+  maxBodyBytes: UPLOAD_BODY_BYTES,
+  params: {},
+  async handle(ctx) {
+    if (ctx.files.length === 0) throw badRequest('You must specify a file.');
+    if (ctx.files.length > 1) throw badRequest('You may only upload one file at a time.');
+    const file = ctx.files[0]!;
+    const u = me(ctx);
+    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'uploadFile', caller: caller(ctx), filename: file.filename || 'uploaded-file', contentType: file.contentType, data: file.data.toString('base64') });
+  },
+});
+
+const Segment = str().pipe(z.string().regex(/^[^/\\]+$/, { message: 'is not a valid path segment' }).refine((x) => x !== '.' && x !== '..', { message: 'is not a valid path segment' }));
+
+export const downloadFile = route({
+  method: 'GET',
+  path: '/user_uploads/{realm_id}/{dir}/{name}/{filename}',
+  auth: 'required',
+  params: { realm_id: Segment, dir: Segment, name: Segment, filename: Segment },
+  async handle(ctx, p) {
+    const u = me(ctx);
+    const file = await ctx.actors.call(userRef, userActorId(u.realmId, u.userId), { type: 'downloadFile', caller: caller(ctx), path: `${p.realm_id}/${p.dir}/${p.name}/${p.filename}` });
+    const inline = /^(image|video|audio)\//.test(file.contentType) || file.contentType === 'application/pdf';
+    return new BinaryReply(file.contentType, Buffer.from(file.data, 'base64'), {
+      'Content-Disposition': `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "default-src 'none'",
+    });
+  },
+});
+
+// ---- custom emoji -------------------------------------------------------------
+
+const EMOJI_BODY_BYTES = MAX_EMOJI_MIB * 1024 * 1024 + 256 * 1024;
+
+export const addRealmEmoji = route({
+  method: 'POST',
+  path: '/realm/emoji/{emoji_name}',
+  auth: 'required',
+  files: true,
+  maxBodyBytes: EMOJI_BODY_BYTES,
+  params: { emoji_name: str() },
+  async handle(ctx, p) {
+    if (ctx.files.length !== 1) throw badRequest('You must upload exactly one file.');
+    const file = ctx.files[0]!;
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'addRealmEmoji', caller: caller(ctx), name: p.emoji_name, filename: file.filename, contentType: file.contentType, data: file.data.toString('base64') });
+  },
+});
+
+export const deleteRealmEmoji = route({
+  method: 'DELETE',
+  path: '/realm/emoji/{emoji_name}',
+  auth: 'required',
+  params: { emoji_name: str() },
+  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'deleteRealmEmoji', caller: caller(ctx), name: p.emoji_name }),
+});
+
+export const listRealmEmoji = route({
+  method: 'GET',
+  path: '/realm/emoji',
+  auth: 'required',
+  params: {},
+  handle: async (ctx) => ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'listRealmEmoji', caller: caller(ctx) }),
+});
+
+export const realmEmojiImage = route({
+  method: 'GET',
+  path: '/realm/emoji/{emoji_id}/image',
+  auth: 'required',
+  params: { emoji_id: int() },
+  async handle(ctx, p) {
+    const img = await ctx.actors.call(realmRef, realmActorId(me(ctx).realmId), { type: 'realmEmojiImage', caller: caller(ctx), id: p.emoji_id });
+    return new BinaryReply(img.contentType, Buffer.from(img.data, 'base64'), { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'" });
+  },
+});

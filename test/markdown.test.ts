@@ -1,0 +1,67 @@
+// Zulip's message dialect: mentions, channel links, code, quotes, spoilers, math, time, emoji; escaping.
+import t from 'tap';
+import { uniq } from './helpers/api.ts';
+import { DEMO_KEYS, serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const owner = s.api.as(s.demo.owner);
+const maria = s.api.as(s.demo.member1);
+const channel = uniq('md');
+await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
+const streamId = ((await owner.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).find((x) => x.name === channel).stream_id as number;
+
+async function render(content: string, topic = 'md') {
+  const { id } = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content });
+  return (await maria.ok('GET', `/messages/${id}`)).message as { content: string; flags: string[] };
+}
+
+t.test('markdown - mentions: users, silent, wildcards; none inside code', async (t) => {
+  const m = await render('hi @**Maria Member** and @_**Mateo Member**');
+  t.equal(m.content, `<p>hi <span class="user-mention" data-user-id="${s.demo.member1.userId}">@Maria Member</span> and <span class="user-mention silent" data-user-id="${s.demo.member2.userId}">Mateo Member</span></p>`);
+  t.same(m.flags, ['mentioned']);
+  const all = await render('@**all** and @**topic**');
+  t.equal(all.content, '<p><span class="user-mention channel-wildcard-mention" data-user-id="*">@all</span> and <span class="topic-mention">@topic</span></p>');
+  t.same(all.flags, ['stream_wildcard_mentioned']);
+  const code = await render('`@**Maria Member**`');
+  t.equal(code.content, '<p><code>@**Maria Member**</code></p>');
+  t.same(code.flags, []);
+  t.equal((await render('@**Nobody Here**')).content, '<p>@<strong>Nobody Here</strong></p>');
+});
+
+t.test('markdown - channel and topic links, time, emoji, math', async (t) => {
+  const enc = channel.replace(/-/g, '-');
+  t.equal((await render(`#**${channel}**`)).content, `<p><a class="stream" data-stream-id="${streamId}" href="/#narrow/channel/${streamId}-${enc}">#${channel}</a></p>`);
+  t.equal((await render(`#**${channel}>my topic**`)).content, `<p><a class="stream-topic" data-stream-id="${streamId}" href="/#narrow/channel/${streamId}-${enc}/topic/my.20topic">#${channel} &gt; my topic</a></p>`);
+  t.equal((await render('#**no-such-channel-here**')).content, '<p>#<strong>no-such-channel-here</strong></p>');
+  t.equal((await render('<time:2024-01-01T10:00:00+05:30>')).content, '<p><time datetime="2024-01-01T04:30:00Z">2024-01-01T10:00:00+05:30</time></p>');
+  t.equal((await render('<time:whenever>')).content, '<p><span class="timestamp-error">Invalid time format: whenever</span></p>');
+  t.equal((await render(':octopus: :not_an_emoji_xyz:')).content, '<p><span aria-label="octopus" class="emoji emoji-1f419" role="img" title="octopus">:octopus:</span> :not_an_emoji_xyz:</p>');
+  t.match((await render('$$x^2$$')).content, /^<p><span class="katex">.*<annotation encoding="application\/x-tex">x\^2<\/annotation>/);
+  t.match((await render('```math\n\\frac{1}{2}\n```')).content, /^<span class="katex-display">/);
+});
+
+t.test('markdown - code blocks with a language, quotes, spoilers; HTML is escaped', async (t) => {
+  t.equal((await render('```python\nprint("<b>")\n```')).content, '<div class="codehilite" data-code-language="python"><pre><span></span><code>print(&quot;&lt;b&gt;&quot;)\n</code></pre></div>');
+  t.equal((await render('```\nplain\n```')).content, '<div class="codehilite"><pre><span></span><code>plain\n</code></pre></div>');
+  t.equal((await render('> quoted')).content, '<blockquote>\n<p>quoted</p>\n</blockquote>');
+  t.equal((await render('```quote\nq\n```')).content, '<blockquote>\n<p>q</p>\n</blockquote>');
+  t.equal((await render('```spoiler Plot\nsecret\n```')).content, '<div class="spoiler-block"><div class="spoiler-header">\n<p>Plot</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>secret</p>\n</div></div>');
+  t.equal((await render('<script>alert(1)</script> <img src=x onerror=alert(1)>')).content, '<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(1)&gt;</p>');
+  t.match((await render('$$\\href{javascript:alert(1)}{x}$$')).content, /katex/);
+  t.notMatch((await render('$$\\href{javascript:alert(1)}{x}$$')).content, /href="javascript/);
+});
+
+t.test('markdown - a topic wildcard in a topic with many participants needs permission', async (t) => {
+  const own = await serverFor(t, { env: { PARLEY_WILDCARD_MENTION_THRESHOLD: '2' } });
+  const ch = uniq('busy');
+  await own.api.as(own.demo.owner).ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: ch }], principals: DEMO_KEYS.map((k) => own.demo[k].userId) });
+  const topic = uniq('t');
+  for (const key of ['owner', 'member2', 'guest'] as const) await own.api.as(own.demo[key]).ok('POST', '/messages', { type: 'stream', to: ch, topic, content: 'here' });
+  const refused = await own.api.as(own.demo.member1).post('/messages', { type: 'stream', to: ch, topic, content: 'hey @**topic**' });
+  t.same([refused.status, refused.body.code], [400, 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED']);
+  // Silent wildcards notify nobody, and a quiet topic is fine.
+  await own.api.as(own.demo.member1).ok('POST', '/messages', { type: 'stream', to: ch, topic, content: 'hey @_**topic**' });
+  await own.api.as(own.demo.member1).ok('POST', '/messages', { type: 'stream', to: ch, topic: uniq('quiet'), content: 'hey @**topic**' });
+  // Administrators are in can_mention_many_users_group.
+  await own.api.as(own.demo.admin).ok('POST', '/messages', { type: 'stream', to: ch, topic, content: 'hey @**topic**' });
+});

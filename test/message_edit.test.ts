@@ -1,0 +1,138 @@
+// Editing, moving and deleting messages, with edit history and events.
+import t from 'tap';
+import { type Api, uniq } from './helpers/api.ts';
+import { applyEvent, normalizeUnread } from './helpers/apply.ts';
+import { register, waitFor } from './helpers/events.ts';
+import { runPython } from './helpers/python.ts';
+import { DEMO_KEYS, serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const owner = s.api.as(s.demo.owner);
+const maria = s.api.as(s.demo.member1);
+const mateo = s.api.as(s.demo.member2);
+const channel = uniq('edits');
+await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
+const streamIdOf = async (name: string) => ((await owner.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).find((x) => x.name === name).stream_id as number;
+const streamId = await streamIdOf(channel);
+const send = async (api: Api, topic: string, content = 'hi') => (await api.ok('POST', '/messages', { type: 'stream', to: channel, topic, content })).id as number;
+const get = async (api: Api, id: number) => (await api.ok('GET', `/messages/${id}`)).message;
+
+t.test('message edit - the sender edits content; history, event and every other role refused', async (t) => {
+  const id = await send(maria, uniq('t'), 'first *draft*');
+  const q = await register(mateo, { event_types: ['update_message'] });
+  await maria.ok('PATCH', `/messages/${id}`, { content: 'second **draft**' });
+  const m = await get(mateo, id);
+  t.equal(m.content, '<p>second <strong>draft</strong></p>');
+  t.ok(m.last_edit_timestamp > 0);
+  t.equal(m.edit_history[0].prev_content, 'first *draft*');
+  const e = await waitFor(q, (x) => x.type === 'update_message');
+  t.same([e.message_id, e.message_ids, e.orig_content, e.content, e.rendered_content, e.user_id, e.stream_id], [id, [id], 'first *draft*', 'second **draft**', '<p>second <strong>draft</strong></p>', s.demo.member1.userId, streamId]);
+  for (const key of DEMO_KEYS.filter((k) => k !== 'member1')) {
+    const r = await s.api.as(s.demo[key]).call('PATCH', `/messages/${id}`, { content: 'hijack' });
+    t.equal(r.status, 400, key);
+    t.equal(r.body.msg, "You don't have permission to edit this message", key);
+  }
+  t.equal((await s.api.call('PATCH', `/messages/${id}`, { content: 'x' }, { creds: null })).status, 401);
+  const history = (await mateo.ok('GET', `/messages/${id}/history`)).message_history;
+  t.same(history.map((h: any) => h.content), ['first *draft*', 'second **draft**']);
+  t.equal(history[1].prev_content, 'first *draft*');
+  t.equal((await maria.call('PATCH', `/messages/${id}`, {})).body.msg, 'Nothing to change');
+});
+
+t.test('message edit - topic moves with propagate_mode one, later and all', async (t) => {
+  const topic = uniq('t');
+  const ids = [await send(owner, topic), await send(maria, topic), await send(owner, topic)];
+  const q = await register(mateo, { event_types: ['update_message'] });
+  const t1 = uniq('renamed');
+  await maria.ok('PATCH', `/messages/${ids[1]}`, { topic: t1, propagate_mode: 'change_later' });
+  t.same(await Promise.all(ids.map(async (id) => (await get(mateo, id)).subject)), [topic, t1, t1]);
+  const e = await waitFor(q, (x) => x.type === 'update_message');
+  t.same([e.propagate_mode, e.orig_subject, e.subject, e.message_ids], ['change_later', topic, t1, [ids[1], ids[2]]]);
+  const t2 = uniq('all');
+  await mateo.ok('PATCH', `/messages/${ids[2]}`, { topic: t2, propagate_mode: 'change_all' });
+  t.same((await get(mateo, ids[1]!)).subject, t2);
+  t.same((await get(mateo, ids[0]!)).subject, topic, 'another topic by then');
+  const one = uniq('one');
+  await owner.ok('PATCH', `/messages/${ids[0]}`, { topic: one });
+  const got = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: channel }, { operator: 'topic', operand: one }] });
+  t.same(got.messages.map((m: any) => m.id), [ids[0]]);
+  t.ok(got.messages[0].last_moved_timestamp > 0);
+  const dm = (await maria.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'x' })).id;
+  t.equal((await maria.call('PATCH', `/messages/${dm}`, { topic: 'no' })).body.msg, 'Direct messages cannot have topics.');
+  t.equal((await maria.call('PATCH', `/messages/${ids[1]}`, { topic: 'x'.repeat(61) })).status, 400);
+  t.equal((await maria.call('PATCH', `/messages/${ids[1]}`, { topic: 'y', propagate_mode: 'sideways' })).body.var_name, 'propagate_mode');
+  // A guest may rename topics (can_move_messages_between_topics_group is everyone by default).
+  await s.api.as(s.demo.guest).ok('PATCH', `/messages/${ids[1]}`, { topic: uniq('guest') });
+});
+
+t.test('message edit - moving to another channel moves the rows; members may, guests may not', async (t) => {
+  const dest = uniq('dest');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: dest }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
+  const destId = await streamIdOf(dest);
+  const topic = uniq('t');
+  const ids = [await send(owner, topic), await send(owner, topic)];
+  await maria.ok('POST', '/messages/flags', { messages: [ids[0]], op: 'add', flag: 'starred' });
+  t.equal((await s.api.as(s.demo.guest).call('PATCH', `/messages/${ids[0]}`, { stream_id: destId })).body.msg, "You don't have permission to move this message");
+  t.equal((await maria.call('PATCH', `/messages/${ids[0]}`, { stream_id: destId, content: 'x' })).body.msg, 'Cannot change message content while changing channel');
+  t.equal((await maria.call('PATCH', `/messages/${ids[0]}`, { stream_id: 999_999 })).body.msg, 'Invalid channel ID');
+  await maria.ok('PATCH', `/messages/${ids[0]}`, { stream_id: destId, propagate_mode: 'change_all' });
+  const moved = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: dest }, { operator: 'topic', operand: topic }] });
+  t.same(moved.messages.map((m: any) => [m.id, m.stream_id, m.display_recipient]), ids.map((id) => [id, destId, dest]));
+  const left = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: channel }, { operator: 'topic', operand: topic }] });
+  t.same(left.messages, []);
+  t.same((await get(maria, ids[0]!)).flags, ['starred'], 'flags follow the message');
+  t.same((await get(maria, ids[0]!)).edit_history[0], { user_id: s.demo.member1.userId, timestamp: (await get(maria, ids[0]!)).edit_history[0].timestamp, prev_stream: streamId, stream: destId });
+});
+
+t.test('message delete - sender, administrators and the channel permission; events for both capabilities', async (t) => {
+  const topic = uniq('t');
+  const q = await register(mateo, { event_types: ['delete_message'], client_capabilities: { bulk_message_deletion: true } });
+  const legacy = await register(mateo, { event_types: ['delete_message'] });
+  const own = await send(maria, topic);
+  await maria.ok('DELETE', `/messages/${own}`);
+  t.equal((await mateo.call('GET', `/messages/${own}`)).body.msg, 'Invalid message(s)');
+  t.same(await waitFor(q, (e) => e.type === 'delete_message'), { type: 'delete_message', message_type: 'stream', message_ids: [own], stream_id: streamId, topic, id: 0 });
+  t.same(await waitFor(legacy, (e) => e.type === 'delete_message'), { type: 'delete_message', message_type: 'stream', message_id: own, stream_id: streamId, topic, id: 0 });
+  // Someone else's message: only administrators (can_delete_any_message_group) may.
+  const expected: Record<string, boolean> = { owner: true, admin: true, moderator: false, member1: false, member2: false, guest: false, bot: false };
+  for (const key of DEMO_KEYS) {
+    const id = await send(key === 'member2' ? maria : mateo, topic);
+    const r = await s.api.as(s.demo[key]).call('DELETE', `/messages/${id}`);
+    t.equal(r.status === 200, expected[key], key);
+    if (!expected[key]) t.equal(r.body.msg, "You don't have permission to delete this message", key);
+  }
+  // Everyone may delete their own (can_delete_own_message_group is everyone by default).
+  for (const key of DEMO_KEYS) await s.api.as(s.demo[key]).ok('DELETE', `/messages/${await send(s.api.as(s.demo[key]), topic)}`);
+  t.equal((await maria.call('DELETE', '/messages/999999999')).body.msg, 'Invalid message(s)');
+  t.equal((await s.api.call('DELETE', `/messages/${own}`, {}, { creds: null })).status, 401);
+});
+
+t.test('message edit - snapshot plus update and delete events equals a fresh register', async (t) => {
+  await mateo.ok('POST', '/mark_all_as_read');
+  const FETCH = { fetch_event_types: ['message', 'update_message_flags', 'realm_user'] };
+  const q = await register(mateo, FETCH);
+  const snap = structuredClone(q.snapshot);
+  const topic = uniq('t');
+  const ids = [await send(owner, topic, '@**Mateo Member** hi'), await send(owner, topic), await send(owner, topic)];
+  await owner.ok('PATCH', `/messages/${ids[0]}`, { topic: uniq('moved'), propagate_mode: 'change_all' });
+  await owner.ok('DELETE', `/messages/${ids[1]}`);
+  await owner.ok('PATCH', `/messages/${ids[2]}`, { content: 'edited' });
+  let n = 0;
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    if (e.type === 'update_message' || e.type === 'delete_message') n++;
+    return n === 3;
+  });
+  t.same(normalizeUnread(snap.unread_msgs), normalizeUnread((await register(mateo, FETCH)).snapshot.unread_msgs));
+});
+
+t.test('message edit - the official Python client: update_message and delete_message', async (t) => {
+  const id = await send(owner, uniq('py'), 'before');
+  const out = runPython(s.urls[0]!, s.demo.owner, `
+edited = client.update_message({"message_id": ${id}, "content": "after"})
+raw = client.get_raw_message(${id})
+deleted = client.delete_message(${id})
+gone = client.get_raw_message(${id})
+print(json.dumps({"edited": edited["result"], "raw": raw["raw_content"], "deleted": deleted["result"], "gone": gone["msg"]}))`) as Record<string, string>;
+  t.same(out, { edited: 'success', raw: 'after', deleted: 'success', gone: 'Invalid message(s)' });
+});

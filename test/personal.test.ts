@@ -1,0 +1,139 @@
+// Drafts, saved snippets, alert words and muted users, with their register keys and events.
+import t from 'tap';
+import { type Params, uniq } from './helpers/api.ts';
+import { applyEvent } from './helpers/apply.ts';
+import { register, waitFor } from './helpers/events.ts';
+import { runPython } from './helpers/python.ts';
+import { DEMO_KEYS, serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const owner = s.api.as(s.demo.owner);
+const maria = s.api.as(s.demo.member1);
+const mateo = s.api.as(s.demo.member2);
+const channel = uniq('personal');
+await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
+const streamId = ((await owner.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).find((x) => x.name === channel).stream_id as number;
+
+/** Applies events to a snapshot until `count` events of `type` arrived, then compares with a fresh register. */
+async function verify(t: any, api: typeof maria, fetch: string[], key: string, change: () => Promise<number>) {
+  const q = await register(api, { fetch_event_types: fetch });
+  const snap = structuredClone(q.snapshot);
+  const count = await change();
+  let n = 0;
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    if (fetch.includes(e.type)) n++;
+    return n === count;
+  });
+  t.same(snap[key], (await register(api, { fetch_event_types: fetch })).snapshot[key], `${key}: snapshot plus events equals a fresh register`);
+}
+
+t.test('drafts - create, list, edit, delete, with events; errors', async (t) => {
+  let ids: number[] = [];
+  await verify(t, maria, ['drafts'], 'drafts', async () => {
+    ids = (await maria.ok('POST', '/drafts', { drafts: [{ type: 'stream', to: [streamId], topic: 'plans', content: 'draft one', timestamp: 1700000000 }, { type: 'private', to: [s.demo.member2.userId], topic: '', content: 'draft two' }] })).ids;
+    await maria.ok('PATCH', `/drafts/${ids[0]}`, { draft: { type: 'stream', to: [streamId], topic: 'plans', content: 'draft one, edited', timestamp: 1700000001 } });
+    await maria.ok('DELETE', `/drafts/${ids[1]}`);
+    return 3;
+  });
+  const listed = await maria.ok('GET', '/drafts');
+  const mine = listed.drafts.find((d: any) => d.id === ids[0]);
+  t.same(mine, { id: ids[0], type: 'stream', to: [streamId], topic: 'plans', content: 'draft one, edited', timestamp: 1700000001 });
+  t.notOk(listed.drafts.some((d: any) => d.id === ids[1]));
+  t.equal(listed.count, listed.drafts.length);
+  const cases: Array<[Params, string]> = [
+    [{ drafts: [{ type: 'stream', to: [streamId, streamId + 1], topic: 'x', content: 'y' }] }, 'Must specify exactly 1 channel ID for channel messages'],
+    [{ drafts: [{ type: 'stream', to: [999_999], topic: 'x', content: 'y' }] }, 'Invalid channel ID'],
+    [{ drafts: [{ type: 'private', to: [999_999], content: 'y' }] }, 'Invalid user ID 999999'],
+    [{ drafts: [{ type: '', to: [], content: '  ' }] }, 'Content must not be empty'],
+    [{ drafts: [{ type: '', to: [], content: 'y', timestamp: -5 }] }, 'Timestamp must not be negative.'],
+  ];
+  for (const [params, msg] of cases) t.equal((await maria.post('/drafts', params)).body.msg, msg);
+  t.equal((await maria.call('PATCH', '/drafts/999999', { draft: { type: '', to: [], content: 'x' } })).body.msg, 'Draft does not exist');
+  t.equal((await maria.call('DELETE', '/drafts/999999')).body.msg, 'Draft does not exist');
+  t.equal((await mateo.call('DELETE', `/drafts/${ids[0]}`)).body.msg, 'Draft does not exist', "another user's draft does not exist for them");
+  t.equal((await maria.post('/drafts', { drafts: [{ type: 'weird', content: 'x' }] })).body.var_name, 'drafts');
+  for (const key of DEMO_KEYS) await s.api.as(s.demo[key]).ok('POST', '/drafts', { drafts: [{ type: '', to: [], content: `by ${key}` }] });
+  t.equal((await s.api.get('/drafts', {}, { creds: null })).status, 401);
+});
+
+t.test('saved snippets - create, edit, delete, with events; errors', async (t) => {
+  let id = 0;
+  await verify(t, maria, ['saved_snippets'], 'saved_snippets', async () => {
+    id = (await maria.ok('POST', '/saved_snippets', { title: 'Greeting', content: 'Hello **there**' })).saved_snippet_id;
+    await maria.ok('PATCH', `/saved_snippets/${id}`, { content: 'Hi' });
+    const other = (await maria.ok('POST', '/saved_snippets', { title: 'Other', content: 'x' })).saved_snippet_id;
+    await maria.ok('DELETE', `/saved_snippets/${other}`);
+    return 4;
+  });
+  const got = (await maria.ok('GET', '/saved_snippets')).saved_snippets.find((x: any) => x.id === id);
+  t.same([got.title, got.content], ['Greeting', 'Hi']);
+  t.ok(got.date_created > 0);
+  t.equal((await maria.post('/saved_snippets', { title: ' ', content: 'x' })).body.msg, 'Title cannot be empty.');
+  t.equal((await maria.post('/saved_snippets', { title: 'x', content: ' ' })).body.msg, 'Content cannot be empty.');
+  t.equal((await maria.call('PATCH', `/saved_snippets/${id}`, {})).body.msg, 'Nothing to update');
+  t.equal((await mateo.call('DELETE', `/saved_snippets/${id}`)).body.msg, 'Saved snippet does not exist.');
+  for (const key of DEMO_KEYS) await s.api.as(s.demo[key]).ok('POST', '/saved_snippets', { title: key, content: 'x' });
+  t.equal((await s.api.post('/saved_snippets', { title: 'x', content: 'y' }, { creds: null })).status, 401);
+});
+
+t.test('alert words - add, remove, list; messages with them are flagged has_alert_word and is:alerted', async (t) => {
+  const word = uniq('zebra').replace(/-/g, '');
+  await verify(t, mateo, ['alert_words'], 'alert_words', async () => {
+    await mateo.ok('POST', '/users/me/alert_words', { alert_words: [word.toUpperCase(), 'giraffe'] });
+    await mateo.ok('DELETE', '/users/me/alert_words', { alert_words: ['giraffe'] });
+    return 2;
+  });
+  t.same((await mateo.ok('GET', '/users/me/alert_words')).alert_words.filter((w: string) => w === word), [word]);
+  const { id } = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'zoo', content: `look, a ${word}!` });
+  const other = (await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'zoo', content: `not a ${word}s` })).id;
+  t.same((await mateo.ok('GET', `/messages/${id}`)).message.flags, ['has_alert_word']);
+  t.same((await mateo.ok('GET', `/messages/${other}`)).message.flags, []);
+  t.same((await maria.ok('GET', `/messages/${id}`)).message.flags, []);
+  const alerted = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'is', operand: 'alerted' }, { operator: 'topic', operand: 'zoo' }] });
+  t.same(alerted.messages.map((m: any) => m.id), [id]);
+  t.equal((await mateo.post('/users/me/alert_words', { alert_words: ['x'.repeat(101)] })).body.msg, 'alert_words[0] is too long (limit: 100 characters)');
+  await mateo.ok('DELETE', '/users/me/alert_words', { alert_words: [word] });
+});
+
+t.test('muted users - mute, unmute, events; a muted user\'s new messages arrive read', async (t) => {
+  const earlier = (await s.api.as(s.demo.bot).ok('POST', '/messages', { type: 'stream', to: channel, topic: 'bots', content: 'before the mute' })).id;
+  t.same((await maria.ok('GET', `/messages/${earlier}`)).message.flags, []);
+  await verify(t, maria, ['muted_users'], 'muted_users', async () => {
+    await maria.ok('POST', `/users/me/muted_users/${s.demo.bot.userId}`);
+    await maria.ok('POST', `/users/me/muted_users/${s.demo.guest.userId}`);
+    await maria.ok('DELETE', `/users/me/muted_users/${s.demo.guest.userId}`);
+    return 3;
+  });
+  t.same((await maria.ok('GET', `/messages/${earlier}`)).message.flags, ['read'], 'what they sent before is marked read');
+  const muted = (await maria.ok('POST', '/register', { fetch_event_types: ['muted_users'] })).muted_users;
+  t.ok(muted.some((m: any) => m.id === s.demo.bot.userId));
+  const q = await register(maria, { event_types: ['message'] });
+  const { id } = await s.api.as(s.demo.bot).ok('POST', '/messages', { type: 'stream', to: channel, topic: 'bots', content: 'beep' });
+  t.same((await waitFor(q, (e) => e.type === 'message' && e.message.id === id)).flags, ['read']);
+  t.same((await maria.ok('GET', `/messages/${id}`)).message.flags, ['read']);
+  t.same((await mateo.ok('GET', `/messages/${id}`)).message.flags, []);
+  const cases: Array<[string, string, string]> = [
+    ['POST', `/users/me/muted_users/${s.demo.member1.userId}`, 'Cannot mute self'],
+    ['POST', '/users/me/muted_users/999999', 'No such user'],
+    ['POST', `/users/me/muted_users/${s.demo.bot.userId}`, 'User already muted'],
+    ['DELETE', `/users/me/muted_users/${s.demo.guest.userId}`, 'User is not muted'],
+  ];
+  for (const [method, path, msg] of cases) t.equal((await maria.call(method, path)).body.msg, msg);
+  await maria.ok('DELETE', `/users/me/muted_users/${s.demo.bot.userId}`);
+  for (const key of DEMO_KEYS.filter((k) => k !== 'member1')) {
+    await s.api.as(s.demo[key]).ok('POST', `/users/me/muted_users/${s.demo.member1.userId}`);
+    await s.api.as(s.demo[key]).ok('DELETE', `/users/me/muted_users/${s.demo.member1.userId}`);
+  }
+  t.equal((await s.api.post(`/users/me/muted_users/${s.demo.bot.userId}`, {}, { creds: null })).status, 401);
+});
+
+t.test('personal - the official Python client: alert words and drafts', async (t) => {
+  const out = runPython(s.urls[0]!, s.demo.member2, `
+added = client.add_alert_words(["pythonword"])
+got = client.get_alert_words()
+removed = client.remove_alert_words(["pythonword"])
+draft = client.call_endpoint("drafts", method="POST", request={"drafts": json.dumps([{"type": "", "to": [], "topic": "", "content": "from python"}])})
+print(json.dumps({"added": "pythonword" in added["alert_words"], "got": "pythonword" in got["alert_words"], "removed": "pythonword" in removed["alert_words"], "draft": len(draft["ids"])}))`) as any;
+  t.same(out, { added: true, got: true, removed: false, draft: 1 });
+});

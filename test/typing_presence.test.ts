@@ -1,0 +1,119 @@
+// Typing notifications and presence: ephemeral, in memory, delivered through the event queues.
+import t from 'tap';
+import { uniq } from './helpers/api.ts';
+import { applyEvent } from './helpers/apply.ts';
+import { poll, register, waitFor } from './helpers/events.ts';
+import { runPython } from './helpers/python.ts';
+import { DEMO_KEYS, serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const owner = s.api.as(s.demo.owner);
+const maria = s.api.as(s.demo.member1);
+const mateo = s.api.as(s.demo.member2);
+const channel = uniq('typing');
+await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
+const streamId = ((await owner.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).find((x) => x.name === channel).stream_id as number;
+const person = (k: 'member1' | 'member2') => ({ user_id: s.demo[k].userId, email: s.demo[k].email });
+
+t.test('typing - direct: start and stop reach every participant, sender included', async (t) => {
+  const q = await register(mateo, { event_types: ['typing'] });
+  const own = await register(maria, { event_types: ['typing'] });
+  await maria.ok('POST', '/typing', { op: 'start', to: [s.demo.member2.userId] });
+  const e = await waitFor(q, (x) => x.type === 'typing');
+  t.same({ ...e, id: 0 }, { type: 'typing', op: 'start', message_type: 'direct', sender: person('member1'), recipients: [person('member1'), person('member2')].sort((a, b) => a.user_id - b.user_id), id: 0 });
+  t.equal((await waitFor(own, (x) => x.type === 'typing')).op, 'start');
+  await maria.ok('POST', '/typing', { type: 'direct', op: 'stop', to: [s.demo.member2.userId] });
+  t.equal((await waitFor(q, (x) => x.type === 'typing')).op, 'stop');
+});
+
+t.test('typing - channel notices only for queues with stream_typing_notifications, not to the sender', async (t) => {
+  const topic = uniq('t');
+  const capable = await register(mateo, { event_types: ['typing'], client_capabilities: { stream_typing_notifications: true } });
+  const plain = await register(mateo, { event_types: ['typing'] });
+  const sender = await register(maria, { event_types: ['typing'], client_capabilities: { stream_typing_notifications: true } });
+  await maria.ok('POST', '/typing', { type: 'stream', op: 'start', stream_id: streamId, topic });
+  const e = await waitFor(capable, (x) => x.type === 'typing');
+  t.same([e.message_type, e.stream_id, e.topic, e.sender.user_id], ['stream', streamId, topic, s.demo.member1.userId]);
+  await maria.ok('POST', '/typing', { type: 'stream', op: 'stop', stream_id: streamId, topic });
+  await waitFor(capable, (x) => x.type === 'typing' && x.op === 'stop');
+  t.same(await poll(plain, { dontBlock: true }), []);
+  t.same(await poll(sender, { dontBlock: true }), []);
+});
+
+t.test('typing - every role may send; errors are 400s; no credentials 401', async (t) => {
+  for (const key of DEMO_KEYS) await s.api.as(s.demo[key]).ok('POST', '/typing', { op: 'start', to: [s.demo.member2.userId] });
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ op: 'start' }, "Missing 'to' argument"],
+    [{ op: 'start', to: [999_999] }, 'Invalid user ID 999999'],
+    [{ op: 'start', type: 'stream', topic: 'x' }, "Missing 'stream_id' argument"],
+    [{ op: 'start', type: 'stream', stream_id: streamId }, "Missing 'topic' argument"],
+    [{ op: 'start', type: 'stream', stream_id: 999_999, topic: 'x' }, 'Invalid channel ID'],
+  ];
+  for (const [params, msg] of cases) {
+    const r = await maria.post('/typing', params as any);
+    t.same([r.status, r.body.code, r.body.msg], [400, 'BAD_REQUEST', msg]);
+  }
+  t.equal((await maria.post('/typing', { op: 'maybe', to: [1] })).body.var_name, 'op');
+  t.equal((await s.api.post('/typing', { op: 'start', to: [s.demo.member2.userId] }, { creds: null })).status, 401);
+});
+
+t.test('typing - a start nobody renews stops by itself', async (t) => {
+  const fast = await serverFor(t, { env: { PARLEY_TYPING_EXPIRY_MS: '300' } });
+  const q = await register(fast.api.as(fast.demo.member2), { event_types: ['typing'] });
+  await fast.api.as(fast.demo.member1).ok('POST', '/typing', { op: 'start', to: [fast.demo.member2.userId] });
+  t.equal((await waitFor(q, (x) => x.type === 'typing')).op, 'start');
+  const stop = await waitFor(q, (x) => x.type === 'typing', 5000);
+  t.equal(stop.op, 'stop');
+});
+
+t.test('presence - a ping answers with everyone\'s presence; GET /realm/presence and /users/{id}/presence', async (t) => {
+  const r = await maria.ok('POST', '/users/me/presence', { status: 'active', slim_presence: true, last_update_id: -1 });
+  t.ok(r.server_timestamp > 0);
+  t.ok(r.presences[String(s.demo.member1.userId)].active_timestamp >= r.server_timestamp - 5);
+  t.type(r.presence_last_update_id, 'number');
+  const noPresences = await maria.ok('POST', '/users/me/presence', { status: 'active', ping_only: true });
+  t.notOk('presences' in noPresences);
+  const all = await mateo.ok('GET', '/realm/presence');
+  t.equal(all.presences[s.demo.member1.email].aggregated.status, 'active');
+  const one = await mateo.ok('GET', `/users/${s.demo.member1.userId}/presence`);
+  t.equal(one.presence.aggregated.status, 'active');
+  t.same((await mateo.ok('GET', `/users/${s.demo.member1.email}/presence`)).presence.aggregated, one.presence.aggregated);
+});
+
+t.test('presence - every role pings; errors; no credentials 401', async (t) => {
+  for (const key of DEMO_KEYS) await s.api.as(s.demo[key]).ok('POST', '/users/me/presence', { status: 'active' });
+  const bad = await maria.post('/users/me/presence', { status: 'dancing' });
+  t.same([bad.status, bad.body.code, bad.body.msg], [400, 'BAD_REQUEST', 'Invalid status: dancing']);
+  t.equal((await maria.post('/users/me/presence', {})).body.var_name, 'status');
+  t.equal((await maria.get('/users/nobody@nowhere.example/presence')).body.msg, 'No such user');
+  t.equal((await s.api.post('/users/me/presence', { status: 'active' }, { creds: null })).status, 401);
+  t.equal((await s.api.get('/realm/presence', {}, { creds: null })).status, 401);
+});
+
+t.test('presence - snapshot plus presence events equals a fresh register, slim and legacy', async (t) => {
+  // A server of its own: presence is news only the first time a user shows up (or changes status).
+  const own = await serverFor(t, { env: { PARLEY_LOG_LEVEL: 'warn' } });
+  for (const [slim, who] of [[true, 'guest'], [false, 'bot']] as const) {
+    const FETCH = { fetch_event_types: ['presence'], event_types: ['presence'], slim_presence: slim, client_capabilities: { simplified_presence_events: slim } };
+    const viewer = own.api.as(own.demo.member2);
+    const q = await register(viewer, FETCH);
+    const snap = structuredClone(q.snapshot);
+    await own.api.as(own.demo[who]).ok('POST', '/users/me/presence', { status: 'active' });
+    const e = await waitFor(q, (x) => x.type === 'presence');
+    // The first ping of a user is news: legacy queues get it per client, simplified ones keyed by user ID.
+    if (slim) t.same(Object.keys(e.presences), [String(own.demo[who].userId)]);
+    else t.same([e.user_id, e.email, e.presence.website.status], [own.demo[who].userId, own.demo[who].email, 'active']);
+    applyEvent(snap, e);
+    const fresh = (await register(viewer, FETCH)).snapshot;
+    t.same(snap.presences, fresh.presences, slim ? 'slim' : 'legacy');
+    t.ok(Object.keys(fresh.presences).includes(slim ? String(own.demo[who].userId) : own.demo[who].email));
+  }
+});
+
+t.test('typing and presence - the official Python client: set_typing_status and update_presence', async (t) => {
+  const out = runPython(s.urls[0]!, s.demo.member1, `
+typing = client.set_typing_status({"op": "start", "to": [${s.demo.member2.userId}]})
+presence = client.update_presence({"status": "active", "ping_only": False, "new_user_input": True})
+print(json.dumps({"typing": typing["result"], "presence": presence["result"], "has": "presences" in presence}))`) as any;
+  t.same(out, { typing: 'success', presence: 'success', has: true });
+});
