@@ -22,7 +22,7 @@
  *            owner bigint static,     -- the fencing token that holds the scope
  *            seq bigint static,       -- bumped by every claim and every entry
  *            last_ts bigint static,   -- write timestamp of the newest entry
- *            entry_seq bigint, ts bigint, ops text,   -- a ring of R = 8 entries
+ *            entry_seq bigint, ts bigint, opsz blob,  -- a ring of R = 8 entries (ops as deflated JSON)
  *            PRIMARY KEY ((scope), slot))
  *
  * - claim(scope, token) sets `owner = token, seq = seq + 1` in one LWT,
@@ -81,10 +81,12 @@
  * not per request. A claim costs a read, an LWT, two SERIAL reads and one
  * replay.
  *
- * Batches: the data of an entry goes out in batches under `maxBatchBytes` and
- * `maxBatchOps`: one statement alone, an unlogged batch for one partition,
- * otherwise a logged batch (so the batch completes even if no owner ever
- * claims the scope again), several in flight at once.
+ * Batches: the data of an entry goes out in unlogged batches under
+ * `maxBatchBytes` and `maxBatchOps` (one statement alone), several in flight
+ * at once. They need not be logged: the journal entry, committed by Paxos
+ * before any of them is sent, is what makes the change whole; if the writer
+ * dies with part of it applied, the next claim of the scope replays the
+ * entry. (A logged batch would write every op a third time, to the batchlog.)
  *
  * Multi-DC: init() creates the keyspace with SimpleStrategy, which is right for
  * one data centre only. For several, create it yourself beforehand with
@@ -93,11 +95,15 @@
  * init() leaves an existing keyspace as it is. Keep `serialConsistency`
  * SERIAL when a scope may move between data centres.
  */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import cassandra from 'cassandra-driver';
+import { log as rootLog } from '../lib/log.ts';
 import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
 import { TABLE_SCHEMAS } from './tables.ts';
 
 const { consistencies, responseErrorCodes } = cassandra.types;
+const storeLog = rootLog.child({ component: 'cassandra-store' });
+const DEFLATE = process.env.PARLEY_JOURNAL_DEFLATE !== '0';
 type Long = InstanceType<typeof cassandra.types.Long>;
 
 /** What a fault-injection hook learns about the entry whose data it wraps. */
@@ -161,8 +167,11 @@ export interface CassandraStoreOptions {
 }
 
 const JOURNAL = 'journal';
-/** Entries kept per scope. Any R >= 1 is correct (see the top); 8 keeps some history for inspection. */
-const RING = 8;
+const ENTRIES = 'journal_entries';
+/** Entry slots per scope and token: a slot is reused R entries later, long after its entry was applied. */
+const RING = 64;
+/** Entry rows live a week: the current writer rewrites its slots, those of earlier tokens expire. */
+const ENTRY_TTL_SECS = 7 * 24 * 3600;
 const KEYSPACE_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 const TABLE_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 
@@ -181,19 +190,21 @@ interface Entry {
   ops: Prepared[];
 }
 
-/** The static columns of a journal partition and where its newest entry is. */
+/** A scope's journal row: its owner, its seq, and which entry is the newest committed one. */
 interface Head {
   owner: number | null;
   seq: number | null;
   lastTs: number;
-  newestSlot: number | null;
+  lastEntry: number | null;
+  /** The writer that committed it (a writer is named by the seq its claim wrote, unique per scope). */
+  lastWriter: number | null;
 }
 
 /** What a Writer needs from the store (kept off the Store's public surface). */
 interface Journal {
   now(): number;
   plan(ops: WriteOp[]): Entry[];
-  append(scope: string, token: number, expectedSeq: number, entrySeq: number, ts: number, text: string): Promise<boolean>;
+  append(scope: string, token: number, writer: number, expectedSeq: number, entrySeq: number, ts: number, text: string): Promise<boolean>;
   apply(info: ApplyInfo, ops: Prepared[], viaHook: boolean): Promise<void>;
 }
 
@@ -287,8 +298,14 @@ export class CassandraStore implements Store {
     }
     if (!existing.has(JOURNAL)) {
       creates.push(
-        `CREATE TABLE IF NOT EXISTS ${this.ks}.${JOURNAL} (scope text, slot int, owner bigint static, seq bigint static, last_ts bigint static, ` +
-          'entry_seq bigint, ts bigint, ops text, PRIMARY KEY ((scope), slot))',
+        `CREATE TABLE IF NOT EXISTS ${this.ks}.${JOURNAL} (scope text, owner bigint, seq bigint, last_ts bigint, last_entry bigint, last_writer bigint, PRIMARY KEY (scope))`,
+      );
+    }
+    if (!existing.has(ENTRIES)) {
+      // Rows of earlier writers are never read again: they expire.
+      creates.push(
+        `CREATE TABLE IF NOT EXISTS ${this.ks}.${ENTRIES} (scope text, writer bigint, slot int, entry_seq bigint, ts bigint, opsz blob, PRIMARY KEY ((scope), writer, slot)) ` +
+          `WITH default_time_to_live = ${ENTRY_TTL_SECS}`,
       );
     }
     // One at a time: each schema change waits for agreement anyway, and a single node applies them serially.
@@ -345,7 +362,7 @@ export class CassandraStore implements Store {
   async claim(scope: string, token: number): Promise<Writer | null> {
     checkToken(token);
     // A plain read is enough for a first guess: the LWT checks it.
-    const guess = await this.client.execute(`SELECT owner, seq FROM ${this.ks}.${JOURNAL} WHERE scope = ? LIMIT 1`, [scope], this.readOptions());
+    const guess = await this.client.execute(`SELECT owner, seq FROM ${this.ks}.${JOURNAL} WHERE scope = ?`, [scope], this.readOptions());
     let owner = toNumber(guess.first()?.['owner']);
     let seq = toNumber(guess.first()?.['seq']);
     let claimedSeq: number | undefined;
@@ -372,7 +389,7 @@ export class CassandraStore implements Store {
     const head = await this.readHead(scope);
     if (head.owner !== null && head.owner > token) return null; // a greater claim came right after ours
     await this.replayNewest(scope, token, head);
-    return new CassandraWriter(this.journal, scope, token, claimedSeq, head.lastTs);
+    return new CassandraWriter(this.journal, scope, token, claimedSeq, claimedSeq, head.lastTs);
   }
 
   async close(): Promise<void> {
@@ -381,41 +398,55 @@ export class CassandraStore implements Store {
 
   // ---- journal -------------------------------------------------------------
 
-  /** The journal's static columns and its newest entry's slot, read at SERIAL (any Paxos round in progress is finished first). */
+  /** The scope's journal row, read at SERIAL (any Paxos round in progress is finished first). */
   private async readHead(scope: string): Promise<Head> {
-    const rs = await this.client.execute(`SELECT owner, seq, last_ts, slot, entry_seq FROM ${this.ks}.${JOURNAL} WHERE scope = ?`, [scope], this.serialReadOptions());
-    const head: Head = { owner: null, seq: null, lastTs: 0, newestSlot: null };
-    let newest = -Infinity;
-    for (const row of rs.rows) {
-      head.owner = toNumber(row['owner']);
-      head.seq = toNumber(row['seq']);
-      head.lastTs = toNumber(row['last_ts']) ?? 0;
-      const entrySeq = toNumber(row['entry_seq']);
-      if (entrySeq !== null && entrySeq > newest) {
-        newest = entrySeq;
-        head.newestSlot = row['slot'] as number;
-      }
-    }
-    return head;
-  }
-
-  /** Re-applies the newest entry with its own timestamp (see the top of the file for why that one suffices). */
-  private async replayNewest(scope: string, token: number, head: Head): Promise<void> {
-    if (head.newestSlot === null) return;
-    const rs = await this.client.execute(`SELECT entry_seq, ts, ops FROM ${this.ks}.${JOURNAL} WHERE scope = ? AND slot = ?`, [scope, head.newestSlot], this.serialReadOptions());
+    const rs = await this.client.execute(`SELECT owner, seq, last_ts, last_entry, last_writer FROM ${this.ks}.${JOURNAL} WHERE scope = ?`, [scope], this.serialReadOptions());
     const row = rs.first();
-    const ops = row?.['ops'] as string | null | undefined;
-    const ts = toNumber(row?.['ts']);
-    if (!row || ops == null || ts === null) return;
-    const prepared = this.parseEntry(scope, ops);
-    await this.apply({ scope, token, entrySeq: toNumber(row['entry_seq']) ?? 0, ts, rows: prepared.length }, prepared, false);
+    return {
+      owner: toNumber(row?.['owner']),
+      seq: toNumber(row?.['seq']),
+      lastTs: toNumber(row?.['last_ts']) ?? 0,
+      lastEntry: toNumber(row?.['last_entry']),
+      lastWriter: toNumber(row?.['last_writer']),
+    };
   }
 
-  /** The LWT that appends (commits) an entry; false when the condition failed, nothing written. */
-  private async append(scope: string, token: number, expectedSeq: number, entrySeq: number, ts: number, text: string): Promise<boolean> {
+  /** Re-applies the newest committed entry with its own timestamp (see the top of the file for why that one suffices). */
+  private async replayNewest(scope: string, token: number, head: Head): Promise<void> {
+    if (head.lastEntry === null || head.lastWriter === null) return;
     const rs = await this.client.execute(
-      `UPDATE ${this.ks}.${JOURNAL} SET ops = ?, entry_seq = ?, ts = ?, seq = ?, last_ts = ? WHERE scope = ? AND slot = ? IF owner = ? AND seq = ?`,
-      [text, entrySeq, ts, entrySeq, ts, scope, entrySeq % RING, token, expectedSeq],
+      `SELECT entry_seq, ts, opsz FROM ${this.ks}.${ENTRIES} WHERE scope = ? AND writer = ? AND slot = ?`,
+      [scope, head.lastWriter, head.lastEntry % RING],
+      this.readOptions(),
+    );
+    const row = rs.first();
+    const ts = toNumber(row?.['ts']);
+    const packed = row?.['opsz'] as Buffer | null | undefined;
+    if (!row || !packed || ts === null || toNumber(row['entry_seq']) !== head.lastEntry) {
+      // Written at LOCAL_QUORUM before its commit, so it is there unless it expired: a scope nobody
+      // claimed for ENTRY_TTL_SECS, whose writer had died while applying it. Nothing can be done then.
+      storeLog.error({ scope, entry: head.lastEntry }, "a committed journal entry is gone (expired); it cannot be replayed");
+      return;
+    }
+    const prepared = this.parseEntry(scope, unpackEntry(packed));
+    await this.apply({ scope, token, entrySeq: head.lastEntry, ts, rows: prepared.length }, prepared, false);
+  }
+
+  /**
+   * Appends (commits) an entry: its ops are written first, in a row of the
+   * writer's own (token, slot), then an LWT makes it the scope's newest
+   * entry if the writer still holds the scope. Only that small LWT goes
+   * through Paxos; an entry row whose LWT failed is never read.
+   */
+  private async append(scope: string, token: number, writer: number, expectedSeq: number, entrySeq: number, ts: number, text: string): Promise<boolean> {
+    await this.client.execute(
+      `INSERT INTO ${this.ks}.${ENTRIES} (scope, writer, slot, entry_seq, ts, opsz) VALUES (?, ?, ?, ?, ?, ?)`,
+      [scope, writer, entrySeq % RING, entrySeq, ts, packEntry(text)],
+      { prepare: true, consistency: this.consistency, isIdempotent: true },
+    );
+    const rs = await this.client.execute(
+      `UPDATE ${this.ks}.${JOURNAL} SET seq = ?, last_ts = ?, last_entry = ?, last_writer = ? WHERE scope = ? IF owner = ? AND seq = ?`,
+      [entrySeq, ts, entrySeq, writer, scope, token, expectedSeq],
       this.lwtOptions(),
     );
     return rs.wasApplied();
@@ -493,22 +524,37 @@ export class CassandraStore implements Store {
   }
 
   /** Consecutive ops cut at maxBatchOps / maxBatchBytes. Rows are distinct (deduplicated), so order between batches does not matter. */
+  /**
+   * The ops grouped by partition, each group cut into batches under the size
+   * and count limits: a single-partition unlogged batch is one mutation for
+   * Cassandra, where one spanning partitions is split by the coordinator (and
+   * warned about).
+   */
   private batches(ops: Prepared[]): Prepared[][] {
-    const batches: Prepared[][] = [];
-    let current: Prepared[] = [];
-    let bytes = 0;
+    const byPartition = new Map<string, Prepared[]>();
     for (const p of ops) {
-      if (current.length > 0 && (current.length + 1 > this.maxBatchOps || bytes + p.bytes > this.maxBatchBytes)) {
-        batches.push(current);
-        current = [];
-        bytes = 0;
-      }
-      current.push(p);
-      bytes += p.bytes;
+      const list = byPartition.get(p.partition);
+      if (list) list.push(p);
+      else byPartition.set(p.partition, [p]);
     }
-    if (current.length > 0) batches.push(current);
+    const batches: Prepared[][] = [];
+    for (const group of byPartition.values()) {
+      let current: Prepared[] = [];
+      let bytes = 0;
+      for (const p of group) {
+        if (current.length > 0 && (current.length + 1 > this.maxBatchOps || bytes + p.bytes > this.maxBatchBytes)) {
+          batches.push(current);
+          current = [];
+          bytes = 0;
+        }
+        current.push(p);
+        bytes += p.bytes;
+      }
+      if (current.length > 0) batches.push(current);
+    }
     return batches;
   }
+
 
   private statement(table: string, pk: string, ck: Key, json: string | undefined): Prepared {
     const partition = JSON.stringify([table, pk]);
@@ -527,10 +573,9 @@ export class CassandraStore implements Store {
       await this.client.execute(batch[0]!.query, batch[0]!.params, options);
       return;
     }
-    const onePartition = batch.every((p) => p.partition === batch[0]!.partition);
     await this.client.batch(
       batch.map((p) => ({ query: p.query, params: p.params })),
-      { ...options, logged: !onePartition },
+      { ...options, logged: false },
     );
   }
 
@@ -593,6 +638,8 @@ class CassandraWriter implements Writer {
     readonly token: number,
     /** The journal's seq as of this writer's last LWT: the condition of its next append. */
     private seq: number,
+    /** The seq its claim wrote: names this writer's entry rows. */
+    private readonly writer: number,
     /** Timestamp of the newest entry this writer knows of; its clock stays above it. */
     private lastTs: number,
   ) {}
@@ -617,7 +664,7 @@ class CassandraWriter implements Writer {
       for (const [i, entry] of entries.entries()) {
         const ts = Math.max(this.journal.now(), this.lastTs + 1);
         const entrySeq = this.seq + 1;
-        if (!(await this.journal.append(this.scope, this.token, this.seq, entrySeq, ts, entry.text))) {
+        if (!(await this.journal.append(this.scope, this.token, this.writer, this.seq, entrySeq, ts, entry.text))) {
           this.fenced = true;
           if (i === 0) throw new FencedError(this.scope);
           throw new Error(`${this.scope}: fenced after ${i} of the ${entries.length} journal entries of one commit were applied`, { cause: new FencedError(this.scope) });
@@ -684,6 +731,15 @@ function lastPerRow<T>(items: T[], rowOf: (item: T) => string): T[] {
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; rejects with the first failure after all have settled. */
+/** A journal entry's ops as stored: a tag byte (0 plain, 1 deflated), then the JSON. */
+function packEntry(text: string): Buffer {
+  return DEFLATE ? Buffer.concat([Buffer.of(1), deflateRawSync(text, { level: 1 })]) : Buffer.concat([Buffer.of(0), Buffer.from(text)]);
+}
+
+function unpackEntry(b: Buffer): string {
+  return b[0] === 1 ? inflateRawSync(b.subarray(1)).toString('utf8') : b.subarray(1).toString('utf8');
+}
+
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   if (items.length === 1) return fn(items[0]!);
   let next = 0;
