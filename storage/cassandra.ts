@@ -15,51 +15,58 @@
  * flight (the driver retries idempotent statements, a logged batch replays
  * from the batchlog, hints are delivered later), so a fence check before a
  * write would not stop an old owner's write from landing after a new owner
- * has loaded. Instead every scope has a journal partition, written only by
- * lightweight transactions (Paxos):
+ * has loaded. Instead every scope has a journal row, written only by
+ * lightweight transactions (Paxos), and its entries, written plainly:
  *
- *   journal (scope text, slot int,
- *            owner bigint static,     -- the fencing token that holds the scope
- *            seq bigint static,       -- bumped by every claim and every entry
- *            last_ts bigint static,   -- write timestamp of the newest entry
- *            entry_seq bigint, ts bigint, opsz blob,  -- a ring of R = 8 entries (ops as deflated JSON)
- *            PRIMARY KEY ((scope), slot))
+ *   journal (scope text PRIMARY KEY,
+ *            owner bigint,     -- the fencing token that holds the scope
+ *            seq bigint,       -- bumped by every claim and every entry
+ *            last_ts bigint,   -- write timestamp of the newest entry
+ *            last_entry bigint, last_writer bigint,   -- the newest committed entry
+ *            prev_entry bigint, prev_writer bigint)   -- and the one before it
+ *   journal_entries ((scope), writer, slot, entry_seq, ts, opsz blob)
+ *            -- an entry's ops (deflated JSON), in a ring of 64 slots per
+ *               writer; a writer is named by the seq its claim wrote
  *
  * - claim(scope, token) sets `owner = token, seq = seq + 1` in one LWT,
  *   conditioned on the owner and seq it last saw (`IF owner = ? AND seq = ?`,
  *   retried on races; a greater owner resolves null). It then reads the
- *   journal at SERIAL and re-applies ("replays") its newest entry with that
- *   entry's own write timestamp, and returns a Writer whose clock starts past
- *   `last_ts` and that expects the seq it just wrote.
- * - Writer.commit(ops) first appends an entry: an LWT
- *   `UPDATE journal SET ops, entry_seq, ts, seq, last_ts ... IF owner = <token>
- *   AND seq = <expected>` into slot entry_seq % R. Not applied: FencedError,
- *   nothing written. Applied: the entry is committed, and the ops are written
- *   to the data tables, every statement `USING TIMESTAMP ts` (the entry's ts).
- *   The commit resolves once those writes are acknowledged.
+ *   journal row at SERIAL and re-applies ("replays") its two newest entries,
+ *   in order, each with its own write timestamp, and returns a Writer whose
+ *   clock starts past `last_ts` and that expects the seq it just wrote.
+ * - Writer.commit(ops) writes an entry row (its writer, slot seq % 64) and
+ *   then commits it with the LWT `UPDATE journal SET seq, last_ts,
+ *   last_entry, last_writer, prev_entry, prev_writer ... IF owner = <token>
+ *   AND seq = <expected>`. Not applied: FencedError, and the entry row is
+ *   never read. Applied: the ops are written to the data tables, every
+ *   statement `USING TIMESTAMP ts` (the entry's ts). The commit resolves once
+ *   those writes are acknowledged. Only the small LWT goes through Paxos.
+ * - Commits are pipelined: the next commit's entry and LWT may go while the
+ *   previous commit's data is written, but never more than two committed
+ *   entries are unapplied.
  *
  * Why that fences ("no write of an old owner takes effect after a newer owner
  * has loaded"):
  * - LWTs on one partition are linearizable. Once a claim's LWT has changed
  *   owner and seq, every later append of an older writer fails its condition
  *   (also one of the same token claimed earlier, as seq has moved): its ops
- *   are never written anywhere. Data rows are written only after their entry
- *   committed.
- * - An entry committed before the claim may still have its data writes in
- *   flight (or retried, or in a batchlog) when the new owner loads. The claim
- *   replays it first, with the same values and the same timestamp, so when
- *   the old writes land later they rewrite cells with what they already hold.
- *   Every write of the new owner carries a greater timestamp (its clock starts
- *   at last_ts + 1, whatever the wall clocks say), so it wins over them.
- * - Only the newest entry can be unapplied: a writer applies an entry's data
- *   before it appends the next one (commits are sequential), a failed apply
- *   makes the writer refuse further commits, and a new writer exists only
- *   after a claim, which replays the newest entry before it resolves. So
- *   replaying that one entry completes everything committed. (Older entries
- *   are not replayed: useless, and after gc_grace_seconds a replayed put could
- *   revive a row whose delete tombstone was purged.) The same argument shows
- *   the ring of 8 never overwrites an unapplied entry; it is kept for
- *   inspection (`SELECT * FROM journal WHERE scope = ...`).
+ *   are never applied. An entry row written for an append that then failed
+ *   sits in its writer's own slot and is never read: the journal row names
+ *   the entries that count.
+ * - Entries committed before the claim may still have their data writes in
+ *   flight (or retried) when the new owner loads. The claim replays them
+ *   first, with the same values and the same timestamps, so when the old
+ *   writes land later they rewrite cells with what they already hold. Every
+ *   write of the new owner carries a greater timestamp (its clock starts at
+ *   last_ts + 1, whatever the wall clocks say), so it wins over them.
+ * - Only the two newest entries can be unapplied: a writer holds at most two
+ *   unapplied, a failed apply makes the writer refuse further commits, and a
+ *   new writer exists only after a claim, which replays those two before it
+ *   resolves. Replaying both, in order, completes everything committed; a
+ *   delete in the newer one still follows a put of the older one. (Older
+ *   entries are not replayed: useless, and after gc_grace_seconds a replayed
+ *   put could revive a row whose delete tombstone was purged.) Entry rows of
+ *   earlier writers expire after a week.
  *
  * Atomicity: an entry is all or nothing: committed means applied, by its
  * writer or by the next claim. Ops of one entry are deduplicated (the last op
@@ -198,13 +205,19 @@ interface Head {
   lastEntry: number | null;
   /** The writer that committed it (a writer is named by the seq its claim wrote, unique per scope). */
   lastWriter: number | null;
+  /** The entry committed before it, and its writer (a writer may have two entries unapplied). */
+  prevEntry: number | null;
+  prevWriter: number | null;
 }
+
+/** Entries a writer may have committed and not yet applied: commits are pipelined this deep, and a claim replays this many. */
+export const PIPELINE = 2;
 
 /** What a Writer needs from the store (kept off the Store's public surface). */
 interface Journal {
   now(): number;
   plan(ops: WriteOp[]): Entry[];
-  append(scope: string, token: number, writer: number, expectedSeq: number, entrySeq: number, ts: number, text: string): Promise<boolean>;
+  append(scope: string, token: number, writer: number, expectedSeq: number, entrySeq: number, ts: number, text: string, prev: { entry: number | null; writer: number | null }): Promise<boolean>;
   apply(info: ApplyInfo, ops: Prepared[], viaHook: boolean): Promise<void>;
 }
 
@@ -298,7 +311,7 @@ export class CassandraStore implements Store {
     }
     if (!existing.has(JOURNAL)) {
       creates.push(
-        `CREATE TABLE IF NOT EXISTS ${this.ks}.${JOURNAL} (scope text, owner bigint, seq bigint, last_ts bigint, last_entry bigint, last_writer bigint, PRIMARY KEY (scope))`,
+        `CREATE TABLE IF NOT EXISTS ${this.ks}.${JOURNAL} (scope text, owner bigint, seq bigint, last_ts bigint, last_entry bigint, last_writer bigint, prev_entry bigint, prev_writer bigint, PRIMARY KEY (scope))`,
       );
     }
     if (!existing.has(ENTRIES)) {
@@ -389,7 +402,7 @@ export class CassandraStore implements Store {
     const head = await this.readHead(scope);
     if (head.owner !== null && head.owner > token) return null; // a greater claim came right after ours
     await this.replayNewest(scope, token, head);
-    return new CassandraWriter(this.journal, scope, token, claimedSeq, claimedSeq, head.lastTs);
+    return new CassandraWriter(this.journal, scope, token, claimedSeq, claimedSeq, head.lastTs, { entry: head.lastEntry, writer: head.lastWriter });
   }
 
   async close(): Promise<void> {
@@ -400,7 +413,7 @@ export class CassandraStore implements Store {
 
   /** The scope's journal row, read at SERIAL (any Paxos round in progress is finished first). */
   private async readHead(scope: string): Promise<Head> {
-    const rs = await this.client.execute(`SELECT owner, seq, last_ts, last_entry, last_writer FROM ${this.ks}.${JOURNAL} WHERE scope = ?`, [scope], this.serialReadOptions());
+    const rs = await this.client.execute(`SELECT owner, seq, last_ts, last_entry, last_writer, prev_entry, prev_writer FROM ${this.ks}.${JOURNAL} WHERE scope = ?`, [scope], this.serialReadOptions());
     const row = rs.first();
     return {
       owner: toNumber(row?.['owner']),
@@ -408,28 +421,36 @@ export class CassandraStore implements Store {
       lastTs: toNumber(row?.['last_ts']) ?? 0,
       lastEntry: toNumber(row?.['last_entry']),
       lastWriter: toNumber(row?.['last_writer']),
+      prevEntry: toNumber(row?.['prev_entry']),
+      prevWriter: toNumber(row?.['prev_writer']),
     };
   }
 
-  /** Re-applies the newest committed entry with its own timestamp (see the top of the file for why that one suffices). */
+  /**
+   * Re-applies the newest committed entries (the last PIPELINE of them, in
+   * order) with their own timestamps: see the top of the file for why those
+   * suffice.
+   */
   private async replayNewest(scope: string, token: number, head: Head): Promise<void> {
-    if (head.lastEntry === null || head.lastWriter === null) return;
-    const rs = await this.client.execute(
-      `SELECT entry_seq, ts, opsz FROM ${this.ks}.${ENTRIES} WHERE scope = ? AND writer = ? AND slot = ?`,
-      [scope, head.lastWriter, head.lastEntry % RING],
-      this.readOptions(),
-    );
-    const row = rs.first();
-    const ts = toNumber(row?.['ts']);
-    const packed = row?.['opsz'] as Buffer | null | undefined;
-    if (!row || !packed || ts === null || toNumber(row['entry_seq']) !== head.lastEntry) {
-      // Written at LOCAL_QUORUM before its commit, so it is there unless it expired: a scope nobody
-      // claimed for ENTRY_TTL_SECS, whose writer had died while applying it. Nothing can be done then.
-      storeLog.error({ scope, entry: head.lastEntry }, "a committed journal entry is gone (expired); it cannot be replayed");
-      return;
+    const entries: Array<[number | null, number | null]> = [
+      [head.prevEntry, head.prevWriter],
+      [head.lastEntry, head.lastWriter],
+    ];
+    for (const [entry, writer] of entries) {
+      if (entry === null || writer === null) continue;
+      const rs = await this.client.execute(`SELECT entry_seq, ts, opsz FROM ${this.ks}.${ENTRIES} WHERE scope = ? AND writer = ? AND slot = ?`, [scope, writer, entry % RING], this.readOptions());
+      const row = rs.first();
+      const ts = toNumber(row?.['ts']);
+      const packed = row?.['opsz'] as Buffer | null | undefined;
+      if (!row || !packed || ts === null || toNumber(row['entry_seq']) !== entry) {
+        // Written at LOCAL_QUORUM before its commit, so it is there unless it expired: a scope nobody
+        // claimed for ENTRY_TTL_SECS, whose writer had died while applying it. Nothing can be done then.
+        storeLog.error({ scope, entry }, 'a committed journal entry is gone (expired); it cannot be replayed');
+        continue;
+      }
+      const prepared = this.parseEntry(scope, unpackEntry(packed));
+      await this.apply({ scope, token, entrySeq: entry, ts, rows: prepared.length }, prepared, false);
     }
-    const prepared = this.parseEntry(scope, unpackEntry(packed));
-    await this.apply({ scope, token, entrySeq: head.lastEntry, ts, rows: prepared.length }, prepared, false);
   }
 
   /**
@@ -438,15 +459,15 @@ export class CassandraStore implements Store {
    * entry if the writer still holds the scope. Only that small LWT goes
    * through Paxos; an entry row whose LWT failed is never read.
    */
-  private async append(scope: string, token: number, writer: number, expectedSeq: number, entrySeq: number, ts: number, text: string): Promise<boolean> {
+  private async append(scope: string, token: number, writer: number, expectedSeq: number, entrySeq: number, ts: number, text: string, prev: { entry: number | null; writer: number | null }): Promise<boolean> {
     await this.client.execute(
       `INSERT INTO ${this.ks}.${ENTRIES} (scope, writer, slot, entry_seq, ts, opsz) VALUES (?, ?, ?, ?, ?, ?)`,
       [scope, writer, entrySeq % RING, entrySeq, ts, packEntry(text)],
       { prepare: true, consistency: this.consistency, isIdempotent: true },
     );
     const rs = await this.client.execute(
-      `UPDATE ${this.ks}.${JOURNAL} SET seq = ?, last_ts = ?, last_entry = ?, last_writer = ? WHERE scope = ? IF owner = ? AND seq = ?`,
-      [entrySeq, ts, entrySeq, writer, scope, token, expectedSeq],
+      `UPDATE ${this.ks}.${JOURNAL} SET seq = ?, last_ts = ?, last_entry = ?, last_writer = ?, prev_entry = ?, prev_writer = ? WHERE scope = ? IF owner = ? AND seq = ?`,
+      [entrySeq, ts, entrySeq, writer, prev.entry, prev.writer, scope, token, expectedSeq],
       this.lwtOptions(),
     );
     return rs.wasApplied();
@@ -621,16 +642,22 @@ export class CassandraStore implements Store {
 }
 
 /**
- * The right to write one scope. Precondition: commits are sequential (the
- * caller awaits one before starting the next; the actor journal does); a
- * commit started while another is in flight is refused with an Error and
- * changes nothing. That is what makes "only the newest entry can be
- * unapplied" true.
+ * The right to write one scope. Commits may overlap: each one's journal
+ * appends (LWTs) run after those of the commits started before it, and at
+ * most PIPELINE committed entries are unapplied at any time (a new append
+ * waits for an earlier apply otherwise), which is what a claim's replay of
+ * the last PIPELINE entries relies on. A commit's promise does not wait for
+ * earlier commits: callers that need order (the actor journal) await in
+ * order.
  */
 class CassandraWriter implements Writer {
-  private inFlight = false;
   private fenced = false;
   private failure: { err: unknown } | undefined;
+  /** Settles when the appends of the commits started so far are done. */
+  private appends: Promise<void> = Promise.resolve();
+  /** Committed entries whose data is not yet acknowledged, and who waits for one to finish. */
+  private unapplied = 0;
+  private applyWaiters: Array<() => void> = [];
 
   constructor(
     private readonly journal: Journal,
@@ -642,6 +669,8 @@ class CassandraWriter implements Writer {
     private readonly writer: number,
     /** Timestamp of the newest entry this writer knows of; its clock stays above it. */
     private lastTs: number,
+    /** The scope's newest committed entry (recorded as `prev` by the next append). */
+    private last: { entry: number | null; writer: number | null },
   ) {}
 
   /**
@@ -651,34 +680,63 @@ class CassandraWriter implements Writer {
    * other failure (a timeout of the append, a failed data write, a fence
    * met between the entries of a split commit) leaves the outcome unknown and
    * the writer refuses every later commit: claim the scope again, which
-   * replays a committed entry to completion.
+   * replays the committed entries to completion.
    */
   async commit(ops: WriteOp[]): Promise<void> {
-    if (this.inFlight) throw new Error(`${this.scope}: commit while another commit of the same writer is in flight (commits must be sequential); nothing written`);
-    if (this.fenced) throw new FencedError(this.scope);
-    if (this.failure) throw new Error(`${this.scope}: this writer had a failed commit and is unusable; claim the scope again`, { cause: this.failure.err });
+    this.usable();
     // Invalid ops are refused here, before anything is written; the writer stays usable.
     const entries = this.journal.plan(ops);
-    this.inFlight = true;
+    const before = this.appends;
+    let done!: () => void;
+    this.appends = new Promise<void>((r) => (done = r));
+    const applies: Promise<void>[] = [];
     try {
+      await before;
       for (const [i, entry] of entries.entries()) {
+        this.usable();
+        while (this.unapplied >= PIPELINE) await new Promise<void>((r) => this.applyWaiters.push(r));
+        this.usable();
         const ts = Math.max(this.journal.now(), this.lastTs + 1);
         const entrySeq = this.seq + 1;
-        if (!(await this.journal.append(this.scope, this.token, this.writer, this.seq, entrySeq, ts, entry.text))) {
+        if (!(await this.journal.append(this.scope, this.token, this.writer, this.seq, entrySeq, ts, entry.text, this.last))) {
           this.fenced = true;
           if (i === 0) throw new FencedError(this.scope);
           throw new Error(`${this.scope}: fenced after ${i} of the ${entries.length} journal entries of one commit were applied`, { cause: new FencedError(this.scope) });
         }
         this.seq = entrySeq;
         this.lastTs = ts;
-        await this.journal.apply({ scope: this.scope, token: this.token, entrySeq, ts, rows: entry.ops.length }, entry.ops, true);
+        this.last = { entry: entrySeq, writer: this.writer };
+        this.unapplied++;
+        applies.push(
+          this.journal.apply({ scope: this.scope, token: this.token, entrySeq, ts, rows: entry.ops.length }, entry.ops, true).finally(() => {
+            this.unapplied--;
+            this.applyWaiters.shift()?.();
+          }),
+        );
       }
     } catch (err) {
-      if (!(err instanceof FencedError)) this.failure = { err };
+      this.fail(err);
       throw err;
     } finally {
-      this.inFlight = false;
+      done();
     }
+    // The next commit's appends may start while this one's data is written.
+    try {
+      await Promise.all(applies);
+    } catch (err) {
+      this.fail(err);
+      throw err;
+    }
+  }
+
+  private usable(): void {
+    if (this.fenced) throw new FencedError(this.scope);
+    if (this.failure) throw new Error(`${this.scope}: this writer had a failed commit and is unusable; claim the scope again`, { cause: this.failure.err });
+  }
+
+  private fail(err: unknown): void {
+    if (!(err instanceof FencedError)) this.failure ??= { err };
+    for (const w of this.applyWaiters.splice(0)) w();
   }
 }
 

@@ -57,8 +57,10 @@ export interface Writer {
    * scope. Any other rejection leaves the outcome unknown (the writer is then
    * unusable: claim the scope again, which completes or discards the write).
    *
-   * Precondition: commits of one writer are sequential (the next starts after
-   * the previous one has settled). Very large commits may be applied in
+   * Commits of one writer may overlap (the actor journal keeps two in
+   * flight): they take effect in the order they were started, a later one
+   * winning on a row both write, and each promise settles on its own (await
+   * them in order where order matters). Very large commits may be applied in
    * several atomic parts (see the implementation).
    */
   commit(ops: WriteOp[]): Promise<void>;

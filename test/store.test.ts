@@ -600,15 +600,34 @@ if (unreachable && requireCassandra) {
       t.equal(await store.get('users', scope, 1), 'second');
     });
 
-    await t.test('cassandra - commits of one writer must be sequential', async (t) => {
-      const scope = newScope('seq');
+    await t.test('cassandra - overlapping commits of one writer take effect in order; a claim applies the two newest committed entries', async (t) => {
+      const scope = newScope('pipe');
       const w = await claimed(store, scope, 1);
-      const a = w.commit([put('users', scope, 1, 'a')]);
-      await t.rejects(w.commit([put('users', scope, 2, 'b')]), /in flight/, 'a second commit in flight is refused');
-      await a;
-      t.equal(await store.get('users', scope, 2), undefined, '... and wrote nothing');
-      await w.commit([put('users', scope, 2, 'b')]);
-      t.equal(await store.get('users', scope, 2), 'b', 'the writer is still usable');
+      await Promise.all([w.commit([put('users', scope, 1, 'a'), put('users', scope, 2, 'a')]), w.commit([put('users', scope, 1, 'b')]), w.commit([put('users', scope, 3, 'c')])]);
+      t.same([await store.get('users', scope, 1), await store.get('users', scope, 2), await store.get('users', scope, 3)], ['b', 'a', 'c'], 'a later commit wins on a row both write');
+      // Two commits whose data never lands (held by the hook): both are committed entries.
+      const held: Array<() => void> = [];
+      const holding: ApplyHook = (_info, send) => new Promise<void>((_res, rej) => held.push(() => rej(new Error('writer died (test)')))).then(send);
+      const dying = await other({ applyHook: holding });
+      const scope2 = newScope('pipe2');
+      const w2 = await claimed(dying, scope2, 1);
+      const first = w2.commit([put('users', scope2, 1, 'one'), put('users', scope2, 2, 'gone')]).catch((e: Error) => e.message);
+      const second = w2.commit([put('users', scope2, 1, 'two'), del('users', scope2, 2)]).catch((e: Error) => e.message);
+      const deadline = Date.now() + 5000;
+      while (held.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      t.equal(held.length, 2, 'both entries committed, their data held');
+      const third = w2.commit([put('users', scope2, 3, 'three')]).catch((e: Error) => e.message);
+      await new Promise((r) => setTimeout(r, 200));
+      t.equal(held.length, 2, 'a third entry waits: at most two are unapplied');
+      t.equal(await store.get('users', scope2, 1), undefined, 'nothing landed');
+      const next = await claimed(store, scope2, 2);
+      t.same([await store.get('users', scope2, 1), await store.get('users', scope2, 2), await store.get('users', scope2, 3)], ['two', undefined, undefined], 'the claim applied both, in order (the delete after the put); the third never committed');
+      for (const release of held) release();
+      t.match(await first, /died/);
+      t.match(await second, /died/);
+      t.match(String(await third), /Fenced|lost ownership|unusable|died/);
+      await next.commit([put('users', scope2, 3, 'next')]);
+      t.equal(await store.get('users', scope2, 3), 'next');
     });
 
     await t.test('cassandra - a large commit is split into journal entries; an oversized op is refused before anything is written', async (t) => {

@@ -8,6 +8,9 @@
  */
 import type { Writer, WriteOp } from '../../storage/store.ts';
 
+/** Commits in flight at once (see `flush`). */
+const DEPTH = 2;
+
 interface Pending {
   ops: WriteOp[];
   resolve: () => void;
@@ -67,8 +70,19 @@ export class Journal {
     });
   }
 
+  /**
+   * Commits pending writes, grouping what waits into one commit, with up to
+   * DEPTH commits in flight (the store takes them in order; Cassandra writes
+   * one's data while the next one's journal entry goes). Appends resolve in
+   * order: a commit is acknowledged only after every earlier one was.
+   */
   private async flush(): Promise<void> {
-    while (this.pending.length) {
+    const inFlight: Promise<void>[] = [];
+    while (this.pending.length || inFlight.length) {
+      if (!this.pending.length || inFlight.length >= DEPTH) {
+        await inFlight.shift();
+        continue;
+      }
       const batch: Pending[] = [];
       let size = 0;
       while (this.pending.length && (batch.length === 0 || size + this.pending[0]!.ops.length <= this.maxCommitOps)) {
@@ -76,15 +90,28 @@ export class Journal {
         batch.push(p);
         size += p.ops.length;
       }
+      let commit: Promise<void>;
       try {
         if (this.failure) throw this.failure;
         this.guard();
-        await this.writer.commit(batch.flatMap((p) => p.ops));
-        for (const p of batch) p.resolve();
+        commit = this.writer.commit(batch.flatMap((p) => p.ops));
       } catch (err) {
-        this.failure ??= err;
-        for (const p of batch) p.reject(err);
+        commit = Promise.reject(err);
       }
+      // Settled in order below; handled now, so a failure is not an unhandled rejection meanwhile.
+      commit.catch(() => {});
+      const previous = inFlight.at(-1) ?? Promise.resolve();
+      inFlight.push(
+        previous.then(() => commit).then(
+          () => {
+            if (this.failure) throw this.failure;
+            for (const p of batch) p.resolve();
+          },
+        ).catch((err: unknown) => {
+          this.failure ??= err;
+          for (const p of batch) p.reject(this.failure);
+        }),
+      );
     }
   }
 }
