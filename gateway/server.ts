@@ -10,7 +10,7 @@ import { ApiError, asApiError } from '../lib/errors.ts';
 import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
-import { matchSegments, segmentsOf } from './path.ts';
+import { PathTable } from './path.ts';
 import { collectParams, type RawParams, type UploadedFile, validateParams } from './params.ts';
 import { BinaryReply, type CallContext, IGNORED, type Route } from './route.ts';
 import { ROUTES } from './routes/index.ts';
@@ -22,21 +22,16 @@ export { ROUTES };
 
 /** Routes by method, matched segment by segment; `{name}` segments capture path parameters. */
 class Router {
-  private routes: Array<{ route: Route; segments: string[] }> = [];
+  private table = new PathTable<Route>();
 
   add(route: Route): void {
-    this.routes.push({ route, segments: segmentsOf(route.path) });
+    this.table.add(route.path, route);
   }
 
-  /** The routes of a path by method, with the path parameters, or null when no route has this path. */
+  /** The routes of a path by method (the first added wins), with the path parameters, or null when no route has this path. */
   match(path: string): Map<string, { route: Route; params: RawParams }> | null {
-    const parts = segmentsOf(path);
     const found = new Map<string, { route: Route; params: RawParams }>();
-    for (const { route, segments } of this.routes) {
-      if (found.has(route.method)) continue;
-      const params = matchSegments(segments, parts);
-      if (params) found.set(route.method, { route, params });
-    }
+    for (const { value: route, params } of this.table.match(path)) if (!found.has(route.method)) found.set(route.method, { route, params });
     return found.size ? found : null;
   }
 }

@@ -116,9 +116,23 @@ export function alertedUsers(state: Readonly<RealmState>, content: string, sende
   const out: number[] = [];
   for (const [userId, words] of state.alertWords) {
     if (userId === senderId) continue;
-    if (words.some((w) => new RegExp(`(^|[^\\p{L}\\p{N}_])${w.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\p{L}\\p{N}_])`, 'u').test(text))) out.push(userId);
+    // The substring test rules out almost every word before a pattern runs.
+    if (words.some((w) => text.includes(w.toLowerCase()) && alertPattern(w).test(text))) out.push(userId);
   }
   return out;
+}
+
+const alertPatterns = new Map<string, RegExp>();
+
+/** An alert word as a whole-word, case-insensitive pattern, compiled once per word. */
+function alertPattern(word: string): RegExp {
+  let re = alertPatterns.get(word);
+  if (!re) {
+    if (alertPatterns.size >= 10_000) alertPatterns.clear();
+    re = new RegExp(`(^|[^\\p{L}\\p{N}_])${word.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\p{L}\\p{N}_])`, 'u');
+    alertPatterns.set(word, re);
+  }
+  return re;
 }
 
 /** What the renderer may look up: members by name, the channels `user` can see. */

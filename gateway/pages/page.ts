@@ -4,7 +4,7 @@
  * They take the same parameters as API routes (query string and form body)
  * and reach actors the same way; they handle their own errors, as a page.
  */
-import { matchSegments, segmentsOf } from '../path.ts';
+import { PathTable } from '../path.ts';
 import type { ActorClient } from '../../actors/runtime/client.ts';
 import type { RawParams } from '../params.ts';
 
@@ -36,13 +36,16 @@ export function document(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}.error{color:#b00020}pre{background:#f4f4f4;padding:1rem;overflow-x:auto}</style></head><body>${body}</body></html>`;
 }
 
+const tables = new WeakMap<readonly Page[], PathTable<Page>>();
+
 /** Finds the page for a method and path, with its path parameters. */
 export function matchPage(pages: readonly Page[], method: string, path: string): { page: Page; params: RawParams } | null {
-  const parts = segmentsOf(path);
-  for (const page of pages) {
-    if (page.method !== method) continue;
-    const params = matchSegments(segmentsOf(page.path), parts);
-    if (params) return { page, params };
+  let table = tables.get(pages);
+  if (!table) {
+    table = new PathTable<Page>();
+    for (const page of pages) table.add(page.path, page);
+    tables.set(pages, table);
   }
-  return null;
+  const hit = table.match(path).find((m) => m.value.method === method);
+  return hit ? { page: hit.value, params: hit.params } : null;
 }
