@@ -135,9 +135,13 @@ function alertPattern(word: string): RegExp {
   return re;
 }
 
-/** What the renderer may look up: members by name, the channels `user` can see. */
+const renderOptionsByUser = new WeakMap<UserRecord, RenderOptions>();
+
+/** What the renderer may look up: members by name, the channels `user` can see (made once per user record; every lookup reads the live state). */
 export function renderOptions(state: Readonly<RealmState>, user: UserRecord): RenderOptions {
-  return {
+  let options = renderOptionsByUser.get(user);
+  if (options) return options;
+  options = {
     user: (name, id) => {
       if (id !== null) return state.users.get(id);
       // A name that several active users share mentions nobody (Zulip asks for @**Name|id** then).
@@ -152,8 +156,12 @@ export function renderOptions(state: Readonly<RealmState>, user: UserRecord): Re
       for (const e of state.emoji.values()) if (e.name === name && !e.deactivated) return { sourceUrl: emojiImageUrl(e.id) };
       return undefined;
     },
-    linkifiers: state.org.compiledLinkifiers(),
+    get linkifiers() {
+      return state.org.compiledLinkifiers();
+    },
   };
+  renderOptionsByUser.set(user, options);
+  return options;
 }
 
 /** Validates, authorizes and renders a send by `sender`; throws the API error, changes nothing. */
@@ -282,41 +290,43 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
  * muted channel, unmutes) the topic as their policies say, and users
  * mentioned by name follow it (automatically_follow_topics_where_mentioned).
  * A policy only raises visibility: a followed topic stays followed. The
- * policies are the users' settings; the realm knows their defaults
- * (`automaticPolicies`), which is all there is until settings can change.
+ * policies are the users' settings, which the realm holds.
  */
 export function applyAutomaticVisibility(state: RealmState, m: StoredMessage, isNewTopic: boolean, tx: Tx): UserTopicRecord[] {
   if (m.streamId === null) return [];
-  const key = `${m.streamId}:${m.topic.toLowerCase()}`;
-  const now = Math.floor(Date.now() / 1000);
   const out: UserTopicRecord[] = [];
-  const raise = (userId: number, policy: number) => {
-    const current = state.userTopics.get(userId)?.get(key)?.policy ?? VisibilityPolicy.INHERIT;
-    if (current === policy || current === VisibilityPolicy.FOLLOWED) return;
-    const record: UserTopicRecord = { userId, streamId: m.streamId!, topic: state.userTopics.get(userId)?.get(key)?.topic ?? m.topic, policy, lastUpdated: now };
-    state.indexUserTopic(record);
-    tx.write(T.userTopics.at(state.realmId, userId, m.streamId!, record.topic).put(record));
-    out.push(record);
-  };
-  const applies = (policy: number) => policy === AUTO.ON_PARTICIPATION || policy === AUTO.ON_SEND || (policy === AUTO.ON_INITIATION && isNewTopic);
-  const sender = automaticPolicies(state, m.senderId);
-  if (applies(sender.follow)) raise(m.senderId, VisibilityPolicy.FOLLOWED);
-  else if (state.subs.get(m.streamId)?.get(m.senderId)?.isMuted && applies(sender.unmute)) raise(m.senderId, VisibilityPolicy.UNMUTED);
-  for (const id of m.mentions) if (id !== m.senderId && automaticPolicies(state, id).followWhereMentioned) raise(id, VisibilityPolicy.FOLLOWED);
+  if (policyApplies(Number(userSetting(state, m.senderId, 'automatically_follow_topics_policy')), isNewTopic)) {
+    raiseVisibility(state, m, m.senderId, VisibilityPolicy.FOLLOWED, tx, out);
+  } else if (state.subs.get(m.streamId)?.get(m.senderId)?.isMuted && policyApplies(Number(userSetting(state, m.senderId, 'automatically_unmute_topics_in_muted_streams_policy')), isNewTopic)) {
+    raiseVisibility(state, m, m.senderId, VisibilityPolicy.UNMUTED, tx, out);
+  }
+  for (const id of m.mentions) {
+    if (id !== m.senderId && userSetting(state, id, 'automatically_follow_topics_where_mentioned') === true) raiseVisibility(state, m, id, VisibilityPolicy.FOLLOWED, tx, out);
+  }
   return out;
 }
 
 /** Values of automatically_follow_topics_policy and automatically_unmute_topics_in_muted_streams_policy. */
 const AUTO = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, NEVER: 4 } as const;
 
-/** A user's automatic-visibility settings (the realm holds every user's settings). */
-function automaticPolicies(state: Readonly<RealmState>, userId: number) {
-  const setting = (k: string) => state.setting(userId, k, DEFAULT_USER_SETTINGS[k]!);
-  return {
-    follow: Number(setting('automatically_follow_topics_policy')),
-    unmute: Number(setting('automatically_unmute_topics_in_muted_streams_policy')),
-    followWhereMentioned: setting('automatically_follow_topics_where_mentioned') === true,
-  };
+function policyApplies(policy: number, isNewTopic: boolean): boolean {
+  return policy === AUTO.ON_PARTICIPATION || policy === AUTO.ON_SEND || (policy === AUTO.ON_INITIATION && isNewTopic);
+}
+
+/** A user's setting (the realm holds every user's settings), or its default. */
+function userSetting(state: Readonly<RealmState>, userId: number, name: string) {
+  return state.setting(userId, name, DEFAULT_USER_SETTINGS[name]!);
+}
+
+/** Raises `userId`'s visibility policy for the message's topic to `policy`, unless it is that already or followed. */
+function raiseVisibility(state: RealmState, m: StoredMessage, userId: number, policy: number, tx: Tx, out: UserTopicRecord[]): void {
+  const existing = state.userTopics.get(userId)?.get(`${m.streamId}:${m.topic.toLowerCase()}`);
+  const current = existing?.policy ?? VisibilityPolicy.INHERIT;
+  if (current === policy || current === VisibilityPolicy.FOLLOWED) return;
+  const record: UserTopicRecord = { userId, streamId: m.streamId!, topic: existing?.topic ?? m.topic, policy, lastUpdated: Math.floor(Date.now() / 1000) };
+  state.indexUserTopic(record);
+  tx.write(T.userTopics.at(state.realmId, userId, m.streamId!, record.topic).put(record));
+  out.push(record);
 }
 
 export function visibilityEvents(state: Readonly<RealmState>, changes: UserTopicRecord[]): Delivery[] {

@@ -94,7 +94,7 @@ export class Journal {
       try {
         if (this.failure) throw this.failure;
         this.guard();
-        commit = this.writer.commit(batch.flatMap((p) => p.ops));
+        commit = this.writer.commit(latestPerRow(batch.flatMap((p) => p.ops)));
       } catch (err) {
         commit = Promise.reject(err);
       }
@@ -114,4 +114,21 @@ export class Journal {
       );
     }
   }
+}
+
+/**
+ * The ops of one commit with only the last op on each row: a commit is all or
+ * nothing, so an earlier op on a row another op of the same commit rewrites
+ * is never seen (a channel's topic and traffic counters, rewritten by every
+ * send of a group commit, are written once).
+ */
+export function latestPerRow(ops: WriteOp[]): WriteOp[] {
+  if (ops.length < 2) return ops;
+  const rows = new Map<string, WriteOp>();
+  for (const op of ops) {
+    const key = `${op.table}\u0000${op.pk}\u0000${op.ck}`;
+    rows.delete(key);
+    rows.set(key, op);
+  }
+  return rows.size === ops.length ? ops : [...rows.values()];
 }
