@@ -16,6 +16,7 @@ import { LocalLeases } from '../actors/runtime/leases.ts';
 import { LocalBus } from '../actors/runtime/local-bus.ts';
 import { ActorNode } from '../actors/runtime/node.ts';
 import { actorRef, defineActor } from '../actors/runtime/registry.ts';
+import { latestPerRow } from '../actors/runtime/journal.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import type { Store, Writer, WriteOp } from '../storage/store.ts';
 import { T } from '../storage/tables.ts';
@@ -179,4 +180,13 @@ t.test('runtime - a durable timer set before a stop fires once after the restart
   await new Promise((r) => setTimeout(r, 300));
   t.same((await n.call({ type: 'get' })).fired, ['soon'], 'and only once');
   t.same(await T.timers.partition(0, Math.floor(Date.now() / 3_600_000)).values(n.store), [], 'its row is gone with the commit of its handler');
+});
+
+t.test('runtime - a commit keeps the last op on each row, in order of those last ops', async (t) => {
+  const put = (pk: string, ck: number, value: unknown): WriteOp => ({ op: 'put', table: 'channels', pk, ck, value });
+  const del = (pk: string, ck: number): WriteOp => ({ op: 'delete', table: 'channels', pk, ck });
+  const ops = [put('1:0', 1, 'a'), put('1:0', 2, 'b'), del('1:0', 1), put('1:0', 2, 'c'), put('1:1', 1, 'd'), { ...put('1:0', 1, 'x'), table: 'users' }];
+  t.same(latestPerRow(ops), [del('1:0', 1), put('1:0', 2, 'c'), put('1:1', 1, 'd'), { ...put('1:0', 1, 'x'), table: 'users' }]);
+  const distinct = [put('1:0', 1, 'a'), put('1:0', 2, 'b')];
+  t.equal(latestPerRow(distinct), distinct, 'distinct rows: the same list');
 });
