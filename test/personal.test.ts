@@ -57,6 +57,20 @@ t.test('drafts - create, list, edit, delete, with events; errors', async (t) => 
   t.equal((await s.api.get('/drafts', {}, { creds: null })).status, 401);
 });
 
+t.test('drafts - turning synchronization off deletes the stored drafts, for oneself and through target_users', async (t) => {
+  await mateo.ok('POST', '/drafts', { drafts: [{ type: '', to: [], content: 'kept locally, dropped on the server' }] });
+  t.ok((await mateo.ok('GET', '/drafts')).count > 0);
+  await mateo.ok('PATCH', '/settings', { enable_drafts_synchronization: false });
+  t.same((await mateo.ok('GET', '/drafts')).drafts, [], 'the stored drafts are gone');
+  t.equal((await mateo.post('/drafts', { drafts: [{ type: '', to: [], content: 'x' }] })).body.msg, 'User has disabled synchronizing drafts.');
+  await mateo.ok('PATCH', '/settings', { enable_drafts_synchronization: true });
+  t.same((await mateo.ok('GET', '/drafts')).drafts, [], 'and stay gone when it is turned on again');
+  await mateo.ok('POST', '/drafts', { drafts: [{ type: '', to: [], content: 'again' }] });
+  await owner.ok('PATCH', '/settings', { enable_drafts_synchronization: false, target_users: { user_ids: [s.demo.member2.userId], group_ids: [], skip_if_already_edited: false } });
+  t.same((await mateo.ok('GET', '/drafts')).drafts, [], 'an administrator turning it off for a user deletes that user\'s drafts');
+  await owner.ok('PATCH', '/settings', { enable_drafts_synchronization: true, target_users: { user_ids: [s.demo.member2.userId], group_ids: [], skip_if_already_edited: false } });
+});
+
 t.test('saved snippets - create, edit, delete, with events; errors', async (t) => {
   let id = 0;
   await verify(t, maria, ['saved_snippets'], 'saved_snippets', async () => {

@@ -162,7 +162,8 @@ export const updateSettings = action({
       // No email is sent yet: the link that would be mailed is logged for the operator.
       log.info({ userId: p.userId, newEmail: p.pendingEmail.email, confirmationKey: p.pendingEmail.key }, 'email change requested: confirmation link /accounts/confirm_new_email/<key>');
     }
-    return {};
+    // For the gateway (not the client): whose stored drafts go now that they are no longer synchronized.
+    return { draftsOff: p.changes.filter((c) => c.name === 'enable_drafts_synchronization' && c.value === false).map((c) => c.userId) };
   },
   events(state, p) {
     const out: Delivery[] = [];

@@ -16,7 +16,7 @@ import { defineActor } from '../runtime/registry.ts';
 import { FlagCache, type Marks, marksFromRow } from './flags.ts';
 import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } from './message_flags.ts';
 import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts';
-import { createDrafts, createSnippet, deleteDraft, deleteSnippet, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
+import { createDrafts, createSnippet, deleteDraft, deleteSnippet, discardDrafts, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
 import { userRef } from './ref.ts';
 import { downloadFile, uploadFile } from './uploads.ts';
@@ -126,6 +126,7 @@ export const userHandlers = {
   createDrafts,
   editDraft,
   deleteDraft,
+  discardDrafts,
   listSavedSnippets: listSnippets,
   createSavedSnippet: createSnippet,
   editSavedSnippet: editSnippet,

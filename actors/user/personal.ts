@@ -123,6 +123,24 @@ export const deleteDraft = action({
   events: (s, id) => [toUsers(s.realmId, [s.userId], { type: 'drafts', op: 'remove', draft_id: id })],
 });
 
+/**
+ * Turning drafts synchronization off deletes the drafts stored on the server,
+ * without events: clients stop syncing, they do not lose their local copies
+ * (Zulip's behaviour).
+ */
+export const discardDrafts = action({
+  type: 'discardDrafts',
+  fields: z.object({}),
+  check: (s) => [...s.drafts.keys()],
+  apply(s, ids, tx) {
+    for (const id of ids) {
+      s.drafts.delete(id);
+      tx.write(T.userDrafts.at(s.realmId, s.userId, id).delete());
+    }
+    return { removed: ids.length };
+  },
+});
+
 function checkSnippetText(title: string | null, content: string | null): void {
   if (title !== null && !title.trim()) throw badRequest('Title cannot be empty.');
   if (title !== null && [...title].length > MAX_SNIPPET_TITLE_LENGTH) throw badRequest(`Title is too long (limit: ${MAX_SNIPPET_TITLE_LENGTH} characters)`);

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { TargetUsers } from '../../actors/realm/settings.ts';
+import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { SETTING_NAMES, type SettingValue, USER_SETTINGS } from '../../actors/user/settings.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { hashPassword, verifyPassword } from '../../lib/secrets.ts';
@@ -56,7 +57,7 @@ function settingsRoute(path: string): Route {
         if ([...p.new_password].length < MIN_PASSWORD_LENGTH) throw badRequest('New password is too weak!');
         password = { verifiedAgainst: found.passwordHash, newHash: await hashPassword(p.new_password) };
       } else if (p.new_password !== undefined) password = { verifiedAgainst: '', newHash: '' };
-      return ctx.actors.raw(realmRef, realm, {
+      const { draftsOff } = await ctx.actors.call(realmRef, realm, {
         type: 'updateSettings',
         caller: caller(ctx),
         changes: pick(p, SETTINGS_NAMES),
@@ -65,6 +66,9 @@ function settingsRoute(path: string): Route {
         email: p.email ?? null,
         password,
       });
+      // Drafts synchronization turned off: the drafts stored on the server are deleted (as Zulip does).
+      for (const userId of draftsOff) await ctx.actors.call(userRef, userActorId(user.realmId, userId), { type: 'discardDrafts', caller: serverCaller(ctx) });
+      return {};
     },
   });
 }
