@@ -45,7 +45,7 @@ async function embeddedBackends(config: Config): Promise<Backends> {
 
 async function clusterBackends(config: Config): Promise<Backends> {
   const { NatsBus } = await import('../actors/runtime/nats-bus.ts');
-  const bus = await NatsBus.connect(config.natsUrl, `parley-${config.role}-${process.pid}`);
+  const bus = await NatsBus.connect(config.natsUrl, `parley-${config.role}-${process.pid}`, { namespace: config.natsNamespace });
   if (config.role === 'gateway') return { bus, leases: null, store: null, close: () => bus.close() };
   const { RedisLeases } = await import('../actors/runtime/redis-leases.ts');
   const { CassandraStore } = await import('../storage/cassandra.ts');

@@ -17,6 +17,8 @@ const Env = z.object({
   PARLEY_NATS_URL: z.string().default('nats://127.0.0.1:4222'),
   PARLEY_REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   PARLEY_REDIS_PREFIX: z.string().regex(/^[\w.-]+$/).default('parley'),
+  /** The cluster's name in NATS subjects; the Redis prefix by default, so each cluster sharing a NATS hears only itself. */
+  PARLEY_NATS_NAMESPACE: z.string().regex(/^[\w-]+$/).optional(),
   PARLEY_CASSANDRA_CONTACT_POINTS: z.string().default('127.0.0.1:9042'),
   PARLEY_CASSANDRA_DC: z.string().default('datacenter1'),
   PARLEY_CASSANDRA_KEYSPACE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default('parley'),
@@ -54,6 +56,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     natsUrl: e.PARLEY_NATS_URL,
     redisUrl: e.PARLEY_REDIS_URL,
     redisPrefix: e.PARLEY_REDIS_PREFIX,
+    natsNamespace: e.PARLEY_NATS_NAMESPACE ?? e.PARLEY_REDIS_PREFIX.replace(/\./g, '_'),
     cassandra: {
       contactPoints: e.PARLEY_CASSANDRA_CONTACT_POINTS.split(',').map((s) => s.trim()).filter(Boolean),
       localDataCenter: e.PARLEY_CASSANDRA_DC,

@@ -271,6 +271,30 @@ t.test('NatsBus', async (t) => {
   };
   await busSuite(t, async (t, opts) => ({ a: await connectBus(t, 'test-a', opts), b: await connectBus(t, 'test-b') }));
 
+  await t.test('nats bus - clusters sharing one NATS hear only themselves', async (t) => {
+    const connectAs = async (name: string, namespace?: string) => {
+      const bus = await NatsBus.connect(nats.url, name, { namespace, log });
+      t.teardown(() => bus.close());
+      return bus;
+    };
+    const [one, two, plain] = [await connectAs('ns-one', 'parley_one'), await connectAs('ns-two', 'parley_two'), await connectAs('ns-plain')];
+    const seen: string[] = [];
+    await one.serve('parley.shard.7.>', async (_body, subject) => `one:${subject}`);
+    await one.subscribe('parley.events.7', (body, subject) => seen.push(`one:${String(body)}:${subject}`));
+    await two.subscribe('parley.events.7', (body, subject) => seen.push(`two:${String(body)}:${subject}`));
+    await Promise.all([one.flush(), two.flush()]);
+    t.equal(await one.request('parley.shard.7.realm.1', null, 2000), 'one:parley.shard.7.realm.1', 'a server sees the subject as subjects.ts names it');
+    const err = await rejection(two.request('parley.shard.7.realm.1', null, 500));
+    t.ok(err instanceof BusError && err.reason === 'no_responders', 'another cluster\'s server does not answer');
+    t.ok((await rejection(plain.request('parley.shard.7.realm.1', null, 500))) instanceof BusError, 'nor does it answer the default namespace');
+    two.publish('parley.events.7', 'from-two');
+    plain.publish('parley.events.7', 'from-plain');
+    await two.flush();
+    await plain.flush();
+    await sleep(200);
+    t.same(seen, ['two:from-two:parley.events.7'], 'events stay in their cluster');
+  });
+
   await t.test('nats bus - serving resumes after the server restarts', async (t) => {
     const server = await startNats();
     t.teardown(() => server.stop());

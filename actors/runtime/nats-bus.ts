@@ -34,6 +34,12 @@ export interface NatsBusOptions {
   queue?: string;
   /** How long close() waits for handlers still running before it closes the connection. */
   closeGraceMs?: number;
+  /**
+   * The cluster's name on the wire: subjects (`parley.shard.…`) go out as
+   * `<namespace>.shard.…`, so clusters sharing one NATS never answer each
+   * other's requests. `parley` (the default) leaves them as they are.
+   */
+  namespace?: string;
   log?: Logger;
 }
 
@@ -63,6 +69,8 @@ export class NatsBus implements Bus {
   private readonly subs = new Set<NatsSubscription>();
   /** Handlers started by serve() that have not replied yet. */
   private readonly running = new Set<Promise<void>>();
+  /** What replaces the leading `parley.` of a subject on the wire (null: nothing). */
+  private readonly ns: string | null;
 
   constructor(
     readonly nc: NatsConnection,
@@ -72,6 +80,17 @@ export class NatsBus implements Bus {
     this.queue = opts.queue ?? 'parley';
     this.closeGraceMs = opts.closeGraceMs ?? 10_000;
     this.log = opts.log ?? rootLog.child({ component: 'nats-bus' });
+    this.ns = opts.namespace && opts.namespace !== 'parley' ? `${opts.namespace}.` : null;
+  }
+
+  /** The subject on the wire for a subject of subjects.ts. */
+  private wire(subject: string): string {
+    return this.ns && subject.startsWith('parley.') ? this.ns + subject.slice(7) : subject;
+  }
+
+  /** The subject of subjects.ts a subject on the wire stands for. */
+  private local(subject: string): string {
+    return this.ns && subject.startsWith(this.ns) ? `parley.${subject.slice(this.ns.length)}` : subject;
   }
 
   /** Connects to `url` (comma-separated for several servers), reconnecting forever. */
@@ -103,7 +122,7 @@ export class NatsBus implements Bus {
     this.inFlight++;
     let msg: Msg;
     try {
-      msg = await this.batched(() => this.nc.request(subject, data, { timeout: timeoutMs }));
+      msg = await this.batched(() => this.nc.request(this.wire(subject), data, { timeout: timeoutMs }));
     } catch (err) {
       throw this.requestError(err, subject, data.length);
     } finally {
@@ -149,7 +168,7 @@ export class NatsBus implements Bus {
     void this.batched(() => {
       for (const subject of subjects) {
         try {
-          this.nc.publish(subject, data);
+          this.nc.publish(this.wire(subject), data);
         } catch (err) {
           // Fire and forget, as in LocalBus: the caller is an actor whose write is
           // already durable, and a throw would fail its reply.
@@ -161,7 +180,7 @@ export class NatsBus implements Bus {
 
   async serve(subject: string, handler: RequestHandler): Promise<Subscription> {
     return this.track(subject, () =>
-      this.nc.subscribe(subject, {
+      this.nc.subscribe(this.wire(subject), {
         queue: this.queue,
         callback: (err, msg) => {
           if (err) return this.log.error({ err, subject }, 'serve subscription failed');
@@ -175,12 +194,12 @@ export class NatsBus implements Bus {
 
   async subscribe(subject: string, handler: EventHandler, opts: SubscribeOptions = {}): Promise<Subscription> {
     return this.track(subject, () =>
-      this.nc.subscribe(subject, {
+      this.nc.subscribe(this.wire(subject), {
         ...(opts.broadcast ? {} : { queue: this.queue }),
         callback: (err, msg) => {
           if (err) return this.log.error({ err, subject }, 'event subscription failed');
           try {
-            handler(decode(msg.data), msg.subject);
+            handler(decode(msg.data), this.local(msg.subject));
           } catch (e) {
             this.log.error({ err: e, subject: msg.subject }, 'event handler failed');
           }
@@ -244,7 +263,7 @@ export class NatsBus implements Bus {
   private async answer(msg: Msg, handler: RequestHandler): Promise<void> {
     let reply: WireReply;
     try {
-      reply = encodeReply({ status: 'fulfilled', value: await handler(decode(msg.data), msg.subject) });
+      reply = encodeReply({ status: 'fulfilled', value: await handler(decode(msg.data), this.local(msg.subject)) });
     } catch (err) {
       reply = encodeReply({ status: 'rejected', reason: err });
     }
