@@ -174,7 +174,9 @@ export class ActorNode {
   private async dispatch(subject: string, body: unknown): Promise<unknown> {
     const target = parseShardSubject(subject);
     const shard = target && this.shards.get(target.shard);
-    if (!target || !shard) throw shardMoving();
+    // A node whose lease ran out (paused, or cut off from Redis) answers nothing,
+    // reads included: another node may own the shard and have moved on.
+    if (!target || !shard || !this.leases.valid(target.shard, shard.grant.token)) throw shardMoving();
     try {
       const kind = actorKind(target.kind);
       if (!kind) throw badRequest(`Unknown actor kind ${target.kind}`);
