@@ -10,6 +10,7 @@ import { Role } from '../actors/model.ts';
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
 import type { ActorClient } from '../actors/runtime/client.ts';
 import { ApiError } from './errors.ts';
+import { newApiKey } from './secrets.ts';
 
 export const DEMO_REALM_ID = 1;
 
@@ -39,10 +40,13 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
   const server = { realmId: DEMO_REALM_ID, userId: null };
   const started = Date.now();
   let result;
+  // The keys are chosen here, so a retry whose first attempt did the work (and
+  // timed out) is told they hold.
+  const users = DEMO_USERS.map(({ key: _k, ...u }) => ({ ...u, apiKey: newApiKey() }));
   // In cluster mode the realm's shard may not have an owner yet: retry until it does.
   while (!result) {
     try {
-      result = await actors.call(realmRef, realm, { type: 'bootstrap', caller: server, name: 'Parley Demo', users: DEMO_USERS.map(({ key: _k, ...u }) => u) });
+      result = await actors.call(realmRef, realm, { type: 'bootstrap', caller: server, name: 'Parley Demo', users });
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 503) || Date.now() - started > deadlineMs) throw err;
       await new Promise((r) => setTimeout(r, 250));

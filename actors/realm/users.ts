@@ -401,12 +401,16 @@ const BootstrapUser = z.object({
   canCreateUsers: z.boolean().optional(),
   canChangeUserEmails: z.boolean().optional(),
   password: z.string().optional(),
+  /** The API key to give the user (made up here when absent). */
+  apiKey: z.string().min(32).optional(),
 });
 
 /**
  * Internal (the gateway never sends it): creates the realm with its first
  * users if it does not exist yet. The reply carries each new user's API key
- * in plain text, once; for a realm that already existed it carries none.
+ * in plain text, once; for a realm that already existed it carries only the
+ * keys the caller sent that are still the user's, so a caller whose first
+ * attempt timed out after it was done learns that its keys hold.
  */
 export const bootstrap = action({
   type: 'bootstrap',
@@ -417,12 +421,16 @@ export const bootstrap = action({
   },
   check(state, msg, hashes: Array<string | null>) {
     if (msg.caller.userId !== null) throw unauthorized('Only the server bootstraps a realm');
-    if (state.meta) return { create: null, emails: msg.users.map((u) => u.email) };
-    const users = msg.users.map((u, i) => ({ ...u, passwordHash: hashes[i] ?? null, loggedIn: true, apiKey: newApiKey() }));
-    return { create: { name: msg.name, users }, emails: msg.users.map((u) => u.email) };
+    if (state.meta) {
+      const known = msg.users.filter((u) => u.apiKey !== undefined && state.usersByEmail.get(u.email.toLowerCase())?.apiKeys.some((k) => sameDigest(k.hash, sha256Hex(u.apiKey!))));
+      return { create: null, emails: msg.users.map((u) => u.email), known: known.map((u) => [u.email.toLowerCase(), u.apiKey!] as const) };
+    }
+    const users = msg.users.map((u, i) => ({ ...u, passwordHash: hashes[i] ?? null, loggedIn: true, apiKey: u.apiKey ?? newApiKey() }));
+    return { create: { name: msg.name, users }, emails: msg.users.map((u) => u.email), known: [] };
   },
   apply(state, plan, tx) {
     const keys = new Map<number, string>();
+    for (const [email, key] of plan.known) keys.set(state.usersByEmail.get(email)!.id, key);
     if (plan.create) {
       const meta = { name: plan.create.name, stringId: '', dateCreated: Math.floor(Date.now() / 1000), topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6 };
       state.meta = meta;
