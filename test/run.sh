@@ -122,6 +122,7 @@ if bash scripts/services.sh start all; then
       GATEWAYS=$(node -e "const c=require('./.parley/cluster.json');console.log(c.processes.filter(p=>p.role==='gateway').map(p=>p.url).join(','))")
       tapsuite cluster-api PARLEY_TEST_GATEWAYS="$GATEWAYS" PARLEY_TEST_DEMO_DIR="$ROOT/.parley/cluster-demo" PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
       kill -INT "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; CLUSTER_PID=
+      node --import tsx scripts/drop-keyspace.ts "parley_ci_$$" || echo "# could not drop keyspace parley_ci_$$"
       unset PARLEY_OUTBOX_DIR
       [ -d test/cluster ] && tapsuite cluster PARLEY_LOG_LEVEL=warn -- test/cluster/*.test.ts
     else

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { realmRef } from '../../actors/realm/ref.ts';
 import { shardOf } from '../../actors/subjects.ts';
 import { type ClusterProcess, launchCluster, stopAll } from '../../scripts/cluster-launcher.ts';
+import { dropKeyspace } from '../../scripts/drop-keyspace.ts';
 import { Api } from '../helpers/api.ts';
 import { readZuliprc } from '../helpers/server.ts';
 
@@ -52,10 +53,20 @@ export async function startTestCluster(extraEnv: Record<string, string> = {}): P
   const procs = await launchCluster({ demoDir, env });
   const redis = new Redis(process.env.PARLEY_REDIS_URL ?? 'redis://127.0.0.1:6379');
   const gateways = procs.filter((p) => p.role === 'gateway').map((p) => p.url) as [string, string];
-  const owner = new Api(gateways[0], readZuliprc(join(demoDir, 'owner.zuliprc')));
-  const member = new Api(gateways[1], readZuliprc(join(demoDir, 'member1.zuliprc')));
-  const ownerId = (await owner.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).user_id as number;
-  const memberId = (await member.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).user_id as number;
+  let owner: Api, member: Api, ownerId: number, memberId: number;
+  try {
+    owner = new Api(gateways[0], readZuliprc(join(demoDir, 'owner.zuliprc')));
+    member = new Api(gateways[1], readZuliprc(join(demoDir, 'member1.zuliprc')));
+    ownerId = (await owner.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).user_id as number;
+    memberId = (await member.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).user_id as number;
+  } catch (err) {
+    // What the processes printed is the only account of a start that went wrong.
+    for (const p of procs) process.stderr.write(`--- ${p.name}\n${p.output()}\n`);
+    await stopAll(procs);
+    await redis.quit();
+    await dropKeyspace(env.PARLEY_CASSANDRA_KEYSPACE).catch(() => {});
+    throw err;
+  }
   const realmShard = shardOf(realmRef.placement('1'), SHARDS);
   const realmLease = async () => {
     const value = await redis.get(`parley_${tag}:lease:${realmShard}`);
@@ -98,6 +109,7 @@ export async function startTestCluster(extraEnv: Record<string, string> = {}): P
       await stopAll(procs);
       redis.disconnect();
       rmSync(demoDir, { recursive: true, force: true });
+      await dropKeyspace(env.PARLEY_CASSANDRA_KEYSPACE);
     },
   };
 }
