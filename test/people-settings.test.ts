@@ -3,6 +3,7 @@
 import t from 'tap';
 import { Api, type Params } from './helpers/api.ts';
 import { register, waitFor } from './helpers/events.ts';
+import { mailedLink, outboxOf } from './helpers/outbox.ts';
 import { asEveryone, callers, newPerson, outcome, ROLE } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
 
@@ -88,6 +89,26 @@ t.test('people settings - full name, password and email through PATCH /settings'
   t.equal(outcome(await p.call('PATCH', '/settings', { email: 'not an email' })), '400 BAD_REQUEST');
   t.equal(outcome(await p.call('PATCH', '/settings', { email: `changed-${person.userId}@parley.example` })), 'ok');
   t.equal((await p.ok('GET', '/users/me')).email, person.email, 'the address changes only once the emailed link is followed');
+});
+
+t.test('people settings - the link mailed to a new address makes it the user\'s', { skip: outboxOf(s) ? false : 'no outbox directory known for this server' }, async (t) => {
+  const person = await newPerson(s);
+  const p = s.api.as(person);
+  const watch = await register(s.api.as(s.demo.member1), { event_types: ['realm_user'] });
+  const to = `moved-${person.userId}@parley.example`;
+  await p.ok('PATCH', '/settings', { email: to });
+  const path = mailedLink(outboxOf(s), to, '/accounts/confirm_new_email/');
+  t.match(path, /^\/accounts\/confirm_new_email\//, 'a confirmation link was mailed to the new address');
+  t.equal((await fetch(`${s.urls[0]}/accounts/confirm_new_email/not-a-key`)).status, 404, 'an unknown key changes nothing');
+  const page = await fetch(`${s.urls[0]}${path}`);
+  t.equal(page.status, 200);
+  t.match(await page.text(), to);
+  const moved = await waitFor(watch, (e) => e.type === 'realm_user' && e.person?.new_email === to);
+  t.equal(moved.person.user_id, person.userId, 'others learn the new address');
+  const renamed = s.api.as({ email: to, apiKey: person.apiKey });
+  t.equal((await renamed.ok('GET', '/users/me')).email, to, 'the API key works with the new address');
+  t.equal(outcome(await p.call('GET', '/users/me')), '401 UNAUTHORIZED', 'and no longer with the old one');
+  t.equal((await fetch(`${s.urls[0]}${path}`)).status, 404, 'the link works once');
 });
 
 t.test('people settings - target_users: administrators change other users\' settings', async (t) => {

@@ -8,7 +8,6 @@
  */
 import { z } from 'zod';
 import { adminRequired, badRequest } from '../../lib/errors.ts';
-import { log } from '../../lib/log.ts';
 import { newConfirmationKey } from '../../lib/secrets.ts';
 import { T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
@@ -158,12 +157,12 @@ export const updateSettings = action({
       tx.write(T.users.at(state.realmId, u.id).put(next));
     }
     for (const c of p.changes) writeSetting(state, tx, c.userId, c.name, c.value, p.byThemselves);
-    if (p.pendingEmail) {
-      // No email is sent yet: the link that would be mailed is logged for the operator.
-      log.info({ userId: p.userId, newEmail: p.pendingEmail.email, confirmationKey: p.pendingEmail.key }, 'email change requested: confirmation link /accounts/confirm_new_email/<key>');
-    }
-    // For the gateway (not the client): whose stored drafts go now that they are no longer synchronized.
-    return { draftsOff: p.changes.filter((c) => c.name === 'enable_drafts_synchronization' && c.value === false).map((c) => c.userId) };
+    // For the gateway, not the client: whose stored drafts go now that they are no
+    // longer synchronized, and the confirmation link to mail to a new address.
+    return {
+      draftsOff: p.changes.filter((c) => c.name === 'enable_drafts_synchronization' && c.value === false).map((c) => c.userId),
+      confirmEmail: p.pendingEmail,
+    };
   },
   events(state, p) {
     const out: Delivery[] = [];
@@ -190,7 +189,7 @@ export const confirmEmailChange = action({
     const next = { ...state.users.get(p.userId)!, email: p.email, pendingEmail: null };
     state.indexUser(next);
     tx.write(T.users.at(state.realmId, p.userId).put(next));
-    return { revoked: [p.userId] };
+    return { revoked: [p.userId], email: p.email };
   },
   events: (state, p) => [userUpdate(state, p.userId, { user_id: p.userId, delivery_email: p.email }), userUpdate(state, p.userId, { user_id: p.userId, new_email: p.email })],
 });

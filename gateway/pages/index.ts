@@ -1,6 +1,7 @@
 /** Every page the gateway serves outside /api/v1. */
+import { confirmEmailPage } from './confirm_email.ts';
 import { joinPage, joinSubmit } from './join.ts';
 import type { Page } from './page.ts';
 import { videoProviderComplete } from './video.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage];

@@ -11,7 +11,9 @@ import { TargetUsers } from '../../actors/realm/settings.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { SETTING_NAMES, type SettingValue, USER_SETTINGS } from '../../actors/user/settings.ts';
 import { badRequest } from '../../lib/errors.ts';
+import { sendMail } from '../../lib/mail.ts';
 import { hashPassword, verifyPassword } from '../../lib/secrets.ts';
+import { confirmEmailLink } from '../pages/confirm_email.ts';
 import { bool, int, json, str, type ParamShape } from '../params.ts';
 import { caller, me, route, serverCaller } from '../route.ts';
 import type { Route } from '../route.ts';
@@ -57,7 +59,7 @@ function settingsRoute(path: string): Route {
         if ([...p.new_password].length < MIN_PASSWORD_LENGTH) throw badRequest('New password is too weak!');
         password = { verifiedAgainst: found.passwordHash, newHash: await hashPassword(p.new_password) };
       } else if (p.new_password !== undefined) password = { verifiedAgainst: '', newHash: '' };
-      const { draftsOff } = await ctx.actors.call(realmRef, realm, {
+      const { draftsOff, confirmEmail } = await ctx.actors.call(realmRef, realm, {
         type: 'updateSettings',
         caller: caller(ctx),
         changes: pick(p, SETTINGS_NAMES),
@@ -66,6 +68,14 @@ function settingsRoute(path: string): Route {
         email: p.email ?? null,
         password,
       });
+      if (confirmEmail) {
+        // The new address changes nothing until its owner follows the link (gateway/pages/confirm_email.ts).
+        await sendMail({
+          to: confirmEmail.email,
+          subject: 'Confirm your new email address',
+          text: `Hello,\n\nTo use ${confirmEmail.email} as your email address (${user.email} until then), follow this link:\n\n${confirmEmailLink(confirmEmail.key)}\n`,
+        });
+      }
       // Drafts synchronization turned off: the drafts stored on the server are deleted (as Zulip does).
       for (const userId of draftsOff) await ctx.actors.call(userRef, userActorId(user.realmId, userId), { type: 'discardDrafts', caller: serverCaller(ctx) });
       return {};
