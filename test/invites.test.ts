@@ -2,12 +2,12 @@
 // and roles, INVITATION_FAILED, listing, revoking and resending, the emails
 // in the outbox, and an invitation accepted end to end in a real browser
 // (Chromium from Debian's packages, driven by playwright-core).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import t from 'tap';
 import { type Api, uniq } from './helpers/api.ts';
 import { register, waitFor } from './helpers/events.ts';
+import { mailedLink, outboxOf } from './helpers/outbox.ts';
 import { runPython } from './helpers/python.ts';
 import { asRoles, isError } from './helpers/roles.ts';
 import { serverFor } from './helpers/server.ts';
@@ -19,21 +19,10 @@ const maria = s.api.as(s.demo.member1);
 const guest = s.api.as(s.demo.guest);
 const CHROMIUM = '/usr/bin/chromium';
 
-/** Where the server writes mail (embedded: its data directory; cluster runs name it in PARLEY_OUTBOX_DIR). */
-const outbox = process.env.PARLEY_OUTBOX_DIR ?? (s.dataDir ? join(s.dataDir, 'data', 'outbox') : null);
+/** Where the server writes mail. */
+const outbox = outboxOf(s);
 const email = (tag: string) => `${uniq(tag)}@invitee.example`;
-
-/** The invitation link mailed to `to`, as a path on this server. */
-function mailedLink(to: string): string | null {
-  if (!outbox || !existsSync(outbox)) return null;
-  for (const f of readdirSync(outbox)) {
-    const text = readFileSync(join(outbox, f), 'utf8');
-    if (!text.includes(`To: ${to}`)) continue;
-    const m = /https?:\/\/\S+\/join\/[A-Za-z0-9_-]+/.exec(text);
-    if (m) return new URL(m[0]).pathname;
-  }
-  return null;
-}
+const mailedJoinLink = (to: string) => mailedLink(outbox, to, '/join/');
 
 async function channel(api: Api, params = {}): Promise<{ id: number; name: string }> {
   const name = uniq('inv');
@@ -108,14 +97,15 @@ t.test('invites - addresses, channels, groups and INVITATION_FAILED', async (t) 
   t.equal((await maria.post('/invites', { invitee_emails: email('f'), stream_ids: [1] })).status, 200, 'a default channel is fine');
   await owner.ok('PATCH', '/realm', { can_add_subscribers_group: { new: 3 } });
   const never = email('never');
-  await admin.ok('POST', '/invites', { invitee_emails: never, stream_ids: [], invite_expires_in_minutes: null, welcome_message_custom_text: 'Welcome!' });
+  const sent = await admin.ok('POST', '/invites', { invitee_emails: never, stream_ids: [], invite_expires_in_minutes: null, welcome_message_custom_text: 'Welcome!', notify_referrer_on_join: false });
+  t.same([...sent.ignored_parameters_unsupported].sort(), ['notify_referrer_on_join', 'welcome_message_custom_text'], 'no bot sends these messages yet: the client is told');
   t.equal((await admin.ok('GET', '/invites')).invites.find((i: any) => i.email === never).expiry_date, null, 'null never expires');
 });
 
 t.test('invites - the email is in the outbox with a working link', { skip: outbox ? false : 'no outbox directory known for this server' }, async (t) => {
   const to = email('mail');
   await admin.ok('POST', '/invites', { invitee_emails: to, stream_ids: [] });
-  const path = mailedLink(to);
+  const path = mailedJoinLink(to);
   t.match(path, /^\/join\//);
   const page = await fetch(`${s.urls[0]}${path}`);
   t.equal(page.status, 200);
@@ -169,7 +159,7 @@ t.test('invites - accepted end to end in a browser: role, channels, default chan
   const to = email('browser');
   const watcher = await register(maria, { event_types: ['realm_user', 'subscription'] });
   await admin.ok('POST', '/invites', { invitee_emails: to, stream_ids: [ch.id], invite_as: 300, include_realm_default_subscriptions: true });
-  const path = mailedLink(to)!;
+  const path = mailedJoinLink(to)!;
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
   t.teardown(() => browser.close());
   const page = await browser.newPage();

@@ -47,7 +47,8 @@ const common = {
   invite_as: Role.optional(),
   group_ids: Ids.optional(),
   include_realm_default_subscriptions: bool().optional(),
-  welcome_message_custom_text: str().optional(),
+  // Checked and kept on the invitation, but no welcome message is sent (there is no Welcome Bot yet): reported as ignored.
+  welcome_message_custom_text: unsupported(str()),
 };
 
 type Common = { invite_expires_in_minutes?: number | null; invite_as?: number; group_ids?: number[]; include_realm_default_subscriptions?: boolean; welcome_message_custom_text?: string };
@@ -64,7 +65,13 @@ export const createInvites = route({
   method: 'POST',
   path: '/invites',
   auth: 'required',
-  params: { invitee_emails: str(), stream_ids: Ids, notify_referrer_on_join: bool().optional(), ...common },
+  params: {
+    invitee_emails: str(),
+    stream_ids: Ids,
+    // Kept on the invitation (GET /invites shows it), but no notification is sent (there is no Notification Bot yet): reported as ignored.
+    notify_referrer_on_join: unsupported(bool()),
+    ...common,
+  },
   async handle(ctx, p) {
     const r = await ctx.actors.call(realmRef, realm(ctx), {
       type: 'createInvites',
