@@ -56,14 +56,20 @@ export class Terminal {
 
   /** Waits until the screen shows `what`; fails with the screen (and the client's traceback) if it never does. */
   async waitFor(what: string | RegExp, timeoutMs = 20_000): Promise<string> {
+    return this.waitUntil(String(what), (screen) => (typeof what === 'string' ? screen.includes(what) : what.test(screen)), timeoutMs);
+  }
+
+  /** Waits until `holds` accepts the screen, running `nudge` (a key press) before each look. */
+  async waitUntil(what: string, holds: (screen: string) => boolean, timeoutMs = 20_000, nudge?: () => void): Promise<string> {
     const until = Date.now() + timeoutMs;
     let screen = '';
     while (Date.now() < until) {
+      nudge?.();
       screen = this.screen();
-      if (typeof what === 'string' ? screen.includes(what) : what.test(screen)) return screen;
-      await new Promise((r) => setTimeout(r, 200));
+      if (holds(screen)) return screen;
+      await new Promise((r) => setTimeout(r, nudge ? 1000 : 200));
     }
-    throw new Error(`zulip-term never showed ${String(what)}; the screen:\n${screen}\n${this.traceback()}`);
+    throw new Error(`zulip-term never showed ${what}; the screen:\n${screen}\n${this.traceback()}`);
   }
 
   /** zulip-term's own crash log (written to its working directory), if it crashed. */
