@@ -18,7 +18,7 @@ import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts'
 import type { ActorContext } from '../runtime/context.ts';
 import { actingUser, canAccess } from './access.ts';
 import { renderMessage } from './markdown.ts';
-import { alertedUsers, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions } from './messages.ts';
+import { alertedUsers, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
 import type { RealmState } from './state.ts';
 
@@ -197,6 +197,11 @@ function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
     if (isTarget && p.content) {
       Object.assign(record, { prevContent: old.content, prevRenderedContent: old.renderedContent });
       Object.assign(next, { content: p.content.content, renderedContent: p.content.rendered, mentions: p.content.mentions, wildcard: p.content.wildcard, alerted: p.content.alerted, lastEditTimestamp: ts });
+      // Uploads follow the text: readers of the message may download what it links to now, not what it no longer does.
+      const before = new Set(uploadPaths(state.realmId, old.content));
+      const after = new Set(uploadPaths(state.realmId, next.content));
+      for (const path of after) if (!before.has(path)) tx.write(T.attachmentMessages.at(state.realmId, path, old.id).put(1));
+      for (const path of before) if (!after.has(path)) tx.write(T.attachmentMessages.at(state.realmId, path, old.id).delete());
     }
     if (p.topic !== null && p.topic !== old.topic) {
       Object.assign(record, { prevTopic: old.topic, topic: p.topic });
