@@ -16,7 +16,7 @@ import { defaultFlags } from '../format.ts';
 import { channelRecipientKey, GROUP_ID, isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
-import { actingUser, canAccess } from './access.ts';
+import { actingUser, canAccess, channelAudience } from './access.ts';
 import { renderMessage } from './markdown.ts';
 import { alertedUsers, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
@@ -75,24 +75,51 @@ function checkCanDelete(state: Readonly<RealmState>, user: UserRecord, m: Stored
   if (expired(m, setting(state, 'messageContentDeleteLimitSeconds'))) throw badRequest('The time limit for deleting this message has passed');
 }
 
+/** The ID of the oldest message of `recipientKey` after `id`, or null (read from its buckets, oldest first). */
+async function nextMessageId(ctx: ActorContext, realmId: number, recipientKey: string, id: number): Promise<number | null> {
+  for (const { ck } of await T.recipientBuckets.partition(realmId, recipientKey).range(ctx.store)) {
+    if (Number(ck) < messageBucket(id)) continue;
+    const [next] = await T.messages.partition(realmId, recipientKey, Number(ck)).values(ctx.store, { gte: id + 1, limit: 1 });
+    if (next) return next.id;
+  }
+  return null;
+}
+
 export const deleteMessage = action({
   type: 'deleteMessage',
   fields: z.object({ id: z.number().int() }),
-  prepare: (state, msg, ctx) => readMessage(ctx, state.realmId, msg.id),
-  check(state, msg, found) {
+  async prepare(state, msg, ctx) {
+    const found = await readMessage(ctx, state.realmId, msg.id);
+    // Deleting a channel's first message makes the next one its first.
+    const channel = found?.streamId != null ? state.channels.get(found.streamId) : undefined;
+    const nextFirst = found && channel && channel.firstMessageId === found.id ? await nextMessageId(ctx, state.realmId, found.recipientKey, found.id) : undefined;
+    return { found, nextFirst };
+  },
+  check(state, msg, { found, nextFirst }) {
     const user = actingUser(state, msg.caller);
     const m = accessMessage(state, user, found);
     checkCanDelete(state, user, m);
-    return { m, audience: audience(state, m) };
+    const channel = m.streamId !== null ? state.channels.get(m.streamId) : undefined;
+    const firstMessageId = channel && nextFirst !== undefined && channel.firstMessageId === m.id ? { channel, value: nextFirst } : null;
+    return { m, audience: audience(state, m), firstMessageId };
   },
   apply(state, p, tx) {
     tx.write(T.messages.at(state.realmId, p.m.recipientKey, p.m.id).delete(), T.messageLocator.at(state.realmId, p.m.id).delete());
     if (p.m.streamId !== null) state.countTopic(tx, p.m.streamId, p.m.topic, p.m.id, -1);
+    if (p.firstMessageId) {
+      p.firstMessageId.channel.firstMessageId = p.firstMessageId.value;
+      tx.write(T.channels.at(state.realmId, p.firstMessageId.channel.id).put(p.firstMessageId.channel));
+    }
     return {};
   },
   events(state, p) {
     const m = p.m;
-    return [toUsers(state.realmId, p.audience, { type: 'delete_message', message_type: m.type, message_ids: [m.id], ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) })];
+    const out = [toUsers(state.realmId, p.audience, { type: 'delete_message', message_type: m.type, message_ids: [m.id], ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) })];
+    if (p.firstMessageId) {
+      const c = p.firstMessageId.channel;
+      out.push(toUsers(state.realmId, channelAudience(state, c), { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'first_message_id', value: c.firstMessageId }));
+    }
+    return out;
   },
 });
 
