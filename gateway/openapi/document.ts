@@ -221,6 +221,7 @@ export function buildDocument(routes: readonly Route[], featureLevel: number): R
     const { parameters, requestBody } = parametersOf(route);
     (paths[route.path] ??= {})[route.method.toLowerCase()] = {
       operationId: id,
+      tags: [route.path.split('/')[1]!],
       ...(route.auth === 'none' ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
