@@ -118,3 +118,17 @@ t.test('openapi - replies validate against the document', async (t) => {
   await call('POST', '/messages', '/messages', { type: 'stream', to: uniq('nowhere'), topic, content: 'x' });
   await call('GET', '/users', '/users', {}, s.api);
 });
+
+t.test('openapi - check mode names what a reply breaks', async (t) => {
+  const route = (method: string, path: string) => ROUTES.find((r) => r.method === method && r.path === path)!;
+  const listUsers = route('GET', '/users');
+  t.equal(responseIssues(listUsers, 200, { result: 'success', msg: '', members: [] }), null);
+  t.equal(responseIssues(listUsers, 200, { result: 'success', msg: '', members: [], ignored_parameters_unsupported: ['x'] }), null, 'ignored parameters are part of the envelope');
+  t.match(responseIssues(listUsers, 200, { result: 'success', msg: '', members: [], extra: 1 }), /extra/, 'a key not described');
+  t.match(responseIssues(listUsers, 200, { result: 'success', msg: '' }), /members/, 'a missing field');
+  t.equal(responseIssues(listUsers, 401, { result: 'error', msg: 'no', code: 'UNAUTHORIZED' }), null);
+  t.match(responseIssues(listUsers, 400, { result: 'error', msg: 'no', code: 'INVITATION_FAILED', errors: [], sent_invitations: false, license_limit_reached: false, daily_limit_reached: false }), /not among the route's documented errors/);
+  t.match(responseIssues(listUsers, 400, { result: 'error', msg: 'no', code: 'BAD_REQUEST', stray: true }), /stray/, 'error envelopes are strict too');
+  t.equal(responseIssues(null, 404, { result: 'error', msg: 'Not Found', code: 'BAD_REQUEST' }), null, 'a path no route serves');
+  t.match(responseIssues(null, 200, { result: 'success', msg: '' }), /matched no route/);
+});
