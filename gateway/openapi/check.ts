@@ -11,9 +11,8 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ErrorCode } from '../../lib/errors.ts';
 import type { Route } from '../route.ts';
-import { errorCases } from './document.ts';
 import { ERROR_CODES, ERROR_ENVELOPES } from './envelope.ts';
-import { RESPONSES, routeKey } from './responses.ts';
+import { errorCases, RESPONSES, routeKey } from './responses.ts';
 
 export const RESPONSE_CHECK = process.env.PARLEY_CHECK === '1';
 const FILE = process.env.PARLEY_RESPONSE_VIOLATIONS_FILE;

@@ -26,8 +26,8 @@ import {
   UserGroupObject,
   UserObject,
 } from '../../actors/events/schema.ts';
-import { AUTH_ERRORS, COMMON_ERRORS, ERROR_CODES, ERROR_ENVELOPES, type ErrorCase } from './envelope.ts';
-import { RESPONSES, type RouteResponses, routeKey } from './responses.ts';
+import { AUTH_ERRORS, COMMON_ERRORS, ERROR_CODES, ERROR_ENVELOPES } from './envelope.ts';
+import { errorCases, RESPONSES, type RouteResponses, routeKey } from './responses.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -178,13 +178,6 @@ const errorResponse = (status: number, codes: ErrorCode[]): JsonSchema => {
   const refs = codes.map((c) => ({ $ref: `#/components/schemas/${errorSchemaId(c)}` }));
   return { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: refs.length === 1 ? refs[0] : { oneOf: refs } } } };
 };
-
-/** Every error a route may answer: the common ones, the credential ones, its own. */
-export function errorCases(route: Route, responses: RouteResponses): ErrorCase[] {
-  const all = [...COMMON_ERRORS, ...(route.auth === 'required' ? AUTH_ERRORS : []), ...responses.errors];
-  const seen = new Set<string>();
-  return all.filter(([code, status]) => !seen.has(`${code} ${status}`) && (seen.add(`${code} ${status}`), true));
-}
 
 function responsesOf(route: Route, responses: RouteResponses, successId: string): JsonSchema {
   const out: Record<string, JsonSchema> = {};

@@ -23,7 +23,8 @@ import {
   UserGroupObject,
   UserObject,
 } from '../../actors/events/schema.ts';
-import { type ErrorCase, Id, success } from './envelope.ts';
+import type { Route } from '../route.ts';
+import { AUTH_ERRORS, COMMON_ERRORS, type ErrorCase, Id, success } from './envelope.ts';
 import { InviteObject, LegacyPresence, MessageHistoryEntry, Presences, RegisterFields, StatusObject } from './objects.ts';
 
 /** What one route answers. */
@@ -254,3 +255,16 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
 
 /** The catalog key of a route. */
 export const routeKey = (r: { method: string; path: string }): string => `${r.method} ${r.path}`;
+
+/** Every error a route may answer: the common ones, the credential ones, its own. */
+export function errorCases(route: Pick<Route, 'auth'>, responses: RouteResponses): ErrorCase[] {
+  const all = [...COMMON_ERRORS, ...(route.auth === 'required' ? AUTH_ERRORS : []), ...responses.errors];
+  const seen = new Set<string>();
+  return all.filter(([code, status]) => {
+    const key = `${code} ${status}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
