@@ -18,8 +18,8 @@ if (config.seedDemo && config.role !== 'actors') {
   // With PARLEY_PORT=0 the port is only known now.
   const site = process.env.PARLEY_SITE_URL ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${parley.port}`;
   const files = writeZuliprcs(config.demoDir, site, creds);
-  const lines = creds.map((c, i) => `  ${c.key.padEnd(8)} ${c.email.padEnd(26)} ${c.apiKey ?? '(kept in its zuliprc)'.padEnd(32)}   ${files[i]}`);
-  process.stdout.write(`\nDemo organization "Parley Demo" at ${site}\n\n  role     email                      API key                            zuliprc\n${lines.join('\n')}\n\n`);
+  const lines = creds.map((c, i) => `  ${c.key.padEnd(9)} ${c.email.padEnd(26)} ${c.apiKey ?? '(kept in its zuliprc)'.padEnd(32)}   ${files[i]}`);
+  process.stdout.write(`\nDemo organization "Parley Demo" at ${site}\n\n  role      email                      API key                            zuliprc\n${lines.join('\n')}\n\n`);
 }
 
 let stopping = false;

@@ -72,6 +72,22 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
     topicsPolicy: null,
     groups: {},
   });
+  if (result.created) {
+    // Every organization starts with something to read (Zulip's welcome messages); clients
+    // such as zulip-terminal cannot show an empty history.
+    await actors.call(realmRef, realm, {
+      type: 'sendMessage',
+      caller: { realmId: DEMO_REALM_ID, userId: owner.userId },
+      client: 'internal',
+      recipientType: 'stream',
+      to: 'general',
+      topic: 'welcome',
+      content: 'Welcome to **Parley Demo**! Everyone here reads #**general**: say hello, start a topic of your own, or reply to this one.',
+      readBySender: true,
+      queueId: null,
+      localId: null,
+    });
+  }
   return creds;
 }
 

@@ -2,6 +2,7 @@
 // email changes, and the organization's defaults for new users.
 import t from 'tap';
 import { Api, type Params } from './helpers/api.ts';
+import { applyEvent } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { mailedLink, outboxOf } from './helpers/outbox.ts';
 import { asEveryone, callers, newPerson, outcome, ROLE } from './helpers/people.ts';
@@ -185,4 +186,40 @@ t.test('people settings - organization defaults: administrators only; new users 
     // Other suites (a cluster run shares the realm) expect the server's defaults.
     await as.admin.ok('PATCH', '/realm/user_settings_defaults', { web_channel_default_view: before.web_channel_default_view, emojiset: before.emojiset, enter_sends: before.enter_sends });
   }
+});
+
+t.test('people settings - clients without user_settings_object get the legacy top-level settings and events', async (t) => {
+  const person = await newPerson(s);
+  const p = s.api.as(person);
+  const LEGACY = { event_types: ['update_display_settings', 'update_global_notifications', 'user_settings'], fetch_event_types: ['update_display_settings', 'update_global_notifications', 'user_settings'] };
+  const legacy = await register(p, LEGACY);
+  const modern = await register(p, { ...LEGACY, client_capabilities: { user_settings_object: true } });
+  t.equal(legacy.snapshot.twenty_four_hour_time, false, 'display settings at the top level (zulip-terminal reads this one)');
+  t.equal(legacy.snapshot.pm_content_in_desktop_notifications, true, 'notification settings at the top level');
+  t.ok(legacy.snapshot.emojiset_choices.some((c: any) => c.key === 'emojiset_a'), 'with the emoji sets');
+  t.ok(legacy.snapshot.available_notification_sounds.includes('ding'), 'and the sounds');
+  t.notOk('twenty_four_hour_time' in modern.snapshot, 'a client declaring user_settings_object gets them only in user_settings');
+  t.notOk('send_private_typing_notifications' in legacy.snapshot, 'settings added after the legacy lists closed stay in user_settings');
+
+  await p.ok('PATCH', '/settings', { twenty_four_hour_time: true, pm_content_in_desktop_notifications: false, default_language: 'de' });
+  await p.ok('PATCH', '/settings', { web_font_size_px: 18 }); // the marker: the last event to wait for
+  const upToMarker = async (q: typeof legacy) => {
+    const got: Array<Record<string, any>> = [];
+    await waitFor(q, (e) => {
+      got.push(e);
+      return e.type === 'user_settings' && e.property === 'web_font_size_px';
+    });
+    return got;
+  };
+  const legacyEvents = await upToMarker(legacy);
+  const kinds = legacyEvents.map((e) => `${e.type}:${e.setting_name ?? e.notification_name ?? e.property}`);
+  for (const k of ['update_display_settings:twenty_four_hour_time', 'update_global_notifications:pm_content_in_desktop_notifications', 'update_display_settings:default_language']) t.ok(kinds.includes(k), `got ${k}`);
+  t.notOk(kinds.includes('update_display_settings:web_font_size_px'), 'no legacy event for a setting added later');
+  t.equal(legacyEvents.find((e) => e.setting_name === 'default_language')?.language_name, 'Deutsch', 'the language change names the language');
+  t.notOk((await upToMarker(modern)).some((e) => e.type.startsWith('update_')), 'a client declaring user_settings_object gets no legacy events');
+
+  const snap = structuredClone(legacy.snapshot);
+  for (const e of legacyEvents) applyEvent(snap, e);
+  const fresh = (await register(p, LEGACY)).snapshot;
+  for (const k of ['twenty_four_hour_time', 'pm_content_in_desktop_notifications', 'default_language', 'user_settings']) t.same(snap[k], fresh[k], `snapshot + events = register: ${k}`);
 });

@@ -86,7 +86,8 @@ t.test('people snapshot - events applied in order reproduce the next register, w
   await as.owner.ok('PATCH', `/users/${q.userId}`, { new_email: `moved-${q.userId}-${uniq('m').slice(-5)}@parley.example` });
   await admin.ok('PATCH', `/realm/profile_fields/${field}`, { hint: 'Where you sit' });
 
-  // The holder's own role: a guest no longer sees unsubscribed public channels, a member again does.
+  // The holder's own role: a guest no longer sees unsubscribed public channels (such as this one), a member again does.
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('elsewhere') }] });
   await as.owner.ok('PATCH', `/users/${person.userId}`, { role: ROLE.guest });
   await as.owner.ok('PATCH', `/users/${person.userId}`, { role: ROLE.member });
   const marker = await as.owner.ok('POST', '/users/me/status', { status_text: `marker ${uniq('x')}` });

@@ -63,6 +63,8 @@ API_TESTS=(
   test/http.test.ts
   test/zulip-js.test.ts
   test/python-client.test.ts
+  test/zulip-terminal.test.ts
+  test/bots.test.ts
   test/scheduled_messages.test.ts
   test/rollback.test.ts
   test/features.test.ts

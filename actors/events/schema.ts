@@ -337,6 +337,9 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('realm_user'), op: z.literal('remove'), person: z.object({ user_id: Id, full_name: z.string() }).strict() }).strict(),
   z.object({ type: z.literal('user_settings'), op: z.literal('update'), property: z.string(), value: SettingValue, language_name: z.string().optional() }).strict(),
   z.object({ type: z.literal('realm_user_settings_defaults'), op: z.literal('update'), property: z.string(), value: SettingValue }).strict(),
+  // Legacy forms of user_settings, for clients without user_settings_object.
+  z.object({ type: z.literal('update_display_settings'), user: z.string(), setting_name: z.string(), setting: SettingValue, language_name: z.string().optional() }).strict(),
+  z.object({ type: z.literal('update_global_notifications'), user: z.string(), notification_name: z.string(), setting: SettingValue }).strict(),
   z
     .object({
       type: z.literal('user_status'),

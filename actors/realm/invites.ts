@@ -12,19 +12,16 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest, type ErrorExtra } from '../../lib/errors.ts';
-import { fnv1a } from '../../lib/hash.ts';
-import { type InviteRecord, type SubscriptionRecord, T, type UserRecord } from '../../storage/tables.ts';
+import { type InviteRecord, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
-import { formatSubscription, formatUser } from '../format.ts';
 import { isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery, defineTimer, type Tx } from '../runtime/action.ts';
-import { actingUser, activeUsers, channelAudience } from './access.ts';
+import { actingUser } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
-import { channelActivity, defaultStreamIds, hasContentAccess } from './streams.ts';
-import { COLORS } from './subscriptions.ts';
+import { defaultStreamIds, hasContentAccess } from './streams.ts';
 import { newApiKey } from '../../lib/secrets.ts';
-import { addUser, realmUserAdd } from './users.ts';
+import { addUser, newUserEvents, subscribeNewUser } from './users.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -294,32 +291,6 @@ export const inviteInfo = query({
   },
 });
 
-function subscribeNew(state: RealmState, tx: Tx, userId: number, channelIds: number[]): number[] {
-  const done: number[] = [];
-  for (const id of channelIds) {
-    const c = state.channels.get(id);
-    if (!c || c.isArchived || state.isSubscribed(id, userId)) continue;
-    const sub: SubscriptionRecord = {
-      streamId: id,
-      userId,
-      active: true,
-      color: COLORS[fnv1a(`${id}:${userId}`) % COLORS.length]!,
-      pinToTop: false,
-      isMuted: false,
-      startMessageId: state.maxMessageId + 1,
-      desktopNotifications: null,
-      emailNotifications: null,
-      pushNotifications: null,
-      audibleNotifications: null,
-      wildcardMentionsNotify: null,
-    };
-    state.indexSub(sub);
-    tx.write(T.subscriptions.at(state.realmId, id, userId).put(sub));
-    done.push(id);
-  }
-  return done;
-}
-
 export const acceptInvite = action({
   type: 'acceptInvite',
   /** The gateway checks the password's strength and hashes it (slow: never in the mailbox). */
@@ -341,7 +312,7 @@ export const acceptInvite = action({
     const user = addUser(state, tx, { email: p.email, fullName: p.fullName, role: p.invite.role, passwordHash: p.passwordHash, loggedIn: true, apiKey: p.apiKey });
     const id = user.id;
     p.user = user;
-    p.subscribed = subscribeNew(state, tx, id, p.channels);
+    p.subscribed = subscribeNewUser(state, tx, id, p.channels);
     if (p.invite.email !== null) {
       const used = { ...p.invite, used: true };
       state.org.indexInvite(used);
@@ -351,17 +322,7 @@ export const acceptInvite = action({
     return { email: user.email, apiKey: p.apiKey, userId: user.id, fullName: user.fullName };
   },
   events(state, p) {
-    const user = p.user!;
-    const out: Delivery[] = [realmUserAdd(state, user)];
-    for (const id of p.subscribed) {
-      const c = state.channels.get(id)!;
-      const peers = channelAudience(state, c).filter((u) => u !== user.id);
-      if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [user.id] }));
-    }
-    if (p.subscribed.length) {
-      const subs = p.subscribed.map((id) => formatSubscription(state.channels.get(id)!, state.subs.get(id)!.get(user.id)!, state.activeSubscribers(id), channelActivity(state, state.channels.get(id)!)));
-      out.push(toUsers(state.realmId, [user.id], { type: 'subscription', op: 'add', subscriptions: subs }));
-    }
+    const out = newUserEvents(state, p.user!, p.subscribed);
     if (p.invite.email !== null) out.push(invitesChanged(state, p.invite.referrerId));
     return out;
   },

@@ -10,10 +10,22 @@ import { z } from 'zod';
 import { adminRequired, badRequest } from '../../lib/errors.ts';
 import { newConfirmationKey } from '../../lib/secrets.ts';
 import { T, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers } from '../events/delivery.ts';
+import { type Delivery, toUsers, toUsersIf } from '../events/delivery.ts';
 import { isAdmin } from '../model.ts';
 import { defineAction, type Tx } from '../runtime/action.ts';
-import { DEFAULT_USER_SETTINGS, DEFAULTS_SETTING_NAMES, LANGUAGES, SETTING_NAMES, settingError, type SettingValue, USER_SETTINGS } from '../user/settings.ts';
+import {
+  DEFAULT_USER_SETTINGS,
+  DEFAULTS_SETTING_NAMES,
+  EMOJISET_CHOICES,
+  LANGUAGES,
+  LEGACY_DISPLAY_SETTINGS,
+  LEGACY_NOTIFICATION_SETTINGS,
+  NOTIFICATION_SOUNDS,
+  SETTING_NAMES,
+  settingError,
+  type SettingValue,
+  USER_SETTINGS,
+} from '../user/settings.ts';
 import { actingUser, activeUsers } from './access.ts';
 import { userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
@@ -26,6 +38,22 @@ const action = defineAction<RealmState>();
 export function settingsOf(state: Readonly<RealmState>, userId: number): Record<string, SettingValue> {
   const out: Record<string, SettingValue> = {};
   for (const k of SETTING_NAMES) out[k] = state.setting(userId, k, DEFAULT_USER_SETTINGS[k]!);
+  return out;
+}
+
+/**
+ * The top-level settings of POST /register for a client without
+ * `user_settings_object`: `update_display_settings` gives the display ones
+ * (with the time zone and the emoji sets), `update_global_notifications` the
+ * notification ones (with the sounds).
+ */
+export function legacySettingsOf(state: Readonly<RealmState>, userId: number, kind: 'update_display_settings' | 'update_global_notifications'): Record<string, unknown> {
+  const names = kind === 'update_display_settings' ? LEGACY_DISPLAY_SETTINGS : LEGACY_NOTIFICATION_SETTINGS;
+  const out: Record<string, unknown> = Object.fromEntries(names.map((k) => [k, state.setting(userId, k, DEFAULT_USER_SETTINGS[k]!)]));
+  if (kind === 'update_display_settings') {
+    out.emojiset_choices = EMOJISET_CHOICES;
+    out.timezone = state.setting(userId, 'timezone', DEFAULT_USER_SETTINGS.timezone!);
+  } else out.available_notification_sounds = NOTIFICATION_SOUNDS.filter((s) => s !== 'none');
   return out;
 }
 
@@ -67,9 +95,22 @@ function writeSetting(state: RealmState, tx: Tx, userId: number, name: string, v
   }
 }
 
-/** The events of one user's setting change: `user_settings` to the user; a time zone also to everyone who sees them. */
-function settingEvents(state: Readonly<RealmState>, userId: number, name: string, value: SettingValue): Delivery[] {
-  const out: Delivery[] = [toUsers(state.realmId, [userId], { type: 'user_settings', op: 'update', property: name, value, ...(name === 'default_language' ? { language_name: LANGUAGES[value as string]! } : {}) })];
+/**
+ * The events of one user's setting change: `user_settings` to the user, and
+ * for a legacy setting its legacy event to the user's clients that do not
+ * declare `user_settings_object`; a time zone also to everyone who sees them.
+ */
+export function settingEvents(state: Readonly<RealmState>, userId: number, name: string, value: SettingValue): Delivery[] {
+  const languageName = name === 'default_language' ? { language_name: LANGUAGES[value as string]! } : {};
+  const out: Delivery[] = [toUsers(state.realmId, [userId], { type: 'user_settings', op: 'update', property: name, value, ...languageName })];
+  const legacyClients = { name: 'user_settings_object', value: false };
+  const email = state.users.get(userId)!.email;
+  if (LEGACY_DISPLAY_SETTINGS.includes(name) || name === 'timezone') {
+    out.push(toUsersIf(state.realmId, [userId], { type: 'update_display_settings', user: email, setting_name: name, setting: value, ...languageName }, legacyClients));
+  }
+  if (LEGACY_NOTIFICATION_SETTINGS.includes(name)) {
+    out.push(toUsersIf(state.realmId, [userId], { type: 'update_global_notifications', user: email, notification_name: name, setting: value }, legacyClients));
+  }
   if (name === 'timezone') {
     const u = state.users.get(userId)!;
     out.push(userUpdate(state, userId, { user_id: userId, email: u.email, timezone: value as string }));

@@ -15,7 +15,7 @@ import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
 import { FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
 import { userObject } from './people.ts';
-import { settingsOf, userDefaultsOf } from './settings.ts';
+import { legacySettingsOf, settingsOf, userDefaultsOf } from './settings.ts';
 import { mutedTopicsOf, userTopicsOf } from './user_topics.ts';
 import { alertWordsOf, mutedUsersOf } from './personal.ts';
 import { realmEmojiOf } from './realm_emoji.ts';
@@ -78,6 +78,9 @@ export const snapshot = query({
     if (want('subscription') || want('stream') || want('default_streams')) Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
     if (want('realm_user_groups')) out.realm_user_groups = groupObjects(state, msg.capabilities.include_deactivated_groups === true);
     if (want('user_settings')) out.user_settings = settingsOf(state, user.id);
+    if (msg.capabilities.user_settings_object !== true) {
+      for (const legacy of ['update_display_settings', 'update_global_notifications'] as const) if (want(legacy)) Object.assign(out, legacySettingsOf(state, user.id, legacy));
+    }
     if (want('realm_user_settings_defaults')) out.realm_user_settings_defaults = userDefaultsOf(state);
     if (want('user_status')) out.user_status = statusesOf(state);
     if (want('recent_private_conversations')) {
@@ -114,6 +117,9 @@ export const serverSettings = query({
     return {
       push_notifications_enabled: false,
       authentication_methods: { password: true, dev: false, email: true },
+      // Email and password is the one way in; no single sign-on provider is configured.
+      email_auth_enabled: true,
+      external_authentication_methods: [],
       realm_name: state.meta?.name ?? '',
       realm_description: renderDescription(state.org.settings.description),
       realm_icon: '',

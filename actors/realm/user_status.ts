@@ -13,6 +13,7 @@ import { defineAction, defineQuery } from '../runtime/action.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { actingUser, activeUsers } from './access.ts';
 import type { RealmState } from './state.ts';
+import { settingEvents } from './settings.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -124,7 +125,7 @@ export const updateStatus = action({
   },
   events(state, p, reply) {
     const out: Delivery[] = [];
-    if (reply.presenceChanged) out.push(toUsers(state.realmId, [p.userId], { type: 'user_settings', op: 'update', property: 'presence_enabled', value: !p.away }));
+    if (reply.presenceChanged) out.push(...settingEvents(state, p.userId, 'presence_enabled', !p.away));
     out.push(toUsers(state.realmId, activeUsers(state), { type: 'user_status', user_id: p.userId, ...p.event }));
     return out;
   },

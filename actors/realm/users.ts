@@ -7,14 +7,16 @@
  * Passwords arrive here already hashed, and are checked in the gateway
  * (`lib/secrets.ts`): slow hashing never runs in the realm's mailbox.
  */
-import { channelActivity } from './streams.ts';
+import { channelActivity, defaultStreamIds } from './streams.ts';
 import { z } from 'zod';
 import { adminRequired, ApiError, badRequest, unauthorized } from '../../lib/errors.ts';
 import { hashPassword, newApiKey, sameDigest, sha256Hex } from '../../lib/secrets.ts';
-import { type ChannelRecord, T, type UserRecord } from '../../storage/tables.ts';
+import { type ChannelRecord, type SubscriptionRecord, T, type UserRecord } from '../../storage/tables.ts';
+import { fnv1a } from '../../lib/hash.ts';
+import { COLORS } from './subscriptions.ts';
 import { type Delivery, toUsers, withCapability } from '../events/delivery.ts';
 import type { UserObject } from '../events/schema.ts';
-import { formatChannel } from '../format.ts';
+import { formatChannel, formatSubscription } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts';
@@ -155,7 +157,49 @@ export function realmUserAdd(state: Readonly<RealmState>, u: UserRecord): Delive
   return toUsers(state.realmId, activeUsers(state), { type: 'realm_user', op: 'add', person: userObject(state, u, { extavatar: false, profile: true }) });
 }
 
-/** POST /users: administrators holding `can_create_users` only. The gateway hashes the password. */
+/** Subscribes a new user to those of `channelIds` that exist and are not archived; returns the channels subscribed. */
+export function subscribeNewUser(state: RealmState, tx: Tx, userId: number, channelIds: number[]): number[] {
+  const done: number[] = [];
+  for (const id of channelIds) {
+    const c = state.channels.get(id);
+    if (!c || c.isArchived || state.isSubscribed(id, userId)) continue;
+    const sub: SubscriptionRecord = {
+      streamId: id,
+      userId,
+      active: true,
+      color: COLORS[fnv1a(`${id}:${userId}`) % COLORS.length]!,
+      pinToTop: false,
+      isMuted: false,
+      startMessageId: state.maxMessageId + 1,
+      desktopNotifications: null,
+      emailNotifications: null,
+      pushNotifications: null,
+      audibleNotifications: null,
+      wildcardMentionsNotify: null,
+    };
+    state.indexSub(sub);
+    tx.write(T.subscriptions.at(state.realmId, id, userId).put(sub));
+    done.push(id);
+  }
+  return done;
+}
+
+/** A new user's events: `realm_user` add for everyone, `peer_add` for each channel's audience, and their own subscriptions. */
+export function newUserEvents(state: Readonly<RealmState>, user: UserRecord, subscribed: number[]): Delivery[] {
+  const out: Delivery[] = [realmUserAdd(state, user)];
+  for (const id of subscribed) {
+    const c = state.channels.get(id)!;
+    const peers = channelAudience(state, c).filter((u) => u !== user.id);
+    if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [user.id] }));
+  }
+  if (subscribed.length) {
+    const subs = subscribed.map((id) => formatSubscription(state.channels.get(id)!, state.subs.get(id)!.get(user.id)!, state.activeSubscribers(id), channelActivity(state, state.channels.get(id)!)));
+    out.push(toUsers(state.realmId, [user.id], { type: 'subscription', op: 'add', subscriptions: subs }));
+  }
+  return out;
+}
+
+/** POST /users: administrators holding `can_create_users` only. The gateway hashes the password. The user joins the default channels, as everyone who signs up does. */
 export const createUser = action({
   type: 'createUser',
   fields: z.object({ email: z.string(), passwordHash: z.string(), fullName: z.string() }),
@@ -165,13 +209,15 @@ export const createUser = action({
     if (!actor.canCreateUsers) throw badRequest('User not authorized to create users');
     const fullName = checkFullName(msg.fullName);
     if (state.usersByEmail.has(msg.email.toLowerCase())) throw badRequest(`Email '${msg.email}' already in use`);
-    return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: msg.passwordHash, loggedIn: false, apiKey: newApiKey() } satisfies NewUser;
+    return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: msg.passwordHash, loggedIn: false, apiKey: newApiKey(), subscribed: [] as number[] };
   },
   apply(state, plan, tx) {
-    return { user_id: addUser(state, tx, plan).id };
+    const user = addUser(state, tx, plan);
+    plan.subscribed = subscribeNewUser(state, tx, user.id, defaultStreamIds(state));
+    return { user_id: user.id };
   },
-  events(state, _plan, reply) {
-    return [realmUserAdd(state, state.users.get(reply.user_id)!)];
+  events(state, plan, reply) {
+    return newUserEvents(state, state.users.get(reply.user_id)!, plan.subscribed);
   },
 });
 
@@ -443,6 +489,7 @@ export const bootstrap = action({
       }
     }
     return {
+      created: plan.create !== null,
       users: plan.emails
         .map((email) => state.usersByEmail.get(email.toLowerCase()))
         .filter((u) => u !== undefined)

@@ -129,6 +129,57 @@ export const USER_SETTINGS: Readonly<Record<string, SettingDef>> = {
 };
 
 export const SETTING_NAMES = Object.keys(USER_SETTINGS);
+
+/**
+ * The settings a client that does not declare `user_settings_object` reads at
+ * the top level of POST /register and learns of by `update_display_settings`
+ * and `update_global_notifications` events (Zulip's legacy lists, closed at
+ * feature level 89; settings added since exist only in `user_settings`).
+ */
+export const LEGACY_DISPLAY_SETTINGS: readonly string[] = [
+  'color_scheme',
+  'default_language',
+  'web_home_view',
+  'demote_inactive_streams',
+  'emojiset',
+  'enable_drafts_synchronization',
+  'enter_sends',
+  'fluid_layout_width',
+  'high_contrast_mode',
+  'left_side_userlist',
+  'starred_message_counts',
+  'translate_emoticons',
+  'twenty_four_hour_time',
+];
+export const LEGACY_NOTIFICATION_SETTINGS: readonly string[] = [
+  'desktop_icon_count_display',
+  'email_notifications_batching_period_seconds',
+  'enable_desktop_notifications',
+  'enable_digest_emails',
+  'enable_login_emails',
+  'enable_marketing_emails',
+  'enable_offline_email_notifications',
+  'enable_offline_push_notifications',
+  'enable_online_push_notifications',
+  'enable_sounds',
+  'enable_stream_audible_notifications',
+  'enable_stream_desktop_notifications',
+  'enable_stream_email_notifications',
+  'enable_stream_push_notifications',
+  'message_content_in_email_notifications',
+  'notification_sound',
+  'pm_content_in_desktop_notifications',
+  'presence_enabled',
+  'realm_name_in_email_notifications_policy',
+  'wildcard_mentions_notify',
+];
+
+/** The emoji sets a legacy client may choose from (`emojiset_choices`). */
+export const EMOJISET_CHOICES = [
+  { key: 'emojiset_a', text: 'Emoji set A' },
+  { key: 'emojiset_b', text: 'Emoji set B' },
+  { key: 'text', text: 'Plain text' },
+];
 export const DEFAULTS_SETTING_NAMES = SETTING_NAMES.filter((k) => USER_SETTINGS[k]!.d);
 
 /** The server's defaults for every setting (before the organization's own defaults). */

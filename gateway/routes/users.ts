@@ -155,6 +155,15 @@ export const serverSettings = route({
   params: {},
   async handle(ctx) {
     const realm = await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'serverSettings', caller: serverCaller(ctx) });
-    return { ...realm, service_version: SERVER_VERSION, zulip_version: SERVER_VERSION, service_feature_level: ctx.featureLevel, zulip_feature_level: ctx.featureLevel };
+    return {
+      ...realm,
+      service_version: SERVER_VERSION,
+      zulip_version: SERVER_VERSION,
+      zulip_merge_base: SERVER_VERSION,
+      service_feature_level: ctx.featureLevel,
+      zulip_feature_level: ctx.featureLevel,
+      // Whether the client's version is too old for this server (from its User-Agent): none is.
+      is_incompatible: false,
+    };
   },
 });

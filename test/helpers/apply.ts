@@ -114,6 +114,13 @@ export const APPLIERS: Record<string, Applier> = {
   user_settings(snap, e) {
     snap.user_settings[e.property] = e.value;
   },
+  // Legacy settings live at the top level of the snapshot (clients without user_settings_object).
+  update_display_settings(snap, e) {
+    if (e.setting_name in snap) snap[e.setting_name] = e.setting;
+  },
+  update_global_notifications(snap, e) {
+    if (e.notification_name in snap) snap[e.notification_name] = e.setting;
+  },
   realm_user_settings_defaults(snap, e) {
     snap.realm_user_settings_defaults[e.property] = e.value;
   },
