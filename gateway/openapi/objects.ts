@@ -1,12 +1,12 @@
 /**
  * Objects that replies carry and events do not (the events' objects are in
  * `actors/events/schema.ts` and reused from there), and the register
- * snapshot. Strict like the event schemas, except where a reply is open by
- * design (noted where it is).
+ * snapshot. Strict like the event schemas: extra keys are rejected at every
+ * level.
  */
 import { z } from 'zod';
 import { REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
-import { SETTING_NAMES, USER_SETTINGS, DEFAULTS_SETTING_NAMES } from '../../actors/user/settings.ts';
+import { DEFAULTS_SETTING_NAMES, LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS, SETTING_NAMES, USER_SETTINGS } from '../../actors/user/settings.ts';
 import {
   ChannelFolderObject,
   ChannelObject,
@@ -107,8 +107,7 @@ const UnreadMessages = z
 /**
  * The register response beside the envelope. Every snapshot key is optional:
  * which ones come depends on `fetch_event_types` (all of them without it).
- * Every key Parley sends is described; the object is open (`register` in
- * `responses.ts`), as Zulip adds keys to it at most feature levels.
+ * Strict like the rest: a key added to the snapshot is added here too.
  */
 export const RegisterFields = {
   queue_id: z.string(),
@@ -197,6 +196,10 @@ export const RegisterFields = {
   drafts: z.array(DraftObject).optional(),
   saved_snippets: z.array(SavedSnippetObject).optional(),
   unread_msgs: UnreadMessages.optional(),
+  // update_display_settings and update_global_notifications: the legacy top-level settings, for clients without user_settings_object.
+  ...Object.fromEntries([...LEGACY_DISPLAY_SETTINGS, ...LEGACY_NOTIFICATION_SETTINGS, 'timezone'].map((k) => [k, settingSchema(k).optional()])),
+  emojiset_choices: z.array(z.object({ key: z.string(), text: z.string() }).strict()).optional(),
+  available_notification_sounds: z.array(z.string()).optional(),
   // presence
   presences: Presences.optional(),
   server_timestamp: z.number().optional(),

@@ -118,7 +118,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'DELETE /scheduled_messages/{scheduled_message_id}': empty(),
 
   // ---- events
-  'POST /register': { success: success(RegisterFields).catchall(z.unknown()), errors: [NARROW] },
+  'POST /register': fields(RegisterFields, NARROW),
   'GET /events': fields({ events: z.array(ClientEvent), queue_id: z.string() }, QUEUE),
   'DELETE /events': empty(QUEUE),
 
@@ -168,6 +168,9 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'GET /server_settings': fields({
     push_notifications_enabled: z.boolean(),
     authentication_methods: z.object({ password: z.boolean(), dev: z.boolean(), email: z.boolean() }).strict(),
+    email_auth_enabled: z.boolean(),
+    /** Single sign-on providers; Parley has none. */
+    external_authentication_methods: z.array(z.never()),
     realm_name: z.string(),
     realm_description: z.string(),
     realm_icon: z.string(),
@@ -177,8 +180,11 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
     require_email_format_usernames: z.boolean(),
     service_version: z.string(),
     zulip_version: z.string(),
+    zulip_merge_base: z.string(),
     service_feature_level: Id,
     zulip_feature_level: Id,
+    /** Whether the client (by its User-Agent) is too old for this server. */
+    is_incompatible: z.boolean(),
   }),
   'GET /openapi.json': bytes('application/json'),
 
