@@ -18,7 +18,7 @@ import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts'
 import type { ActorContext } from '../runtime/context.ts';
 import { actingUser, canAccess } from './access.ts';
 import { renderMessage } from './markdown.ts';
-import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions } from './messages.ts';
+import { alertedUsers, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
 import type { RealmState } from './state.ts';
 
@@ -124,7 +124,7 @@ interface EditPlan {
   target: StoredMessage;
   messages: StoredMessage[];
   mode: z.infer<typeof PropagateMode>;
-  content: { content: string; rendered: string; mentions: number[]; wildcard: StoredMessage['wildcard'] } | null;
+  content: { content: string; rendered: string; mentions: number[]; wildcard: StoredMessage['wildcard']; alerted: number[] } | null;
   topic: string | null;
   to: ChannelRecord | null;
   /** Who gets the event, with the flags each of them gets. */
@@ -148,7 +148,9 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     if ([...text].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
     const r = renderMessage(text, renderOptions(state, user));
     const recipients = m.dmUserIds ? new Set(m.dmUserIds) : null;
-    content = { content: text, rendered: r.html, mentions: r.mentions.filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id))), wildcard: isDm ? null : r.wildcard };
+    const mentions = r.mentions.filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id)));
+    // Alert words are matched again: the new text may hold one the old did not, or lose one.
+    content = { content: text, rendered: r.html, mentions, wildcard: isDm ? null : r.wildcard, alerted: alertedUsers(state, text, m.senderId) };
   }
   const moderator = user.role <= Role.MODERATOR;
   let topic: string | null = null;
@@ -194,7 +196,12 @@ function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
     const next: StoredMessage = { ...old };
     if (isTarget && p.content) {
       Object.assign(record, { prevContent: old.content, prevRenderedContent: old.renderedContent });
-      Object.assign(next, { content: p.content.content, renderedContent: p.content.rendered, mentions: p.content.mentions, wildcard: p.content.wildcard, lastEditTimestamp: ts });
+      Object.assign(next, { content: p.content.content, renderedContent: p.content.rendered, mentions: p.content.mentions, wildcard: p.content.wildcard, alerted: p.content.alerted, lastEditTimestamp: ts });
+      // Uploads follow the text: readers of the message may download what it links to now, not what it no longer does.
+      const before = new Set(uploadPaths(state.realmId, old.content));
+      const after = new Set(uploadPaths(state.realmId, next.content));
+      for (const path of after) if (!before.has(path)) tx.write(T.attachmentMessages.at(state.realmId, path, old.id).put(1));
+      for (const path of before) if (!after.has(path)) tx.write(T.attachmentMessages.at(state.realmId, path, old.id).delete());
     }
     if (p.topic !== null && p.topic !== old.topic) {
       Object.assign(record, { prevTopic: old.topic, topic: p.topic });
