@@ -190,6 +190,8 @@ export const UserRecord = z.object({
   status: UserStatus.default({ text: '', emojiName: '', emojiCode: '', reactionType: '' }),
   /** An email change waiting for its confirmation link. */
   pendingEmail: z.object({ email: z.string(), key: z.string() }).nullable().default(null),
+  /** An outgoing-webhook bot's service: where messages that mention it are posted, and the token sent with them. */
+  service: z.object({ baseUrl: z.string(), interfaceType: Id, token: z.string() }).nullable().default(null),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
 

@@ -65,6 +65,7 @@ API_TESTS=(
   test/python-client.test.ts
   test/zulip-terminal.test.ts
   test/bots.test.ts
+  test/outgoing-webhooks.test.ts
   test/scheduled_messages.test.ts
   test/rollback.test.ts
   test/features.test.ts

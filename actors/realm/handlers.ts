@@ -20,6 +20,7 @@ import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, up
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 import { authenticate, bootstrap, createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
 import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
+import { createBot, listBots } from './bots.ts';
 import { confirmEmailChange, updateSettings, updateUserDefaults } from './settings.ts';
 import { getStatus, updateStatus } from './user_status.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers } from './user_groups.ts';
@@ -35,6 +36,8 @@ export const realmHandlers = {
   snapshot,
   listUsers,
   createUser,
+  createBot,
+  listBots,
   messageSources,
   narrowForQueue,
   directory,

@@ -18,6 +18,7 @@ import { type RenderOptions, renderMessage } from './markdown.ts';
 import { topicLinks } from '../../lib/linkifiers.ts';
 import { emojiImageUrl } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
+import { type ServiceTrigger, serviceTriggers } from './bots.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -64,6 +65,8 @@ export interface SendPlan {
   /** Recipients who muted the sender, and recipients alerted by one of their alert words. */
   mutedBy: number[];
   alerted: number[];
+  /** Outgoing-webhook bots the message mentions or is addressed to (the gateway posts it to them). */
+  serviceBots: ServiceTrigger[];
 }
 
 export function normalizeTopic(state: Readonly<RealmState>, raw: string | null): string {
@@ -216,6 +219,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     client: req.client,
     readBySender: req.readBySender ?? defaultReadBySender(req.client),
     topicLinks: channel ? topicLinks(topic, state.org.compiledLinkifiers()) : [],
+    serviceBots: serviceTriggers(state, sender.id, !channel, channel ? rendered.mentions : participants),
   };
 }
 
@@ -383,7 +387,8 @@ export const sendMessage = action({
     p.stored = applySend(state, p.plan, tx);
     p.visibility = applyAutomaticVisibility(state, p.stored, isNewTopic, tx);
     const mine = p.visibility.find((r) => r.userId === p.stored!.senderId);
-    return { id: p.stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}) };
+    // `serviceBots` is for the gateway, which takes it out of the reply.
+    return { id: p.stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}), ...(p.plan.serviceBots.length ? { serviceBots: p.plan.serviceBots } : {}) };
   },
   events(state, p) {
     return [sendDelivery(state, p.stored!, p.localEcho), ...visibilityEvents(state, p.visibility)];

@@ -115,6 +115,8 @@ export interface NewUser {
   loggedIn: boolean;
   /** The first API key's plain text, made in `check` (only its hash is kept). */
   apiKey: string;
+  botType?: number;
+  service?: UserRecord['service'];
 }
 
 /** Creates a user record, with the organization's current defaults as settings, and its writes. */
@@ -127,7 +129,7 @@ export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
     fullName: n.fullName,
     role: n.role,
     isBot: n.isBot ?? false,
-    botType: n.isBot ? 1 : null,
+    botType: n.isBot ? (n.botType ?? 1) : null,
     botOwnerId: n.botOwnerId ?? null,
     isActive: true,
     apiKey: '',
@@ -141,6 +143,7 @@ export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
     profileData: {},
     status: { text: '', emojiName: '', emojiCode: '', reactionType: '' },
     pendingEmail: null,
+    service: n.service ?? null,
   };
   state.indexUser(user);
   tx.write(T.users.at(state.realmId, id).put(user));

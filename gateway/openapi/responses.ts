@@ -191,6 +191,31 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   // ---- people
   'GET /users': fields({ members: z.array(UserObject) }),
   'POST /users': fields({ user_id: Id }, ADMIN),
+  'POST /bots': fields({
+    user_id: Id,
+    api_key: z.string(),
+    avatar_url: z.string().nullable(),
+    default_sending_stream: z.string().nullable(),
+    default_events_register_stream: z.string().nullable(),
+    default_all_public_streams: z.boolean(),
+  }),
+  'GET /bots': fields({
+    bots: z.array(
+      z
+        .object({
+          user_id: Id,
+          full_name: z.string(),
+          username: z.string(),
+          avatar_url: z.string().nullable(),
+          bot_type: Id.nullable(),
+          owner_id: Id.nullable(),
+          is_active: z.boolean(),
+          /** An outgoing-webhook bot's service: where messages go, and the token they carry. */
+          services: z.array(z.object({ base_url: z.string(), interface: Id, token: z.string() }).strict()),
+        })
+        .strict(),
+    ),
+  }),
   'GET /users/me': fields({ user_id: Id, ...userFields, max_message_id: Id }),
   'DELETE /users/me': empty(['CANNOT_DEACTIVATE_LAST_USER', 400]),
   'GET /users/{user_id}': fields({ user: UserObject }),

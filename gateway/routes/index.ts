@@ -17,6 +17,7 @@ import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeI
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
+import * as bots from './bots.ts';
 import { createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, serverSettings, updateUser } from './users.ts';
 import { fetchApiKey, regenerateApiKey } from './api_keys.ts';
 import { updateDisplaySettings, updateNotificationSettings, updateSettings, updateUserDefaults } from './settings.ts';
@@ -37,6 +38,8 @@ export const ROUTES: Route[] = [
   deleteQueue,
   listUsers,
   createUser,
+  bots.createBot,
+  bots.listBots,
   serverSettings,
   createScheduledMessage,
   listScheduledMessages,

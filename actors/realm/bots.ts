@@ -1,0 +1,126 @@
+/**
+ * Bots created through the API (Zulip's `POST /bots`, `GET /bots`): generic
+ * bots, incoming-webhook bots and outgoing-webhook bots. An outgoing-webhook
+ * bot has a service: every message that mentions it, or a direct message to
+ * it, is posted to its URL, and the answer is sent back as the bot
+ * (`gateway/outgoing_webhooks.ts`). Embedded bots need a bot runtime inside
+ * the server, which Parley does not have: they are refused, as Zulip refuses
+ * them where embedded bots are disabled.
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { ApiError, badRequest } from '../../lib/errors.ts';
+import { newApiKey } from '../../lib/secrets.ts';
+import type { UserRecord } from '../../storage/tables.ts';
+import { formatUser } from '../format.ts';
+import { isAdmin, isGuest } from '../model.ts';
+import { defineAction, defineQuery } from '../runtime/action.ts';
+import { actingUser } from './access.ts';
+import type { RealmState } from './state.ts';
+import { addUser, checkFullName, newUserEvents } from './users.ts';
+
+const action = defineAction<RealmState>();
+const query = defineQuery<RealmState>();
+
+export const BotType = { GENERIC: 1, INCOMING_WEBHOOK: 2, OUTGOING_WEBHOOK: 3, EMBEDDED: 4 } as const;
+/** Outgoing webhook payload formats: Zulip's own (1); Slack's (2) is not spoken here. */
+const GENERIC_INTERFACE = 1;
+
+/** What a sent message asks of the outgoing-webhook bots it mentions or is addressed to (for the gateway, never the client). */
+export interface ServiceTrigger {
+  botId: number;
+  email: string;
+  fullName: string;
+  baseUrl: string;
+  token: string;
+  trigger: 'mention' | 'direct_message';
+}
+
+/** The outgoing-webhook bots a message from `senderId` triggers: those it mentions (channel messages) or is addressed to (direct messages). */
+export function serviceTriggers(state: Readonly<RealmState>, senderId: number, isDm: boolean, candidates: number[]): ServiceTrigger[] {
+  const sender = state.users.get(senderId);
+  // A service bot's own messages never trigger one (no loops between bots).
+  if (!sender || sender.service) return [];
+  const out: ServiceTrigger[] = [];
+  for (const id of new Set(candidates)) {
+    const bot = state.users.get(id);
+    if (!bot?.isActive || !bot.service || id === senderId) continue;
+    out.push({ botId: id, email: bot.email, fullName: bot.fullName, baseUrl: bot.service.baseUrl, token: bot.service.token, trigger: isDm ? 'direct_message' : 'mention' });
+  }
+  return out;
+}
+
+const CreateFields = z.object({
+  fullName: z.string(),
+  shortName: z.string(),
+  botType: z.number().int(),
+  payloadUrl: z.string().nullable(),
+  interfaceType: z.number().int(),
+});
+
+export const createBot = action({
+  type: 'createBot',
+  fields: CreateFields,
+  check(state, msg) {
+    const owner = actingUser(state, msg.caller);
+    if (owner.isBot) throw badRequest('This endpoint does not accept bot requests.');
+    if (isGuest(owner)) throw new ApiError('BAD_REQUEST', 'Not allowed for guest users', 400);
+    if (![BotType.GENERIC, BotType.INCOMING_WEBHOOK, BotType.OUTGOING_WEBHOOK].includes(msg.botType as 1 | 2 | 3)) throw badRequest('Invalid bot type');
+    const fullName = checkFullName(msg.fullName);
+    const short = msg.shortName.trim().toLowerCase();
+    if (!/^[a-z0-9][a-z0-9._-]*$/.test(short)) throw badRequest('Bad name or username');
+    const domain = owner.email.slice(owner.email.lastIndexOf('@') + 1);
+    const email = `${short}-bot@${domain}`;
+    if (state.usersByEmail.has(email.toLowerCase())) throw badRequest('Username already in use');
+    let service: UserRecord['service'] = null;
+    if (msg.botType === BotType.OUTGOING_WEBHOOK) {
+      if (msg.interfaceType !== GENERIC_INTERFACE) throw badRequest('Invalid interface type');
+      if (!msg.payloadUrl || !isHttpUrl(msg.payloadUrl)) throw badRequest('payload_url is not a URL');
+      service = { baseUrl: msg.payloadUrl, interfaceType: msg.interfaceType, token: randomBytes(24).toString('base64url') };
+    }
+    return { email, fullName, ownerId: owner.id, botType: msg.botType, service, apiKey: newApiKey(), user: null as UserRecord | null };
+  },
+  apply(state, p, tx) {
+    p.user = addUser(state, tx, { email: p.email, fullName: p.fullName, role: 400, isBot: true, botType: p.botType, botOwnerId: p.ownerId, service: p.service, passwordHash: null, loggedIn: true, apiKey: p.apiKey });
+    return {
+      user_id: p.user.id,
+      api_key: p.apiKey,
+      avatar_url: formatUser(p.user, false).avatar_url,
+      default_sending_stream: null,
+      default_events_register_stream: null,
+      default_all_public_streams: false,
+    };
+  },
+  events: (state, p) => newUserEvents(state, p.user!, []),
+});
+
+/** GET /bots: the bots the caller administers (their own; an administrator's: all), with their services. */
+export const listBots = query({
+  type: 'listBots',
+  fields: z.object({}),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const bots = [...state.users.values()].filter((u) => u.isBot && u.isActive && (u.botOwnerId === user.id || isAdmin(user)));
+    return {
+      bots: bots.map((b) => ({
+        user_id: b.id,
+        full_name: b.fullName,
+        username: b.email,
+        avatar_url: formatUser(b, false).avatar_url,
+        bot_type: b.botType,
+        owner_id: b.botOwnerId,
+        is_active: b.isActive,
+        services: b.service ? [{ base_url: b.service.baseUrl, interface: b.service.interfaceType, token: b.service.token }] : [],
+      })),
+    };
+  },
+});
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

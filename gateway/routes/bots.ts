@@ -1,0 +1,45 @@
+/** Bots: POST /bots (generic, incoming-webhook and outgoing-webhook bots) and GET /bots (the caller's bots with their services). */
+import { z } from 'zod';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { int, str, unsupported } from '../params.ts';
+import { caller, me, route } from '../route.ts';
+
+export const createBot = route({
+  method: 'POST',
+  path: '/bots',
+  auth: 'required',
+  params: {
+    full_name: str(),
+    short_name: str(),
+    bot_type: int().optional(),
+    payload_url: str().optional(),
+    interface_type: int().optional(),
+    // Embedded bots are refused (bot_type 4), so their service is never read.
+    service_name: unsupported(str()),
+    config_data: unsupported(str()),
+    default_sending_stream: unsupported(str()),
+    default_events_register_stream: unsupported(str()),
+    default_all_public_streams: unsupported(str()),
+  },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
+      type: 'createBot',
+      caller: caller(ctx),
+      fullName: p.full_name,
+      shortName: p.short_name,
+      botType: p.bot_type ?? 1,
+      payloadUrl: p.payload_url ?? null,
+      interfaceType: p.interface_type ?? 1,
+    });
+  },
+});
+
+export const listBots = route({
+  method: 'GET',
+  path: '/bots',
+  auth: 'required',
+  params: {},
+  async handle(ctx) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'listBots', caller: caller(ctx) });
+  },
+});
