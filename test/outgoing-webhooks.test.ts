@@ -75,6 +75,14 @@ t.test('bots - POST /bots: who may create one, and its checks', async (t) => {
   t.equal((await newBot(maria, { bot_type: 4 })).body.msg, 'Invalid bot type', 'embedded bots are not available');
   t.equal((await newBot(maria, { bot_type: 3, payload_url: 'not a url' })).body.msg, 'payload_url is not a URL');
   t.equal((await newBot(maria, { bot_type: 3, payload_url: payloadUrl, interface_type: 2 })).body.msg, 'Invalid interface type', 'the Slack format is not spoken');
+  // The organization decides who may: can_create_bots_group (any bot), can_create_write_only_bots_group (incoming webhooks).
+  await owner.ok('PATCH', '/realm', { can_create_bots_group: { new: 6 }, can_create_write_only_bots_group: { new: 6 } });
+  t.equal((await newBot(maria, { bot_type: 1 })).body.msg, 'Insufficient permission', 'administrators only: a member may not');
+  await owner.ok('PATCH', '/realm', { can_create_write_only_bots_group: { new: 3 } });
+  t.equal((await newBot(maria, { bot_type: 2 })).status, 200, 'but an incoming-webhook bot, with can_create_write_only_bots_group');
+  t.equal((await newBot(maria, { bot_type: 3, payload_url: payloadUrl })).body.msg, 'Insufficient permission', 'not an outgoing-webhook one');
+  t.equal((await newBot(s.api.as(s.demo.admin), { bot_type: 1 })).status, 200, 'administrators still may');
+  await owner.ok('PATCH', '/realm', { can_create_bots_group: { new: 3 }, can_create_write_only_bots_group: { new: 3 } });
   const short = uniq('twice').replace(/[^a-z0-9]/g, '');
   await maria.ok('POST', '/bots', { full_name: 'Twice', short_name: short });
   t.equal((await maria.call('POST', '/bots', { full_name: 'Twice', short_name: short })).body.msg, 'Username already in use');

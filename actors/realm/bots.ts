@@ -16,6 +16,7 @@ import { formatUser } from '../format.ts';
 import { isAdmin, isGuest } from '../model.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
+import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
 import { addUser, checkFullName, newUserEvents } from './users.ts';
 
@@ -66,6 +67,9 @@ export const createBot = action({
     if (owner.isBot) throw badRequest('This endpoint does not accept bot requests.');
     if (isGuest(owner)) throw new ApiError('BAD_REQUEST', 'Not allowed for guest users', 400);
     if (![BotType.GENERIC, BotType.INCOMING_WEBHOOK, BotType.OUTGOING_WEBHOOK].includes(msg.botType as 1 | 2 | 3)) throw badRequest('Invalid bot type');
+    // can_create_bots_group: any bot; can_create_write_only_bots_group: incoming-webhook bots (they only send).
+    const may = state.can(realmGroupSetting(state, 'can_create_bots_group'), owner) || (msg.botType === BotType.INCOMING_WEBHOOK && state.can(realmGroupSetting(state, 'can_create_write_only_bots_group'), owner));
+    if (!may) throw badRequest('Insufficient permission');
     const fullName = checkFullName(msg.fullName);
     const short = msg.shortName.trim().toLowerCase();
     if (!/^[a-z0-9][a-z0-9._-]*$/.test(short)) throw badRequest('Bad name or username');
