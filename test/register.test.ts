@@ -101,7 +101,7 @@ t.test('register - fetch_event_types selects keys as Zulip does', async (t) => {
   t.ok(all.includes('muted_topics') && all.includes('user_topics'), 'everything when nothing is named');
   // Features this server has none of: their honest empty values, each under its own type.
   const empty = await maria.ok('POST', '/register', {
-    fetch_event_types: ['realm_playgrounds', 'realm_filters', 'realm_domains', 'default_stream_groups', 'onboarding_steps', 'reminders', 'realm_embedded_bots', 'realm_incoming_webhook_bots', 'realm_billing', 'giphy', 'push_device'],
+    fetch_event_types: ['realm_playgrounds', 'realm_filters', 'realm_domains', 'default_stream_groups', 'onboarding_steps', 'reminders', 'realm_embedded_bots', 'realm_incoming_webhook_bots', 'realm_billing', 'giphy', 'push_device', 'stop_words'],
   });
   t.match(empty, {
     realm_playgrounds: [],
@@ -116,6 +116,7 @@ t.test('register - fetch_event_types selects keys as Zulip does', async (t) => {
     realm_billing: { has_pending_sponsorship_request: false },
     giphy_api_key: '',
     push_devices: {},
+    stop_words: [],
   });
   t.notOk('realm_users' in empty || 'subscriptions' in empty || 'realm_name' in empty);
   // Zulip's fetch type for the video-call token is video_calls.

@@ -168,6 +168,8 @@ export const snapshot = query({
     if (want('realm_billing')) out.realm_billing = { has_pending_sponsorship_request: false };
     if (want('giphy')) out.giphy_api_key = '';
     if (want('push_device')) out.push_devices = {};
+    // Search matches every word: none are dropped as stop words.
+    if (want('stop_words')) out.stop_words = [];
     // Legacy linkifiers: always empty in Zulip, whose url_template form they cannot carry.
     if (want('realm_filters')) out.realm_filters = [];
     if (want('realm_linkifiers')) out.realm_linkifiers = msg.capabilities.linkifier_url_template === true ? linkifiersOf(state) : [];
