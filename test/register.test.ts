@@ -179,3 +179,15 @@ t.test('register - the editing settings it reports are the ones enforced', async
   await owner.ok('PATCH', '/realm', { allow_message_editing: true });
   await maria.ok('PATCH', `/messages/${sent.id}`, { content: 'second' });
 });
+
+t.test('register - drafts: the 1000 most recently edited (GET /drafts lists every one)', async (t) => {
+  const p = s.api.as(await newPerson(s, ROLE.member, 'Draft Writer'));
+  const base = Math.floor(Date.now() / 1000) - 5000;
+  const drafts = Array.from({ length: 1001 }, (_, i) => ({ type: '', to: [], topic: '', content: `draft ${i}`, timestamp: base + i }));
+  await p.ok('POST', '/drafts', { drafts });
+  const reg = await p.ok('POST', '/register', { fetch_event_types: ['drafts'] });
+  t.equal(reg.drafts.length, 1000);
+  t.notOk(reg.drafts.some((d: any) => d.content === 'draft 0'), 'the oldest is left out');
+  t.ok(reg.drafts.some((d: any) => d.content === 'draft 1000'));
+  t.equal((await p.ok('GET', '/drafts')).drafts.length, 1001);
+});

@@ -49,6 +49,9 @@ export const reader = (s: Readonly<UserState>, ctx: ActorContext) => new Message
 const realmOf = (s: UserState) => realmActorId(s.realmId);
 const callerOf = (s: UserState): Caller => ({ realmId: s.realmId, userId: s.userId });
 
+/** Zulip's MAX_DRAFTS_IN_REGISTER_RESPONSE. */
+const MAX_DRAFTS_IN_REGISTER = 1000;
+
 const snapshot = query({
   type: 'snapshot',
   fields: z.object({ fetch: z.array(z.string()).nullable() }),
@@ -57,7 +60,8 @@ const snapshot = query({
     const settings = {};
     const starred = {
       ...(wants(msg.fetch, 'starred_messages') ? { starred_messages: [...s.marks.starred].sort((a, b) => a - b) } : {}),
-      ...(wants(msg.fetch, 'drafts') ? { drafts: draftsOf(s) } : {}),
+      // Zulip's register gives the most recently edited drafts only (GET /drafts gives them all).
+      ...(wants(msg.fetch, 'drafts') ? { drafts: draftsOf(s).slice(-MAX_DRAFTS_IN_REGISTER) } : {}),
       ...(wants(msg.fetch, 'saved_snippets') ? { saved_snippets: snippetsOf(s) } : {}),
     };
     // As in Zulip: unread_msgs is kept up to date by message events and flag events together.
