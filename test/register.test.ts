@@ -191,3 +191,21 @@ t.test('register - drafts: the 1000 most recently edited (GET /drafts lists ever
   t.ok(reg.drafts.some((d: any) => d.content === 'draft 1000'));
   t.equal((await p.ok('GET', '/drafts')).drafts.length, 1001);
 });
+
+t.test('register - max_message_id is the newest message the user received, not the organization\'s', async (t) => {
+  const hidden = uniq('hidden');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: hidden }], invite_only: true });
+  const q = await register(maria, { fetch_event_types: ['message'], event_types: ['message'] });
+  const snap = structuredClone(q.snapshot);
+  const secret = await owner.ok('POST', '/messages', { type: 'stream', to: hidden, topic: 'x', content: 'not for Maria' });
+  t.ok(snap.max_message_id < secret.id);
+  t.equal((await register(maria, { fetch_event_types: ['message'] })).snapshot.max_message_id, snap.max_message_id, 'a message Maria did not receive changes nothing');
+  t.equal((await register(owner, { fetch_event_types: ['message'] })).snapshot.max_message_id, secret.id, 'the sender received it');
+  const dm = await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member1.userId], content: 'for Maria' });
+  applyEvent(snap, await waitFor(q, (e) => e.type === 'message' && e.message.id === dm.id));
+  t.equal(snap.max_message_id, dm.id);
+  t.equal((await register(maria, { fetch_event_types: ['message'] })).snapshot.max_message_id, snap.max_message_id, 'snapshot plus events equals a fresh register');
+  const fresh = await newPerson(s, ROLE.member, 'No Mail');
+  const mine = (await register(s.api.as(fresh), { fetch_event_types: ['message'] })).snapshot.max_message_id;
+  t.ok(mine === -1 || mine > dm.id, 'a new user received nothing from before they joined');
+});

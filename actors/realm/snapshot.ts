@@ -112,7 +112,6 @@ export const snapshot = query({
     const want = (t: string) => wants(msg.fetch, t);
     const out: Record<string, unknown> = { ...limits(state) };
     if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl), serverSnapshot(state));
-    if (want('message')) out.max_message_id = state.maxMessageId > 0 ? state.maxMessageId : -1;
     if (want('realm_user')) {
       const users = [...state.users.values()];
       Object.assign(out, {
