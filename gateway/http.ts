@@ -35,6 +35,8 @@ export function readRequest(req: HttpRequest): RequestInfo {
 export class Reply {
   aborted = false;
   done = false;
+  /** Sees every JSON reply as it is written (check mode: `gateway/openapi/check.ts`). */
+  onJson: ((status: number, text: string) => void) | null = null;
 
   constructor(private readonly res: HttpResponse) {
     res.onAborted(() => {
@@ -70,6 +72,7 @@ export class Reply {
   raw(status: number, text: string, headers: Record<string, string> = {}): void {
     if (this.aborted || this.done) return;
     this.done = true;
+    this.onJson?.(status, text);
     this.res.cork(() => {
       this.res.writeStatus(STATUS[status] ?? `${status}`);
       this.res.writeHeader('Content-Type', 'application/json');

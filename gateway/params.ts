@@ -62,11 +62,27 @@ export async function collectParams(query: string, contentType: string, body: Bu
   return params;
 }
 
+// ---- how each value is written, for the API description (gateway/openapi/) ----
+
+/** How a decoder reads its text: plain text, an integer, JSON text of a schema, or a word or an integer. */
+export type Wire =
+  | { kind: 'string' }
+  | { kind: 'integer' }
+  | { kind: 'json'; schema: z.ZodType }
+  | { kind: 'wordOrInt'; words: readonly string[]; min: number }
+  | { kind: 'idsOrNames' };
+
+const WIRES = new WeakMap<z.ZodType, Wire>();
+const wire = <T extends z.ZodType>(schema: T, w: Wire): T => (WIRES.set(schema, w), schema);
+
+/** How a decoder made by the helpers below reads its text (undefined for any other schema). */
+export const wireOf = (schema: z.ZodType): Wire | undefined => WIRES.get(schema);
+
 // ---- value decoders -------------------------------------------------------
 
 /** A string, bare or JSON-quoted (`"Denmark"` or `Denmark`). */
 export const str = () =>
-  z.string().transform((s) => {
+  wire(z.string().transform((s) => {
     if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) {
       try {
         const v: unknown = JSON.parse(s);
@@ -76,11 +92,11 @@ export const str = () =>
       }
     }
     return s;
-  });
+  }), { kind: 'string' });
 
 /** JSON text decoded and then checked against `schema`. */
 export const json = <T extends z.ZodType>(schema: T) =>
-  z
+  wire(z
     .string()
     .transform((s, ctx) => {
       try {
@@ -90,35 +106,35 @@ export const json = <T extends z.ZodType>(schema: T) =>
         return z.NEVER;
       }
     })
-    .pipe(schema);
+    .pipe(schema), { kind: 'json', schema });
 
 /** A boolean sent as JSON (`true`/`false`). */
 export const bool = () => json(z.boolean());
 
 /** An integer sent as text or JSON. */
 export const int = () =>
-  z.string().transform((s, ctx) => {
+  wire(z.string().transform((s, ctx) => {
     const t = s.trim();
     if (!/^-?\d+$/.test(t) || !Number.isSafeInteger(Number(t))) {
       ctx.addIssue({ code: 'custom', message: 'is not an integer' });
       return z.NEVER;
     }
     return Number(t);
-  });
+  }), { kind: 'integer' });
 
 /** One of `words`, or an integer of at least `min` (anchors, retention periods). */
 export const wordOrInt = <W extends string>(words: readonly W[], min: number, message: string) =>
-  str().transform((s, ctx): W | number => {
+  wire(str().transform((s, ctx): W | number => {
     const t = s.trim();
     if ((words as readonly string[]).includes(t)) return t as W;
     if (/^-?\d+$/.test(t) && Number.isSafeInteger(Number(t)) && Number(t) >= min) return Number(t);
     ctx.addIssue({ code: 'custom', message });
     return z.NEVER;
-  });
+  }), { kind: 'wordOrInt', words, min });
 
 /** A list of integers or strings given as JSON, or one bare value. */
 export const idsOrNames = () =>
-  z.string().transform((s, ctx): Array<number | string> | number | string => {
+  wire(z.string().transform((s, ctx): Array<number | string> | number | string => {
     const t = s.trim();
     if (t.startsWith('[')) {
       try {
@@ -132,7 +148,7 @@ export const idsOrNames = () =>
     }
     if (/^\d+$/.test(t)) return Number(t);
     return str().parse(t);
-  });
+  }), { kind: 'idsOrNames' });
 
 // ---- validation against a route's schema ---------------------------------
 
@@ -150,6 +166,9 @@ export function unsupported<T extends z.ZodType>(schema: T): T {
   UNSUPPORTED.add(marked);
   return marked;
 }
+
+/** Whether a parameter is marked `unsupported(...)`. */
+export const isUnsupported = (schema: z.ZodType): boolean => UNSUPPORTED.has(schema);
 
 /** Validates raw parameters; unknown ones are returned for ignored_parameters_unsupported. */
 // One object schema per route: zod compiles a fast path for each new schema,

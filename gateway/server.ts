@@ -10,6 +10,7 @@ import { ApiError, asApiError } from '../lib/errors.ts';
 import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
+import { checkResponse, RESPONSE_CHECK } from './openapi/check.ts';
 import { PathTable } from './path.ts';
 import { collectParams, type RawParams, type UploadedFile, validateParams } from './params.ts';
 import { BinaryReply, type CallContext, IGNORED, type Route } from './route.ts';
@@ -91,6 +92,7 @@ export class Gateway {
     this.app = uWS.App().any('/*', (res, req) => {
       const info = readRequest(req);
       const reply = new Reply(res);
+      if (RESPONSE_CHECK && info.url.startsWith(`${PREFIX}/`)) reply.onJson = (status, text) => checkResponse(this.routeOf(info), info.method, info.url, status, text, this.log);
       void this.serve(info, reply);
     });
   }
@@ -116,6 +118,11 @@ export class Gateway {
     this.listenSocket = null;
     for (const [reply, queueId] of this.polls) reply.json(200, { result: 'success', msg: '', events: [], queue_id: queueId });
     this.polls.clear();
+  }
+
+  /** The route a request under /api/v1 went to, or null when none matched. */
+  private routeOf(info: RequestInfo): Route | null {
+    return this.router.match(info.url.slice(PREFIX.length))?.get(info.method)?.route ?? null;
   }
 
   private async serve(info: RequestInfo, reply: Reply): Promise<void> {

@@ -126,6 +126,33 @@ t.test('message edit - snapshot plus update and delete events equals a fresh reg
   t.same(normalizeUnread(snap.unread_msgs), normalizeUnread((await register(mateo, FETCH)).snapshot.unread_msgs));
 });
 
+t.test("message delete - deleting a channel's first message makes the next its first (stream update event)", async (t) => {
+  const name = uniq('first');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  const id = ((await owner.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).find((x) => x.name === name).stream_id as number;
+  const FETCH = { fetch_event_types: ['subscription', 'stream'], event_types: ['subscription', 'stream', 'delete_message'] };
+  const q = await register(maria, FETCH);
+  const snap = structuredClone(q.snapshot);
+  const [a, b] = [(await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: 'one' })).id, (await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: 'two' })).id];
+  t.equal((await owner.ok('GET', `/streams/${id}`)).stream.first_message_id, a);
+  await owner.ok('DELETE', `/messages/${a}`);
+  const e = await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    return e.type === 'stream' && e.property === 'first_message_id';
+  });
+  t.same([e.stream_id, e.value], [id, b], 'the event names the new first message');
+  t.equal((await owner.ok('GET', `/streams/${id}`)).stream.first_message_id, b);
+  await owner.ok('DELETE', `/messages/${b}`);
+  t.equal((await owner.ok('GET', `/streams/${id}`)).stream.first_message_id, null, 'none once the channel is empty');
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    return e.type === 'stream' && e.property === 'first_message_id' && e.value === null;
+  });
+  const fresh = (await register(maria, FETCH)).snapshot;
+  const pick = (x: any) => (x.subscriptions as any[]).find((c) => c.stream_id === id);
+  t.same(pick(snap), pick(fresh), 'snapshot plus events equals a fresh register');
+});
+
 t.test('message edit - the official Python client: update_message and delete_message', async (t) => {
   const id = await send(owner, uniq('py'), 'before');
   const out = runPython(s.urls[0]!, s.demo.owner, `

@@ -106,6 +106,11 @@ t.test('alert words - add, remove, list; messages with them are flagged has_aler
   t.same((await maria.ok('GET', `/messages/${id}`)).message.flags, []);
   const alerted = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'is', operand: 'alerted' }, { operator: 'topic', operand: 'zoo' }] });
   t.same(alerted.messages.map((m: any) => m.id), [id]);
+  // An edit matches the words again: the flag comes with the word and goes with it.
+  await owner.ok('PATCH', `/messages/${other}`, { content: `now a ${word} too` });
+  t.same((await mateo.ok('GET', `/messages/${other}`)).message.flags, ['has_alert_word'], 'an edit that adds the word flags the message');
+  await owner.ok('PATCH', `/messages/${id}`, { content: 'no animals here' });
+  t.same((await mateo.ok('GET', `/messages/${id}`)).message.flags, [], 'an edit that removes it unflags it');
   t.equal((await mateo.post('/users/me/alert_words', { alert_words: ['x'.repeat(101)] })).body.msg, 'alert_words[0] is too long (limit: 100 characters)');
   await mateo.ok('DELETE', '/users/me/alert_words', { alert_words: [word] });
 });

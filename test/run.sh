@@ -22,6 +22,9 @@ skipped=0
 export PARLEY_CHECK=1
 export PARLEY_VIOLATIONS_FILE="$ROOT/$LOG_DIR/event-violations.jsonl"
 rm -f "$PARLEY_VIOLATIONS_FILE"
+# ...and every JSON reply against the API description (gateway/openapi/check.ts).
+export PARLEY_RESPONSE_VIOLATIONS_FILE="$ROOT/$LOG_DIR/response-violations.jsonl"
+rm -f "$PARLEY_RESPONSE_VIOLATIONS_FILE"
 
 step() { # name, command...: one pass or fail for a non-tap step
   local name=$1; shift
@@ -92,6 +95,7 @@ API_TESTS=(
   test/uploads.test.ts
   test/realm_emoji.test.ts
   test/durability.test.ts
+  test/openapi.test.ts
 )
 
 # The invitation test accepts an invitation in a real headless browser.
@@ -140,6 +144,15 @@ no_violations() {
   if [ -s "$PARLEY_VIOLATIONS_FILE" ]; then head -20 "$PARLEY_VIOLATIONS_FILE"; return 1; fi
 }
 step "events - every event made during the suites matches its strict schema" no_violations
+
+no_response_violations() {
+  if [ -s "$PARLEY_RESPONSE_VIOLATIONS_FILE" ]; then
+    echo "$(wc -l <"$PARLEY_RESPONSE_VIOLATIONS_FILE") replies break the API description (gateway/openapi/); the first:"
+    head -20 "$PARLEY_RESPONSE_VIOLATIONS_FILE"
+    return 1
+  fi
+}
+step "responses - every API response made during the suites matches the OpenAPI document" no_response_violations
 
 if [ -f scripts/k8s-validate.sh ]; then step k8s-manifests bash scripts/k8s-validate.sh; fi
 # The bench smoke run proves the scripts still work (k6 scripts included, so

@@ -62,6 +62,16 @@ t.test('uploads - others may download only once a message they can read links th
   t.ok(withFile.messages.length >= 1 && withFile.messages.every((m: any) => m.content.includes('/user_uploads/')), 'has:attachment');
 });
 
+t.test('uploads - an edit that adds a link opens the file to the readers; one that removes it closes it', async (t) => {
+  const r = await upload(s.demo.member1, [{ name: 'late.txt', type: 'text/plain', data: Buffer.from('added later') }]);
+  const { id } = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'files', content: 'a file follows' });
+  t.equal((await download(s.demo.member2, r.body.url)).status, 403, 'not linked yet');
+  await maria.ok('PATCH', `/messages/${id}`, { content: `here it is: [late.txt](${r.body.url})` });
+  t.equal((await download(s.demo.member2, r.body.url)).status, 200, 'linked by the edit');
+  await maria.ok('PATCH', `/messages/${id}`, { content: 'never mind' });
+  t.equal((await download(s.demo.member2, r.body.url)).status, 403, 'unlinked by the next edit');
+});
+
 t.test('uploads - errors: no file, two files, too large', async (t) => {
   const none = await fetch(`${base}/api/v1/user_uploads`, { method: 'POST', headers: auth(s.demo.member1), body: new FormData() });
   t.equal(((await none.json()) as any).msg, 'You must specify a file.');

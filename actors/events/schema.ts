@@ -177,6 +177,7 @@ const STREAM_UPDATES = [
   streamUpdate('message_retention_days', Id.nullable()),
   streamUpdate('topics_policy', z.enum(['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'])),
   streamUpdate('folder_id', Id.nullable()),
+  streamUpdate('first_message_id', Id.nullable()),
   streamUpdate('is_archived', z.boolean()),
   streamUpdate('stream_post_policy', z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)])),
   streamUpdate('is_announcement_only', z.boolean()),

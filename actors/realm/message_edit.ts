@@ -16,10 +16,10 @@ import { defaultFlags } from '../format.ts';
 import { channelRecipientKey, isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
-import { actingUser, canAccess } from './access.ts';
+import { actingUser, canAccess, channelAudience } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
-import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions } from './messages.ts';
+import { alertedUsers, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
 import type { RealmState } from './state.ts';
 
@@ -90,24 +90,51 @@ function checkCanDelete(state: Readonly<RealmState>, user: UserRecord, m: Stored
   if (expired(m, setting(state, 'messageContentDeleteLimitSeconds'))) throw badRequest('The time limit for deleting this message has passed');
 }
 
+/** The ID of the oldest message of `recipientKey` after `id`, or null (read from its buckets, oldest first). */
+async function nextMessageId(ctx: ActorContext, realmId: number, recipientKey: string, id: number): Promise<number | null> {
+  for (const { ck } of await T.recipientBuckets.partition(realmId, recipientKey).range(ctx.store)) {
+    if (Number(ck) < messageBucket(id)) continue;
+    const [next] = await T.messages.partition(realmId, recipientKey, Number(ck)).values(ctx.store, { gte: id + 1, limit: 1 });
+    if (next) return next.id;
+  }
+  return null;
+}
+
 export const deleteMessage = action({
   type: 'deleteMessage',
   fields: z.object({ id: z.number().int() }),
-  prepare: (state, msg, ctx) => readMessage(ctx, state.realmId, msg.id),
-  check(state, msg, found) {
+  async prepare(state, msg, ctx) {
+    const found = await readMessage(ctx, state.realmId, msg.id);
+    // Deleting a channel's first message makes the next one its first.
+    const channel = found?.streamId != null ? state.channels.get(found.streamId) : undefined;
+    const nextFirst = found && channel && channel.firstMessageId === found.id ? await nextMessageId(ctx, state.realmId, found.recipientKey, found.id) : undefined;
+    return { found, nextFirst };
+  },
+  check(state, msg, { found, nextFirst }) {
     const user = actingUser(state, msg.caller);
     const m = accessMessage(state, user, found);
     checkCanDelete(state, user, m);
-    return { m, audience: audience(state, m) };
+    const channel = m.streamId !== null ? state.channels.get(m.streamId) : undefined;
+    const firstMessageId = channel && nextFirst !== undefined && channel.firstMessageId === m.id ? { channel, value: nextFirst } : null;
+    return { m, audience: audience(state, m), firstMessageId };
   },
   apply(state, p, tx) {
     tx.write(T.messages.at(state.realmId, p.m.recipientKey, p.m.id).delete(), T.messageLocator.at(state.realmId, p.m.id).delete());
     if (p.m.streamId !== null) state.countTopic(tx, p.m.streamId, p.m.topic, p.m.id, -1);
+    if (p.firstMessageId) {
+      p.firstMessageId.channel.firstMessageId = p.firstMessageId.value;
+      tx.write(T.channels.at(state.realmId, p.firstMessageId.channel.id).put(p.firstMessageId.channel));
+    }
     return {};
   },
   events(state, p) {
     const m = p.m;
-    return [toUsers(state.realmId, p.audience, { type: 'delete_message', message_type: m.type, message_ids: [m.id], ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) })];
+    const out = [toUsers(state.realmId, p.audience, { type: 'delete_message', message_type: m.type, message_ids: [m.id], ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) })];
+    if (p.firstMessageId) {
+      const c = p.firstMessageId.channel;
+      out.push(toUsers(state.realmId, channelAudience(state, c), { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'first_message_id', value: c.firstMessageId }));
+    }
+    return out;
   },
 });
 
@@ -139,7 +166,7 @@ interface EditPlan {
   target: StoredMessage;
   messages: StoredMessage[];
   mode: z.infer<typeof PropagateMode>;
-  content: { content: string; rendered: string; mentions: number[]; wildcard: StoredMessage['wildcard'] } | null;
+  content: { content: string; rendered: string; mentions: number[]; wildcard: StoredMessage['wildcard']; alerted: number[] } | null;
   topic: string | null;
   to: ChannelRecord | null;
   /** Who gets the event, with the flags each of them gets. */
@@ -163,7 +190,9 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     if ([...text].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
     const r = renderMessage(text, renderOptions(state, user));
     const recipients = m.dmUserIds ? new Set(m.dmUserIds) : null;
-    content = { content: text, rendered: r.html, mentions: r.mentions.filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id))), wildcard: isDm ? null : r.wildcard };
+    const mentions = r.mentions.filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id)));
+    // Alert words are matched again: the new text may hold one the old did not, or lose one.
+    content = { content: text, rendered: r.html, mentions, wildcard: isDm ? null : r.wildcard, alerted: alertedUsers(state, text, m.senderId) };
   }
   const moderator = user.role <= Role.MODERATOR;
   let topic: string | null = null;
@@ -209,7 +238,12 @@ function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
     const next: StoredMessage = { ...old };
     if (isTarget && p.content) {
       Object.assign(record, { prevContent: old.content, prevRenderedContent: old.renderedContent });
-      Object.assign(next, { content: p.content.content, renderedContent: p.content.rendered, mentions: p.content.mentions, wildcard: p.content.wildcard, lastEditTimestamp: ts });
+      Object.assign(next, { content: p.content.content, renderedContent: p.content.rendered, mentions: p.content.mentions, wildcard: p.content.wildcard, alerted: p.content.alerted, lastEditTimestamp: ts });
+      // Uploads follow the text: readers of the message may download what it links to now, not what it no longer does.
+      const before = new Set(uploadPaths(state.realmId, old.content));
+      const after = new Set(uploadPaths(state.realmId, next.content));
+      for (const path of after) if (!before.has(path)) tx.write(T.attachmentMessages.at(state.realmId, path, old.id).put(1));
+      for (const path of before) if (!after.has(path)) tx.write(T.attachmentMessages.at(state.realmId, path, old.id).delete());
     }
     if (p.topic !== null && p.topic !== old.topic) {
       Object.assign(record, { prevTopic: old.topic, topic: p.topic });

@@ -25,6 +25,7 @@ import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMemb
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 import { addRealmEmoji, deleteRealmEmoji, downloadFile, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
 import { updateUserTopic } from './user_topics.ts';
+import { openapiDocument } from './openapi.ts';
 
 export const ROUTES: Route[] = [
   sendMessage,
@@ -140,4 +141,5 @@ export const ROUTES: Route[] = [
   deleteRealmEmoji,
   listRealmEmoji,
   realmEmojiImage,
+  openapiDocument,
 ];

@@ -10,7 +10,8 @@ export const updateStatus = route({
   auth: 'required',
   params: { status_text: str().optional(), away: bool().optional(), emoji_name: str().optional(), emoji_code: str().optional(), reaction_type: str().optional() },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
+    // The reply says whether presence changed (for the events); the client gets the envelope only.
+    await ctx.actors.call(realmRef, realmActorId(me(ctx).realmId), {
       type: 'updateStatus',
       caller: caller(ctx),
       statusText: p.status_text ?? null,
@@ -19,6 +20,7 @@ export const updateStatus = route({
       emojiCode: p.emoji_code ?? null,
       reactionType: p.reaction_type ?? null,
     });
+    return {};
   },
 });
 

@@ -1,0 +1,207 @@
+/**
+ * Objects that replies carry and events do not (the events' objects are in
+ * `actors/events/schema.ts` and reused from there), and the register
+ * snapshot. Strict like the event schemas: extra keys are rejected at every
+ * level.
+ */
+import { z } from 'zod';
+import { REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
+import { DEFAULTS_SETTING_NAMES, LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS, SETTING_NAMES, USER_SETTINGS } from '../../actors/user/settings.ts';
+import {
+  ChannelFolderObject,
+  ChannelObject,
+  DraftObject,
+  LinkifierObject,
+  NeverSubscribedObject,
+  ProfileFieldObject,
+  RealmEmojiObject,
+  SavedSnippetObject,
+  ScheduledMessageObject,
+  SubscriptionObject,
+  UserGroupObject,
+  UserObject,
+} from '../../actors/events/schema.ts';
+import { Id } from './envelope.ts';
+
+const GroupSetting = z.union([Id, z.object({ direct_members: z.array(Id), direct_subgroups: z.array(Id) }).strict()]);
+
+/** A user's status (`GET /users/{user_id}/status`, `user_status` of register): only what is set. */
+export const StatusObject = z
+  .object({
+    away: z.literal(true).optional(),
+    status_text: z.string().optional(),
+    emoji_name: z.string().optional(),
+    emoji_code: z.string().optional(),
+    reaction_type: z.enum(['unicode_emoji', 'realm_emoji', 'service_extra_emoji']).optional(),
+  })
+  .strict();
+
+/** One client's presence in Zulip's legacy form. */
+const LegacyClientPresence = z.object({ client: z.string(), status: z.enum(['active', 'idle']), timestamp: Id, pushable: z.boolean() }).strict();
+/** A user's presence in the legacy form: the aggregate and the one client Parley reports ("website"). */
+export const LegacyPresence = z
+  .object({ aggregated: z.object({ client: z.string(), status: z.enum(['active', 'idle']), timestamp: Id }).strict(), website: LegacyClientPresence })
+  .strict();
+/** A user's presence in the modern form (slim_presence, by user ID). */
+export const ModernPresence = z.object({ active_timestamp: Id, idle_timestamp: Id }).strict();
+/** Everyone's presence: by email (legacy) or by user ID (slim_presence). */
+export const Presences = z.union([z.record(z.string(), LegacyPresence), z.record(z.string(), ModernPresence)]);
+
+/** An invitation (`GET /invites`). */
+export const InviteObject = z
+  .object({
+    id: Id,
+    invited_by_user_id: Id,
+    /** When it was made, in UTC seconds. */
+    invited: Id,
+    expiry_date: Id.nullable(),
+    invited_as: Id,
+    /** Email invitations only. */
+    email: z.string().optional(),
+    notify_referrer_on_join: z.boolean(),
+    is_multiuse: z.boolean(),
+    /** Reusable links only. */
+    link_url: z.string().optional(),
+  })
+  .strict();
+
+/** One state of a message in its history (`GET /messages/{message_id}/history`), oldest first. */
+export const MessageHistoryEntry = z
+  .object({
+    topic: z.string(),
+    content: z.string(),
+    rendered_content: z.string(),
+    timestamp: Id,
+    user_id: Id.nullable(),
+    prev_content: z.string().optional(),
+    prev_rendered_content: z.string().optional(),
+    content_html_diff: z.string().optional(),
+    prev_topic: z.string().optional(),
+    prev_stream: Id.optional(),
+    stream: Id.optional(),
+  })
+  .strict();
+
+const settingSchema = (name: string) => {
+  const t = USER_SETTINGS[name]!.type;
+  return t === 'bool' ? z.boolean() : t === 'int' ? Id : z.string();
+};
+/** Every personal setting with its value (`user_settings` of register). */
+export const UserSettingsObject = z.object(Object.fromEntries(SETTING_NAMES.map((k) => [k, settingSchema(k)]))).strict();
+/** The organization's defaults for new users (`realm_user_settings_defaults`). */
+export const UserSettingsDefaultsObject = z.object(Object.fromEntries(DEFAULTS_SETTING_NAMES.map((k) => [k, settingSchema(k)]))).strict();
+
+const UnreadIds = z.array(Id);
+/** The register's `unread_msgs`. */
+const UnreadMessages = z
+  .object({
+    count: Id,
+    pms: z.array(z.object({ other_user_id: Id, sender_id: Id, unread_message_ids: UnreadIds }).strict()),
+    streams: z.array(z.object({ stream_id: Id, topic: z.string(), unread_message_ids: UnreadIds }).strict()),
+    huddles: z.array(z.object({ user_ids_string: z.string(), unread_message_ids: UnreadIds }).strict()),
+    mentions: UnreadIds,
+    old_unreads_missing: z.boolean(),
+  })
+  .strict();
+
+/**
+ * The register response beside the envelope. Every snapshot key is optional:
+ * which ones come depends on `fetch_event_types` (all of them without it).
+ * Strict like the rest: a key added to the snapshot is added here too.
+ */
+export const RegisterFields = {
+  queue_id: z.string(),
+  last_event_id: Id,
+  idle_queue_timeout_secs: Id,
+  service_feature_level: Id,
+  zulip_feature_level: Id,
+  service_version: z.string(),
+  zulip_version: z.string(),
+  event_queue_longpoll_timeout_seconds: Id,
+  // Limits and names, always present.
+  max_message_length: Id,
+  max_topic_length: Id,
+  max_stream_name_length: Id,
+  max_stream_description_length: Id,
+  max_channel_folder_name_length: Id,
+  max_channel_folder_description_length: Id,
+  realm_empty_topic_display_name: z.string(),
+  realm_topics_policy: z.enum(['allow_empty_topic', 'disable_empty_topic']),
+  max_file_upload_size_mib: Id,
+  // realm
+  realm_name: z.string().optional(),
+  realm_description: z.string().optional(),
+  realm_uri: z.string().optional(),
+  realm_url: z.string().optional(),
+  realm_date_created: Id.optional(),
+  realm_message_retention_days: Id.nullable().optional(),
+  realm_default_language: z.string().optional(),
+  realm_message_content_edit_limit_seconds: Id.nullable().optional(),
+  realm_message_content_delete_limit_seconds: Id.nullable().optional(),
+  realm_enable_spectator_access: z.boolean().optional(),
+  realm_invite_required: z.boolean().optional(),
+  realm_emails_restricted_to_domains: z.boolean().optional(),
+  realm_waiting_period_threshold: Id.optional(),
+  realm_allow_message_editing: z.boolean().optional(),
+  realm_enable_read_receipts: z.boolean().optional(),
+  realm_mandatory_topics: z.boolean().optional(),
+  realm_is_zephyr_mirror_realm: z.boolean().optional(),
+  realm_web_public_access_enabled: z.boolean().optional(),
+  realm_presence_disabled: z.boolean().optional(),
+  realm_icon_url: z.string().optional(),
+  realm_icon_source: z.string().optional(),
+  realm_plan_type: Id.optional(),
+  ...Object.fromEntries(Object.keys(REALM_GROUP_SETTINGS).map((k) => [`realm_${k}`, GroupSetting.optional()])),
+  // message
+  max_message_id: Id.optional(),
+  // realm_user
+  user_id: Id.optional(),
+  email: z.string().optional(),
+  delivery_email: z.string().optional(),
+  full_name: z.string().optional(),
+  is_admin: z.boolean().optional(),
+  is_owner: z.boolean().optional(),
+  is_guest: z.boolean().optional(),
+  is_moderator: z.boolean().optional(),
+  role: UserObject.shape.role.optional(),
+  can_create_users: z.boolean().optional(),
+  avatar_url: z.string().nullable().optional(),
+  realm_users: z.array(UserObject).optional(),
+  realm_non_active_users: z.array(UserObject).optional(),
+  cross_realm_bots: z.array(UserObject).optional(),
+  // subscription, stream, default_streams
+  subscriptions: z.array(SubscriptionObject).optional(),
+  unsubscribed: z.array(SubscriptionObject).optional(),
+  never_subscribed: z.array(NeverSubscribedObject).optional(),
+  streams: z.array(ChannelObject).optional(),
+  realm_default_streams: z.array(Id).optional(),
+  realm_user_groups: z.array(UserGroupObject).optional(),
+  user_settings: UserSettingsObject.optional(),
+  realm_user_settings_defaults: UserSettingsDefaultsObject.optional(),
+  user_status: z.record(z.string(), StatusObject).optional(),
+  recent_private_conversations: z.array(z.object({ max_message_id: Id, user_ids: z.array(Id) }).strict()).optional(),
+  scheduled_messages: z.array(ScheduledMessageObject).optional(),
+  channel_folders: z.array(ChannelFolderObject).optional(),
+  user_topics: z.array(z.object({ stream_id: Id, topic_name: z.string(), last_updated: Id, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }).strict()).optional(),
+  muted_topics: z.array(z.tuple([z.string(), z.string(), Id])).optional(),
+  muted_users: z.array(z.object({ id: Id, timestamp: Id }).strict()).optional(),
+  alert_words: z.array(z.string()).optional(),
+  realm_emoji: z.record(z.string(), RealmEmojiObject).optional(),
+  navigation_views: z.array(z.object({ fragment: z.string(), is_pinned: z.boolean(), name: z.string().nullable().optional() }).strict()).optional(),
+  realm_linkifiers: z.array(LinkifierObject).optional(),
+  custom_profile_fields: z.array(ProfileFieldObject).optional(),
+  custom_profile_field_types: z.record(z.string(), z.object({ id: Id, name: z.string() }).strict()).optional(),
+  has_videoprovider_token: z.boolean().optional(),
+  starred_messages: z.array(Id).optional(),
+  drafts: z.array(DraftObject).optional(),
+  saved_snippets: z.array(SavedSnippetObject).optional(),
+  unread_msgs: UnreadMessages.optional(),
+  // update_display_settings and update_global_notifications: the legacy top-level settings, for clients without user_settings_object.
+  ...Object.fromEntries([...LEGACY_DISPLAY_SETTINGS, ...LEGACY_NOTIFICATION_SETTINGS, 'timezone'].map((k) => [k, settingSchema(k).optional()])),
+  emojiset_choices: z.array(z.object({ key: z.string(), text: z.string() }).strict()).optional(),
+  available_notification_sounds: z.array(z.string()).optional(),
+  // presence
+  presences: Presences.optional(),
+  server_timestamp: z.number().optional(),
+  presence_last_update_id: Id.optional(),
+} satisfies z.ZodRawShape;
