@@ -22,6 +22,7 @@ t.teardown(async () => {
     message_content_edit_limit_seconds: initial.realm_message_content_edit_limit_seconds ?? 'unlimited',
     can_create_public_channel_group: { new: initial.realm_can_create_public_channel_group },
     can_invite_users_group: { new: initial.realm_can_invite_users_group },
+    can_mention_many_users_group: { new: initial.realm_can_mention_many_users_group },
   });
 });
 
@@ -138,7 +139,7 @@ t.test('register - presences keyed by user ID for clients with simplified_presen
   t.type(reg.server_timestamp, 'number');
 });
 
-const PERMS = ['can_create_private_streams', 'can_create_public_streams', 'can_create_web_public_streams', 'can_create_streams', 'can_invite_others_to_realm'];
+const PERMS = ['can_create_private_streams', 'can_create_public_streams', 'can_create_web_public_streams', 'can_create_streams', 'can_invite_others_to_realm', 'realm_create_public_stream_policy', 'realm_wildcard_mention_policy'];
 const FETCH = { fetch_event_types: ['realm', 'realm_user', 'realm_user_groups'] };
 const permsOf = (snap: Snap) => Object.fromEntries([...PERMS, 'role', 'realm_can_create_public_channel_group', 'realm_can_invite_users_group'].map((k) => [k, snap[k]]));
 
@@ -147,11 +148,11 @@ t.test('register - permission changes and a role change: snapshot plus events eq
   const api = s.api.as(p);
   const q = await register(api, FETCH);
   const snap = structuredClone(q.snapshot);
-  t.match(permsOf(snap), { can_create_public_streams: true, can_invite_others_to_realm: true });
-  // Only administrators may create public channels or invite.
-  await owner.ok('PATCH', '/realm', { can_create_public_channel_group: { new: 6 }, can_invite_users_group: { new: 6 } });
+  t.match(permsOf(snap), { can_create_public_streams: true, can_invite_others_to_realm: true, realm_create_public_stream_policy: 1 });
+  // Only administrators may create public channels or invite; members may mention many users.
+  await owner.ok('PATCH', '/realm', { can_create_public_channel_group: { new: 6 }, can_invite_users_group: { new: 6 }, can_mention_many_users_group: { new: 3 } });
   applyEvent(snap, await waitFor(q, (e) => e.type === 'realm' && e.op === 'update_dict'));
-  t.match(permsOf(snap), { can_create_public_streams: false, can_create_streams: true, can_invite_others_to_realm: false });
+  t.match(permsOf(snap), { can_create_public_streams: false, can_create_streams: true, can_invite_others_to_realm: false, realm_create_public_stream_policy: 2, realm_wildcard_mention_policy: 2 });
   t.same(permsOf(snap), permsOf((await register(api, FETCH)).snapshot));
   // Made an administrator: both come back.
   await owner.ok('PATCH', `/users/${p.userId}`, { role: ROLE.admin });

@@ -5,7 +5,7 @@ import { wants } from '../events/fetch.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import { OFFLINE_THRESHOLD_SECS, TYPING_EXPIRY_MS } from '../ephemeral/actor.ts';
 import { avatarUrl } from '../format.ts';
-import { isGuest, Role } from '../model.ts';
+import { GROUP_ID, isGuest, Role } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { channelSnapshot } from './subscription_settings.ts';
@@ -80,6 +80,30 @@ function serverSnapshot(state: Readonly<RealmState>): Record<string, unknown> {
   };
 }
 
+const G = GROUP_ID;
+/** Zulip's SYSTEM_GROUPS_ENUM_MAP and SYSTEM_GROUPS_TO_WILDCARD_MENTION_POLICY_MAP, by system group ID. */
+const POLICY_OF_GROUP: Readonly<Record<number, number>> = { [G['role:owners']]: 7, [G['role:administrators']]: 2, [G['role:moderators']]: 4, [G['role:fullmembers']]: 3, [G['role:members']]: 1, [G['role:everyone']]: 5, [G['role:nobody']]: 6 };
+const WILDCARD_POLICY_OF_GROUP: Readonly<Record<number, number>> = { [G['role:everyone']]: 1, [G['role:members']]: 2, [G['role:fullmembers']]: 3, [G['role:moderators']]: 7, [G['role:administrators']]: 5, [G['role:nobody']]: 6 };
+/**
+ * Zulip's legacy policy values for clients that predate group settings
+ * (`get_corresponding_policy_value_for_group_setting`): the policy of the
+ * system group a setting names, when the policy kind has one; otherwise the
+ * kind's fallback.
+ */
+function legacyPolicies(state: Readonly<RealmState>): Record<string, number> {
+  const policy = (name: string, map: Readonly<Record<number, number>>, valid: number[], fallback: number) => {
+    const v = realmGroupSetting(state, name);
+    const p = typeof v === 'number' ? map[v] : undefined;
+    return p !== undefined && valid.includes(p) ? p : fallback;
+  };
+  return {
+    realm_create_public_stream_policy: policy('can_create_public_channel_group', POLICY_OF_GROUP, [1, 2, 3, 4], 1),
+    realm_create_private_stream_policy: policy('can_create_private_channel_group', POLICY_OF_GROUP, [1, 2, 3, 4], 1),
+    realm_create_web_public_stream_policy: policy('can_create_web_public_channel_group', POLICY_OF_GROUP, [2, 4, 6, 7], 4),
+    realm_wildcard_mention_policy: policy('can_mention_many_users_group', WILDCARD_POLICY_OF_GROUP, [1, 2, 3, 5, 6, 7], 1),
+  };
+}
+
 /** The requesting user's own part of `realm_user`: avatar (always as a URL, as Zulip does) and permissions. */
 function ownUser(state: Readonly<RealmState>, user: UserRecord): Record<string, unknown> {
   const can = (name: string) => state.can(realmGroupSetting(state, name), user);
@@ -111,7 +135,7 @@ export const snapshot = query({
     const user = actingUser(state, msg.caller);
     const want = (t: string) => wants(msg.fetch, t);
     const out: Record<string, unknown> = { ...limits(state) };
-    if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl), serverSnapshot(state));
+    if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl), serverSnapshot(state), legacyPolicies(state));
     if (want('realm_user')) {
       const users = [...state.users.values()];
       Object.assign(out, {

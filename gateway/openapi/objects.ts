@@ -159,6 +159,11 @@ export const RegisterFields = {
   ...Object.fromEntries(Object.keys(REALM_GROUP_SETTINGS).map((k) => [`realm_${k}`, GroupSetting.optional()])),
   // realm: what no API changes yet, and what the server does (actors/realm/snapshot.ts serverSnapshot).
   realm_org_type: Id.optional(),
+  // Legacy policy values derived from the group settings, for older clients.
+  realm_create_public_stream_policy: Id.optional(),
+  realm_create_private_stream_policy: Id.optional(),
+  realm_create_web_public_stream_policy: Id.optional(),
+  realm_wildcard_mention_policy: Id.optional(),
   realm_authentication_methods: z.record(z.string(), z.object({ enabled: z.boolean(), available: z.boolean(), unavailable_reason: z.string().optional() }).strict()).optional(),
   realm_email_auth_enabled: z.boolean().optional(),
   realm_password_auth_enabled: z.boolean().optional(),

@@ -38,6 +38,17 @@ function holds(snap: Snap, value: number | { direct_members: number[]; direct_su
   return value.direct_members.includes(snap.user_id) || value.direct_subgroups.some((g) => inGroup(g, new Set()));
 }
 
+const POLICY: Record<number, number> = { 7: 7, 6: 2, 5: 4, 4: 3, 3: 1, 2: 5, 8: 6 };
+const WILDCARD_POLICY: Record<number, number> = { 2: 1, 3: 2, 4: 3, 5: 7, 6: 5, 8: 6 };
+/** Zulip's apply_event recomputes the legacy policy values from the group settings an update_dict changes. */
+function recomputePolicies(snap: Snap, data: Record<string, any>): void {
+  const policy = (v: any, map: Record<number, number>, valid: number[], fallback: number) => (typeof v === 'number' && valid.includes(map[v] ?? 0) ? map[v]! : fallback);
+  if ('can_create_public_channel_group' in data) snap.realm_create_public_stream_policy = policy(data.can_create_public_channel_group, POLICY, [1, 2, 3, 4], 1);
+  if ('can_create_private_channel_group' in data) snap.realm_create_private_stream_policy = policy(data.can_create_private_channel_group, POLICY, [1, 2, 3, 4], 1);
+  if ('can_create_web_public_channel_group' in data) snap.realm_create_web_public_stream_policy = policy(data.can_create_web_public_channel_group, POLICY, [2, 4, 6, 7], 4);
+  if ('can_mention_many_users_group' in data) snap.realm_wildcard_mention_policy = policy(data.can_mention_many_users_group, WILDCARD_POLICY, [1, 2, 3, 5, 6, 7], 1);
+}
+
 /** Zulip's apply_event recomputes the own user's permissions when a realm permission or their role changes. */
 function recomputePermissions(snap: Snap): void {
   if (!('can_create_streams' in snap) || snap.realm_can_create_public_channel_group === undefined) return;
@@ -113,6 +124,7 @@ export const APPLIERS: Record<string, Applier> = {
     else if (e.op === 'update_dict') {
       for (const [k, v] of Object.entries(e.data)) snap[`realm_${k}`] = v;
       recomputePermissions(snap);
+      recomputePolicies(snap, e.data);
     }
   },
   channel_folder(snap, e) {
