@@ -210,3 +210,19 @@ t.test('register - max_message_id is the newest message the user received, not t
   const mine = (await register(s.api.as(fresh), { fetch_event_types: ['message'] })).snapshot.max_message_id;
   t.ok(mine === -1 || mine > dm.id, 'a new user received nothing from before they joined');
 });
+
+t.test('register - server_emoji_data_url: the emoji names, without credentials', async (t) => {
+  const { server_emoji_data_url: url } = await maria.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.equal(url, '/static/generated/emoji/emoji_api.json');
+  const r = await fetch(new URL(url, s.api.base));
+  t.equal(r.status, 200);
+  t.match(r.headers.get('content-type'), /application\/json/);
+  const { code_to_names } = (await r.json()) as { code_to_names: Record<string, string[]> };
+  t.ok(code_to_names['1f600']?.includes('grinning'));
+  t.ok(code_to_names['2764']?.includes('heart'), 'codes as reactions write them');
+  // A name from the file is one a reaction accepts, with its code.
+  const channel = uniq('emoji');
+  await maria.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }] });
+  const sent = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'x', content: 'react' });
+  await maria.ok('POST', `/messages/${sent.id}/reactions`, { emoji_name: code_to_names['1f44d']![0]!, emoji_code: '1f44d' });
+});

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { MAX_UPLOAD_MIB } from '../../storage/files.ts';
 import { wants } from '../events/fetch.ts';
+import { EMOJI_DATA_PATH } from '../../lib/emoji.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import { OFFLINE_THRESHOLD_SECS, TYPING_EXPIRY_MS } from '../ephemeral/actor.ts';
 import { avatarUrl } from '../format.ts';
@@ -71,6 +72,7 @@ function serverSnapshot(state: Readonly<RealmState>): Record<string, unknown> {
     server_name_changes_disabled: false,
     server_web_public_streams_enabled: false,
     server_needs_upgrade: false,
+    server_emoji_data_url: EMOJI_DATA_PATH,
     server_can_summarize_topics: false,
     server_presence_ping_interval_seconds: 60,
     server_presence_offline_threshold_seconds: OFFLINE_THRESHOLD_SECS,

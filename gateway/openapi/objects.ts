@@ -212,6 +212,7 @@ export const RegisterFields = {
   server_name_changes_disabled: z.boolean().optional(),
   server_web_public_streams_enabled: z.boolean().optional(),
   server_needs_upgrade: z.boolean().optional(),
+  server_emoji_data_url: z.string().optional(),
   server_can_summarize_topics: z.boolean().optional(),
   server_presence_ping_interval_seconds: Id.optional(),
   server_presence_offline_threshold_seconds: Id.optional(),
