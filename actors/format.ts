@@ -20,6 +20,11 @@ export function avatarUrl(email: string, extavatar: boolean, medium = false): st
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? '&s=500' : ''}&version=1`;
 }
 
+/** The organization's icon: with none uploaded (there is no upload), the identicon Zulip gives, from its string ID. */
+export function realmIconUrl(stringId: string): string {
+  return `https://secure.gravatar.com/avatar/${createHash('md5').update(stringId.toLowerCase()).digest('hex')}?d=identicon`;
+}
+
 export function formatUser(u: UserRecord, extavatar: boolean): UserObject {
   return {
     user_id: u.id,

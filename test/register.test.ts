@@ -67,6 +67,8 @@ t.test('register - the realm bundle: organization properties and what the server
     server_typing_started_expiry_period_milliseconds: 45000,
     max_file_upload_size_mib: 5,
     event_queue_longpoll_timeout_seconds: 90,
+    realm_icon_source: 'G',
+    realm_icon_url: /^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/,
     realm_default_external_accounts: { github: { text: 'GitHub', url_pattern: 'https://github.com/%(username)s' }, twitter: { text: 'Twitter' } },
   });
   t.notOk('realm_users' in reg, 'the realm bundle carries no people');

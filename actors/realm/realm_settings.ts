@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { GroupSettingValue, type RealmMeta, type RealmSettings, T } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
+import { realmIconUrl } from '../format.ts';
 import { GROUP_ID, isAdmin, Role } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
 import { actingUser, activeUsers } from './access.ts';
@@ -126,7 +127,7 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_is_zephyr_mirror_realm: false,
     realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
     realm_presence_disabled: false,
-    realm_icon_url: '',
+    realm_icon_url: realmIconUrl(state.meta?.stringId ?? ''),
     realm_icon_source: 'G',
     realm_plan_type: 1,
     realm_org_type: 0,

@@ -5,7 +5,7 @@ import { wants } from '../events/fetch.ts';
 import { EMOJI_DATA_PATH } from '../../lib/emoji.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import { OFFLINE_THRESHOLD_SECS, TYPING_EXPIRY_MS } from '../ephemeral/actor.ts';
-import { avatarUrl } from '../format.ts';
+import { avatarUrl, realmIconUrl } from '../format.ts';
 import { GROUP_ID, isGuest, Role } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
@@ -220,7 +220,7 @@ export const serverSettings = query({
       external_authentication_methods: [],
       realm_name: state.meta?.name ?? '',
       realm_description: renderDescription(state.org.settings.description),
-      realm_icon: '',
+      realm_icon: realmIconUrl(state.meta?.stringId ?? ''),
       realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
       realm_uri: ctx.siteUrl,
       realm_url: ctx.siteUrl,
