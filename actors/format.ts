@@ -13,10 +13,16 @@ import { GROUP_ID, Role } from './model.ts';
 /** Whether the client computes avatar URLs itself (`client_extavatar`, legacy `client_gravatar`); Zulip's default is true. */
 export const clientExtavatar = (p: { client_extavatar?: boolean; client_gravatar?: boolean }): boolean => p.client_extavatar ?? p.client_gravatar ?? true;
 
-export function avatarUrl(email: string, extavatar: boolean): string | null {
+/** An externally hosted avatar's URL (null when the client computes it); `medium` is Zulip's 500-pixel size. */
+export function avatarUrl(email: string, extavatar: boolean, medium = false): string | null {
   if (extavatar) return null;
   const hash = createHash('md5').update(email.toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? '&s=500' : ''}&version=1`;
+}
+
+/** The organization's icon: with none uploaded (there is no upload), the identicon Zulip gives, from its string ID. */
+export function realmIconUrl(stringId: string): string {
+  return `https://secure.gravatar.com/avatar/${createHash('md5').update(stringId.toLowerCase()).digest('hex')}?d=identicon`;
 }
 
 export function formatUser(u: UserRecord, extavatar: boolean): UserObject {

@@ -28,6 +28,21 @@ function load(): void {
   }
 }
 
+/**
+ * Every Unicode emoji code with its names, the name a reaction by code gets
+ * first (Zulip's `emoji_api.json`, `code_to_names`, served at
+ * `EMOJI_DATA_PATH` and named by register's `server_emoji_data_url`).
+ */
+export function emojiCodeToNames(): Record<string, string[]> {
+  if (!byName) load();
+  const out: Record<string, string[]> = {};
+  for (const [name, code] of byName!) (out[code] ??= []).push(name);
+  return out;
+}
+
+/** Where the gateway serves the emoji names (`server_emoji_data_url`, relative to the server as in Zulip). */
+export const EMOJI_DATA_PATH = '/static/generated/emoji/emoji_api.json';
+
 /** The code of a Unicode emoji name, or undefined. */
 export function unicodeEmojiCode(name: string): string | undefined {
   if (!byName) load();

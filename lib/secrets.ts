@@ -32,6 +32,10 @@ export function sameDigest(a: string, b: string): boolean {
 export const newConfirmationKey = (): string => randomBytes(18).toString('base64url');
 
 /** Hashes a password with argon2id (OWASP's parameters: 19 MiB, 2 passes). */
+/** Password length rules of password changes and sign-up (register's `password_min_length` / `password_max_length`); no guess estimate is made. */
+export const MIN_PASSWORD_LENGTH = 6;
+export const MAX_PASSWORD_LENGTH = 1024;
+
 export function hashPassword(password: string): Promise<string> {
   return argon2Hash(password, { memoryCost: 19456, timeCost: 2, parallelism: 1 });
 }

@@ -56,6 +56,7 @@ step typecheck npx tsc --noEmit -p .
 # The API suite: run against the embedded server and again against a real cluster. One file a line.
 API_TESTS=(
   test/snapshot.test.ts
+  test/register.test.ts
   test/messages.test.ts
   test/events.test.ts
   test/subscriptions.test.ts

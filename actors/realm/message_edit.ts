@@ -10,13 +10,14 @@
  */
 import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
-import { type ChannelRecord, type EditRecord, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
+import { type ChannelRecord, type EditRecord, type GroupSettingValue, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import { defaultFlags } from '../format.ts';
-import { channelRecipientKey, GROUP_ID, isAdmin, Role } from '../model.ts';
+import { channelRecipientKey, isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { actingUser, canAccess, channelAudience } from './access.ts';
+import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
 import { alertedUsers, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
@@ -25,19 +26,33 @@ import type { RealmState } from './state.ts';
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
 
-/** Zulip's defaults for the realm's edit settings (absent from older realm rows). */
-export const EDIT_DEFAULTS = {
-  allowMessageEditing: true,
-  messageContentEditLimitSeconds: 600 as number | null,
-  messageContentDeleteLimitSeconds: null as number | null,
+/** Zulip's defaults for the move time limits, which no API changes yet (absent from realm rows). */
+export const MOVE_LIMIT_DEFAULTS = {
   moveMessagesWithinStreamLimitSeconds: 259200 as number | null,
   moveMessagesBetweenStreamsLimitSeconds: 604800 as number | null,
-  canDeleteAnyMessageGroup: GROUP_ID['role:administrators'] as number,
-  canDeleteOwnMessageGroup: GROUP_ID['role:everyone'] as number,
-  canMoveMessagesBetweenTopicsGroup: GROUP_ID['role:everyone'] as number,
-  canMoveMessagesBetweenChannelsGroup: GROUP_ID['role:members'] as number,
 };
-const setting = <K extends keyof typeof EDIT_DEFAULTS>(state: Readonly<RealmState>, k: K) => (state.meta?.[k] === undefined ? EDIT_DEFAULTS[k] : state.meta[k]!) as (typeof EDIT_DEFAULTS)[K] | Exclude<NonNullable<RealmState['meta']>[K], undefined>;
+type MoveLimit = keyof typeof MOVE_LIMIT_DEFAULTS;
+export const moveLimit = (state: Readonly<RealmState>, k: MoveLimit): number | null => state.meta?.[k] ?? (state.meta?.[k] === null ? null : MOVE_LIMIT_DEFAULTS[k]);
+
+/**
+ * The organization's edit settings, read where PATCH /realm keeps them (and
+ * where the `realm_*` register keys read them), so what clients are told is
+ * what is enforced.
+ */
+const EDIT_GROUPS = {
+  canDeleteAnyMessageGroup: 'can_delete_any_message_group',
+  canDeleteOwnMessageGroup: 'can_delete_own_message_group',
+  canMoveMessagesBetweenTopicsGroup: 'can_move_messages_between_topics_group',
+  canMoveMessagesBetweenChannelsGroup: 'can_move_messages_between_channels_group',
+} as const;
+function setting(state: Readonly<RealmState>, k: keyof typeof EDIT_GROUPS): GroupSettingValue;
+function setting(state: Readonly<RealmState>, k: 'allowMessageEditing'): boolean;
+function setting(state: Readonly<RealmState>, k: 'messageContentEditLimitSeconds' | 'messageContentDeleteLimitSeconds' | MoveLimit): number | null;
+function setting(state: Readonly<RealmState>, k: string): GroupSettingValue | boolean | number | null {
+  if (k in EDIT_GROUPS) return realmGroupSetting(state, EDIT_GROUPS[k as keyof typeof EDIT_GROUPS]);
+  if (k === 'allowMessageEditing' || k === 'messageContentEditLimitSeconds' || k === 'messageContentDeleteLimitSeconds') return state.org.settings[k];
+  return moveLimit(state, k as MoveLimit);
+}
 
 /** Zulip grants 20 s of grace past a time limit (a client's clock, a slow network). */
 const GRACE_SECONDS = 20;

@@ -38,10 +38,13 @@ const LONG_MAX = 500;
 export const MAX_SUMMARY_FIELDS = 2;
 
 /** The external accounts with a built-in name, hint and URL pattern (type 7). */
-const EXTERNAL_ACCOUNTS: Record<string, { name: string; hint: string }> = {
-  github: { name: 'GitHub username', hint: 'Enter your GitHub username' },
-  twitter: { name: 'Twitter username', hint: 'Enter your Twitter username' },
+const EXTERNAL_ACCOUNTS: Record<string, { text: string; url_pattern: string; name: string; hint: string }> = {
+  github: { text: 'GitHub', url_pattern: 'https://github.com/%(username)s', name: 'GitHub username', hint: 'Enter your GitHub username' },
+  twitter: { text: 'Twitter', url_pattern: 'https://twitter.com/%(username)s', name: 'Twitter username', hint: 'Enter your Twitter username' },
 };
+
+/** `realm_default_external_accounts` of the register response: the built-in external account subtypes. */
+export const defaultExternalAccounts = (): Record<string, { text: string; url_pattern: string; name: string; hint: string }> => structuredClone(EXTERNAL_ACCOUNTS);
 
 /** `custom_profile_field_types` of the register response. */
 export const FIELD_TYPE_DESCRIPTIONS = Object.fromEntries(Object.entries(TYPE_NAMES).map(([id, [key, name]]) => [key, { id: Number(id), name }]));

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { GroupSettingValue, type RealmMeta, type RealmSettings, T } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
+import { realmIconUrl } from '../format.ts';
 import { GROUP_ID, isAdmin, Role } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
 import { actingUser, activeUsers } from './access.ts';
@@ -126,12 +127,53 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_is_zephyr_mirror_realm: false,
     realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
     realm_presence_disabled: false,
-    realm_icon_url: '',
+    realm_icon_url: realmIconUrl(state.meta?.stringId ?? ''),
     realm_icon_source: 'G',
     realm_plan_type: 1,
+    realm_org_type: 0,
+    ...FIXED_REALM_PROPERTIES,
   });
   return out;
 }
+
+/**
+ * Organization properties Zulip's register has that no Parley API changes:
+ * each value is what this server does for every organization (sign-in by
+ * email and password only, no avatar uploads, no push notifications, digests,
+ * welcome mail, previews or notification-bot messages; names and emails may
+ * be changed). An unset channel is -1, as in Zulip.
+ */
+const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
+  realm_authentication_methods: { Email: { enabled: true, available: true } },
+  realm_email_auth_enabled: true,
+  realm_password_auth_enabled: true,
+  realm_avatar_changes_disabled: true,
+  realm_name_changes_disabled: false,
+  realm_email_changes_disabled: false,
+  realm_push_notifications_enabled: false,
+  realm_push_notifications_enabled_end_timestamp: null,
+  realm_require_e2ee_push_notifications: false,
+  realm_digest_emails_enabled: false,
+  realm_digest_weekday: 1,
+  realm_send_welcome_emails: false,
+  realm_welcome_message_custom_text: '',
+  realm_send_channel_events_messages: false,
+  realm_inline_image_preview: false,
+  realm_inline_url_embed_preview: false,
+  realm_default_code_block_language: '',
+  realm_disallow_disposable_email_addresses: false,
+  realm_require_unique_names: false,
+  realm_enable_guest_user_indicator: true,
+  realm_enable_guest_user_dm_warning: true,
+  realm_want_advertise_in_communities_directory: false,
+  realm_allow_edit_history: true,
+  realm_message_edit_history_visibility_policy: 'all',
+  realm_upload_quota_mib: null,
+  realm_moderation_request_channel_id: -1,
+  realm_new_stream_announcements_stream_id: -1,
+  realm_signup_announcements_stream_id: -1,
+  realm_zulip_update_announcements_stream_id: -1,
+};
 
 const Seconds = z.union([z.number().int().positive(), z.literal('unlimited')]);
 

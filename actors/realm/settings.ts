@@ -51,11 +51,17 @@ export function legacySettingsOf(state: Readonly<RealmState>, userId: number, ki
   const names = kind === 'update_display_settings' ? LEGACY_DISPLAY_SETTINGS : LEGACY_NOTIFICATION_SETTINGS;
   const out: Record<string, unknown> = Object.fromEntries(names.map((k) => [k, state.setting(userId, k, DEFAULT_USER_SETTINGS[k]!)]));
   if (kind === 'update_display_settings') {
-    out.emojiset_choices = EMOJISET_CHOICES;
+    out.emojiset_choices = SETTING_CHOICES.emojiset_choices;
     out.timezone = state.setting(userId, 'timezone', DEFAULT_USER_SETTINGS.timezone!);
-  } else out.available_notification_sounds = NOTIFICATION_SOUNDS.filter((s) => s !== 'none');
+  } else out.available_notification_sounds = SETTING_CHOICES.available_notification_sounds;
   return out;
 }
+
+/** The choices Zulip's register adds to `user_settings` and `realm_user_settings_defaults`. */
+export const SETTING_CHOICES = {
+  emojiset_choices: EMOJISET_CHOICES,
+  available_notification_sounds: NOTIFICATION_SOUNDS.filter((s) => s !== 'none'),
+} as const;
 
 /** The organization's defaults for new users (the `realm_user_settings_defaults` register object). */
 export function userDefaultsOf(state: Readonly<RealmState>): Record<string, SettingValue> {

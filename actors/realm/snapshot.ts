@@ -2,24 +2,29 @@
 import { z } from 'zod';
 import { MAX_UPLOAD_MIB } from '../../storage/files.ts';
 import { wants } from '../events/fetch.ts';
-import { formatUser } from '../format.ts';
-import { Role } from '../model.ts';
+import { EMOJI_DATA_PATH } from '../../lib/emoji.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
+import { OFFLINE_THRESHOLD_SECS, TYPING_EXPIRY_MS } from '../ephemeral/actor.ts';
+import { avatarUrl, realmIconUrl } from '../format.ts';
+import { GROUP_ID, isGuest, Role } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { channelSnapshot } from './subscription_settings.ts';
-import { realmSnapshot } from './realm_settings.ts';
+import { realmGroupSetting, realmSnapshot } from './realm_settings.ts';
+import { moveLimit } from './message_edit.ts';
 import { foldersOf } from './channel_folders.ts';
 import { linkifiersOf } from './linkifiers.ts';
 import { renderDescription } from './markdown.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
-import { FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
+import { defaultExternalAccounts, FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
 import { userObject } from './people.ts';
-import { legacySettingsOf, settingsOf, userDefaultsOf } from './settings.ts';
+import { legacySettingsOf, SETTING_CHOICES, settingsOf, userDefaultsOf } from './settings.ts';
 import { mutedTopicsOf, userTopicsOf } from './user_topics.ts';
 import { alertWordsOf, mutedUsersOf } from './personal.ts';
 import { realmEmojiOf } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
+import type { UserRecord } from '../../storage/tables.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 import { groupObjects } from './groups.ts';
 import { statusesOf } from './user_status.ts';
@@ -41,6 +46,84 @@ function limits(state: Readonly<RealmState>): Record<string, unknown> {
   };
 }
 
+/**
+ * What this server is and does, in the keys Zulip's register gives with
+ * `realm`: a capability Parley lacks is false (or its empty list), and the
+ * presence and typing timings are the ones the ephemeral actor keeps.
+ */
+function serverSnapshot(state: Readonly<RealmState>): Record<string, unknown> {
+  return {
+    realm_move_messages_within_stream_limit_seconds: moveLimit(state, 'moveMessagesWithinStreamLimitSeconds'),
+    realm_move_messages_between_streams_limit_seconds: moveLimit(state, 'moveMessagesBetweenStreamsLimitSeconds'),
+    realm_default_external_accounts: defaultExternalAccounts(),
+    realm_jitsi_server_url: null,
+    server_jitsi_server_url: null,
+    jitsi_server_url: null,
+    settings_send_digest_emails: false,
+    development_environment: false,
+    zulip_plan_is_not_limited: true,
+    password_min_length: MIN_PASSWORD_LENGTH,
+    password_max_length: MAX_PASSWORD_LENGTH,
+    password_min_guesses: 0,
+    server_inline_image_preview: false,
+    server_inline_url_embed_preview: false,
+    server_thumbnail_formats: [],
+    server_avatar_changes_disabled: true,
+    server_name_changes_disabled: false,
+    server_web_public_streams_enabled: false,
+    server_needs_upgrade: false,
+    server_emoji_data_url: EMOJI_DATA_PATH,
+    server_can_summarize_topics: false,
+    server_presence_ping_interval_seconds: 60,
+    server_presence_offline_threshold_seconds: OFFLINE_THRESHOLD_SECS,
+    server_typing_started_expiry_period_milliseconds: TYPING_EXPIRY_MS,
+    server_typing_stopped_wait_period_milliseconds: 5000,
+    server_typing_started_wait_period_milliseconds: 10000,
+  };
+}
+
+const G = GROUP_ID;
+/** Zulip's SYSTEM_GROUPS_ENUM_MAP and SYSTEM_GROUPS_TO_WILDCARD_MENTION_POLICY_MAP, by system group ID. */
+const POLICY_OF_GROUP: Readonly<Record<number, number>> = { [G['role:owners']]: 7, [G['role:administrators']]: 2, [G['role:moderators']]: 4, [G['role:fullmembers']]: 3, [G['role:members']]: 1, [G['role:everyone']]: 5, [G['role:nobody']]: 6 };
+const WILDCARD_POLICY_OF_GROUP: Readonly<Record<number, number>> = { [G['role:everyone']]: 1, [G['role:members']]: 2, [G['role:fullmembers']]: 3, [G['role:moderators']]: 7, [G['role:administrators']]: 5, [G['role:nobody']]: 6 };
+/**
+ * Zulip's legacy policy values for clients that predate group settings
+ * (`get_corresponding_policy_value_for_group_setting`): the policy of the
+ * system group a setting names, when the policy kind has one; otherwise the
+ * kind's fallback.
+ */
+function legacyPolicies(state: Readonly<RealmState>): Record<string, number> {
+  const policy = (name: string, map: Readonly<Record<number, number>>, valid: number[], fallback: number) => {
+    const v = realmGroupSetting(state, name);
+    const p = typeof v === 'number' ? map[v] : undefined;
+    return p !== undefined && valid.includes(p) ? p : fallback;
+  };
+  return {
+    realm_create_public_stream_policy: policy('can_create_public_channel_group', POLICY_OF_GROUP, [1, 2, 3, 4], 1),
+    realm_create_private_stream_policy: policy('can_create_private_channel_group', POLICY_OF_GROUP, [1, 2, 3, 4], 1),
+    realm_create_web_public_stream_policy: policy('can_create_web_public_channel_group', POLICY_OF_GROUP, [2, 4, 6, 7], 4),
+    realm_wildcard_mention_policy: policy('can_mention_many_users_group', WILDCARD_POLICY_OF_GROUP, [1, 2, 3, 5, 6, 7], 1),
+  };
+}
+
+/** The requesting user's own part of `realm_user`: avatar (always as a URL, as Zulip does) and permissions. */
+function ownUser(state: Readonly<RealmState>, user: UserRecord): Record<string, unknown> {
+  const can = (name: string) => state.can(realmGroupSetting(state, name), user);
+  const canCreatePrivate = can('can_create_private_channel_group');
+  const canCreatePublic = can('can_create_public_channel_group');
+  return {
+    avatar_source: 'G',
+    avatar_url: avatarUrl(user.email, false),
+    avatar_url_medium: avatarUrl(user.email, false, true),
+    can_create_private_streams: canCreatePrivate,
+    can_create_public_streams: canCreatePublic,
+    // Web-public channels are not enabled on this server.
+    can_create_web_public_streams: false,
+    can_create_streams: canCreatePrivate || canCreatePublic,
+    can_invite_others_to_realm: !isGuest(user) && can('can_invite_users_group'),
+  };
+}
+
 export const snapshot = query({
   type: 'snapshot',
   fields: z.object({
@@ -54,8 +137,7 @@ export const snapshot = query({
     const user = actingUser(state, msg.caller);
     const want = (t: string) => wants(msg.fetch, t);
     const out: Record<string, unknown> = { ...limits(state) };
-    if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl));
-    if (want('message')) out.max_message_id = state.maxMessageId > 0 ? state.maxMessageId : -1;
+    if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl), serverSnapshot(state), legacyPolicies(state));
     if (want('realm_user')) {
       const users = [...state.users.values()];
       Object.assign(out, {
@@ -69,7 +151,7 @@ export const snapshot = query({
         is_moderator: user.role === Role.MODERATOR,
         role: user.role,
         can_create_users: user.canCreateUsers,
-        avatar_url: formatUser(user, msg.clientExtavatar).avatar_url,
+        ...ownUser(state, user),
         realm_users: users.filter((u) => u.isActive).map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: true })),
         realm_non_active_users: users.filter((u) => !u.isActive).map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: true })),
         cross_realm_bots: [],
@@ -77,11 +159,11 @@ export const snapshot = query({
     }
     if (want('subscription') || want('stream') || want('default_streams')) Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
     if (want('realm_user_groups')) out.realm_user_groups = groupObjects(state, msg.capabilities.include_deactivated_groups === true);
-    if (want('user_settings')) out.user_settings = settingsOf(state, user.id);
+    if (want('user_settings')) out.user_settings = { ...settingsOf(state, user.id), ...SETTING_CHOICES };
     if (msg.capabilities.user_settings_object !== true) {
       for (const legacy of ['update_display_settings', 'update_global_notifications'] as const) if (want(legacy)) Object.assign(out, legacySettingsOf(state, user.id, legacy));
     }
-    if (want('realm_user_settings_defaults')) out.realm_user_settings_defaults = userDefaultsOf(state);
+    if (want('realm_user_settings_defaults')) out.realm_user_settings_defaults = { ...userDefaultsOf(state), ...SETTING_CHOICES };
     if (want('user_status')) out.user_status = statusesOf(state);
     if (want('recent_private_conversations')) {
       out.recent_private_conversations = [...(state.dmsByUser.get(user.id) ?? [])]
@@ -94,18 +176,34 @@ export const snapshot = query({
     if (want('scheduled_messages')) out.scheduled_messages = scheduledOf(state, user.id);
     if (want('channel_folders')) out.channel_folders = foldersOf(state);
     if (want('user_topic')) out.user_topics = userTopicsOf(state, user.id);
-    if (want('muted_topics')) out.muted_topics = mutedTopicsOf(state, user.id);
+    // As in Zulip: a client that asks for user_topic as well gets only the newer form.
+    if (want('muted_topics') && (msg.fetch === null || !want('user_topic'))) out.muted_topics = mutedTopicsOf(state, user.id);
     if (want('muted_users')) out.muted_users = mutedUsersOf(state, user.id);
     if (want('alert_words')) out.alert_words = alertWordsOf(state, user.id);
     if (want('realm_emoji')) out.realm_emoji = realmEmojiOf(state);
-    // What the realm has none of yet is reported as the empty collection it is.
+    // What this server has none of is reported as the empty collection it is.
     if (want('navigation_views')) out.navigation_views = [];
+    if (want('onboarding_steps')) Object.assign(out, { onboarding_steps: [], navigation_tour_video_url: null });
+    if (want('reminders')) out.reminders = [];
+    if (want('realm_domains')) out.realm_domains = [];
+    if (want('realm_playgrounds')) out.realm_playgrounds = [];
+    if (want('default_stream_groups')) out.realm_default_stream_groups = [];
+    if (want('realm_embedded_bots')) out.realm_embedded_bots = [];
+    if (want('realm_incoming_webhook_bots')) out.realm_incoming_webhook_bots = [];
+    if (want('realm_billing')) out.realm_billing = { has_pending_sponsorship_request: false };
+    if (want('giphy')) out.giphy_api_key = '';
+    if (want('push_device')) out.push_devices = {};
+    // Search matches every word: none are dropped as stop words.
+    if (want('stop_words')) out.stop_words = [];
+    // Legacy linkifiers: always empty in Zulip, whose url_template form they cannot carry.
+    if (want('realm_filters')) out.realm_filters = [];
     if (want('realm_linkifiers')) out.realm_linkifiers = msg.capabilities.linkifier_url_template === true ? linkifiersOf(state) : [];
     if (want('custom_profile_fields')) {
       out.custom_profile_fields = fieldObjects(state);
       out.custom_profile_field_types = FIELD_TYPE_DESCRIPTIONS;
     }
-    if (want('has_videoprovider_token')) out.has_videoprovider_token = state.org.videoTokens.has(user.id);
+    // Zulip's fetch type is `video_calls`; the event's own type is accepted too.
+    if (want('video_calls') || want('has_videoprovider_token')) out.has_videoprovider_token = state.org.videoTokens.has(user.id);
     return out;
   },
 });
@@ -122,7 +220,7 @@ export const serverSettings = query({
       external_authentication_methods: [],
       realm_name: state.meta?.name ?? '',
       realm_description: renderDescription(state.org.settings.description),
-      realm_icon: '',
+      realm_icon: realmIconUrl(state.meta?.stringId ?? ''),
       realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
       realm_uri: ctx.siteUrl,
       realm_url: ctx.siteUrl,

@@ -49,6 +49,9 @@ export const reader = (s: Readonly<UserState>, ctx: ActorContext) => new Message
 const realmOf = (s: UserState) => realmActorId(s.realmId);
 const callerOf = (s: UserState): Caller => ({ realmId: s.realmId, userId: s.userId });
 
+/** Zulip's MAX_DRAFTS_IN_REGISTER_RESPONSE. */
+const MAX_DRAFTS_IN_REGISTER = 1000;
+
 const snapshot = query({
   type: 'snapshot',
   fields: z.object({ fetch: z.array(z.string()).nullable() }),
@@ -57,20 +60,23 @@ const snapshot = query({
     const settings = {};
     const starred = {
       ...(wants(msg.fetch, 'starred_messages') ? { starred_messages: [...s.marks.starred].sort((a, b) => a - b) } : {}),
-      ...(wants(msg.fetch, 'drafts') ? { drafts: draftsOf(s) } : {}),
+      // Zulip's register gives the most recently edited drafts only (GET /drafts gives them all).
+      ...(wants(msg.fetch, 'drafts') ? { drafts: draftsOf(s).slice(-MAX_DRAFTS_IN_REGISTER) } : {}),
       ...(wants(msg.fetch, 'saved_snippets') ? { saved_snippets: snippetsOf(s) } : {}),
     };
+    if (!wants(msg.fetch, 'message')) return later(async () => ({ ...settings, ...starred }));
     // As in Zulip: unread_msgs is kept up to date by message events and flag events together.
-    if (!wants(msg.fetch, 'message') || !wants(msg.fetch, 'update_message_flags')) return later(async () => ({ ...settings, ...starred }));
+    const withUnreads = wants(msg.fetch, 'update_message_flags');
     const r = reader(s, ctx);
     return later(async () => {
       const realm = realmOf(s);
       const [{ sources }, muted] = await Promise.all([
         ctx.actors.call(realmRef, realm, { type: 'messageSources', caller: callerOf(s), narrow: [], with: null }),
         // `is:muted` resolved by the realm: the user's muted channels and topics, as one term.
-        ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: callerOf(s), narrow: [{ operator: 'is', operand: 'muted', negated: false }] }),
+        withUnreads ? ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: callerOf(s), narrow: [{ operator: 'is', operand: 'muted', negated: false }] }) : null,
       ]);
-      return { ...settings, ...starred, unread_msgs: await r.unreads(sources, muted.narrow[0] ?? null) };
+      const [maxMessageId, unreads] = await Promise.all([r.newestReceived(sources), muted ? r.unreads(sources, muted.narrow[0] ?? null) : null]);
+      return { ...settings, ...starred, max_message_id: maxMessageId, ...(unreads ? { unread_msgs: unreads } : {}) };
     });
   },
 });

@@ -106,6 +106,29 @@ export class MessageReader {
     return out;
   }
 
+  /**
+   * The newest message the user received (Zulip's `max_message_id`: the
+   * newest of their messages, not the organization's), or -1: per source,
+   * the newest row at or above where they started receiving it, found from
+   * its newest bucket down (a bucket may have lost its rows to deletes).
+   */
+  async newestReceived(sources: MessageSource[]): Promise<number> {
+    const newest = await Promise.all(
+      sources
+        .filter((src) => src.receivedFrom !== null)
+        .map(async (src) => {
+          const lo = Math.max(src.minId, src.receivedFrom!);
+          for (const { ck } of await T.recipientBuckets.partition(this.realmId, src.recipientKey).range(this.store, { reverse: true })) {
+            if (Number(ck) < messageBucket(lo)) break;
+            const [m] = await T.messages.partition(this.realmId, src.recipientKey, Number(ck)).values(this.store, { gte: lo, reverse: true, limit: 1 });
+            if (m) return m.id;
+          }
+          return -1;
+        }),
+    );
+    return Math.max(-1, ...newest);
+  }
+
   /** Merges per-source scans: the `limit` nearest matching messages in (lo..hi). */
   async collect(sources: MessageSource[], narrow: NarrowTerm[], lo: number, hi: number, reverse: boolean, limit: number): Promise<StoredMessage[]> {
     const all = (await Promise.all(sources.map((s) => this.scan(s, narrow, lo, hi, reverse, limit)))).flat();

@@ -86,10 +86,13 @@ const settingSchema = (name: string) => {
   const t = USER_SETTINGS[name]!.type;
   return t === 'bool' ? z.boolean() : t === 'int' ? Id : z.string();
 };
+const EmojisetChoices = z.array(z.object({ key: z.string(), text: z.string() }).strict());
+/** The choices register adds to both settings objects (Zulip's `emojiset_choices`, `available_notification_sounds`). */
+const SettingChoices = { emojiset_choices: EmojisetChoices, available_notification_sounds: z.array(z.string()) };
 /** Every personal setting with its value (`user_settings` of register). */
-export const UserSettingsObject = z.object(Object.fromEntries(SETTING_NAMES.map((k) => [k, settingSchema(k)]))).strict();
+export const UserSettingsObject = z.object({ ...Object.fromEntries(SETTING_NAMES.map((k) => [k, settingSchema(k)])), ...SettingChoices }).strict();
 /** The organization's defaults for new users (`realm_user_settings_defaults`). */
-export const UserSettingsDefaultsObject = z.object(Object.fromEntries(DEFAULTS_SETTING_NAMES.map((k) => [k, settingSchema(k)]))).strict();
+export const UserSettingsDefaultsObject = z.object({ ...Object.fromEntries(DEFAULTS_SETTING_NAMES.map((k) => [k, settingSchema(k)])), ...SettingChoices }).strict();
 
 const UnreadIds = z.array(Id);
 /** The register's `unread_msgs`. */
@@ -117,6 +120,8 @@ export const RegisterFields = {
   zulip_feature_level: Id,
   service_version: z.string(),
   zulip_version: z.string(),
+  service_merge_base: z.string(),
+  zulip_merge_base: z.string(),
   event_queue_longpoll_timeout_seconds: Id,
   // Limits and names, always present.
   max_message_length: Id,
@@ -152,6 +157,68 @@ export const RegisterFields = {
   realm_icon_source: z.string().optional(),
   realm_plan_type: Id.optional(),
   ...Object.fromEntries(Object.keys(REALM_GROUP_SETTINGS).map((k) => [`realm_${k}`, GroupSetting.optional()])),
+  // realm: what no API changes yet, and what the server does (actors/realm/snapshot.ts serverSnapshot).
+  realm_org_type: Id.optional(),
+  // Legacy policy values derived from the group settings, for older clients.
+  realm_create_public_stream_policy: Id.optional(),
+  realm_create_private_stream_policy: Id.optional(),
+  realm_create_web_public_stream_policy: Id.optional(),
+  realm_wildcard_mention_policy: Id.optional(),
+  realm_authentication_methods: z.record(z.string(), z.object({ enabled: z.boolean(), available: z.boolean(), unavailable_reason: z.string().optional() }).strict()).optional(),
+  realm_email_auth_enabled: z.boolean().optional(),
+  realm_password_auth_enabled: z.boolean().optional(),
+  realm_avatar_changes_disabled: z.boolean().optional(),
+  realm_name_changes_disabled: z.boolean().optional(),
+  realm_email_changes_disabled: z.boolean().optional(),
+  realm_push_notifications_enabled: z.boolean().optional(),
+  realm_push_notifications_enabled_end_timestamp: Id.nullable().optional(),
+  realm_require_e2ee_push_notifications: z.boolean().optional(),
+  realm_digest_emails_enabled: z.boolean().optional(),
+  realm_digest_weekday: Id.optional(),
+  realm_send_welcome_emails: z.boolean().optional(),
+  realm_welcome_message_custom_text: z.string().optional(),
+  realm_send_channel_events_messages: z.boolean().optional(),
+  realm_inline_image_preview: z.boolean().optional(),
+  realm_inline_url_embed_preview: z.boolean().optional(),
+  realm_default_code_block_language: z.string().optional(),
+  realm_disallow_disposable_email_addresses: z.boolean().optional(),
+  realm_require_unique_names: z.boolean().optional(),
+  realm_enable_guest_user_indicator: z.boolean().optional(),
+  realm_enable_guest_user_dm_warning: z.boolean().optional(),
+  realm_want_advertise_in_communities_directory: z.boolean().optional(),
+  realm_allow_edit_history: z.boolean().optional(),
+  realm_message_edit_history_visibility_policy: z.enum(['all', 'moves', 'none']).optional(),
+  realm_upload_quota_mib: Id.nullable().optional(),
+  realm_moderation_request_channel_id: z.number().int().optional(),
+  realm_new_stream_announcements_stream_id: z.number().int().optional(),
+  realm_signup_announcements_stream_id: z.number().int().optional(),
+  realm_zulip_update_announcements_stream_id: z.number().int().optional(),
+  realm_move_messages_within_stream_limit_seconds: Id.nullable().optional(),
+  realm_move_messages_between_streams_limit_seconds: Id.nullable().optional(),
+  realm_default_external_accounts: z.record(z.string(), z.object({ text: z.string(), url_pattern: z.string(), name: z.string(), hint: z.string() }).strict()).optional(),
+  realm_jitsi_server_url: z.string().nullable().optional(),
+  server_jitsi_server_url: z.string().nullable().optional(),
+  jitsi_server_url: z.string().nullable().optional(),
+  settings_send_digest_emails: z.boolean().optional(),
+  development_environment: z.boolean().optional(),
+  zulip_plan_is_not_limited: z.boolean().optional(),
+  password_min_length: Id.optional(),
+  password_max_length: Id.optional(),
+  password_min_guesses: Id.optional(),
+  server_inline_image_preview: z.boolean().optional(),
+  server_inline_url_embed_preview: z.boolean().optional(),
+  server_thumbnail_formats: z.array(z.object({ name: z.string(), max_width: Id, max_height: Id, format: z.string(), animated: z.boolean() }).strict()).optional(),
+  server_avatar_changes_disabled: z.boolean().optional(),
+  server_name_changes_disabled: z.boolean().optional(),
+  server_web_public_streams_enabled: z.boolean().optional(),
+  server_needs_upgrade: z.boolean().optional(),
+  server_emoji_data_url: z.string().optional(),
+  server_can_summarize_topics: z.boolean().optional(),
+  server_presence_ping_interval_seconds: Id.optional(),
+  server_presence_offline_threshold_seconds: Id.optional(),
+  server_typing_started_expiry_period_milliseconds: Id.optional(),
+  server_typing_stopped_wait_period_milliseconds: Id.optional(),
+  server_typing_started_wait_period_milliseconds: Id.optional(),
   // message
   max_message_id: Id.optional(),
   // realm_user
@@ -165,7 +232,14 @@ export const RegisterFields = {
   is_moderator: z.boolean().optional(),
   role: UserObject.shape.role.optional(),
   can_create_users: z.boolean().optional(),
+  avatar_source: z.string().optional(),
   avatar_url: z.string().nullable().optional(),
+  avatar_url_medium: z.string().optional(),
+  can_create_private_streams: z.boolean().optional(),
+  can_create_public_streams: z.boolean().optional(),
+  can_create_web_public_streams: z.boolean().optional(),
+  can_create_streams: z.boolean().optional(),
+  can_invite_others_to_realm: z.boolean().optional(),
   realm_users: z.array(UserObject).optional(),
   realm_non_active_users: z.array(UserObject).optional(),
   cross_realm_bots: z.array(UserObject).optional(),
@@ -198,10 +272,24 @@ export const RegisterFields = {
   unread_msgs: UnreadMessages.optional(),
   // update_display_settings and update_global_notifications: the legacy top-level settings, for clients without user_settings_object.
   ...Object.fromEntries([...LEGACY_DISPLAY_SETTINGS, ...LEGACY_NOTIFICATION_SETTINGS, 'timezone'].map((k) => [k, settingSchema(k).optional()])),
-  emojiset_choices: z.array(z.object({ key: z.string(), text: z.string() }).strict()).optional(),
+  emojiset_choices: EmojisetChoices.optional(),
   available_notification_sounds: z.array(z.string()).optional(),
   // presence
   presences: Presences.optional(),
   server_timestamp: z.number().optional(),
   presence_last_update_id: Id.optional(),
+  // What this server has none of: each key's empty value under its own event type.
+  onboarding_steps: z.array(z.never()).optional(),
+  navigation_tour_video_url: z.null().optional(),
+  reminders: z.array(z.never()).optional(),
+  realm_domains: z.array(z.never()).optional(),
+  realm_playgrounds: z.array(z.never()).optional(),
+  realm_default_stream_groups: z.array(z.never()).optional(),
+  realm_embedded_bots: z.array(z.never()).optional(),
+  realm_incoming_webhook_bots: z.array(z.never()).optional(),
+  realm_billing: z.object({ has_pending_sponsorship_request: z.boolean() }).strict().optional(),
+  giphy_api_key: z.string().optional(),
+  push_devices: z.record(z.string(), z.never()).optional(),
+  stop_words: z.array(z.string()).optional(),
+  realm_filters: z.array(z.never()).optional(),
 } satisfies z.ZodRawShape;

@@ -1,7 +1,8 @@
 /** Every page the gateway serves outside /api/v1. */
 import { confirmEmailPage } from './confirm_email.ts';
+import { emojiData } from './emoji.ts';
 import { joinPage, joinSubmit } from './join.ts';
 import type { Page } from './page.ts';
 import { videoProviderComplete } from './video.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData];

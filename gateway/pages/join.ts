@@ -5,7 +5,7 @@
  * page shows the user's zuliprc.
  */
 import { badRequest } from '../../lib/errors.ts';
-import { hashPassword } from '../../lib/secrets.ts';
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { siteUrl } from '../../lib/mail.ts';
@@ -52,7 +52,8 @@ export const joinSubmit: Page = {
     const email = params.get('email') ?? null;
     try {
       const password = params.get('password') ?? '';
-      if (password.length < 6) throw badRequest('The password is too weak (at least 6 characters).');
+      if ([...password].length < MIN_PASSWORD_LENGTH) throw badRequest(`The password is too weak (at least ${MIN_PASSWORD_LENGTH} characters).`);
+      if ([...password].length > MAX_PASSWORD_LENGTH) throw badRequest(`The password is too long (at most ${MAX_PASSWORD_LENGTH} characters).`);
       const u = await ctx.actors.call(realmRef, realm, { type: 'acceptInvite', caller: server(ctx), token, email, fullName, passwordHash: await hashPassword(password) });
       const zuliprc = `[api]\nemail=${u.email}\nkey=${u.apiKey}\nsite=${siteUrl()}\n`;
       return html(

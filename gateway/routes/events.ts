@@ -74,7 +74,7 @@ export const register = route({
       ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false', capabilities: caps }),
       ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'snapshot', caller: who, fetch }),
       fetch === null || fetch.includes('presence')
-        ? ctx.actors.call(ephemeralRef, presenceActorId(user.realmId), { type: 'getPresences', caller: who, slim: p.slim_presence ?? false, historyLimitDays: p.presence_history_limit_days ?? null })
+        ? ctx.actors.call(ephemeralRef, presenceActorId(user.realmId), { type: 'getPresences', caller: who, slim: (p.slim_presence ?? false) || caps.simplified_presence_events === true, historyLimitDays: p.presence_history_limit_days ?? null })
         : Promise.resolve({}),
     ]);
     const unhonored = Object.keys(caps).filter((k) => caps[k] && CLIENT_CAPABILITIES[k] === false).map((k) => `client_capabilities.${k}`);
@@ -86,6 +86,9 @@ export const register = route({
       zulip_feature_level: ctx.featureLevel,
       service_version: SERVER_VERSION,
       zulip_version: SERVER_VERSION,
+      // Zulip's merge base names the upstream commit a build starts from; a Parley build is its version.
+      service_merge_base: SERVER_VERSION,
+      zulip_merge_base: SERVER_VERSION,
       event_queue_longpoll_timeout_seconds: 90,
       ...realmPart,
       ...userPart,

@@ -12,14 +12,11 @@ import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { SETTING_NAMES, type SettingValue, USER_SETTINGS } from '../../actors/user/settings.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { sendMail } from '../../lib/mail.ts';
-import { hashPassword, verifyPassword } from '../../lib/secrets.ts';
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, verifyPassword } from '../../lib/secrets.ts';
 import { confirmEmailLink } from '../pages/confirm_email.ts';
 import { bool, int, json, str, type ParamShape } from '../params.ts';
 import { caller, me, route, serverCaller } from '../route.ts';
 import type { Route } from '../route.ts';
-
-/** Zulip's minimum password length (its strength check also estimates guesses). */
-const MIN_PASSWORD_LENGTH = 6;
 
 const settingParam = (name: string) => {
   const t = USER_SETTINGS[name]!.type;
@@ -36,7 +33,7 @@ const settingsParams = {
   full_name: str().optional(),
   email: str().pipe(z.string().trim().email({ message: 'is not a valid email address' }).max(254)).optional(),
   old_password: str().optional(),
-  new_password: str().pipe(z.string().max(1024)).optional(),
+  new_password: str().pipe(z.string().max(MAX_PASSWORD_LENGTH)).optional(),
   target_users: json(TargetUsers).optional(),
 };
 

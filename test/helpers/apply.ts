@@ -5,6 +5,8 @@
  * fresh register (Zulip's `verify_action`). Each event type has its applier
  * below; add one beside the event when adding an event type.
  */
+import { SYSTEM_GROUPS } from '../../actors/model.ts';
+
 export type Snap = Record<string, any>;
 type Applier = (snap: Snap, e: Record<string, any>) => void;
 
@@ -20,6 +22,40 @@ function forgetDeactivated(snap: Snap, userId: number): void {
     for (const k of GROUP_SETTING_KEYS) if (typeof g[k] === 'object') g[k] = { ...g[k], direct_members: g[k].direct_members.filter((id: number) => id !== userId) };
   }
   for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed]) for (const x of list ?? []) if (x.subscribers) x.subscribers = x.subscribers.filter((id: number) => id !== userId);
+}
+
+/** Whether the snapshot's own user is in a group-setting value (system groups by role, user groups by their members). */
+function holds(snap: Snap, value: number | { direct_members: number[]; direct_subgroups: number[] }): boolean {
+  const inGroup = (id: number, seen: Set<number>): boolean => {
+    const system = SYSTEM_GROUPS.find((g) => g.id === id);
+    if (system) return snap.role <= system.maxRole;
+    const g = (snap.realm_user_groups ?? []).find((x: any) => x.id === id);
+    if (!g || seen.has(id)) return false;
+    seen.add(id);
+    return g.members.includes(snap.user_id) || g.direct_subgroup_ids.some((sub: number) => inGroup(sub, seen));
+  };
+  if (typeof value === 'number') return inGroup(value, new Set());
+  return value.direct_members.includes(snap.user_id) || value.direct_subgroups.some((g) => inGroup(g, new Set()));
+}
+
+const POLICY: Record<number, number> = { 7: 7, 6: 2, 5: 4, 4: 3, 3: 1, 2: 5, 8: 6 };
+const WILDCARD_POLICY: Record<number, number> = { 2: 1, 3: 2, 4: 3, 5: 7, 6: 5, 8: 6 };
+/** Zulip's apply_event recomputes the legacy policy values from the group settings an update_dict changes. */
+function recomputePolicies(snap: Snap, data: Record<string, any>): void {
+  const policy = (v: any, map: Record<number, number>, valid: number[], fallback: number) => (typeof v === 'number' && valid.includes(map[v] ?? 0) ? map[v]! : fallback);
+  if ('can_create_public_channel_group' in data) snap.realm_create_public_stream_policy = policy(data.can_create_public_channel_group, POLICY, [1, 2, 3, 4], 1);
+  if ('can_create_private_channel_group' in data) snap.realm_create_private_stream_policy = policy(data.can_create_private_channel_group, POLICY, [1, 2, 3, 4], 1);
+  if ('can_create_web_public_channel_group' in data) snap.realm_create_web_public_stream_policy = policy(data.can_create_web_public_channel_group, POLICY, [2, 4, 6, 7], 4);
+  if ('can_mention_many_users_group' in data) snap.realm_wildcard_mention_policy = policy(data.can_mention_many_users_group, WILDCARD_POLICY, [1, 2, 3, 5, 6, 7], 1);
+}
+
+/** Zulip's apply_event recomputes the own user's permissions when a realm permission or their role changes. */
+function recomputePermissions(snap: Snap): void {
+  if (!('can_create_streams' in snap) || snap.realm_can_create_public_channel_group === undefined) return;
+  snap.can_create_private_streams = holds(snap, snap.realm_can_create_private_channel_group);
+  snap.can_create_public_streams = holds(snap, snap.realm_can_create_public_channel_group);
+  snap.can_create_streams = snap.can_create_private_streams || snap.can_create_public_streams || snap.can_create_web_public_streams;
+  snap.can_invite_others_to_realm = snap.role !== 600 && holds(snap, snap.realm_can_invite_users_group);
 }
 
 /** `realm_user` update: one property of one user, in the lists and, for oneself, at the top level. */
@@ -55,7 +91,10 @@ function updatePerson(snap: Snap, p: Record<string, any>): void {
   if ('full_name' in p) snap.full_name = p.full_name;
   if ('delivery_email' in p) snap.delivery_email = p.delivery_email;
   if ('new_email' in p) snap.email = p.new_email;
-  if ('role' in p) Object.assign(snap, { role: p.role, is_owner: p.role === 100, is_admin: p.role <= 200, is_guest: p.role === 600, is_moderator: p.role === 300 });
+  if ('role' in p) {
+    Object.assign(snap, { role: p.role, is_owner: p.role === 100, is_admin: p.role <= 200, is_guest: p.role === 600, is_moderator: p.role === 300 });
+    recomputePermissions(snap);
+  }
 }
 
 export const APPLIERS: Record<string, Applier> = {
@@ -82,7 +121,11 @@ export const APPLIERS: Record<string, Applier> = {
   },
   realm(snap, e) {
     if (e.op === 'update') snap[`realm_${e.property}`] = e.value;
-    else if (e.op === 'update_dict') for (const [k, v] of Object.entries(e.data)) snap[`realm_${k}`] = v;
+    else if (e.op === 'update_dict') {
+      for (const [k, v] of Object.entries(e.data)) snap[`realm_${k}`] = v;
+      recomputePermissions(snap);
+      recomputePolicies(snap, e.data);
+    }
   },
   channel_folder(snap, e) {
     if (e.op === 'add') snap.channel_folders = [...snap.channel_folders, e.channel_folder];
