@@ -43,7 +43,8 @@ export async function startTestCluster(extraEnv: Record<string, string> = {}): P
   const env = {
     PARLEY_CASSANDRA_KEYSPACE: `parley_${tag}`,
     PARLEY_REDIS_PREFIX: `parley_${tag}`,
-    PARLEY_LEASE_TTL_MS: '2000',
+    // Long enough that a loaded CI machine's event-loop stalls do not let leases lapse (5 s in production).
+    PARLEY_LEASE_TTL_MS: '4000',
     PARLEY_HEARTBEAT_SECS: '5',
     PARLEY_REQUEST_TIMEOUT_MS: '3000',
     PARLEY_SHARDS: String(SHARDS),
