@@ -1,13 +1,15 @@
 // One organization's day, driven entirely through the official Python client
 // (zulip 0.9.1, unchanged): an owner sets the organization up, members talk,
 // react, edit, star, read, keep drafts and snippets, upload files, schedule
-// messages, and leave. Every route the server serves is called at least once
-// through the client: its own method where it has one, call_endpoint
-// otherwise (and its authenticated session for the two routes that answer
-// file bytes, which its JSON-decoding call_endpoint cannot return). The last
-// test checks that against ROUTES.
+// messages, listen, and leave. Every route the server serves is called at
+// least once through the client: its own method where it has one,
+// call_endpoint otherwise (and its authenticated session for the two routes
+// that answer file bytes, which its JSON-decoding call_endpoint cannot
+// return). The last test checks that against ROUTES.
 //
-// Python client methods with no route here, not called:
+// Every client method that maps onto a route here is called, including
+// call_on_each_message, move_topic, get_subscribers, get_members and
+// list_subscriptions. Methods with no route here, not called:
 //   get_attachments (GET /attachments), get_subscription_status
 //   (GET /users/{id}/subscriptions/{stream_id}), mute_topic (PATCH
 //   /users/me/subscriptions/muted_topics; POST /user_topics replaces it),
@@ -421,8 +423,31 @@ print(json.dumps({"renamed": renamed, "old": old.get("code"), "after": after.get
   t.equal(left.after, 'USER_DEACTIVATED', 'a member who left cannot call the API');
 });
 
-t.test('python scenario - the owner archives the channels', async (t) => {
-  const out = step(owner, ['DELETE /streams/{stream_id}', 'GET /streams', 'DELETE /realm/filters/{filter_id}', 'DELETE /realm/profile_fields/{field_id}', 'POST /user_groups/{user_group_id}/deactivate'], `
+t.test('python scenario - a listener gets each message as it comes (call_on_each_message)', async (t) => {
+  const out = step(member1, ['POST /register', 'GET /events', 'POST /messages'], `
+import threading
+class Done(Exception):
+    pass
+got = []
+def on_message(m):
+    got.append([m["sender_id"], m["content"]])
+    raise Done()
+mateo = zulip.Client(email=${J(member2.email)}, api_key=${J(member2.apiKey)}, site=client.base_url[:-len("/api/")])
+# Sent once the listener's long poll is waiting (the listener registers first).
+threading.Timer(1.0, lambda: ok(mateo.send_message({"type": "private", "to": [${member1.userId}], "content": "are you there?"}))).start()
+try:
+    client.call_on_each_message(on_message)
+except Done:
+    pass
+print(json.dumps(got))`);
+  t.same(out, [[member2.userId, 'are you there?']], 'register without apply_markdown: the source text');
+});
+
+t.test('python scenario - the owner moves a topic and archives the channels', async (t) => {
+  const out = step(owner, ['GET /get_stream_id', 'GET /messages', 'PATCH /messages/{message_id}', 'GET /users', 'DELETE /streams/{stream_id}', 'GET /streams', 'DELETE /realm/filters/{filter_id}', 'DELETE /realm/profile_fields/{field_id}', 'POST /user_groups/{user_group_id}/deactivate'], `
+ok(client.move_topic(${J(channel)}, ${J(side)}, "other", new_topic="moved here"))
+moved = [m["content"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "apply_markdown": False, "narrow": [{"operator": "channel", "operand": ${sideId}}, {"operator": "topic", "operand": "moved here"}]}))["messages"]]
+members = [u["user_id"] for u in ok(client.get_members({"user_ids": [${member1.userId}]}))["members"]]
 ok(client.delete_stream(${sideId}))
 ok(client.delete_stream(${streamId}))
 # What else the scenario made, so the shared organization of the cluster run keeps no trace of it.
@@ -430,7 +455,9 @@ ok(client.remove_realm_filter(${linkifierId}))
 ok(client.remove_realm_profile_field(${fieldId}))
 ok(client.call_endpoint("user_groups/${groupId}/deactivate", method="POST"))
 active = [x["stream_id"] for x in ok(client.get_streams())["streams"]]
-print(json.dumps({"active": [${sideId} in active, ${streamId} in active]}))`);
+print(json.dumps({"moved": moved, "members": members, "active": [${sideId} in active, ${streamId} in active]}))`);
+  t.same(out.moved, ['unrelated'], 'move_topic moved the topic to the other channel, renamed');
+  t.same(out.members, [member1.userId]);
   t.same(out.active, [false, false]);
 });
 
