@@ -118,11 +118,12 @@ import io
 tag = ${J(uniq('x').slice(-6))}
 folder = ok(client.call_endpoint("channel_folders/create", method="POST", request={"name": "Py " + tag, "description": "python things"}))["channel_folder_id"]
 ok(client.call_endpoint(f"channel_folders/{folder}", method="PATCH", request={"description": "python and snakes"}))
-folders = ok(client.call_endpoint("channel_folders", method="GET"))["channel_folders"]
+# The new order names every folder, archived ones too.
+folders = ok(client.call_endpoint("channel_folders", method="GET", request={"include_archived": True}))["channel_folders"]
 order = [f["id"] for f in folders]
 order.reverse()
 ok(client.call_endpoint("channel_folders", method="PATCH", request={"order": order}))
-reordered = [f["id"] for f in ok(client.call_endpoint("channel_folders", method="GET"))["channel_folders"]]
+reordered = [f["id"] for f in ok(client.call_endpoint("channel_folders", method="GET", request={"include_archived": True}))["channel_folders"]]
 mine = [f for f in folders if f["id"] == folder][0]
 
 fid = ok(client.add_realm_filter("PY-" + tag + "-(?P<id>[0-9]+)", "https://tracker.example/" + tag + "/{id}"))["id"]
@@ -231,7 +232,7 @@ print(json.dumps({"mid": mid, "raw": raw["content"], "history": [h.get("content"
   ], `
 reply = ok(client.send_message({"type": "stream", "to": ${J(channel)}, "topic": ${J(topic)}, "content": "Yes please"}))["id"]
 ok(client.update_message_flags({"messages": [${firstMsg}], "op": "add", "flag": "starred"}))
-starred = ok(client.get_messages({"anchor": "newest", "num_before": 10, "num_after": 0, "narrow": [{"operator": "is", "operand": "starred"}]}))["messages"]
+starred = ok(client.get_messages({"anchor": "newest", "num_before": 10, "num_after": 0, "narrow": [{"operator": "channel", "operand": ${streamId}}, {"operator": "is", "operand": "starred"}]}))["messages"]
 ok(client.call_endpoint("messages/flags/narrow", method="POST", request={"anchor": ${firstMsg}, "num_before": 0, "num_after": 0, "narrow": [], "op": "add", "flag": "read"}))
 def unread_in(narrow):
     return [m["id"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 20, "num_after": 0, "narrow": narrow + [{"operator": "is", "operand": "unread"}]}))["messages"]]
@@ -242,7 +243,7 @@ ok(client.mark_stream_as_read(${streamId}))
 ok(client.mark_all_as_read())
 unread_after = unread_in([{"operator": "channel", "operand": ${J(channel)}}])
 ok(client.call_endpoint("user_topics", method="POST", request={"stream_id": ${streamId}, "topic": ${J(topic)}, "visibility_policy": 3}))
-followed = [m["id"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "narrow": [{"operator": "is", "operand": "followed"}]}))["messages"]]
+followed = [m["id"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "narrow": [{"operator": "channel", "operand": ${streamId}}, {"operator": "is", "operand": "followed"}]}))["messages"]]
 oops = ok(client.send_message({"type": "stream", "to": ${J(channel)}, "topic": ${J(topic)}, "content": "oops"}))["id"]
 ok(client.delete_message(oops))
 ids_after = [m["id"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "narrow": [{"operator": "channel", "operand": ${J(channel)}}]}))["messages"]]
