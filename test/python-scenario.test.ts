@@ -209,7 +209,8 @@ sent = ok(client.send_message({"type": "stream", "to": ${J(channel)}, "topic": $
 mid = sent["id"]
 ok(client.set_typing_status({"op": "stop", "type": "stream", "stream_id": ${streamId}, "topic": ${J(topic)}}))
 ok(client.update_message({"message_id": mid, "content": "Pizza at **one**?"}))
-raw = ok(client.get_raw_message(mid))["message"]
+raw_reply = ok(client.get_raw_message(mid))
+raw = raw_reply["message"]
 history = ok(client.get_message_history(mid))["message_history"]
 match = ok(client.check_messages_match_narrow(msg_ids=[mid], narrow=[{"operator": "topic", "operand": ${J(topic)}}]))["messages"]
 ok(client.add_reaction({"message_id": mid, "emoji_name": "pizza"}))
@@ -217,8 +218,9 @@ ok(client.add_reaction({"message_id": mid, "emoji_name": "thumbs_up"}))
 ok(client.remove_reaction({"message_id": mid, "emoji_name": "thumbs_up"}))
 got = ok(client.get_messages({"anchor": mid, "num_before": 0, "num_after": 0, "apply_markdown": False}))["messages"][0]
 topics = [x["name"] for x in ok(client.get_stream_topics(${streamId}))["topics"]]
-print(json.dumps({"mid": mid, "raw": raw["content"], "history": [h.get("content") for h in history], "match": list(match.keys()), "reactions": [r["emoji_name"] for r in got["reactions"]], "content": got["content"], "topics": topics}))`);
+print(json.dumps({"mid": mid, "raw": raw["content"], "raw_content": raw_reply["raw_content"], "history": [h.get("content") for h in history], "match": list(match.keys()), "reactions": [r["emoji_name"] for r in got["reactions"]], "content": got["content"], "topics": topics}))`);
   t.match(first.raw, /Pizza at <strong>one<\/strong>\?/);
+  t.equal(first.raw_content, 'Pizza at **one**?', 'get_raw_message gives the source too');
   t.same(first.history, ['Pizza at noon?', 'Pizza at **one**?']);
   t.same(first.match, [String(first.mid)]);
   t.same(first.reactions, ['pizza']);
