@@ -64,11 +64,13 @@ let fieldId = 0;
 
 t.test('python scenario - the owner sets up the organization', async (t) => {
   const out = step(owner, [
-    'GET /server_settings', 'PATCH /realm', 'POST /register', 'PATCH /realm/user_settings_defaults',
+    'GET /server_settings', 'GET /openapi.json', 'PATCH /realm', 'POST /register', 'PATCH /realm/user_settings_defaults',
     'POST /users/me/subscriptions', 'GET /get_stream_id', 'GET /streams/{stream_id}', 'PATCH /streams/{stream_id}', 'GET /streams',
     'GET /streams/{stream_id}/members', 'POST /default_streams', 'GET /default_streams', 'DELETE /default_streams',
   ], `
 settings = ok(client.get_server_settings())
+# The API description is JSON too: call_endpoint decodes it (it has no "result").
+described = client.call_endpoint("openapi.json", method="GET")
 before = ok(client.register(fetch_event_types=["realm", "realm_user_settings_defaults"]))
 desc = ${J(`Run by Python ${channel}`)}
 ok(client.call_endpoint("realm", method="PATCH", request={"description": desc}))
@@ -89,9 +91,11 @@ ok(client.add_default_stream(sid))
 defaults = [x["stream_id"] for x in ok(client.call_endpoint("default_streams", method="GET"))["default_streams"]]
 ok(client.call_endpoint("default_streams", method="DELETE", request={"stream_id": sid}))
 after = [x["stream_id"] for x in ok(client.call_endpoint("default_streams", method="GET"))["default_streams"]]
-print(json.dumps({"zulip_version": settings["zulip_version"], "realm_description": state["realm_description"], "h24": [before["realm_user_settings_defaults"]["twenty_four_hour_time"], state["realm_user_settings_defaults"]["twenty_four_hour_time"]],
+print(json.dumps({"zulip_version": settings["zulip_version"], "openapi": described["openapi"], "described_paths": len(described["paths"]), "realm_description": state["realm_description"], "h24": [before["realm_user_settings_defaults"]["twenty_four_hour_time"], state["realm_user_settings_defaults"]["twenty_four_hour_time"]],
   "created": subbed["subscribed"], "sid": sid, "side_id": side_id, "name": one["name"], "desc": listed[0]["description"], "subscribers": subscribers, "defaults": sid in defaults, "after": sid in after}))`);
   t.type(out.zulip_version, 'string');
+  t.match(out.openapi, /^3\.1/);
+  t.ok(out.described_paths > 50, 'the description lists the paths');
   t.equal(out.realm_description, `<p>Run by Python ${channel}</p>`, 'register gives the description rendered');
   t.equal(out.h24[1], !out.h24[0], 'the new default is in the register snapshot');
   t.same(Object.keys(out.created).sort(), [String(member1.userId), String(member2.userId)].sort(), 'the principals are subscribed, by user ID');
