@@ -5,7 +5,10 @@
 // least once through the client: its own method where it has one,
 // call_endpoint otherwise (and its authenticated session for the two routes
 // that answer file bytes, which its JSON-decoding call_endpoint cannot
-// return). The last test checks that against ROUTES.
+// return). Each step lists the routes it calls, and the list is checked
+// against the requests its clients really made (the script records every
+// request of requests.Session); the last test fails naming any route of
+// ROUTES that no step requested.
 //
 // Every client method that maps onto a route here is called, including
 // call_on_each_message, move_topic, get_subscribers, get_members and
@@ -17,7 +20,12 @@
 //   gone from Zulip: groups are deactivated), render_message
 //   (POST /messages/render), update_storage / get_storage (/bot_storage).
 import { SignJWT } from 'jose';
-import t from 'tap';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { PathTable } from '../gateway/path.ts';
+import type { Route } from '../gateway/route.ts';
 import { ROUTES } from '../gateway/routes/index.ts';
 import { uniq } from './helpers/api.ts';
 import { runPython } from './helpers/python.ts';
@@ -31,8 +39,32 @@ const s = await serverFor(t, cluster ? {} : { env: { PARLEY_JWT_AUTH_KEYS: JSON.
 const site = s.urls[0]!;
 const { owner, admin, member1, member2 } = s.demo;
 
-/** Every `METHOD /path` (as ROUTES spells it) the scenario has called. */
+/** Every `METHOD /path` (as ROUTES spells it) the scenario's clients have requested. */
 const called = new Set<string>();
+
+/** The server's routes by path, to name the route each request the client made went to (the first that fits, as the gateway picks). */
+const table = new PathTable<Route>();
+for (const r of ROUTES) table.add(r.path, r);
+const routeOf = (method: string, path: string): string => {
+  const r = table.match(path).find((m) => m.value.method === method)?.value;
+  return r ? `${r.method} ${r.path}` : `no route: ${method} ${path}`;
+};
+
+const logDir = mkdtempSync(join(tmpdir(), 'parley-py-scenario-'));
+t.teardown(() => rmSync(logDir, { recursive: true, force: true }));
+let steps = 0;
+
+/** Records every request any client of the script makes (through requests), written at exit. */
+const recorder = (log: string) => `
+import atexit, requests
+_made = []
+_request = requests.Session.request
+def _recording(self, method, url, *args, **kwargs):
+    _made.append([method.upper(), url])
+    return _request(self, method, url, *args, **kwargs)
+requests.Session.request = _recording
+atexit.register(lambda: open(${JSON.stringify(log)}, "w").write(json.dumps(_made)))
+`;
 
 const PRELUDE = `
 def ok(r):
@@ -43,10 +75,17 @@ def api_get(path):
     return client.session.get(client.base_url + "v1/" + path)
 `;
 
-/** Runs one step's script as `creds` and records the routes it calls. */
-function step(creds: { email: string; apiKey: string }, routes: string[], body: string): any {
-  const out = runPython(site, creds, PRELUDE + body);
-  for (const r of routes) called.add(r);
+/**
+ * Runs one step's script as `creds`; checks that the routes its clients
+ * requested are the ones the step lists, and records them.
+ */
+function step(t: Test, creds: { email: string; apiKey: string }, routes: string[], body: string): any {
+  const log = join(logDir, `step-${++steps}.json`);
+  const out = runPython(site, creds, recorder(log) + PRELUDE + body);
+  const made = JSON.parse(readFileSync(log, 'utf8')) as Array<[string, string]>;
+  const requested = new Set(made.map(([method, url]) => routeOf(method, new URL(url).pathname.replace(/^\/api\/v1(?=\/)/, ''))));
+  t.same([...requested].sort(), [...new Set(routes)].sort(), 'the step lists the routes its clients requested');
+  for (const r of requested) called.add(r);
   return out;
 }
 
@@ -63,7 +102,7 @@ let linkifierId = 0;
 let fieldId = 0;
 
 t.test('python scenario - the owner sets up the organization', async (t) => {
-  const out = step(owner, [
+  const out = step(t, owner, [
     'GET /server_settings', 'GET /openapi.json', 'PATCH /realm', 'POST /register', 'PATCH /realm/user_settings_defaults',
     'POST /users/me/subscriptions', 'GET /get_stream_id', 'GET /streams/{stream_id}', 'PATCH /streams/{stream_id}', 'GET /streams',
     'GET /streams/{stream_id}/members', 'POST /default_streams', 'GET /default_streams', 'DELETE /default_streams',
@@ -109,7 +148,7 @@ print(json.dumps({"zulip_version": settings["zulip_version"], "openapi": describ
 });
 
 t.test('python scenario - folders, linkifiers, profile fields, groups and emoji', async (t) => {
-  const out = step(owner, [
+  const out = step(t, owner, [
     'POST /channel_folders/create', 'GET /channel_folders', 'PATCH /channel_folders/{channel_folder_id}', 'PATCH /channel_folders',
     'POST /realm/filters', 'GET /realm/linkifiers', 'PATCH /realm/filters/{filter_id}', 'PATCH /realm/linkifiers', 'DELETE /realm/filters/{filter_id}',
     'POST /realm/profile_fields', 'GET /realm/profile_fields', 'PATCH /realm/profile_fields/{field_id}', 'PATCH /realm/profile_fields', 'DELETE /realm/profile_fields/{field_id}',
@@ -204,7 +243,7 @@ print(json.dumps({"fid": fid, "field_id": field, "folder": mine, "reordered": re
 });
 
 t.test('python scenario - members talk: send, react, edit, star, read', async (t) => {
-  const first = step(member1, [
+  const first = step(t, member1, [
     'POST /messages', 'POST /typing', 'GET /messages', 'GET /messages/{message_id}', 'PATCH /messages/{message_id}', 'GET /messages/{message_id}/history',
     'GET /messages/matches_narrow', 'POST /messages/{message_id}/reactions', 'DELETE /messages/{message_id}/reactions', 'GET /users/me/{stream_id}/topics',
   ], `
@@ -232,8 +271,8 @@ print(json.dumps({"mid": mid, "raw": raw["content"], "raw_content": raw_reply["r
   t.ok(first.topics.includes(topic));
   firstMsg = first.mid;
 
-  const second = step(member2, [
-    'POST /messages/flags', 'POST /messages/flags/narrow', 'POST /mark_topic_as_read', 'POST /mark_stream_as_read', 'POST /mark_all_as_read',
+  const second = step(t, member2, [
+    'POST /messages', 'GET /messages', 'POST /messages/flags', 'POST /messages/flags/narrow', 'POST /mark_topic_as_read', 'POST /mark_stream_as_read', 'POST /mark_all_as_read',
     'POST /user_topics', 'DELETE /messages/{message_id}',
   ], `
 reply = ok(client.send_message({"type": "stream", "to": ${J(channel)}, "topic": ${J(topic)}, "content": "Yes please"}))["id"]
@@ -262,8 +301,8 @@ print(json.dumps({"reply": reply, "starred": [m["id"] for m in starred], "after_
 });
 
 t.test('python scenario - direct messages, uploads, drafts, snippets, alert words, muting', async (t) => {
-  const out = step(member1, [
-    'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /drafts', 'POST /drafts', 'PATCH /drafts/{draft_id}', 'DELETE /drafts/{draft_id}',
+  const out = step(t, member1, [
+    'POST /user_uploads', 'POST /messages', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'POST /register', 'GET /drafts', 'POST /drafts', 'PATCH /drafts/{draft_id}', 'DELETE /drafts/{draft_id}',
     'GET /saved_snippets', 'POST /saved_snippets', 'PATCH /saved_snippets/{saved_snippet_id}', 'DELETE /saved_snippets/{saved_snippet_id}',
     'GET /users/me/alert_words', 'POST /users/me/alert_words', 'DELETE /users/me/alert_words',
     'POST /users/me/muted_users/{muted_user_id}', 'DELETE /users/me/muted_users/{muted_user_id}',
@@ -307,7 +346,7 @@ print(json.dumps({"uri": uri, "dm": dm, "download": [body.status_code, body.text
   t.same(out.unmuted, []);
   dmMsg = out.dm;
 
-  const seen = step(member2, ['GET /user_uploads/{realm_id}/{dir}/{name}/{filename}'], `
+  const seen = step(t, member2, ['GET /user_uploads/{realm_id}/{dir}/{name}/{filename}'], `
 r = api_get(${J(out.uri)}[1:])
 print(json.dumps([r.status_code, r.text]))`);
   t.same(seen, [200, 'minutes of the lunch meeting\n'], 'the recipient of a linking message may read the file');
@@ -315,8 +354,8 @@ print(json.dumps([r.status_code, r.text]))`);
 });
 
 t.test('python scenario - scheduled messages, subscriptions, status, presence and settings', async (t) => {
-  const out = step(member1, [
-    'POST /scheduled_messages', 'GET /scheduled_messages', 'PATCH /scheduled_messages/{scheduled_message_id}', 'DELETE /scheduled_messages/{scheduled_message_id}',
+  const out = step(t, member1, [
+    'POST /register', 'GET /realm/profile_fields', 'POST /scheduled_messages', 'GET /scheduled_messages', 'PATCH /scheduled_messages/{scheduled_message_id}', 'DELETE /scheduled_messages/{scheduled_message_id}',
     'GET /users/me/subscriptions', 'POST /users/me/subscriptions/properties', 'POST /users/me/subscriptions/{stream_id}', 'DELETE /users/me/subscriptions',
     'POST /users/me/status', 'GET /users/{user_id}/status', 'POST /users/me/presence', 'GET /realm/presence', 'GET /users/{user_id_or_email}/presence',
     'PATCH /settings', 'PATCH /settings/display', 'PATCH /settings/notifications', 'PATCH /users/me/profile_data', 'GET /users/me',
@@ -382,9 +421,9 @@ t.test('python scenario - people: invitations, new members, keys, leaving', asyn
   const tag = uniq('pyp').slice(-8);
   const email = `py-newcomer-${tag}@parley.example`;
   const password = `pw-${tag}-long-enough`;
-  const byOwner = step(owner, [
+  const byOwner = step(t, owner, [
     'POST /invites', 'POST /invites/multiuse', 'GET /invites', 'POST /invites/{invite_id}/resend', 'DELETE /invites/{invite_id}', 'DELETE /invites/multiuse/{invite_id}',
-    'POST /users', 'PATCH /users/{user_id}', 'DELETE /users/{user_id}', 'POST /users/{user_id}/reactivate', 'POST /fetch_api_key', 'POST /jwt/fetch_api_key',
+    'GET /server_settings', 'POST /users', 'PATCH /users/{user_id}', 'GET /users/{user_id}', 'DELETE /users/{user_id}', 'POST /users/{user_id}/reactivate', 'POST /fetch_api_key', 'POST /jwt/fetch_api_key',
     'POST /calls/videoprovider/register', 'POST /calls/videoprovider/create',
   ], `
 invitee = ${J(`py-invitee-${tag}@invitee.example`)}
@@ -417,7 +456,7 @@ print(json.dumps({"left": [inv["id"] in left, multi["id"] in left], "uid": uid, 
   t.same(byOwner.video, [['error', 'videoprovider credentials have not been configured'], ['error', 'videoprovider credentials have not been configured']]);
 
   const newcomer = { email, apiKey: byOwner.key as string };
-  const left = step(newcomer, ['GET /users/me', 'POST /users/me/api_key/regenerate', 'DELETE /users/me'], `
+  const left = step(t, newcomer, ['GET /server_settings', 'GET /users/me', 'POST /users/me/api_key/regenerate', 'DELETE /users/me'], `
 renamed = ok(client.get_profile())["full_name"]
 new_key = ok(client.call_endpoint("users/me/api_key/regenerate", method="POST"))["api_key"]
 again = zulip.Client(email=${J(email)}, api_key=new_key, site=client.base_url[:-len("/api/")])
@@ -431,7 +470,7 @@ print(json.dumps({"renamed": renamed, "old": old.get("code"), "after": after.get
 });
 
 t.test('python scenario - a listener gets each message as it comes (call_on_each_message)', async (t) => {
-  const out = step(member1, ['POST /register', 'GET /events', 'POST /messages'], `
+  const out = step(t, member1, ['GET /server_settings', 'POST /register', 'GET /events', 'POST /messages'], `
 import threading
 class Done(Exception):
     pass
@@ -451,7 +490,7 @@ print(json.dumps(got))`);
 });
 
 t.test('python scenario - the owner moves a topic and archives the channels', async (t) => {
-  const out = step(owner, ['GET /get_stream_id', 'GET /messages', 'PATCH /messages/{message_id}', 'GET /users', 'DELETE /streams/{stream_id}', 'GET /streams', 'DELETE /realm/filters/{filter_id}', 'DELETE /realm/profile_fields/{field_id}', 'POST /user_groups/{user_group_id}/deactivate'], `
+  const out = step(t, owner, ['GET /get_stream_id', 'GET /messages', 'PATCH /messages/{message_id}', 'GET /users', 'DELETE /streams/{stream_id}', 'GET /streams', 'DELETE /realm/filters/{filter_id}', 'DELETE /realm/profile_fields/{field_id}', 'POST /user_groups/{user_group_id}/deactivate'], `
 ok(client.move_topic(${J(channel)}, ${J(side)}, "other", new_topic="moved here"))
 moved = [m["content"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "apply_markdown": False, "narrow": [{"operator": "channel", "operand": ${sideId}}, {"operator": "topic", "operand": "moved here"}]}))["messages"]]
 members = [u["user_id"] for u in ok(client.get_members({"user_ids": [${member1.userId}]}))["members"]]
