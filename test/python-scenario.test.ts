@@ -12,13 +12,8 @@
 //
 // Every client method that maps onto a route here is called, including
 // call_on_each_message, move_topic, get_subscribers, get_members and
-// list_subscriptions. Methods with no route here, not called:
-//   get_attachments (GET /attachments), get_subscription_status
-//   (GET /users/{id}/subscriptions/{stream_id}), mute_topic (PATCH
-//   /users/me/subscriptions/muted_topics; POST /user_topics replaces it),
-//   get_stream_email_address, remove_user_group (DELETE /user_groups/{id},
-//   gone from Zulip: groups are deactivated), render_message
-//   (POST /messages/render), update_storage / get_storage (/bot_storage).
+// list_subscriptions; those whose routes this server does not have are listed
+// in NO_ROUTE_HERE and skipped.
 import { SignJWT } from 'jose';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -505,6 +500,27 @@ print(json.dumps({"moved": moved, "members": members, "active": [${sideId} in ac
   t.same(out.moved, ['unrelated'], 'move_topic moved the topic to the other channel, renamed');
   t.same(out.members, [member1.userId]);
   t.same(out.active, [false, false]);
+});
+
+/** The Python client's methods whose routes this server does not have, with the route each calls. */
+const NO_ROUTE_HERE: Record<string, [route: string, why: string]> = {
+  get_attachments: ['GET /attachments', 'listing uploads is not implemented'],
+  get_subscription_status: ['GET /users/{user_id}/subscriptions/{stream_id}', 'not implemented'],
+  mute_topic: ['PATCH /users/me/subscriptions/muted_topics', 'the legacy muting route; POST /user_topics (called above) replaces it'],
+  get_stream_email_address: ['GET /streams/{stream_id}/email_address', 'no email gateway'],
+  remove_user_group: ['DELETE /user_groups/{user_group_id}', 'gone from Zulip: groups are deactivated (called above)'],
+  render_message: ['POST /messages/render', 'not implemented'],
+  update_storage: ['PUT /bot_storage', 'bot storage is not implemented'],
+  get_storage: ['GET /bot_storage', 'bot storage is not implemented'],
+};
+
+t.test('python scenario - client methods with no route here are skipped', async (t) => {
+  const all = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
+  for (const [method, [route, why]] of Object.entries(NO_ROUTE_HERE)) {
+    // Once the route exists, the method belongs in the scenario.
+    t.notOk(all.has(route), `${method}: ${route} is still not served`);
+    t.pass(`${method} (${route})`, { skip: why });
+  }
 });
 
 t.test('python scenario - every route was called through the Python client', async (t) => {
