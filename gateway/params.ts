@@ -23,6 +23,25 @@ export interface UploadedFile {
   data: Buffer;
 }
 
+/** Types by file extension, for parts sent without a Content-Type (the common ones Python's mimetypes knows). */
+const TYPES_BY_EXTENSION: Readonly<Record<string, string>> = {
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', avif: 'image/avif', bmp: 'image/bmp', tif: 'image/tiff', tiff: 'image/tiff',
+  pdf: 'application/pdf', zip: 'application/zip', json: 'application/json', txt: 'text/plain', md: 'text/markdown', csv: 'text/csv',
+  mp3: 'audio/mpeg', ogg: 'audio/ogg', wav: 'audio/x-wav', mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime',
+};
+
+/**
+ * A file part's type. busboy reports a part sent without a Content-Type as
+ * text/plain (the Python client sends its files so, through requests); then,
+ * as Zulip's get_file_info, the type comes from the file name, or is
+ * application/octet-stream.
+ */
+function partType(mimetype: string, filename: string): string {
+  if (mimetype && mimetype !== 'text/plain') return mimetype;
+  const ext = /\.([A-Za-z0-9]+)$/.exec(filename)?.[1]?.toLowerCase();
+  return (ext && TYPES_BY_EXTENSION[ext]) || mimetype || 'application/octet-stream';
+}
+
 function parseMultipart(contentType: string, body: Buffer, into: RawParams, files: UploadedFile[] | null): Promise<void> {
   return new Promise((resolve, reject) => {
     let bb: BusboyInstance;
@@ -37,7 +56,7 @@ function parseMultipart(contentType: string, body: Buffer, into: RawParams, file
       if (!files) return void stream.resume();
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => files.push({ field, filename: filename ?? '', contentType: mimetype || 'application/octet-stream', data: Buffer.concat(chunks) }));
+      stream.on('end', () => files.push({ field, filename: filename ?? '', contentType: partType(mimetype, filename ?? ''), data: Buffer.concat(chunks) }));
     });
     bb.on('filesLimit', () => reject(badRequest(files ? 'Too many files in one request' : 'File uploads are not accepted by this endpoint')));
     bb.on('error', () => reject(badRequest('Malformed multipart/form-data body')));

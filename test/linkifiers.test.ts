@@ -127,11 +127,22 @@ t.test('linkifiers - realm_linkifiers events only for clients with linkifier_url
   t.same(none.events, [], 'no realm_linkifiers events for a client without the capability');
 });
 
+t.test('linkifiers - url_format_string, the name before FL 176, is taken as url_template', async (t) => {
+  const p = prefix();
+  const legacy = await admin.ok('POST', '/realm/filters', { pattern: `${p}(?P<n>[0-9]+)`, url_format_string: 'https://old.example/%(n)s?100%%' });
+  const template = await admin.ok('POST', '/realm/filters', { pattern: `${p}X(?P<n>[0-9]+)`, url_format_string: 'https://old.example/x/{n}' });
+  await admin.ok('PATCH', `/realm/filters/${template.id}`, { pattern: `${p}X(?P<n>[0-9]+)`, url_format_string: 'https://old.example/y/%(n)s' });
+  const list = (await maria.ok('GET', '/realm/linkifiers')).linkifiers as Array<{ id: number; url_template: string }>;
+  t.same([legacy.id, template.id].map((id) => list.find((l) => l.id === id)?.url_template), ['https://old.example/{n}?100%', 'https://old.example/y/{n}']);
+  isError(t, await admin.post('/realm/filters', { pattern: `${p}Z(?P<n>[0-9]+)` }), 400, 'BAD_REQUEST', /^Missing 'url_template' argument$/);
+  for (const id of [legacy.id, template.id]) await admin.ok('DELETE', `/realm/filters/${id}`);
+});
+
 t.test('python client - linkifiers', async (t) => {
   const p = prefix();
   const out = runPython(s.urls[0]!, s.demo.admin, `
-# zulip 0.9.1's add_realm_filter sends the old url_format_string: call_endpoint sends url_template.
-c = client.call_endpoint("realm/filters", method="POST", request={"pattern": "${p}(?P<n>[0-9]+)", "url_template": "https://py.example/{n}"})
+# zulip 0.9.1's add_realm_filter sends url_format_string to a server below FL 176.
+c = client.add_realm_filter("${p}(?P<n>[0-9]+)", "https://py.example/{n}")
 listed = client.get_realm_linkifiers()
 removed = client.remove_realm_filter(c["id"])
 print(json.dumps({"c": c["result"], "listed": [l["url_template"] for l in listed["linkifiers"] if l["id"] == c["id"]], "removed": removed["result"]}))`) as Record<string, any>;

@@ -11,6 +11,8 @@ const as = callers(s);
 const owner = as.owner;
 const admin = as.admin;
 const ANON_401 = '401 UNAUTHORIZED';
+/** A deactivated account's key, as Zulip answers it (UserDeactivatedError). */
+const DEACTIVATED = '401 USER_DEACTIVATED';
 /** The same, in tables that keep messages. */
 const ANON = '401 UNAUTHORIZED Missing authorization header for basic auth';
 const NO_PERMISSION = '400 BAD_REQUEST Insufficient permission';
@@ -145,8 +147,8 @@ t.test('people users - deactivation: who may, and the key and queues end at once
   await new Promise((r) => setTimeout(r, 100));
   await admin.ok('DELETE', `/users/${p.userId}`);
   const refused = await otherGateway(p).call('GET', '/users/me');
-  t.equal(outcome(refused, true), '401 UNAUTHORIZED Account is deactivated', 'refused at once, on every gateway');
-  t.equal(outcome(await me.call('GET', '/users/me')), ANON_401);
+  t.equal(outcome(refused, true), '401 USER_DEACTIVATED Account is deactivated', 'refused at once, on every gateway, as deactivated');
+  t.equal(outcome(await me.call('GET', '/users/me')), DEACTIVATED);
   const events = await waiting;
   t.same(events.map((e) => [e.type, e.op, e.person]), [['realm_user', 'update', { user_id: p.userId, is_active: false }]], 'the waiting poll ends with the deactivation');
 
@@ -188,11 +190,11 @@ t.test('people users - DELETE /users/me for every role; never the last owner', a
   for (const [name, role] of Object.entries(ROLE)) {
     const p = await newPerson(s, role);
     t.equal(outcome(await s.api.as(p).call('DELETE', '/users/me')), 'ok', `${name} deactivates themselves`);
-    t.equal(outcome(await otherGateway(p).call('GET', '/users/me')), ANON_401, `${name}'s key stopped working`);
+    t.equal(outcome(await otherGateway(p).call('GET', '/users/me')), DEACTIVATED, `${name}'s key stopped working`);
     t.equal((await owner.ok('GET', `/users/${p.userId}`)).user.is_active, false);
   }
   t.equal(outcome(await as.bot.call('DELETE', '/users/me')), 'ok', 'a bot deactivates itself');
-  t.equal(outcome(await as.bot.call('GET', '/users/me')), ANON_401);
+  t.equal(outcome(await as.bot.call('GET', '/users/me')), DEACTIVATED);
   await owner.ok('POST', `/users/${s.demo.bot.userId}/reactivate`);
   t.equal(outcome(await as.bot.call('GET', '/users/me')), 'ok', 'and works again once reactivated');
   t.equal(outcome(await as.anonymous.call('DELETE', '/users/me')), ANON_401);

@@ -82,8 +82,32 @@ t.test('realm emoji - reactions and :name: in messages use them', async (t) => {
   t.same((await maria.ok('GET', `/messages/${msg.id}`)).message.reactions, []);
 });
 
-t.test('realm emoji - the official Python client lists them', async (t) => {
-  const out = runPython(base, s.demo.member2, 'print(json.dumps(client.get_realm_emoji()))') as any;
-  t.equal(out.result, 'success');
-  t.type(out.emoji, 'object');
+t.test('realm emoji - a file part without a Content-Type is typed by its name', async (t) => {
+  const name = emojiName();
+  const boundary = 'parley-boundary';
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="${name}.png"\r\n\r\n`),
+    PNG,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const res = await fetch(`${base}/api/v1/realm/emoji/${name}`, { method: 'POST', headers: { ...auth(s.demo.member1), 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+  t.equal(res.status, 200, JSON.stringify(await res.json()));
+  const mine = (Object.values((await maria.ok('GET', '/realm/emoji')).emoji) as any[]).find((e) => e.name === name);
+  const img = await fetch(`${base}${mine.source_url}`, { headers: auth(s.demo.member2) });
+  t.equal(img.headers.get('content-type'), 'image/png');
+  await maria.ok('DELETE', `/realm/emoji/${name}`);
+});
+
+t.test('realm emoji - the official Python client uploads, lists and deletes them', async (t) => {
+  const name = emojiName();
+  // upload_custom_emoji sends the file through requests, with no Content-Type on the part.
+  const out = runPython(base, s.demo.member2, `
+import io
+f = io.BytesIO(bytes.fromhex(${JSON.stringify(PNG.toString('hex'))}))
+f.name = "${name}.png"
+up = client.upload_custom_emoji(${JSON.stringify(name)}, f)
+listed = [e["name"] for e in client.get_realm_emoji()["emoji"].values() if not e["deactivated"]]
+gone = client.delete_custom_emoji(${JSON.stringify(name)})
+print(json.dumps({"up": up["result"], "listed": ${JSON.stringify(name)} in listed, "gone": gone["result"]}))`) as any;
+  t.same(out, { up: 'success', listed: true, gone: 'success' });
 });

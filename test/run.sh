@@ -64,6 +64,7 @@ API_TESTS=(
   test/http.test.ts
   test/zulip-js.test.ts
   test/python-client.test.ts
+  test/python-scenario.test.ts
   test/zulip-terminal.test.ts
   test/bots.test.ts
   test/outgoing-webhooks.test.ts

@@ -15,6 +15,7 @@ import { type ChannelRecord, type SubscriptionRecord, T, type UserRecord } from 
 import { fnv1a } from '../../lib/hash.ts';
 import { COLORS } from './subscriptions.ts';
 import { type Delivery, toUsers, withCapability } from '../events/delivery.ts';
+import { userDeactivated } from './api_keys.ts';
 import type { UserObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
@@ -49,7 +50,8 @@ export const authenticate = query({
     const user = state.usersByKeyHash.get(hash);
     const entry = user?.apiKeys.find((k) => sameDigest(k.hash, hash));
     if (!user || !entry || user.email.toLowerCase() !== msg.email.trim().toLowerCase()) throw unauthorized('Invalid API key');
-    if (!user.isActive) throw unauthorized('Account is deactivated');
+    // Zulip's UserDeactivatedError: a client tells a deactivated account from a wrong key by the code.
+    if (!user.isActive) throw userDeactivated();
     return { realmId: state.realmId, userId: user.id, email: user.email, role: user.role, isBot: user.isBot };
   },
 });

@@ -169,10 +169,9 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'The server could not answer in time; try again (Retry-After)',
 };
 
-/** Statuses whose answer is the same everywhere (one code): described once, under components.responses. */
-const SHARED_RESPONSES: Partial<Record<number, ErrorCode>> = Object.fromEntries(
-  [...COMMON_ERRORS, ...AUTH_ERRORS].filter(([, status]) => status !== 400).map(([code, status]) => [status, code]),
-);
+/** Each status's usual answer (the first code listed for it, 400 aside): described once, under components.responses, and referred to where it is a route's only code for the status. */
+const SHARED_RESPONSES: Partial<Record<number, ErrorCode>> = {};
+for (const [code, status] of [...COMMON_ERRORS, ...AUTH_ERRORS]) if (status !== 400) SHARED_RESPONSES[status] ??= code;
 
 const errorResponse = (status: number, codes: ErrorCode[]): JsonSchema => {
   const refs = codes.map((c) => ({ $ref: `#/components/schemas/${errorSchemaId(c)}` }));

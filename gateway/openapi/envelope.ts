@@ -100,8 +100,9 @@ export const COMMON_ERRORS: readonly ErrorCase[] = [
   ['SERVICE_UNAVAILABLE', 503],
 ];
 
-/** What a route that requires credentials may answer besides: missing, malformed or wrong ones. */
+/** What a route that requires credentials may answer besides: missing, malformed or wrong ones, or a deactivated account's. */
 export const AUTH_ERRORS: readonly ErrorCase[] = [
   ['UNAUTHORIZED', 401],
+  ['USER_DEACTIVATED', 401],
   ['BAD_REQUEST', 400],
 ];

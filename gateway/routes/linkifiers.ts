@@ -1,6 +1,7 @@
 /** Linkifiers: GET /realm/linkifiers, POST /realm/filters, PATCH/DELETE /realm/filters/{filter_id}, PATCH /realm/linkifiers. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { missingParam } from '../../lib/errors.ts';
 import { int, json, str } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
@@ -20,9 +21,21 @@ export const listLinkifiers = route({
   },
 });
 
-const fields = { pattern: str(), url_template: str(), example_input: NullableStr.optional(), reverse_template: NullableStr.optional(), alternative_url_templates: Templates.optional() };
-type P = { pattern: string; url_template: string; example_input?: string | null; reverse_template?: string | null; alternative_url_templates?: string[] };
-const toFields = (p: P) => ({ pattern: p.pattern, urlTemplate: p.url_template, exampleInput: p.example_input, reverseTemplate: p.reverse_template, alternativeUrlTemplates: p.alternative_url_templates });
+/**
+ * `url_format_string` is the name before FL 176, kept for compatibility (the
+ * contract's Versioning): clients that read this server's feature level below
+ * 176 send it (the Python client's add_realm_filter does). Its `%(name)s`
+ * groups become the template's `{name}`; a value already in template form
+ * passes unchanged.
+ */
+const fields = { pattern: str(), url_template: str().optional(), url_format_string: str().optional(), example_input: NullableStr.optional(), reverse_template: NullableStr.optional(), alternative_url_templates: Templates.optional() };
+type P = { pattern: string; url_template?: string; url_format_string?: string; example_input?: string | null; reverse_template?: string | null; alternative_url_templates?: string[] };
+const fromFormatString = (f: string): string => f.replace(/%\((\w+)\)s|%%/g, (m, name: string | undefined) => (name ? `{${name}}` : '%'));
+function toFields(p: P) {
+  const urlTemplate = p.url_template ?? (p.url_format_string === undefined ? undefined : fromFormatString(p.url_format_string));
+  if (urlTemplate === undefined) throw missingParam('url_template');
+  return { pattern: p.pattern, urlTemplate, exampleInput: p.example_input, reverseTemplate: p.reverse_template, alternativeUrlTemplates: p.alternative_url_templates };
+}
 
 export const createLinkifier = route({
   method: 'POST',
