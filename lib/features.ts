@@ -128,7 +128,8 @@ export const CLIENT_CAPABILITIES: Readonly<Record<string, boolean>> = {
   user_avatar_url_field_optional: true,
   /** No effect on modern servers (settings are always in user_settings). */
   user_settings_object: true,
-  notification_settings_null: false,
+  /** Without it, a channel's inherited notification settings are given as the user's defaults (register). */
+  notification_settings_null: true,
   bulk_message_deletion: true,
   stream_typing_notifications: true,
   linkifier_url_template: true,

@@ -48,10 +48,12 @@ async function catchUp(q: Queue, snap: Snap, marker: (e: Record<string, any>) =>
 t.test('people snapshot - events applied in order reproduce the next register, with and without include_deactivated_groups', async (t) => {
   const person = await newPerson(s, ROLE.member, 'Snapshot Holder');
   const me = s.api.as(person);
-  const caps = { include_deactivated_groups: true };
+  // Modern clients: channel notification settings that follow the user's defaults stay null.
+  const MODERN = { notification_settings_null: true };
+  const caps = { ...MODERN, include_deactivated_groups: true };
   const admin = as.admin;
-  const qPlain = await register(admin, { fetch_event_types: FETCH, include_subscribers: true });
-  const qMine = await register(me, { fetch_event_types: FETCH, include_subscribers: true });
+  const qPlain = await register(admin, { fetch_event_types: FETCH, include_subscribers: true, client_capabilities: MODERN });
+  const qMine = await register(me, { fetch_event_types: FETCH, include_subscribers: true, client_capabilities: MODERN });
   const qCapable = await register(as.owner, { fetch_event_types: FETCH, include_subscribers: true, client_capabilities: caps });
   const snaps = [qPlain, qMine, qCapable].map((q) => structuredClone(q.snapshot));
 
@@ -120,8 +122,8 @@ t.test('people snapshot - events applied in order reproduce the next register, w
   }
 
   const fresh = [
-    (await register(admin, { fetch_event_types: FETCH, include_subscribers: true })).snapshot,
-    (await register(me, { fetch_event_types: FETCH, include_subscribers: true })).snapshot,
+    (await register(admin, { fetch_event_types: FETCH, include_subscribers: true, client_capabilities: MODERN })).snapshot,
+    (await register(me, { fetch_event_types: FETCH, include_subscribers: true, client_capabilities: MODERN })).snapshot,
     (await register(as.owner, { fetch_event_types: FETCH, include_subscribers: true, client_capabilities: caps })).snapshot,
   ];
   t.same(normalize(snaps[0]!), normalize(fresh[0]!), 'an administrator without include_deactivated_groups');

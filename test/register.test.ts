@@ -228,3 +228,19 @@ t.test('register - server_emoji_data_url: the emoji names, without credentials',
   const sent = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'x', content: 'react' });
   await maria.ok('POST', `/messages/${sent.id}/reactions`, { emoji_name: code_to_names['1f44d']![0]!, emoji_code: '1f44d' });
 });
+
+t.test('register - without notification_settings_null, inherited channel notification settings are given as the user defaults', async (t) => {
+  const person = await newPerson(s);
+  const p = s.api.as(person);
+  const channel = uniq('notify');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [person.userId] });
+  await p.ok('PATCH', '/settings', { enable_stream_desktop_notifications: true, enable_stream_push_notifications: false });
+  const id = ((await p.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).find((x) => x.name === channel).stream_id;
+  await p.ok('POST', '/users/me/subscriptions/properties', { subscription_data: [{ stream_id: id, property: 'email_notifications', value: true }] });
+  const pick = (reg: any) => reg.subscriptions.find((x: any) => x.stream_id === id);
+  const modern = pick(await p.ok('POST', '/register', { fetch_event_types: ['subscription'], client_capabilities: { notification_settings_null: true } }));
+  t.same([modern.desktop_notifications, modern.push_notifications, modern.email_notifications, modern.audible_notifications], [null, null, true, null], 'with the capability: null means "as my defaults"');
+  const old = await p.ok('POST', '/register', { fetch_event_types: ['subscription'] });
+  t.same([pick(old).desktop_notifications, pick(old).push_notifications, pick(old).email_notifications, pick(old).audible_notifications], [true, false, true, false], 'without it: the defaults themselves; a channel setting stays as set');
+  t.notOk((old.ignored_parameters_unsupported ?? []).includes('client_capabilities.notification_settings_null'));
+});

@@ -9,7 +9,8 @@ import { serverFor } from './helpers/server.ts';
 const s = await serverFor(t);
 const owner = s.api.as(s.demo.owner);
 const maria = s.api.as(s.demo.member1);
-const FETCH = { include_subscribers: 'true', fetch_event_types: ['realm_user', 'subscription', 'stream', 'message', 'recent_private_conversations'] };
+// A modern client: channel notification settings that follow the user's defaults stay null (events carry null too).
+const FETCH = { include_subscribers: 'true', fetch_event_types: ['realm_user', 'subscription', 'stream', 'message', 'recent_private_conversations'], client_capabilities: { notification_settings_null: true } };
 
 const byId = (key: string) => (a: any, b: any) => a[key] - b[key];
 function normalize(snap: Snap) {

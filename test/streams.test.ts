@@ -274,7 +274,8 @@ function normalize(snap: Snap) {
   const subs = (list: any[] = []) => list.map((x) => ({ ...x, ...(x.subscribers ? { subscribers: [...x.subscribers].sort() } : {}) })).sort(byId);
   return { subscriptions: subs(snap.subscriptions), unsubscribed: subs(snap.unsubscribed), never_subscribed: subs(snap.never_subscribed), streams: [...snap.streams].sort(byId), realm_default_streams: snap.realm_default_streams };
 }
-const FETCH = { include_subscribers: 'true', fetch_event_types: ['subscription', 'stream', 'default_streams', 'realm_user'] };
+// A modern client: channel notification settings that follow the user's defaults stay null (events carry null too).
+const FETCH = { include_subscribers: 'true', fetch_event_types: ['subscription', 'stream', 'default_streams', 'realm_user'], client_capabilities: { notification_settings_null: true } };
 
 async function replay(t: any, q: Queue, api: Api, done: (e: Record<string, any>) => boolean, params: Params = {}) {
   const snap = structuredClone(q.snapshot);
@@ -311,7 +312,7 @@ t.test('streams - snapshot plus channel events equals a fresh register (member a
 });
 
 t.test('streams - snapshot plus events with the archived_channels capability', async (t) => {
-  const caps = { client_capabilities: { archived_channels: true } };
+  const caps = { client_capabilities: { archived_channels: true, notification_settings_null: true } };
   const q = await register(maria, { ...FETCH, ...caps });
   const ch = await create(owner, {}, [s.demo.owner.userId, s.demo.member1.userId]);
   await owner.ok('DELETE', `/streams/${ch.id}`);

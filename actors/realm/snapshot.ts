@@ -28,6 +28,7 @@ import type { UserRecord } from '../../storage/tables.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 import { groupObjects } from './groups.ts';
 import { statusesOf } from './user_status.ts';
+import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -124,6 +125,22 @@ function ownUser(state: Readonly<RealmState>, user: UserRecord): Record<string, 
   };
 }
 
+/**
+ * For clients without `notification_settings_null` (Zulip's
+ * handle_stream_notifications_compatibility): a channel's notification
+ * setting that follows the user's default (null) is given as that default.
+ */
+function resolveNotificationSettings(state: Readonly<RealmState>, userId: number, out: Record<string, unknown>): void {
+  for (const key of ['subscriptions', 'unsubscribed']) {
+    for (const sub of (out[key] as Array<Record<string, unknown>> | undefined) ?? []) {
+      for (const kind of ['desktop', 'audible', 'push', 'email']) {
+        const name = `${kind}_notifications`;
+        if (sub[name] === null) sub[name] = state.setting(userId, `enable_stream_${name}`, DEFAULT_USER_SETTINGS[`enable_stream_${name}`]!);
+      }
+    }
+  }
+}
+
 export const snapshot = query({
   type: 'snapshot',
   fields: z.object({
@@ -157,7 +174,10 @@ export const snapshot = query({
         cross_realm_bots: [],
       });
     }
-    if (want('subscription') || want('stream') || want('default_streams')) Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
+    if (want('subscription') || want('stream') || want('default_streams')) {
+      Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
+      if (msg.capabilities.notification_settings_null !== true) resolveNotificationSettings(state, user.id, out);
+    }
     if (want('realm_user_groups')) out.realm_user_groups = groupObjects(state, msg.capabilities.include_deactivated_groups === true);
     if (want('user_settings')) out.user_settings = { ...settingsOf(state, user.id), ...SETTING_CHOICES };
     if (msg.capabilities.user_settings_object !== true) {
