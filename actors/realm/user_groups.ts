@@ -40,6 +40,7 @@ import {
 } from './groups.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
+import { realmGroupSetting } from './realm_settings.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -100,7 +101,7 @@ export const createGroup = action({
   fields: z.object({ name: z.string(), description: z.string(), members: z.array(z.number().int()), subgroups: z.array(z.number().int()), settings: SettingsInput }),
   check(state, msg) {
     const actor = actingUser(state, msg.caller);
-    if (isGuest(actor)) throw badRequest('Insufficient permission');
+    if (isGuest(actor) || !state.can(realmGroupSetting(state, 'can_create_groups'), actor)) throw badRequest('Insufficient permission');
     const name = checkName(state, msg.name, null);
     const members = checkUsers(state, msg.members).sort((a, b) => a - b);
     const subgroups = checkSubgroups(state, msg.subgroups).sort((a, b) => a - b);

@@ -3,12 +3,29 @@ import { z } from 'zod';
 import { REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { GroupSettingValue } from '../../storage/tables.ts';
-import { bool, int, json, str, wordOrInt } from '../params.ts';
+import { bool, int, json, str, unsupported, wordOrInt } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
 const GroupChange = json(z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() }).strict());
 const Seconds = wordOrInt(['unlimited'] as const, 1, "must be a positive number of seconds or 'unlimited'");
-const GROUP_NAMES = Object.keys(REALM_GROUP_SETTINGS);
+/**
+ * Permissions the organization stores and reports but nothing here reads yet
+ * (guests see every user; per-user `can_create_users` decides POST /users; no
+ * billing, topic summaries, direct-message restrictions, a separate resolve
+ * permission or channel delete-policy permission): a change is reported in
+ * `ignored_parameters_unsupported` and not made, rather than stored to do nothing.
+ */
+const NO_EFFECT = new Set([
+  'can_access_all_users_group',
+  'can_create_users_group',
+  'can_manage_billing_group',
+  'can_summarize_topics_group',
+  'can_set_delete_message_policy_group',
+  'can_resolve_topics_group',
+  'direct_message_initiator_group',
+  'direct_message_permission_group',
+]);
+const GROUP_NAMES = Object.keys(REALM_GROUP_SETTINGS).filter((k) => !NO_EFFECT.has(k));
 
 export const updateRealm = route({
   method: 'PATCH',
@@ -30,12 +47,13 @@ export const updateRealm = route({
     enable_read_receipts: bool().optional(),
     mandatory_topics: bool().optional(),
     ...(Object.fromEntries(GROUP_NAMES.map((k) => [k, GroupChange.optional()])) as Record<string, z.ZodOptional<typeof GroupChange>>),
+    ...(Object.fromEntries([...NO_EFFECT].map((k) => [k, unsupported(GroupChange)])) as Record<string, typeof GroupChange>),
   },
   async handle(ctx, p) {
     const params = p as Record<string, unknown>;
     const groups: Record<string, z.output<typeof GroupChange>> = {};
     for (const k of GROUP_NAMES) if (params[k] !== undefined) groups[k] = params[k] as z.output<typeof GroupChange>;
-    const plain = Object.fromEntries(Object.entries(params).filter(([k, v]) => v !== undefined && !GROUP_NAMES.includes(k)));
+    const plain = Object.fromEntries(Object.entries(params).filter(([k, v]) => v !== undefined && !GROUP_NAMES.includes(k) && !NO_EFFECT.has(k)));
     return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'updateRealm', caller: caller(ctx), ...plain, groups });
   },
 });
