@@ -56,7 +56,8 @@ t.test('zulip-terminal - a day of work: read, send, receive live, star, react, e
   const term = Terminal.start(`work-${process.pid}`, s.urls[0]!, person);
   t.teardown(() => term.stop());
 
-  const start = await term.waitFor(first.content, 45_000);
+  // One capture may catch the screen half redrawn: wait until it shows all three.
+  const start = await term.waitUntil('the first message, the user and the channel', (sc) => sc.includes(first.content) && sc.includes(person.fullName) && sc.includes(`# ${channel}`), 45_000);
   t.match(start, person.fullName, 'started, logged in with the zuliprc: the title names the user');
   t.match(start, `# ${channel}`, 'the channel is in the list');
 
