@@ -100,14 +100,21 @@ export const wireOf = (schema: z.ZodType): Wire | undefined => WIRES.get(schema)
 // ---- value decoders -------------------------------------------------------
 
 /** A string, bare or JSON-quoted (`"Denmark"` or `Denmark`). */
-export const str = () =>
+/** A string, taken as sent: quotes are part of the value (`"quoted text"` stays quoted). */
+export const str = () => wire(z.string(), { kind: 'string' });
+
+/**
+ * A channel name: the one kind of string the contract lets a client send
+ * JSON-encoded as well as plain (`general` or `"general"`).
+ */
+export const channelName = () =>
   wire(z.string().transform((s) => {
     if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) {
       try {
         const v: unknown = JSON.parse(s);
         if (typeof v === 'string') return v;
       } catch {
-        /* not JSON: the quotes are part of the value */
+        /* not JSON: the quotes are part of the name */
       }
     }
     return s;
@@ -166,7 +173,7 @@ export const idsOrNames = () =>
       return z.NEVER;
     }
     if (/^\d+$/.test(t)) return Number(t);
-    return str().parse(t);
+    return channelName().parse(t);
   }), { kind: 'idsOrNames' });
 
 // ---- validation against a route's schema ---------------------------------

@@ -103,3 +103,19 @@ t.test('http - health, readiness and server settings need no credentials', async
   t.equal(settings.zulip_feature_level, ADVERTISED);
   t.equal(settings.realm_name, 'Parley Demo');
 });
+
+t.test('http - strings are kept as sent (only a channel name may come JSON-encoded); a message with a NUL is refused', async (t) => {
+  const topic = uniq('verbatim');
+  const quoted = await owner.ok('POST', '/messages', { type: 'stream', to: JSON.stringify('general'), topic, content: '"quoted text"' });
+  const got = (await owner.ok('GET', `/messages/${quoted.id}`, { apply_markdown: false })).message;
+  t.equal(got.content, '"quoted text"', 'content that looks like a JSON string keeps its quotes');
+  t.equal(got.display_recipient, 'general', 'a channel name may be JSON-encoded');
+  const topicQuoted = await owner.ok('POST', '/messages', { type: 'stream', to: 'general', topic: `"${topic}"`, content: 'x' });
+  t.equal((await owner.ok('GET', `/messages/${topicQuoted.id}`)).message.subject, `"${topic}"`, 'so does a topic');
+  const nul = await owner.post('/messages', { type: 'stream', to: 'general', topic, content: 'a\u0000b' });
+  t.same([nul.status, nul.body.code, nul.body.msg], [400, 'BAD_REQUEST', 'Message must not contain null bytes']);
+  const history = await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, apply_markdown: false, narrow: [{ operator: 'topic', operand: topic }] });
+  t.notOk(history.messages.some((m: any) => m.content.includes('\u0000')), 'and nothing is stored');
+  const edit = await owner.call('PATCH', `/messages/${quoted.id}`, { content: 'c\u0000d' });
+  t.equal(edit.body.msg, 'Message must not contain null bytes', 'nor by an edit');
+});

@@ -188,6 +188,7 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     if (expired(m, setting(state, 'messageContentEditLimitSeconds'))) throw badRequest('The time limit for editing this message has passed');
     const text = msg.content.trim() === '' ? '(deleted)' : msg.content.trimEnd();
     if ([...text].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
+    if (text.includes('\u0000')) throw badRequest('Message must not contain null bytes');
     const r = renderMessage(text, renderOptions(state, user));
     const recipients = m.dmUserIds ? new Set(m.dmUserIds) : null;
     const mentions = r.mentions.filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id)));

@@ -171,6 +171,7 @@ export function renderOptions(state: Readonly<RealmState>, user: UserRecord): Re
 export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: SendRequest): SendPlan {
   const content = req.content.trimEnd();
   if (!content.trim()) throw badRequest('Message must not be empty');
+  if (content.includes('\u0000')) throw badRequest('Message must not contain null bytes');
   if ([...content].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
   let channel: ChannelRecord | null = null;
   let topic = '';

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { CHANNEL_GROUP_SETTINGS, GroupSettingValue, TopicsPolicy } from '../../storage/tables.ts';
-import { bool, int, json, str, unsupported, wordOrInt } from '../params.ts';
+import { bool, channelName, int, json, str, unsupported, wordOrInt } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
 const StreamId = int().pipe(z.number().int().nonnegative());
@@ -64,7 +64,7 @@ export const getStreamId = route({
   method: 'GET',
   path: '/get_stream_id',
   auth: 'required',
-  params: { stream: str() },
+  params: { stream: channelName() },
   async handle(ctx, p) {
     return ctx.actors.raw(realmRef, realm(ctx), { type: 'getStreamId', caller: caller(ctx), name: p.stream });
   },
