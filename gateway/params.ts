@@ -3,7 +3,8 @@
  * `application/x-www-form-urlencoded` or `multipart/form-data` bodies, then
  * decoded and validated by each route's zod schema. Clients JSON-encode every
  * value that is not a string, so the helpers below accept JSON text for lists,
- * objects, booleans and integers, and strings bare or JSON-quoted.
+ * objects, booleans and integers; strings are taken as sent, except channel
+ * names, which the contract lets clients send JSON-encoded too.
  */
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import { z } from 'zod';
@@ -99,7 +100,6 @@ export const wireOf = (schema: z.ZodType): Wire | undefined => WIRES.get(schema)
 
 // ---- value decoders -------------------------------------------------------
 
-/** A string, bare or JSON-quoted (`"Denmark"` or `Denmark`). */
 /** A string, taken as sent: quotes are part of the value (`"quoted text"` stays quoted). */
 export const str = () => wire(z.string(), { kind: 'string' });
 
