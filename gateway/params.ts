@@ -201,14 +201,23 @@ export const isUnsupported = (schema: z.ZodType): boolean => UNSUPPORTED.has(sch
 // so building it per request would redo that work every time.
 const compiled = new WeakMap<ParamShape, z.ZodObject<ParamShape>>();
 
+/** Parameters a request may carry at most (a route takes a few dozen at most). */
+export const MAX_PARAMS = 200;
+/** How many ignored parameters a reply names, and how much of each name. */
+const MAX_IGNORED_LISTED = 50;
+const MAX_IGNORED_NAME = 100;
+
 export function validateParams<S extends ParamShape>(shape: S, raw: RawParams): { params: z.infer<z.ZodObject<S>>; ignored: string[] } {
+  if (raw.size > MAX_PARAMS) throw badRequest(`Too many parameters (limit: ${MAX_PARAMS})`);
   let schema = compiled.get(shape);
   if (!schema) compiled.set(shape, (schema = z.object(shape)));
   const input: Record<string, string> = {};
   const ignored: string[] = [];
   for (const [k, v] of raw) {
-    if (!(k in shape)) ignored.push(k);
-    else {
+    // The reply names what was ignored, not all of it: a request cannot make its answer as large as itself.
+    if (!(k in shape)) {
+      if (ignored.length < MAX_IGNORED_LISTED) ignored.push(k.length > MAX_IGNORED_NAME ? `${k.slice(0, MAX_IGNORED_NAME)}…` : k);
+    } else {
       input[k] = v;
       if (UNSUPPORTED.has(shape[k]!)) ignored.push(k);
     }

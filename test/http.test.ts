@@ -119,3 +119,13 @@ t.test('http - strings are kept as sent (only a channel name may come JSON-encod
   const edit = await owner.call('PATCH', `/messages/${quoted.id}`, { content: 'c\u0000d' });
   t.equal(edit.body.msg, 'Message must not contain null bytes', 'nor by an edit');
 });
+
+t.test('http - unknown parameters are capped: at most 200 per request, at most 50 named back, each name cut at 100 characters', async (t) => {
+  const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`p${i}`, 'x']));
+  const refused = await owner.call('GET', '/users/me', many);
+  t.same([refused.status, refused.body.msg], [400, 'Too many parameters (limit: 200)']);
+  const long = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`${'n'.repeat(500)}${i}`, 'x']));
+  const r = await owner.ok('GET', '/users/me', long);
+  t.equal(r.ignored_parameters_unsupported.length, 50, 'fifty named');
+  t.ok(r.ignored_parameters_unsupported.every((n: string) => [...n].length <= 101), 'each name cut short');
+});
