@@ -8,9 +8,11 @@
  * Adding an event kind: add its body to `EVENT_BODIES` below.
  */
 import { z } from 'zod';
+import { GroupSettingValue } from '../../storage/tables.ts';
 
 const Id = z.number().int();
-const GroupSetting = z.union([Id, z.object({ direct_members: z.array(Id), direct_subgroups: z.array(Id) }).strict()]);
+/** A group-setting value: a group's ID, or its direct members and subgroups (the stored form). */
+const GroupSetting = GroupSettingValue;
 
 /** A user object (`realm_users`, `GET /users`, `realm_user` events). */
 export const UserObject = z

@@ -21,9 +21,9 @@ import {
   UserGroupObject,
   UserObject,
 } from '../../actors/events/schema.ts';
+import { GroupSettingValue } from '../../storage/tables.ts';
 import { Id } from './envelope.ts';
 
-const GroupSetting = z.union([Id, z.object({ direct_members: z.array(Id), direct_subgroups: z.array(Id) }).strict()]);
 
 /** A user's status (`GET /users/{user_id}/status`, `user_status` of register): only what is set. */
 export const StatusObject = z
@@ -156,7 +156,7 @@ export const RegisterFields = {
   realm_icon_url: z.string().optional(),
   realm_icon_source: z.string().optional(),
   realm_plan_type: Id.optional(),
-  ...Object.fromEntries(Object.keys(REALM_GROUP_SETTINGS).map((k) => [`realm_${k}`, GroupSetting.optional()])),
+  ...Object.fromEntries(Object.keys(REALM_GROUP_SETTINGS).map((k) => [`realm_${k}`, GroupSettingValue.optional()])),
   // realm: what no API changes yet, and what the server does (actors/realm/snapshot.ts serverSnapshot).
   realm_org_type: Id.optional(),
   // Legacy policy values derived from the group settings, for older clients.
