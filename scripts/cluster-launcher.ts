@@ -29,11 +29,17 @@ export interface LaunchOptions {
   nodeArgs?: string[];
 }
 
-/** Every process started here that has not exited: killed if this process exits first (a test that timed out). */
+/** Every child handed to `diesWithThisProcess` that has not exited. */
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
+
+/** Kills `child` if this process exits first (a test that timed out must not leave servers running). */
+export function diesWithThisProcess(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -52,8 +58,7 @@ export function startProcess(role: 'gateway' | 'actors', name: string, port: num
     env: { ...process.env, PARLEY_MODE: 'cluster', PARLEY_ROLE: role, PARLEY_PORT: String(port), PARLEY_NODE_ID: name, PARLEY_SEED_DEMO: String(seed), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
+  diesWithThisProcess(child);
   let out = '';
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-20_000);

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { diesWithThisProcess } from '../../scripts/cluster-launcher.ts';
 import { Api, type Creds } from './api.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -66,12 +67,6 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   return spawnEmbedded(opts);
 }
 
-/** Servers started here that have not exited: killed if the test process exits first (a test that timed out). */
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'parley-test-'));
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], {
@@ -88,8 +83,7 @@ async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
+  diesWithThisProcess(child);
   let out = '';
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const port = await new Promise<number>((resolvePort, reject) => {
