@@ -1,12 +1,13 @@
 // Bots from zulip_bots (PyPI), unchanged: `zulip-run-bot helloworld` answers
 // a direct message, `zulip-run-bot followup` copies what it is told into a
 // channel. Each runs as its own process with the demo bot's zuliprc.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type Api, uniq } from './helpers/api.ts';
+import { pythonClient } from './helpers/python.ts';
 import { serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
@@ -16,7 +17,7 @@ const bot = s.demo.bot;
 const dir = mkdtempSync(join(tmpdir(), 'parley-bots-'));
 const zuliprc = join(dir, 'bot.zuliprc');
 writeFileSync(zuliprc, `[api]\nemail=${bot.email}\nkey=${bot.apiKey}\nsite=${s.urls[0]}\n`, { mode: 0o600 });
-const runBot = execFileSync('bash', [resolve(import.meta.dirname, '..', 'scripts/python-clients.sh'), 'bots'], { encoding: 'utf8' }).trim().split('\n').pop()!;
+const runBot = pythonClient('bots');
 
 /** Starts `zulip-run-bot name`; resolves once it waits for messages (its queue is registered). */
 async function startBot(t: Test, name: string, extra: string[] = []): Promise<ChildProcess> {

@@ -9,13 +9,21 @@ import { resolve } from 'node:path';
 import type { Creds } from './api.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-let python: string | null = null;
+
+const installed = new Map<string, string>();
+
+/** `scripts/python-clients.sh <what>`: installs that client on first use and gives the path it prints. */
+export function pythonClient(what: 'client' | 'bots' | 'term'): string {
+  let path = installed.get(what);
+  if (!path) {
+    path = execFileSync('bash', [resolve(ROOT, 'scripts/python-clients.sh'), what], { encoding: 'utf8' }).trim().split('\n').pop()!;
+    installed.set(what, path);
+  }
+  return path;
+}
 
 /** The virtualenv's python, installing the client on first use. */
-export function pythonWithZulip(): string {
-  python ??= execFileSync('bash', [resolve(ROOT, 'scripts/python-clients.sh')], { encoding: 'utf8' }).trim().split('\n').pop()!;
-  return python;
-}
+export const pythonWithZulip = (): string => pythonClient('client');
 
 /**
  * Runs `body` (Python, indented by nothing) with `client = zulip.Client(...)`

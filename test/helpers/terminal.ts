@@ -7,17 +7,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Creds } from './api.ts';
-
-const ROOT = resolve(import.meta.dirname, '..', '..');
-let zulipTerm: string | null = null;
+import { pythonClient } from './python.ts';
 
 /** The zulip-term executable, installing it on first use. */
-export function zulipTermPath(): string {
-  zulipTerm ??= execFileSync('bash', [resolve(ROOT, 'scripts/python-clients.sh'), 'term'], { encoding: 'utf8' }).trim().split('\n').pop()!;
-  return zulipTerm;
-}
+export const zulipTermPath = (): string => pythonClient('term');
 
 export class Terminal {
   private readonly socket = `parley-zt-${process.pid}`;
