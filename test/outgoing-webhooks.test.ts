@@ -130,3 +130,13 @@ t.test('bots - an outgoing-webhook bot answers a mention and a direct message', 
   t.ok(retried, 'a 5xx is tried again');
   reply = (b) => ({ status: 200, body: { content: `pong: ${b.data}` } });
 });
+
+t.test('bots - GET /bots: every role lists the bots it administers; administrators see all', async (t) => {
+  const made = (await newBot(maria, { bot_type: 1 })).body;
+  const seen: Record<string, string> = {};
+  for (const [role, api] of asRoles(s)) {
+    const r = await api.call('GET', '/bots');
+    seen[role] = r.status === 200 ? (r.body.bots.some((b: any) => b.user_id === made.user_id) ? 'sees it' : 'ok') : `${r.status}`;
+  }
+  t.same(seen, { owner: 'sees it', admin: 'sees it', moderator: 'ok', member1: 'sees it', guest: 'ok', bot: 'ok', anonymous: '401' });
+});
