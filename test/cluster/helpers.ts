@@ -94,14 +94,21 @@ export async function startTestCluster(extraEnv: Record<string, string> = {}): P
     realmOwner,
     async waitForNewOwner(not, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
+      // What each probe saw, for the account of a takeover that did not happen in time.
+      const seen: string[] = [];
       while (Date.now() < deadline) {
         const now = await realmOwner();
         if (now && now !== not) {
-          const r = await owner.get('/users/me/subscriptions').catch(() => null);
-          if (r?.status === 200) return now;
-        }
+          const started = Date.now();
+          const r = await owner.get('/users/me/subscriptions', {}, { signal: AbortSignal.timeout(10_000) }).catch((err: Error) => err);
+          if (!(r instanceof Error) && r.status === 200) return now;
+          seen.push(`${new Date(started).toISOString()} ${now.name}: ${r instanceof Error ? r.message : `${r.status} ${JSON.stringify(r.body).slice(0, 200)}`} after ${Date.now() - started} ms`);
+        } else seen.push(`${new Date().toISOString()} lease: ${now?.name ?? 'none'}`);
         await new Promise((r) => setTimeout(r, 100));
       }
+      const collapsed = seen.filter((line, i) => i === 0 || line.slice(25) !== seen[i - 1]!.slice(25));
+      process.stderr.write(`waitForNewOwner: no new owner answered in ${timeoutMs} ms; probes:\n${collapsed.join('\n')}\n`);
+      for (const p of procs) process.stderr.write(`--- ${p.name}\n${p.output().slice(-4000)}\n`);
       return undefined;
     },
     async stop() {
