@@ -3,7 +3,10 @@
  * sub-database per table, keys `[pk, ck]` so a partition is a contiguous,
  * ordered key range. A commit is one lmdb write transaction that first checks
  * the scope's fence, so a write of an older owner cannot take effect after a
- * newer claim; the returned promise resolves after lmdb has committed it.
+ * newer claim; the returned promise resolves once the commit is on disk.
+ * lmdb's overlappingSync (its default here) may resolve a commit while its
+ * sync is still running, so a commit also waits for `flushed`: an answered
+ * `success` survives a power loss (test/durability.test.ts traces the syncs).
  */
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -88,6 +91,8 @@ export class EmbeddedStore implements Store {
       return true;
     });
     if (!ok) throw new FencedError(scope);
+    await this.root.flushed; // shared by every commit of the batch: a group commit
+
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,9 @@
 // Restarting on the same data directory keeps everything answered `success`.
 // Embedded only: the cluster's own failover test covers the cluster.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { uniq } from './helpers/api.ts';
 import { serverFor } from './helpers/server.ts';
@@ -51,3 +55,87 @@ t.test('durability - SIGTERM answers waiting long polls instead of dropping them
   t.ok(Date.now() - started < 5000, 'answered at shutdown, not at the heartbeat');
   t.equal(await exited, 0);
 });
+
+/**
+ * The write path's system calls while one message is sent, traced by strace
+ * with every fsync and fdatasync held for 300 ms. Every write to the data
+ * file made before the answer must be on disk when the answer leaves: either
+ * written through lmdb's O_DSYNC handle (its meta page) and returned, or
+ * followed by a sync of its file that returned. An answer sent while the
+ * sync is still held fails this.
+ */
+const hasStrace = spawnSync('strace', ['-V']).status === 0;
+t.test('durability - a success is answered only once its commit is on disk', { skip: skip || (!hasStrace && 'needs strace') }, async (t) => {
+  const s = await serverFor(t);
+  const owner = s.api.as(s.demo.owner);
+  await owner.ok('POST', '/messages', { type: 'stream', to: 'general', topic: 'disk', content: 'warm up' });
+  const pid = s.process!.pid!;
+  const dir = mkdtempSync(join(tmpdir(), 'parley-strace-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, 'trace.txt');
+  const tracer = spawn('strace', ['-f', '-p', String(pid), '-s', '24', '-o', out, '-e', 'trace=fsync,fdatasync,pwrite64,pwritev,write,writev,sendto', '-e', 'inject=fsync,fdatasync:delay_exit=300000']);
+  await new Promise((r) => setTimeout(r, 1500)); // strace attaches to every thread
+  // Several at once, from actors that commit independently (the realm's messages, each user's settings),
+  // so commits overlap: one is being synced while the next commits.
+  const users = [s.demo.member1, s.demo.member2, s.demo.admin, s.demo.moderator].map((c) => s.api.as(c));
+  const sent = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      i % 2 ? owner.ok('POST', '/messages', { type: 'stream', to: 'general', topic: 'disk', content: `on disk before the answer ${i}` }) : users[(i / 2) % 4]!.ok('PATCH', '/settings', { left_side_userlist: i % 4 === 0 }),
+    ),
+  );
+  tracer.kill('SIGINT');
+  await new Promise((r) => tracer.once('exit', r));
+
+  // The data file's descriptors, and which of them were opened O_DSYNC (010000 in fdinfo's octal flags).
+  const fds = new Map<string, boolean>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    const path = readlinkSync(`/proc/${pid}/fd/${fd}`);
+    if (!path.startsWith(s.dataDir!) || !path.endsWith('/data.mdb')) continue;
+    const flags = parseInt(/^flags:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'))![1]!, 8);
+    fds.set(fd, (flags & 0o10000) !== 0);
+  }
+  // Calls that finished, with start and end times (an interrupted call's end is on its "resumed" line).
+  const calls = parseTrace(readFileSync(out, 'utf8'));
+  const replies = calls.filter((c) => c.name === 'sendto' && c.args.includes('HTTP/1.1 200'));
+  t.equal(replies.length, sent.length, 'every answer was traced');
+  const written = (before: number) => calls.filter((c) => /^(pwrite64|pwritev|write|writev)$/.test(c.name) && fds.has(c.fd) && c.start < before);
+  t.ok(written(Infinity).length > 0, `the commits wrote the data file (${written(Infinity).length} writes)`);
+  const unsafe = replies.flatMap((reply) =>
+    written(reply.start)
+      .filter((w) => (fds.get(w.fd) ? w.end > reply.start : !calls.some((c) => /^f(data)?sync$/.test(c.name) && c.fd === w.fd && c.start >= w.end && c.end <= reply.start)))
+      .map((w) => `answer on line ${reply.start + 1}: ${w.name}(${w.fd}) on line ${w.start + 1} not yet on disk`),
+  );
+  t.same(unsafe, [], 'nothing written before an answer was still unsynced when it left');
+});
+
+interface Call {
+  name: string;
+  fd: string;
+  args: string;
+  /** Lines of the trace where the call began and where it returned: strace writes them in the order they happen. */
+  start: number;
+  end: number;
+}
+
+/** strace -f output: `pid name(args) = r`, or split into `<unfinished ...>` and `<... name resumed>` lines. */
+function parseTrace(text: string): Call[] {
+  const calls: Call[] = [];
+  const open = new Map<string, { name: string; args: string; start: number }>();
+  const fdOf = (args: string) => /^(\d+)/.exec(args)?.[1] ?? '';
+  text.split('\n').forEach((line, i) => {
+    const m = /^(\d+)\s+(.*)$/.exec(line);
+    if (!m) return;
+    const [, pid, rest] = m as unknown as [string, string, string];
+    const whole = /^(\w+)\((.*)\) += /.exec(rest);
+    const unfinished = /^(\w+)\((.*) <unfinished \.\.\.>$/.exec(rest);
+    const resumed = /^<\.\.\. (\w+) resumed>/.exec(rest);
+    if (whole) calls.push({ name: whole[1]!, args: whole[2]!, fd: fdOf(whole[2]!), start: i, end: i });
+    else if (unfinished) open.set(pid, { name: unfinished[1]!, args: unfinished[2]!, start: i });
+    else if (resumed && open.has(pid)) {
+      const o = open.get(pid)!;
+      open.delete(pid);
+      calls.push({ ...o, fd: fdOf(o.args), end: i });
+    }
+  });
+  return calls;
+}
