@@ -133,7 +133,8 @@ export const CLIENT_CAPABILITIES: Readonly<Record<string, boolean>> = {
   bulk_message_deletion: true,
   stream_typing_notifications: true,
   linkifier_url_template: true,
-  user_list_incomplete: false,
+  /** Users the client may not see are left out of realm_users and of realm_user adds, instead of given as "Unknown user". */
+  user_list_incomplete: true,
   include_deactivated_groups: true,
   archived_channels: true,
   empty_topic_name: false,
