@@ -215,10 +215,11 @@ interface RealmPlan {
  * `require_system_group` with `allowed_system_groups`); an anonymous group
  * of just one subgroup names that group.
  */
-function checkSystemGroupValue(name: string, v: GroupSettingValue, allowed: readonly number[]): number {
+function checkSystemGroupValue(state: Readonly<RealmState>, name: string, v: GroupSettingValue, allowed: readonly number[]): number {
   const id = typeof v === 'number' ? v : v.direct_members.length === 0 && v.direct_subgroups.length === 1 ? v.direct_subgroups[0]! : null;
   const group = SYSTEM_GROUPS.find((g) => g.id === id);
-  if (id === null || !group) throw badRequest(typeof v === 'number' ? `Invalid user group ID: ${v}` : `'${name}' must be a system user group.`, { var_name: name });
+  if (id !== null && !group && !state.groups.has(id)) throw badRequest(`Invalid user group ID: ${id}`, { var_name: name });
+  if (id === null || !group) throw badRequest(`'${name}' must be a system user group.`, { var_name: name });
   if (!allowed.includes(id)) throw badRequest(`'${name}' setting cannot be set to '${group.name}' group.`, { var_name: name });
   return id;
 }
@@ -299,7 +300,7 @@ export const updateRealm = action({
       if (spec.ownerOnly) ownerOnly();
       const current = realmGroupSetting(state, name);
       if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
-      const value = spec.systemGroups ? checkSystemGroupValue(name, change.new, spec.systemGroups) : checkGroupValue(state, name, change.new);
+      const value = spec.systemGroups ? checkSystemGroupValue(state, name, change.new, spec.systemGroups) : checkGroupValue(state, name, change.new);
       if (sameGroupValue(value, current)) continue;
       if (name === 'can_mention_many_users_group') meta.canMentionManyUsersGroup = value;
       else settings.groups[name] = value;
