@@ -219,3 +219,13 @@ t.test('people guests - events: what a guest sees changes with channels, direct 
   t.ok(seen.some((e) => e.op === 'remove' && e.person.user_id === s.demo.owner.userId), 'a new guest loses sight of users they share nothing with');
   t.same(users(moverSnap), users(await s.api.as(mover).ok('POST', '/register', { ...FETCH, client_capabilities: { user_list_incomplete: true } })), 'the new guest: snapshot + events == a fresh register');
 });
+
+t.test('people guests - spectators: no organization here has web-public access, so GET /users without credentials is refused', async (t) => {
+  await as.owner.ok('PATCH', '/realm', { enable_spectator_access: true });
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { enable_spectator_access: false }));
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.equal(reg.realm_enable_spectator_access, true, 'the option is stored');
+  t.same([reg.realm_web_public_access_enabled, reg.server_web_public_streams_enabled], [false, false], 'but the server has no web-public channels, so spectators have no access');
+  t.equal((await s.api.ok('GET', '/server_settings')).realm_web_public_access_enabled, false);
+  t.equal(outcome(await as.anonymous.call('GET', '/users')), '401 UNAUTHORIZED', "as Zulip answers where web-public access is off");
+});

@@ -127,7 +127,8 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_uri: siteUrl,
     realm_url: siteUrl,
     realm_is_zephyr_mirror_realm: false,
-    realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
+    // Zulip's web_public_streams_enabled(): the organization's option and the server's; this server has no web-public channels.
+    realm_web_public_access_enabled: false,
     realm_presence_disabled: false,
     realm_icon_url: realmIconUrl(state.meta?.stringId ?? ''),
     realm_icon_source: 'G',

@@ -244,7 +244,8 @@ export const serverSettings = query({
       realm_name: state.meta?.name ?? '',
       realm_description: renderDescription(state.org.settings.description),
       realm_icon: realmIconUrl(state.meta?.stringId ?? ''),
-      realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
+      // As in the register: the server has no web-public channels, so no organization offers spectators access.
+      realm_web_public_access_enabled: false,
       realm_uri: ctx.siteUrl,
       realm_url: ctx.siteUrl,
       require_email_format_usernames: true,
