@@ -25,6 +25,38 @@ export function realmIconUrl(stringId: string): string {
   return `https://secure.gravatar.com/avatar/${createHash('md5').update(stringId.toLowerCase()).digest('hex')}?d=identicon`;
 }
 
+/** The name and email Zulip shows for a user the viewer may not see (or that no longer exists). */
+export const UNKNOWN_USER_NAME = 'Unknown user';
+export const unknownUserEmail = (id: number): string => `user${id}@unknown.invalid`;
+
+/**
+ * What a viewer who may not see a user gets in their place, for clients
+ * without `user_list_incomplete` (Zulip's `get_data_for_inaccessible_user`):
+ * an active member with a made-up email, no name and no data.
+ */
+export function inaccessibleUser(id: number): UserObject {
+  const email = unknownUserEmail(id);
+  return {
+    user_id: id,
+    delivery_email: null,
+    email,
+    full_name: UNKNOWN_USER_NAME,
+    date_joined: new Date(0).toISOString(),
+    is_active: true,
+    is_owner: false,
+    is_admin: false,
+    is_guest: false,
+    is_bot: false,
+    bot_type: null,
+    role: Role.MEMBER,
+    timezone: '',
+    avatar_url: avatarUrl(email, false),
+    avatar_version: 1,
+    is_imported_stub: false,
+    profile_data: {},
+  };
+}
+
 export function formatUser(u: UserRecord, extavatar: boolean): UserObject {
   return {
     user_id: u.id,
@@ -121,7 +153,7 @@ export interface MessageFormat {
 
 /** Formats a stored message with the names in `names` (which must hold its sender, participants and channel). */
 export function formatMessage(m: StoredMessage, names: Directory, opts: MessageFormat): MessageObject {
-  const person = (id: number) => names.users[id] ?? { email: `user${id}@unknown.invalid`, full_name: 'Unknown user' };
+  const person = (id: number) => names.users[id] ?? { email: unknownUserEmail(id), full_name: UNKNOWN_USER_NAME };
   const sender = person(m.senderId);
   return {
     id: m.id,

@@ -82,7 +82,10 @@ export const FEATURES: readonly Feature[] = [
   { level: 370, what: "'(no topic)' read as the empty topic", done: true },
   { level: 384, what: 'user_ids on GET /users', done: true },
   { level: 386, what: 'reactivating user groups', routes: ['PATCH /user_groups/{user_group_id}', 'POST /user_groups/{user_group_id}/deactivate'] },
-  { level: 387, what: 'unauthenticated GET /users (public access option)' },
+  // Zulip lets spectators list users only where web-public access is on, which needs the server's
+  // WEB_PUBLIC_STREAMS_ENABLED and a web-public channel. This server has neither (server_web_public_streams_enabled
+  // and realm_web_public_access_enabled are false), so, as Zulip on such a server, every organization answers 401.
+  { level: 387, what: 'unauthenticated GET /users (public access option): refused, as no organization here has web-public access', done: true },
   { level: 389, what: 'channel folders', routes: ['POST /channel_folders/create', 'GET /channel_folders', 'PATCH /channel_folders/{channel_folder_id}', 'PATCH /streams/{stream_id}'] },
   { level: 390, what: 'navigation views', routes: ['GET /navigation_views'] },
   { level: 391, what: 'members of deactivated groups editable', routes: ['POST /user_groups/{user_group_id}/members'] },
@@ -133,7 +136,8 @@ export const CLIENT_CAPABILITIES: Readonly<Record<string, boolean>> = {
   bulk_message_deletion: true,
   stream_typing_notifications: true,
   linkifier_url_template: true,
-  user_list_incomplete: false,
+  /** Users the client may not see are left out of realm_users and of realm_user adds, instead of given as "Unknown user". */
+  user_list_incomplete: true,
   include_deactivated_groups: true,
   archived_channels: true,
   empty_topic_name: false,

@@ -106,8 +106,8 @@ t.test('realm - can_create_groups decides who creates user groups; permissions n
   const refused = await maria.post('/user_groups/create', { name: uniq('g'), description: '', members: [] });
   t.same([refused.status, refused.body.msg], [400, 'Insufficient permission'], 'a member may not when administrators only may');
   t.equal((await admin.post('/user_groups/create', { name: uniq('g'), description: '', members: [] })).status, 200, 'an administrator may');
-  const before = (await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_access_all_users_group;
-  const r = await owner.ok('PATCH', '/realm', { can_access_all_users_group: { new: 3 } });
-  t.same(r.ignored_parameters_unsupported, ['can_access_all_users_group'], 'guests still see every user: the change is reported as ignored');
-  t.same((await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_access_all_users_group, before, 'and not made');
+  const before = (await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_summarize_topics_group;
+  const r = await owner.ok('PATCH', '/realm', { can_summarize_topics_group: { new: 3 } });
+  t.same(r.ignored_parameters_unsupported, ['can_summarize_topics_group'], 'there are no topic summaries: the change is reported as ignored');
+  t.same((await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_summarize_topics_group, before, 'and not made');
 });

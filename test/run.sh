@@ -79,6 +79,7 @@ API_TESTS=(
   test/invites.test.ts
   test/video_calls.test.ts
   test/people-users.test.ts
+  test/people-guests.test.ts
   test/people-api-keys.test.ts
   test/people-settings.test.ts
   test/people-status.test.ts

@@ -59,7 +59,7 @@ export const toUsersIf = (realmId: number, userIds: number[], event: ClientEvent
  * An event in one form for queues of clients with `capability` and another
  * (or none) for the others: two deliveries, each filtered by the capability.
  */
-export const withCapability = (realmId: number, userIds: number[], capability: 'include_deactivated_groups', event: ClientEventBody, otherwise: ClientEventBody | null): Delivery[] => [
+export const withCapability = (realmId: number, userIds: number[], capability: 'include_deactivated_groups' | 'user_list_incomplete', event: ClientEventBody, otherwise: ClientEventBody | null): Delivery[] => [
   toUsersIf(realmId, userIds, event, { name: capability, value: true }),
   ...(otherwise ? [toUsersIf(realmId, userIds, otherwise, { name: capability, value: false })] : []),
 ];

@@ -3,7 +3,7 @@
  */
 import { badRequest, unauthorized } from '../../lib/errors.ts';
 import type { ChannelRecord, UserRecord } from '../../storage/tables.ts';
-import { isGuest, Role } from '../model.ts';
+import { GROUP_ID, isGuest, Role } from '../model.ts';
 import type { Caller } from '../runtime/action.ts';
 import type { RealmState } from './state.ts';
 
@@ -55,4 +55,68 @@ export function channelAudience(state: Readonly<RealmState>, c: ChannelRecord): 
     if (c.inviteOnly ? u.role <= Role.ADMIN || state.can(c.groups.can_administer_channel_group, u) : u.role !== Role.GUEST) out.add(u.id);
   }
   return [...out];
+}
+
+// ---- which users a user may see (`can_access_all_users_group`) ---------------
+
+/**
+ * Whether the organization limits which users some of its members see
+ * (Zulip's `user_access_restricted_in_realm`): `can_access_all_users_group`
+ * is `role:members` rather than `role:everyone`, so guests see only the
+ * users they share a channel or a direct-message conversation with, and bots.
+ */
+export function accessRestricted(state: Readonly<RealmState>): boolean {
+  const v = state.org.settings.groups.can_access_all_users_group;
+  return v !== undefined && v !== GROUP_ID['role:everyone'];
+}
+
+/** Whether `viewer` sees every user of the organization (Zulip's `check_user_can_access_all_users`). */
+export function seesEveryone(state: Readonly<RealmState>, viewer: UserRecord): boolean {
+  if (!isGuest(viewer) || !accessRestricted(state)) return true;
+  return state.can(state.org.settings.groups.can_access_all_users_group!, viewer);
+}
+
+/**
+ * The users a restricted viewer sees (Zulip's `get_accessible_user_ids`, plus
+ * bots): themselves, every bot, everyone subscribed to a channel they are
+ * subscribed to, and everyone in a direct-message conversation with them.
+ * Subscriptions count while they are active, whether or not their user is
+ * deactivated: deactivating a user changes nobody's access to them.
+ */
+export function accessibleUsers(state: Readonly<RealmState>, viewer: UserRecord): Set<number> {
+  const out = new Set<number>([viewer.id]);
+  for (const u of state.users.values()) if (u.isBot) out.add(u.id);
+  for (const subs of state.subs.values()) {
+    if (!subs.get(viewer.id)?.active) continue;
+    for (const s of subs.values()) if (s.active) out.add(s.userId);
+  }
+  for (const key of state.dmsByUser.get(viewer.id) ?? []) for (const id of state.dms.get(key)!.userIds) out.add(id);
+  return out;
+}
+
+/** Whether `viewer` may see `target` (Zulip's `check_can_access_user`). */
+export function canSeeUser(state: Readonly<RealmState>, viewer: UserRecord, target: UserRecord): boolean {
+  if (target.isBot || target.id === viewer.id || seesEveryone(state, viewer)) return true;
+  return accessibleUsers(state, viewer).has(target.id);
+}
+
+/**
+ * Each restricted viewer's accessible users: active users who do not see
+ * everyone -> whom they see. Empty while the organization lets everyone see
+ * everyone. Taken before and after a change, it tells who gained or lost
+ * sight of whom (`accessChangeEvents` in `people.ts`).
+ */
+export function restrictedViews(state: Readonly<RealmState>): Map<number, Set<number>> {
+  const out = new Map<number, Set<number>>();
+  if (!accessRestricted(state)) return out;
+  for (const u of state.users.values()) if (u.isActive && !seesEveryone(state, u)) out.set(u.id, accessibleUsers(state, u));
+  return out;
+}
+
+/** Active users who may see `target` (Zulip's `get_user_ids_who_can_access_user`): who hears about changes to them. */
+export function usersWhoSee(state: Readonly<RealmState>, target: UserRecord): number[] {
+  if (target.isBot || !accessRestricted(state)) return activeUsers(state);
+  const out: number[] = [];
+  for (const u of state.users.values()) if (u.isActive && canSeeUser(state, u, target)) out.push(u.id);
+  return out;
 }

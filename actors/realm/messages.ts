@@ -13,7 +13,8 @@ import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { VisibilityPolicy } from './user_topics.ts';
 import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { actingUser, canAccess, resolvePerson } from './access.ts';
+import { accessibleUsers, accessRestricted, actingUser, canAccess, resolvePerson, restrictedViews, seesEveryone } from './access.ts';
+import { accessChangeEvents } from './people.ts';
 import { type RenderOptions, renderMessage } from './markdown.ts';
 import { topicLinks } from '../../lib/linkifiers.ts';
 import { emojiImageUrl } from './realm_emoji.ts';
@@ -67,6 +68,12 @@ export interface SendPlan {
   alerted: number[];
   /** Outgoing-webhook bots the message mentions or is addressed to (the gateway posts it to them). */
   serviceBots: ServiceTrigger[];
+  /**
+   * A first direct message lets the guests in it see the others
+   * (`can_access_all_users_group`): who saw whom before it, or null when it
+   * changes nothing.
+   */
+  accessBefore: Map<number, Set<number>> | null;
 }
 
 export function normalizeTopic(state: Readonly<RealmState>, raw: string | null): string {
@@ -181,6 +188,8 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     participants = resolveDmRecipients(state, sender, req.to)
       .map((u) => u.id)
       .sort((a, b) => a - b);
+    const seen = seesEveryone(state, sender) ? null : accessibleUsers(state, sender);
+    if (seen && participants.some((id) => !seen.has(id))) throw badRequest('You do not have permission to access some of the recipients.');
     recipientCount = participants.length;
   } else {
     channel = resolveChannel(state, req.to);
@@ -221,6 +230,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     readBySender: req.readBySender ?? defaultReadBySender(req.client),
     topicLinks: channel ? topicLinks(topic, state.org.compiledLinkifiers()) : [],
     serviceBots: serviceTriggers(state, sender.id, !channel, channel ? rendered.mentions : participants),
+    accessBefore: !channel && accessRestricted(state) && !state.dmConversation(participants) ? restrictedViews(state) : null,
   };
 }
 
@@ -361,6 +371,11 @@ export function namesFor(state: Readonly<RealmState>, userIds: Iterable<number>,
   return { realmStr: state.meta?.stringId ?? '', users, channels };
 }
 
+/** The `realm_user` events of users a first direct message lets guests see: before the message, so its sender is known. */
+export function accessEventsOf(state: Readonly<RealmState>, plan: SendPlan): Delivery[] {
+  return plan.accessBefore ? accessChangeEvents(state, plan.accessBefore) : [];
+}
+
 /** The message event for a stored message's recipients. */
 export function sendDelivery(state: Readonly<RealmState>, m: StoredMessage, localEcho: { queueId: string; localId: string } | null): Delivery {
   const recipients = m.streamId !== null ? state.activeSubscribers(m.streamId) : m.dmUserIds!;
@@ -392,7 +407,7 @@ export const sendMessage = action({
     return { id: p.stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}), ...(p.plan.serviceBots.length ? { serviceBots: p.plan.serviceBots } : {}) };
   },
   events(state, p) {
-    return [sendDelivery(state, p.stored!, p.localEcho), ...visibilityEvents(state, p.visibility)];
+    return [...accessEventsOf(state, p.plan), sendDelivery(state, p.stored!, p.localEcho), ...visibilityEvents(state, p.visibility)];
   },
 });
 

@@ -4,11 +4,11 @@
  * events that follow a user's membership of the role (system) groups.
  */
 import type { UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers } from '../events/delivery.ts';
+import { type Delivery, toUsers, toUsersIf } from '../events/delivery.ts';
 import type { ClientEventBody, UserObject } from '../events/schema.ts';
-import { formatUser } from '../format.ts';
+import { formatUser, inaccessibleUser, UNKNOWN_USER_NAME } from '../format.ts';
 import { GROUP_ID, Role } from '../model.ts';
-import { activeUsers } from './access.ts';
+import { accessibleUsers, activeUsers, restrictedViews, seesEveryone, usersWhoSee } from './access.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 
@@ -34,12 +34,69 @@ export function userObject(state: Readonly<RealmState>, u: UserRecord, opts: { e
 }
 
 /**
- * Who learns of changes to a user: everyone active (organizations here let
- * every member, guests included, see every user), plus the user.
+ * Who learns of changes to a user: every active user who may see them
+ * (`can_access_all_users_group`), plus the user.
  */
 export function userAudience(state: Readonly<RealmState>, userId: number): number[] {
-  const out = activeUsers(state);
+  const out = usersWhoSee(state, state.users.get(userId)!);
   return out.includes(userId) ? out : [...out, userId];
+}
+
+/**
+ * The user objects `viewer` gets of `users` (`realm_users`, GET /users): the
+ * ones they may see, and, in place of the others, the "Unknown user"
+ * placeholder unless the client copes with an incomplete list
+ * (`user_list_incomplete`, and always for GET /users since Zulip's FL 437).
+ */
+export function usersFor(state: Readonly<RealmState>, viewer: UserRecord, users: Iterable<UserRecord>, opts: { extavatar: boolean; profile: boolean; incomplete: boolean }): UserObject[] {
+  const seen = seesEveryone(state, viewer) ? null : accessibleUsers(state, viewer);
+  const out: UserObject[] = [];
+  for (const u of users) {
+    if (seen === null || seen.has(u.id)) out.push(userObject(state, u, opts));
+    else if (!opts.incomplete) out.push(inaccessibleUser(u.id));
+  }
+  return out;
+}
+
+/**
+ * A new user's `realm_user` add: the user for everyone who may see them;
+ * the "Unknown user" placeholder for the others, except clients with
+ * `user_list_incomplete` (Zulip's `notify_created_user`).
+ */
+export function realmUserAdd(state: Readonly<RealmState>, u: UserRecord): Delivery[] {
+  const seers = usersWhoSee(state, u);
+  const out = [toUsers(state.realmId, seers, { type: 'realm_user', op: 'add', person: userObject(state, u, { extavatar: false, profile: true }) })];
+  const seeing = new Set(seers);
+  const others = activeUsers(state).filter((id) => !seeing.has(id));
+  if (others.length) out.push(toUsersIf(state.realmId, others, { type: 'realm_user', op: 'add', person: inaccessibleUser(u.id) }, { name: 'user_list_incomplete', value: false }));
+  return out;
+}
+
+/**
+ * After a change that may change who sees whom (subscriptions, a first
+ * direct message, a role, the organization's setting), given each
+ * restricted viewer's view before it (`restrictedViews`): a `realm_user`
+ * add with the user's data for each user a viewer now sees, and a remove
+ * for each one they no longer see (Zulip's
+ * `send_user_creation_events_on_adding_subscriptions` and
+ * `send_user_remove_events_on_removing_subscriptions`). A viewer missing
+ * from a view saw everyone.
+ */
+export function accessChangeEvents(state: Readonly<RealmState>, before: ReadonlyMap<number, Set<number>>): Delivery[] {
+  const after = restrictedViews(state);
+  if (before.size === 0 && after.size === 0) return [];
+  const everyone = new Set(state.users.keys());
+  const out: Delivery[] = [];
+  for (const viewerId of new Set([...before.keys(), ...after.keys()])) {
+    if (!state.users.get(viewerId)?.isActive) continue;
+    const was = before.get(viewerId) ?? everyone;
+    const now = after.get(viewerId) ?? everyone;
+    for (const id of now) {
+      if (!was.has(id)) out.push(toUsers(state.realmId, [viewerId], { type: 'realm_user', op: 'add', person: userObject(state, state.users.get(id)!, { extavatar: false, profile: true }) }));
+    }
+    for (const id of was) if (!now.has(id)) out.push(toUsers(state.realmId, [viewerId], { type: 'realm_user', op: 'remove', person: { user_id: id, full_name: UNKNOWN_USER_NAME } }));
+  }
+  return out;
 }
 
 /** A `realm_user` update event about one user, for everyone who sees them. */

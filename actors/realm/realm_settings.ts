@@ -9,9 +9,10 @@ import { ApiError, badRequest } from '../../lib/errors.ts';
 import { GroupSettingValue, type RealmMeta, type RealmSettings, T } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import { realmIconUrl } from '../format.ts';
-import { GROUP_ID, isAdmin, Role } from '../model.ts';
+import { GROUP_ID, isAdmin, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser, activeUsers, restrictedViews } from './access.ts';
+import { accessChangeEvents } from './people.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { checkGroupValue, sameGroupValue } from './streams.ts';
@@ -26,8 +27,9 @@ const G = GROUP_ID;
  * The organization's group-setting permissions, with Zulip's defaults, and
  * whether only owners may change them.
  */
-export const REALM_GROUP_SETTINGS: Readonly<Record<string, { default: number; ownerOnly?: true }>> = {
-  can_access_all_users_group: { default: G['role:everyone'] },
+export const REALM_GROUP_SETTINGS: Readonly<Record<string, { default: number; ownerOnly?: true; systemGroups?: readonly number[] }>> = {
+  // Zulip allows only these two system groups: everyone sees everyone, or guests see only some users.
+  can_access_all_users_group: { default: G['role:everyone'], systemGroups: [G['role:everyone'], G['role:members']] },
   can_add_custom_emoji_group: { default: G['role:members'] },
   can_add_subscribers_group: { default: G['role:members'] },
   can_create_bots_group: { default: G['role:members'] },
@@ -125,7 +127,8 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_uri: siteUrl,
     realm_url: siteUrl,
     realm_is_zephyr_mirror_realm: false,
-    realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
+    // Zulip's web_public_streams_enabled(): the organization's option and the server's; this server has no web-public channels.
+    realm_web_public_access_enabled: false,
     realm_presence_disabled: false,
     realm_icon_url: realmIconUrl(state.meta?.stringId ?? ''),
     realm_icon_source: 'G',
@@ -204,6 +207,22 @@ interface RealmPlan {
   settings: RealmSettings;
   updates: Array<{ property: Plain; value: string | number | boolean | null }>;
   groups: Record<string, GroupSettingValue>;
+  /** Who saw whom before a change of `can_access_all_users_group` (null when it does not change). */
+  accessBefore: Map<number, Set<number>> | null;
+}
+
+/**
+ * A setting that must name one of a few system groups (Zulip's
+ * `require_system_group` with `allowed_system_groups`); an anonymous group
+ * of just one subgroup names that group.
+ */
+function checkSystemGroupValue(state: Readonly<RealmState>, name: string, v: GroupSettingValue, allowed: readonly number[]): number {
+  const id = typeof v === 'number' ? v : v.direct_members.length === 0 && v.direct_subgroups.length === 1 ? v.direct_subgroups[0]! : null;
+  const group = SYSTEM_GROUPS.find((g) => g.id === id);
+  if (id !== null && !group && !state.groups.has(id)) throw badRequest(`Invalid user group ID: ${id}`, { var_name: name });
+  if (id === null || !group) throw badRequest(`'${name}' must be a system user group.`, { var_name: name });
+  if (!allowed.includes(id)) throw badRequest(`'${name}' setting cannot be set to '${group.name}' group.`, { var_name: name });
+  return id;
 }
 
 export const updateRealm = action({
@@ -282,7 +301,7 @@ export const updateRealm = action({
       if (spec.ownerOnly) ownerOnly();
       const current = realmGroupSetting(state, name);
       if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
-      const value = checkGroupValue(state, name, change.new);
+      const value = spec.systemGroups ? checkSystemGroupValue(state, name, change.new, spec.systemGroups) : checkGroupValue(state, name, change.new);
       if (sameGroupValue(value, current)) continue;
       if (name === 'can_mention_many_users_group') meta.canMentionManyUsersGroup = value;
       else settings.groups[name] = value;
@@ -291,7 +310,7 @@ export const updateRealm = action({
     // Plans carry the values clients will see, computed against the planned state.
     const planned = { meta, org: { settings } } as unknown as RealmState;
     const updates = changed.map((name) => ({ property: name, value: plainValue(planned, name) })).filter((u) => u.value !== plainValue(state, u.property));
-    return { meta, settings, updates, groups };
+    return { meta, settings, updates, groups, accessBefore: 'can_access_all_users_group' in groups ? restrictedViews(state) : null };
   },
   apply(state, p, tx) {
     state.meta = p.meta;
@@ -303,6 +322,7 @@ export const updateRealm = action({
     const everyone = activeUsers(state);
     const out: Delivery[] = p.updates.map((u) => toUsers(state.realmId, everyone, { type: 'realm', op: 'update', property: u.property, value: u.value }));
     if (Object.keys(p.groups).length) out.push(toUsers(state.realmId, everyone, { type: 'realm', op: 'update_dict', property: 'default', data: p.groups }));
+    if (p.accessBefore) out.push(...accessChangeEvents(state, p.accessBefore));
     return out;
   },
 });

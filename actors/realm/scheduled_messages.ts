@@ -12,7 +12,7 @@ import { toUsers } from '../events/delivery.ts';
 import type { ScheduledMessageObject } from '../events/schema.ts';
 import { defineAction, defineQuery, defineTimer, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
-import { applySend, planSend, type SendPlan, sendDelivery, type SendRequest, SendFields } from './messages.ts';
+import { accessEventsOf, applySend, planSend, type SendPlan, sendDelivery, type SendRequest, SendFields } from './messages.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -210,6 +210,6 @@ export const deliverScheduled = timer({
   },
   events(state, p) {
     if ('failure' in p) return [toUsers(state.realmId, [p.m.senderId], { type: 'scheduled_messages', op: 'update', scheduled_message: formatScheduled(state.scheduled.get(p.m.id)!) })];
-    return [toUsers(state.realmId, [p.m.senderId], { type: 'scheduled_messages', op: 'remove', scheduled_message_id: p.m.id }), sendDelivery(state, p.stored!, null)];
+    return [toUsers(state.realmId, [p.m.senderId], { type: 'scheduled_messages', op: 'remove', scheduled_message_id: p.m.id }), ...accessEventsOf(state, p.send), sendDelivery(state, p.stored!, null)];
   },
 });

@@ -18,7 +18,7 @@ import { renderDescription } from './markdown.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
 import { defaultExternalAccounts, FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
-import { userObject } from './people.ts';
+import { usersFor } from './people.ts';
 import { legacySettingsOf, SETTING_CHOICES, settingsOf, userDefaultsOf } from './settings.ts';
 import { mutedTopicsOf, userTopicsOf } from './user_topics.ts';
 import { alertWordsOf, mutedUsersOf } from './personal.ts';
@@ -147,7 +147,7 @@ export const snapshot = query({
     fetch: z.array(z.string()).nullable(),
     clientExtavatar: z.boolean(),
     includeSubscribers: IncludeSubscribers,
-    /** The client's `client_capabilities` (archived channels, linkifier templates). */
+    /** The client's `client_capabilities` (archived channels, linkifier templates, incomplete user lists). */
     capabilities: z.record(z.string(), z.boolean()).default({}),
   }),
   run(state, msg, ctx) {
@@ -157,6 +157,7 @@ export const snapshot = query({
     if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl), serverSnapshot(state), legacyPolicies(state));
     if (want('realm_user')) {
       const users = [...state.users.values()];
+      const opts = { extavatar: msg.clientExtavatar, profile: true, incomplete: msg.capabilities.user_list_incomplete === true };
       Object.assign(out, {
         user_id: user.id,
         email: user.email,
@@ -169,8 +170,10 @@ export const snapshot = query({
         role: user.role,
         can_create_users: user.canCreateUsers,
         ...ownUser(state, user),
-        realm_users: users.filter((u) => u.isActive).map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: true })),
-        realm_non_active_users: users.filter((u) => !u.isActive).map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: true })),
+        // A user the viewer may not see is left out or, for clients without user_list_incomplete, an
+        // active "Unknown user" (so, as in Zulip, among realm_users even when deactivated).
+        realm_users: [...usersFor(state, user, users.filter((u) => u.isActive), opts), ...(opts.incomplete ? [] : usersFor(state, user, users.filter((u) => !u.isActive), opts).filter((u) => u.is_active))],
+        realm_non_active_users: usersFor(state, user, users.filter((u) => !u.isActive), { ...opts, incomplete: true }),
         cross_realm_bots: [],
       });
     }
@@ -184,7 +187,7 @@ export const snapshot = query({
       for (const legacy of ['update_display_settings', 'update_global_notifications'] as const) if (want(legacy)) Object.assign(out, legacySettingsOf(state, user.id, legacy));
     }
     if (want('realm_user_settings_defaults')) out.realm_user_settings_defaults = { ...userDefaultsOf(state), ...SETTING_CHOICES };
-    if (want('user_status')) out.user_status = statusesOf(state);
+    if (want('user_status')) out.user_status = statusesOf(state, user);
     if (want('recent_private_conversations')) {
       out.recent_private_conversations = [...(state.dmsByUser.get(user.id) ?? [])]
         .map((key) => state.dms.get(key)!)
@@ -241,7 +244,8 @@ export const serverSettings = query({
       realm_name: state.meta?.name ?? '',
       realm_description: renderDescription(state.org.settings.description),
       realm_icon: realmIconUrl(state.meta?.stringId ?? ''),
-      realm_web_public_access_enabled: state.org.settings.enableSpectatorAccess,
+      // As in the register: the server has no web-public channels, so no organization offers spectators access.
+      realm_web_public_access_enabled: false,
       realm_uri: ctx.siteUrl,
       realm_url: ctx.siteUrl,
       require_email_format_usernames: true,

@@ -13,7 +13,8 @@ import type { ChannelObject, NeverSubscribedObject, SubscriptionObject } from '.
 import { formatSubscription } from '../format.ts';
 import { isAdmin, isGuest } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
-import { actingUser, channelAudience, resolvePerson } from './access.ts';
+import { actingUser, channelAudience, resolvePerson, restrictedViews } from './access.ts';
+import { accessChangeEvents } from './people.ts';
 import type { RealmState } from './state.ts';
 import { channelActivity, channelObject, checkChannelName, defaultStreamIds, hasContentAccess, hasMetadataAccess, shownTo } from './streams.ts';
 
@@ -56,6 +57,8 @@ interface UnsubscribePlan {
   targets: number[];
   removed: Array<{ channelId: number; userId: number }>;
   notRemoved: Array<{ channelId: number; userId: number }>;
+  /** Who saw whom before (`can_access_all_users_group`): leaving a channel may hide its subscribers from a guest. */
+  accessBefore: Map<number, Set<number>>;
 }
 
 export const unsubscribe = action({
@@ -75,7 +78,7 @@ export const unsubscribe = action({
     const removed: UnsubscribePlan['removed'] = [];
     const notRemoved: UnsubscribePlan['notRemoved'] = [];
     for (const t of targets) for (const c of channels) (state.isSubscribed(c.id, t.id) ? removed : notRemoved).push({ channelId: c.id, userId: t.id });
-    return { channels, targets: targets.map((t) => t.id), removed, notRemoved };
+    return { channels, targets: targets.map((t) => t.id), removed, notRemoved, accessBefore: restrictedViews(state) };
   },
   apply(state, p, tx) {
     for (const { channelId, userId } of p.removed) {
@@ -102,6 +105,7 @@ export const unsubscribe = action({
       const peers = channelAudience(state, state.channels.get(channelId)!).filter((id) => !gone.has(id));
       if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: userIds }));
     }
+    out.push(...accessChangeEvents(state, p.accessBefore));
     return out;
   },
 });

@@ -8,7 +8,8 @@ import type { SubscriptionObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
 import { GROUP_ID, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
-import { actingUser, canAccess, channelAudience, resolvePerson } from './access.ts';
+import { actingUser, canAccess, channelAudience, resolvePerson, restrictedViews } from './access.ts';
+import { accessChangeEvents } from './people.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { channelActivity, checkChannelName, defaultStreamsDelivery } from './streams.ts';
@@ -54,6 +55,8 @@ interface SubscribePlan {
   targets: Array<{ existing: number } | { create: NewChannel }>;
   unauthorized: string[];
   reportUnauthorized: boolean;
+  /** Who saw whom before (`can_access_all_users_group`): a shared channel lets a guest see its subscribers. */
+  accessBefore: Map<number, Set<number>>;
   /** Filled by `apply`, read by `events`. */
   done?: { created: number[]; added: Array<{ channelId: number; userId: number }> };
 }
@@ -135,7 +138,7 @@ export const subscribe = action({
       });
     }
     if (unauthorized.length && msg.authorizationErrorsFatal) throw new ApiError('BAD_REQUEST', `Unable to access channel (${unauthorized[0]}).`, 400);
-    return { actorId: actor.id, principals: principals.map((u) => u.id), targets, unauthorized, reportUnauthorized: !msg.authorizationErrorsFatal };
+    return { actorId: actor.id, principals: principals.map((u) => u.id), targets, unauthorized, reportUnauthorized: !msg.authorizationErrorsFatal, accessBefore: restrictedViews(state) };
   },
   apply(state, plan, tx) {
     const created: number[] = [];
@@ -185,7 +188,8 @@ export const subscribe = action({
   events(state, plan) {
     const { created, added } = plan.done!;
     const realmId = state.realmId;
-    const out: Delivery[] = [];
+    // Users a guest now sees come first, so that the subscribers below are known users.
+    const out: Delivery[] = accessChangeEvents(state, plan.accessBefore);
     for (const id of created) {
       const c = state.channels.get(id)!;
       const audience = channelAudience(state, c);

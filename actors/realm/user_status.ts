@@ -11,7 +11,8 @@ import { T, type UserRecord, type UserStatus } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { accessibleUsers, actingUser, seesEveryone } from './access.ts';
+import { userAudience } from './people.ts';
 import type { RealmState } from './state.ts';
 import { settingEvents } from './settings.ts';
 
@@ -34,9 +35,11 @@ export function statusObject(state: Readonly<RealmState>, u: UserRecord): Status
 }
 
 /** The `user_status` register object: users with something set, by user ID (deactivated users keep theirs, as no event removes it). */
-export function statusesOf(state: Readonly<RealmState>): Record<string, StatusObject> {
+export function statusesOf(state: Readonly<RealmState>, viewer: UserRecord): Record<string, StatusObject> {
   const out: Record<string, StatusObject> = {};
+  const seen = seesEveryone(state, viewer) ? null : accessibleUsers(state, viewer);
   for (const u of state.users.values()) {
+    if (seen && !seen.has(u.id)) continue;
     const s = statusObject(state, u);
     if (Object.keys(s).length) out[String(u.id)] = s;
   }
@@ -126,7 +129,7 @@ export const updateStatus = action({
   events(state, p, reply) {
     const out: Delivery[] = [];
     if (reply.presenceChanged) out.push(...settingEvents(state, p.userId, 'presence_enabled', !p.away));
-    out.push(toUsers(state.realmId, activeUsers(state), { type: 'user_status', user_id: p.userId, ...p.event }));
+    out.push(toUsers(state.realmId, userAudience(state, p.userId), { type: 'user_status', user_id: p.userId, ...p.event }));
     return out;
   },
 });

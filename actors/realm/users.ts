@@ -20,9 +20,9 @@ import type { UserObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts';
+import { actingUser, activeUsers, canAccess, canSeeUser, channelAudience, restrictedViews } from './access.ts';
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
-import { roleGroupEvents, roleGroups, userAudience, userObject, userUpdate } from './people.ts';
+import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userObject, usersFor, userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
 import { settingsNamingUser } from './groups.ts';
 
@@ -62,25 +62,27 @@ export const listUsers = query({
   type: 'listUsers',
   fields: z.object({ userIds: z.array(z.number().int()).nullable(), ...ReadOptions }),
   run(state, msg) {
-    actingUser(state, msg.caller);
+    const viewer = actingUser(state, msg.caller);
     let users = [...state.users.values()];
     if (msg.userIds) {
       for (const id of msg.userIds) if (!state.users.has(id)) throw badRequest(`Invalid user ID: ${id}`);
       const wanted = new Set(msg.userIds);
       users = users.filter((u) => wanted.has(u.id));
     }
-    return { members: users.map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: msg.includeCustomProfileFields })) };
+    // Users the caller may not see are left out (Zulip since FL 437), IDs asked for included.
+    return { members: usersFor(state, viewer, users, { extavatar: msg.clientExtavatar, profile: msg.includeCustomProfileFields, incomplete: true }) };
   },
 });
 
-/** GET /users/{user_id} and GET /users/{email}: deactivated users and bots included. */
+/** GET /users/{user_id} and GET /users/{email}: deactivated users and bots included; a user the caller may not see is refused. */
 export const getUser = query({
   type: 'getUser',
   fields: z.object({ user: z.union([z.number().int(), z.string()]), ...ReadOptions }),
   run(state, msg) {
-    actingUser(state, msg.caller);
+    const viewer = actingUser(state, msg.caller);
     const u = typeof msg.user === 'number' ? state.users.get(msg.user) : state.usersByEmail.get(msg.user.trim().toLowerCase());
     if (!u) throw badRequest('No such user');
+    if (!canSeeUser(state, viewer, u)) throw badRequest('Insufficient permission');
     return { user: userObject(state, u, { extavatar: msg.clientExtavatar, profile: msg.includeCustomProfileFields }) };
   },
 });
@@ -158,10 +160,6 @@ export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
   return user;
 }
 
-export function realmUserAdd(state: Readonly<RealmState>, u: UserRecord): Delivery {
-  return toUsers(state.realmId, activeUsers(state), { type: 'realm_user', op: 'add', person: userObject(state, u, { extavatar: false, profile: true }) });
-}
-
 /** Subscribes a new user to those of `channelIds` that exist and are not archived; returns the channels subscribed. */
 export function subscribeNewUser(state: RealmState, tx: Tx, userId: number, channelIds: number[]): number[] {
   const done: number[] = [];
@@ -191,7 +189,7 @@ export function subscribeNewUser(state: RealmState, tx: Tx, userId: number, chan
 
 /** A new user's events: `realm_user` add for everyone, `peer_add` for each channel's audience, and their own subscriptions. */
 export function newUserEvents(state: Readonly<RealmState>, user: UserRecord, subscribed: number[]): Delivery[] {
-  const out: Delivery[] = [realmUserAdd(state, user)];
+  const out: Delivery[] = realmUserAdd(state, user);
   for (const id of subscribed) {
     const c = state.channels.get(id)!;
     const peers = channelAudience(state, c).filter((u) => u !== user.id);
@@ -255,6 +253,8 @@ interface UpdatePlan {
   profile: ProfileChange[];
   /** Channels the user can see before the change (a role change may change that). */
   visibleBefore: Set<number>;
+  /** Who saw whom before the change (a role change may make the user a guest who sees fewer users, or the reverse). */
+  accessBefore: Map<number, Set<number>>;
 }
 
 function visibleChannels(state: Readonly<RealmState>, user: UserRecord): Set<number> {
@@ -296,7 +296,7 @@ export const updateUser = action({
       if (holder && holder.id !== target.id) throw badRequest(`Email '${msg.newEmail}' already in use`);
       email = msg.newEmail;
     }
-    return { userId: target.id, oldRole: target.role, role, fullName, email, profile, visibleBefore: visibleChannels(state, target) };
+    return { userId: target.id, oldRole: target.role, role, fullName, email, profile, visibleBefore: visibleChannels(state, target), accessBefore: role !== null ? restrictedViews(state) : new Map() };
   },
   apply(state, p, tx) {
     const u = state.users.get(p.userId)!;
@@ -314,6 +314,7 @@ export const updateUser = action({
       out.push(userUpdate(state, id, { user_id: id, role: p.role as UserObject['role'] }));
       out.push(...roleGroupEvents(state, id, p.oldRole, p.role));
       out.push(...channelVisibilityEvents(state, state.users.get(id)!, p.visibleBefore));
+      out.push(...accessChangeEvents(state, p.accessBefore));
     }
     if (p.fullName !== null) out.push(userUpdate(state, id, { user_id: id, full_name: p.fullName }));
     out.push(...profileDataEvents(state, id, p.profile));

@@ -10,13 +10,12 @@ const GroupChange = json(z.object({ new: GroupSettingValue, old: GroupSettingVal
 const Seconds = wordOrInt(['unlimited'] as const, 1, "must be a positive number of seconds or 'unlimited'");
 /**
  * Permissions the organization stores and reports but nothing here reads yet
- * (guests see every user; per-user `can_create_users` decides POST /users; no
+ * (per-user `can_create_users` decides POST /users; no
  * billing, topic summaries, direct-message restrictions, a separate resolve
  * permission or channel delete-policy permission): a change is reported in
  * `ignored_parameters_unsupported` and not made, rather than stored to do nothing.
  */
 const NO_EFFECT = new Set([
-  'can_access_all_users_group',
   'can_create_users_group',
   'can_manage_billing_group',
   'can_summarize_topics_group',

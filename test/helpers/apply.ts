@@ -5,6 +5,7 @@
  * fresh register (Zulip's `verify_action`). Each event type has its applier
  * below; add one beside the event when adding an event type.
  */
+import { inaccessibleUser } from '../../actors/format.ts';
 import { SYSTEM_GROUPS } from '../../actors/model.ts';
 
 export type Snap = Record<string, any>;
@@ -58,6 +59,9 @@ function recomputePermissions(snap: Snap): void {
   snap.can_invite_others_to_realm = snap.role !== 600 && holds(snap, snap.realm_can_invite_users_group);
 }
 
+/** Set on a snapshot (false) to apply events as a client without `user_list_incomplete` does. */
+export const USER_LIST_INCOMPLETE = '__user_list_incomplete';
+
 /** `realm_user` update: one property of one user, in the lists and, for oneself, at the top level. */
 function updatePerson(snap: Snap, p: Record<string, any>): void {
   const id = p.user_id;
@@ -99,9 +103,19 @@ function updatePerson(snap: Snap, p: Record<string, any>): void {
 
 export const APPLIERS: Record<string, Applier> = {
   realm_user(snap, e) {
-    if (e.op === 'add') snap.realm_users.push(e.person);
+    // As Zulip's apply_event keeps users by ID: an add replaces the user (an "Unknown user" placeholder
+    // of a user one now sees), a remove takes them out (and a client without user_list_incomplete keeps
+    // the placeholder it is given for users it may not see).
+    const id = e.op === 'update' ? null : e.person.user_id;
+    if (id !== null) {
+      const known = [...(snap.realm_users ?? []), ...(snap.realm_non_active_users ?? [])].some((u: any) => u.user_id === id);
+      if (e.op === 'remove' && !known) return;
+      snap.realm_users = snap.realm_users.filter((u: any) => u.user_id !== id);
+      if (snap.realm_non_active_users) snap.realm_non_active_users = snap.realm_non_active_users.filter((u: any) => u.user_id !== id);
+    }
+    if (e.op === 'add') (e.person.is_active === false ? snap.realm_non_active_users : snap.realm_users).push(e.person);
     else if (e.op === 'update') updatePerson(snap, e.person);
-    else if (e.op === 'remove') snap.realm_users = snap.realm_users.filter((u: any) => u.user_id !== e.person.user_id);
+    else if (e.op === 'remove' && snap[USER_LIST_INCOMPLETE] === false) snap.realm_users.push(inaccessibleUser(id!));
   },
   stream(snap, e) {
     if (e.op === 'create') {
