@@ -27,6 +27,8 @@ import type { RealmState } from './state.ts';
 import type { UserRecord } from '../../storage/tables.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 import { groupObjects } from './groups.ts';
+import { realmBotsOf } from './bots.ts';
+import { systemBotObjects } from './system_bots.ts';
 import { statusesOf } from './user_status.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 
@@ -171,7 +173,7 @@ export const snapshot = query({
         ...ownUser(state, user),
         realm_users: users.filter((u) => u.isActive).map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: true })),
         realm_non_active_users: users.filter((u) => !u.isActive).map((u) => userObject(state, u, { extavatar: msg.clientExtavatar, profile: true })),
-        cross_realm_bots: [],
+        cross_realm_bots: systemBotObjects(state, msg.clientExtavatar),
       });
     }
     if (want('subscription') || want('stream') || want('default_streams')) {
@@ -208,6 +210,7 @@ export const snapshot = query({
     if (want('realm_domains')) out.realm_domains = [];
     if (want('realm_playgrounds')) out.realm_playgrounds = [];
     if (want('default_stream_groups')) out.realm_default_stream_groups = [];
+    if (want('realm_bot')) out.realm_bots = realmBotsOf(state, user);
     if (want('realm_embedded_bots')) out.realm_embedded_bots = [];
     if (want('realm_incoming_webhook_bots')) out.realm_incoming_webhook_bots = [];
     if (want('realm_billing')) out.realm_billing = { has_pending_sponsorship_request: false };
