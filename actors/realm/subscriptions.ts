@@ -2,12 +2,13 @@
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { fnv1a } from '../../lib/hash.ts';
-import { type ChannelGroupSetting, type ChannelRecord, GroupSettingValue, type SubscriptionRecord, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
+import { type ChannelGroupSetting, type ChannelRecord, GroupSettingValue, type StoredMessage, type SubscriptionRecord, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import type { SubscriptionObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
 import { GROUP_ID, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
-import { defineAction, defineQuery } from '../runtime/action.ts';
+import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
+import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { actingUser, canAccess, channelAudience, resolvePerson } from './access.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
@@ -54,8 +55,10 @@ interface SubscribePlan {
   targets: Array<{ existing: number } | { create: NewChannel }>;
   unauthorized: string[];
   reportUnauthorized: boolean;
+  /** Whether Notification Bot announces the created channels (`announce`). */
+  announce: boolean;
   /** Filled by `apply`, read by `events`. */
-  done?: { created: number[]; added: Array<{ channelId: number; userId: number }> };
+  done?: { created: number[]; added: Array<{ channelId: number; userId: number }>; announcement: StoredMessage | null };
 }
 
 export const subscribe = action({
@@ -71,6 +74,7 @@ export const subscribe = action({
     messageRetentionDays: Retention.nullable(),
     topicsPolicy: TopicsPolicy.nullable(),
     groups: z.record(z.string(), GroupSettingValue),
+    announce: z.boolean(),
   }),
   check(state, msg): SubscribePlan {
     const actor = actingUser(state, msg.caller);
@@ -135,7 +139,7 @@ export const subscribe = action({
       });
     }
     if (unauthorized.length && msg.authorizationErrorsFatal) throw new ApiError('BAD_REQUEST', `Unable to access channel (${unauthorized[0]}).`, 400);
-    return { actorId: actor.id, principals: principals.map((u) => u.id), targets, unauthorized, reportUnauthorized: !msg.authorizationErrorsFatal };
+    return { actorId: actor.id, principals: principals.map((u) => u.id), targets, unauthorized, reportUnauthorized: !msg.authorizationErrorsFatal, announce: msg.announce };
   },
   apply(state, plan, tx) {
     const created: number[] = [];
@@ -179,11 +183,11 @@ export const subscribe = action({
         added.push({ channelId: channel.id, userId });
       }
     }
-    plan.done = { created, added };
+    plan.done = { created, added, announcement: plan.announce ? announceChannels(state, tx, plan.actorId, created) : null };
     return { subscribed, already_subscribed: already, ...(plan.reportUnauthorized ? { unauthorized: plan.unauthorized } : {}) };
   },
   events(state, plan) {
-    const { created, added } = plan.done!;
+    const { created, added, announcement } = plan.done!;
     const realmId = state.realmId;
     const out: Delivery[] = [];
     for (const id of created) {
@@ -205,9 +209,26 @@ export const subscribe = action({
       if (peers.length) out.push(toUsers(realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: userIds }));
     }
     if (created.some((id) => state.channels.get(id)!.isDefault)) out.push(defaultStreamsDelivery(state));
+    // After the channel events, so that clients know the channel the announcement links to.
+    out.push(...systemBotDeliveries(state, [announcement]));
     return out;
   },
 });
+
+/**
+ * Notification Bot's announcement of new channels in the organization's
+ * new-channel announcements channel, as Zulip's `announce` does (every
+ * created channel, in one message); nothing when that channel is unset.
+ */
+function announceChannels(state: RealmState, tx: Tx, actorId: number, created: number[]): StoredMessage | null {
+  const target = state.org.settings.newStreamAnnouncementsStreamId;
+  if (!created.length || target === null) return null;
+  ensureSystemBots(state, tx);
+  const links = created.map((id) => `#**${state.channels.get(id)!.name}**`).join(', ');
+  const who = silentMention(state.users.get(actorId)!);
+  const content = created.length > 1 ? `${who} created the following channels: ${links}.` : `${who} created a new channel ${links}.`;
+  return sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: target, topic: 'new channels', content });
+}
 
 /** The user's subscriptions (`active`) or former subscriptions (`!active`). */
 export function subscriptionObjects(state: Readonly<RealmState>, userId: number, withSubscribers: boolean, active = true): SubscriptionObject[] {

@@ -119,6 +119,11 @@ export const APPLIERS: Record<string, Applier> = {
       for (const key of ['streams', 'subscriptions', 'unsubscribed', 'never_subscribed']) if (snap[key]) snap[key] = snap[key].filter((x: any) => !e.stream_ids.includes(x.stream_id));
     }
   },
+  realm_bot(snap, e) {
+    if (e.op === 'add') snap.realm_bots.push(e.bot);
+    else if (e.op === 'update') Object.assign(snap.realm_bots.find((b: any) => b.user_id === e.bot.user_id) ?? {}, e.bot);
+    else if (e.op === 'delete') snap.realm_bots = snap.realm_bots.filter((b: any) => b.user_id !== e.bot.user_id);
+  },
   realm(snap, e) {
     if (e.op === 'update') snap[`realm_${e.property}`] = e.value;
     else if (e.op === 'update_dict') {
