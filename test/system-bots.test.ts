@@ -6,8 +6,8 @@
 // with the snapshot + events == a fresh register check.
 import t from 'tap';
 import { type Api, type Creds, type Params, uniq } from './helpers/api.ts';
-import { applyEvent, type Snap } from './helpers/apply.ts';
-import { register, waitFor, type Queue } from './helpers/events.ts';
+import { catchUp, type Snap } from './helpers/apply.ts';
+import { register, waitFor } from './helpers/events.ts';
 import { mailedLink, outboxOf } from './helpers/outbox.ts';
 import { newPerson, ROLE } from './helpers/people.ts';
 import { asRoles, isError } from './helpers/roles.ts';
@@ -237,16 +237,6 @@ const normalize = (snap: Snap) => ({
   realm_welcome_message_custom_text: snap.realm_welcome_message_custom_text,
   realm_new_stream_announcements_stream_id: snap.realm_new_stream_announcements_stream_id,
 });
-
-async function catchUp(q: Queue, snap: Snap, marker: (e: Record<string, any>) => boolean): Promise<Set<string>> {
-  const seen = new Set<string>();
-  await waitFor(q, (e) => {
-    seen.add(`${e.type}/${e.op ?? ''}`);
-    applyEvent(snap, e);
-    return marker(e);
-  }, 20_000);
-  return seen;
-}
 
 t.test('system bots - snapshot + realm_bot and realm events == a fresh register (owner of the bot, administrator, bystander)', async (t) => {
   t.teardown(async () => {

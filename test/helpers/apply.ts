@@ -6,6 +6,7 @@
  * below; add one beside the event when adding an event type.
  */
 import { SYSTEM_GROUPS } from '../../actors/model.ts';
+import { type Queue, waitFor } from './events.ts';
 
 export type Snap = Record<string, any>;
 type Applier = (snap: Snap, e: Record<string, any>) => void;
@@ -366,4 +367,15 @@ export function applyEvent(snap: Snap, e: Record<string, any>): void {
   const applier = APPLIERS[e.type];
   if (!applier) throw new Error(`no applier for event type ${e.type}`);
   applier(snap, e);
+}
+
+/** Applies every event of `q` up to the first that `marker` satisfies; returns the kinds seen (`type/op`). */
+export async function catchUp(q: Queue, snap: Snap, marker: (e: Record<string, any>) => boolean): Promise<Set<string>> {
+  const seen = new Set<string>();
+  await waitFor(q, (e) => {
+    seen.add(`${e.type}/${e.op ?? ''}`);
+    applyEvent(snap, e);
+    return marker(e);
+  }, 20_000);
+  return seen;
 }
