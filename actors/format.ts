@@ -71,6 +71,7 @@ export function formatUser(u: UserRecord, extavatar: boolean): UserObject {
     is_bot: u.isBot,
     bot_type: u.botType,
     ...(u.isBot ? { bot_owner_id: u.botOwnerId } : {}),
+    ...(u.isSystemBot ? { is_system_bot: true } : {}),
     role: u.role as UserObject['role'],
     timezone: u.timezone,
     avatar_url: avatarUrl(u.email, extavatar),

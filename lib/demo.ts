@@ -71,6 +71,7 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
     messageRetentionDays: null,
     topicsPolicy: null,
     groups: {},
+    announce: false,
   });
   if (result.created) {
     // Every organization starts with something to read (Zulip's welcome messages); clients

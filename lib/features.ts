@@ -56,8 +56,8 @@ export const FEATURES: readonly Feature[] = [
   { level: 254, what: 'creator_id on channels', done: true },
   { level: 260, what: 'can_mention_group as {new, old}', routes: ['PATCH /user_groups/{user_group_id}'] },
   { level: 261, what: 'include_realm_default_subscriptions', routes: ['POST /invites', 'POST /invites/multiuse'] },
-  // Accepted and recorded on the invitation, but no notification is sent yet (there is no notification bot).
-  { level: 267, what: 'notify_referrer_on_join' },
+  // Notification Bot tells the referrer (actors/realm/system_bots.ts).
+  { level: 267, what: 'notify_referrer_on_join', routes: ['POST /invites'] },
   { level: 271, what: "the 'with' narrow operator", done: true },
   { level: 283, what: 'can_manage_group', routes: ['PATCH /user_groups/{user_group_id}'] },
   { level: 285, what: 'can_change_user_emails', routes: ['PATCH /users/{user_id}', 'GET /users/{user_id}', 'GET /users/me'] },
@@ -93,8 +93,8 @@ export const FEATURES: readonly Feature[] = [
   { level: 404, what: "topics_policy 'empty_topic_only'", done: true },
   { level: 407, what: 'can_delete_any_message_group and can_delete_own_message_group', routes: ['DELETE /messages/{message_id}'] },
   { level: 412, what: "include_subscribers 'partial'", done: true },
-  // Accepted (administrators only) and recorded, but no welcome message is sent yet (there is no welcome bot).
-  { level: 416, what: 'welcome_message_custom_text' },
+  // The realm setting and the invitations' text (administrators only), sent by Welcome Bot.
+  { level: 416, what: 'welcome_message_custom_text', routes: ['POST /invites', 'POST /invites/multiuse', 'PATCH /realm'] },
   { level: 433, what: 'is_imported_stub', done: true },
   { level: 439, what: 'legacy settings events only for old clients', routes: ['PATCH /settings'] },
   { level: 444, what: 'target_users on PATCH /settings', routes: ['PATCH /settings', 'PATCH /realm/user_settings_defaults'] },

@@ -192,6 +192,8 @@ export const UserRecord = z.object({
   pendingEmail: z.object({ email: z.string(), key: z.string() }).nullable().default(null),
   /** An outgoing-webhook bot's service: where messages that mention it are posted, and the token sent with them. */
   service: z.object({ baseUrl: z.string(), interfaceType: Id, token: z.string() }).nullable().default(null),
+  /** One of the realm's system bots (Notification Bot, Welcome Bot): kept apart from its members (`RealmState.systemBots`). */
+  isSystemBot: z.boolean().default(false),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
 
@@ -408,6 +410,10 @@ export const RealmSettings = z.object({
   messageContentEditLimitSeconds: Id.nullable().default(600),
   messageContentDeleteLimitSeconds: Id.nullable().default(null),
   allowMessageEditing: z.boolean().default(true),
+  /** Where Notification Bot announces new channels (`announce`); null: nowhere. */
+  newStreamAnnouncementsStreamId: Id.nullable().default(null),
+  /** What Welcome Bot adds to its welcome message for new users ('' adds nothing). */
+  welcomeMessageCustomText: z.string().default(''),
   /** Group-setting permissions of the organization, by their API name. */
   groups: z.record(z.string(), GroupSettingValue).default({}),
 });

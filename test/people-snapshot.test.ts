@@ -6,8 +6,8 @@
 // custom_profile_fields, stream delete/create and subscription peer events.
 import t from 'tap';
 import { uniq } from './helpers/api.ts';
-import { applyEvent, type Snap } from './helpers/apply.ts';
-import { register, waitFor, type Queue } from './helpers/events.ts';
+import { catchUp, type Snap } from './helpers/apply.ts';
+import { register } from './helpers/events.ts';
 import { callers, newPerson, ROLE } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
 
@@ -32,17 +32,6 @@ function normalize(snap: Snap) {
     never_subscribed: subs(snap.never_subscribed),
     streams: [...snap.streams].sort(byKey('stream_id')),
   };
-}
-
-/** Applies every event up to one `marker` satisfies; returns the kinds seen. */
-async function catchUp(q: Queue, snap: Snap, marker: (e: Record<string, any>) => boolean): Promise<Set<string>> {
-  const seen = new Set<string>();
-  await waitFor(q, (e) => {
-    seen.add(`${e.type}/${e.op ?? ''}`);
-    applyEvent(snap, e);
-    return marker(e);
-  }, 20_000);
-  return seen;
 }
 
 t.test('people snapshot - events applied in order reproduce the next register, with and without include_deactivated_groups', async (t) => {

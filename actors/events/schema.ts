@@ -30,6 +30,8 @@ export const UserObject = z
     bot_type: Id.nullable(),
     /** Bots only. */
     bot_owner_id: Id.nullable().optional(),
+    /** Only present, and true, for system bots (Notification Bot, Welcome Bot: `cross_realm_bots`). */
+    is_system_bot: z.boolean().optional(),
     role: z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]),
     timezone: z.string(),
     avatar_url: z.string().nullable(),
@@ -207,7 +209,27 @@ export const LinkifierObject = z
   .strict();
 export type LinkifierObject = z.infer<typeof LinkifierObject>;
 
+/** A bot as its administrators see it (`realm_bots`, `realm_bot` add). No `api_key`: bots' keys are stored only as hashes. */
+export const RealmBotObject = z
+  .object({
+    user_id: Id,
+    email: z.string(),
+    full_name: z.string(),
+    bot_type: Id,
+    is_active: z.boolean(),
+    avatar_url: z.string(),
+    owner_id: Id.nullable(),
+    default_sending_stream: z.string().nullable(),
+    default_events_register_stream: z.string().nullable(),
+    default_all_public_streams: z.boolean(),
+    services: z.array(z.object({ base_url: z.string(), interface: Id, token: z.string() }).strict()),
+  })
+  .strict();
+export type RealmBotObject = z.infer<typeof RealmBotObject>;
+
 export const ORG_EVENT_BODIES = [
+  z.object({ type: z.literal('realm_bot'), op: z.literal('add'), bot: RealmBotObject }).strict(),
+  z.object({ type: z.literal('realm_bot'), op: z.literal('update'), bot: z.object({ user_id: Id, full_name: z.string().optional(), is_active: z.boolean().optional() }).strict() }).strict(),
   z.object({ type: z.literal('realm_linkifiers'), realm_linkifiers: z.array(LinkifierObject) }).strict(),
   z.object({ type: z.literal('invites_changed') }).strict(),
   z.object({ type: z.literal('has_videoprovider_token'), value: z.boolean() }).strict(),
@@ -230,7 +252,24 @@ export const ORG_EVENT_BODIES = [
     .object({
       type: z.literal('realm'),
       op: z.literal('update'),
-      property: z.enum(['name', 'description', 'message_retention_days', 'topics_policy', 'enable_spectator_access', 'invite_required', 'emails_restricted_to_domains', 'waiting_period_threshold', 'default_language', 'allow_message_editing', 'message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'enable_read_receipts', 'mandatory_topics']),
+      property: z.enum([
+        'name',
+        'description',
+        'message_retention_days',
+        'topics_policy',
+        'enable_spectator_access',
+        'invite_required',
+        'emails_restricted_to_domains',
+        'waiting_period_threshold',
+        'default_language',
+        'allow_message_editing',
+        'message_content_edit_limit_seconds',
+        'message_content_delete_limit_seconds',
+        'enable_read_receipts',
+        'mandatory_topics',
+        'welcome_message_custom_text',
+        'new_stream_announcements_stream_id',
+      ]),
       value: z.union([z.string(), Id, z.boolean(), z.null()]),
     })
     .strict(),

@@ -14,10 +14,15 @@ export function actingUser(state: Readonly<RealmState>, caller: Caller): UserRec
   return user;
 }
 
-/** Finds a user by ID or API email; unknown or deactivated users are a 400. */
-export function resolvePerson(state: Readonly<RealmState>, p: string | number): UserRecord {
+/**
+ * Finds a user by ID or API email; unknown or deactivated users are a 400.
+ * System bots are found only with `systemBots` (direct messages may be sent
+ * to them, as in Zulip; they are never subscribed or otherwise administered).
+ */
+export function resolvePerson(state: Readonly<RealmState>, p: string | number, opts: { systemBots?: boolean } = {}): UserRecord {
   const asId = typeof p === 'number' ? p : /^\d+$/.test(p) ? Number(p) : null;
-  const user = asId !== null ? state.users.get(asId) : state.usersByEmail.get(String(p).trim().toLowerCase());
+  const found = asId !== null ? state.person(asId) : state.usersByEmail.get(String(p).trim().toLowerCase());
+  const user = found?.isSystemBot && !opts.systemBots ? undefined : found;
   if (!user || !user.isActive) throw badRequest(asId !== null ? `Invalid user ID ${asId}` : `No such user: '${p}'`);
   return user;
 }

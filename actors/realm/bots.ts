@@ -12,6 +12,8 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { newApiKey } from '../../lib/secrets.ts';
 import type { UserRecord } from '../../storage/tables.ts';
+import { type Delivery, toUsers } from '../events/delivery.ts';
+import type { RealmBotObject } from '../events/schema.ts';
 import { formatUser } from '../format.ts';
 import { isAdmin, isGuest } from '../model.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
@@ -95,27 +97,69 @@ export const createBot = action({
       default_all_public_streams: false,
     };
   },
-  events: (state, p) => newUserEvents(state, p.user!, []),
+  events: (state, p) => [...newUserEvents(state, p.user!, []), toUsers(state.realmId, botAudience(state, p.user!), { type: 'realm_bot', op: 'add', bot: realmBotObject(p.user!) })],
 });
 
-/** GET /bots: the bots the caller administers (their own; an administrator's: all), with their services. */
+/** The bots `user` administers (Zulip's `get_owned_bot_dicts`): their own; an administrator's: every bot. System bots are no one's. */
+function administeredBots(state: Readonly<RealmState>, user: UserRecord): UserRecord[] {
+  return [...state.users.values()].filter((u) => u.isBot && (u.botOwnerId === user.id || isAdmin(user)));
+}
+
+const servicesOf = (b: UserRecord) => (b.service ? [{ base_url: b.service.baseUrl, interface: b.service.interfaceType, token: b.service.token }] : []);
+
+/** A bot as register's `realm_bots` and `realm_bot` add events show it. */
+export function realmBotObject(b: UserRecord): RealmBotObject {
+  return {
+    user_id: b.id,
+    email: b.email,
+    full_name: b.fullName,
+    bot_type: b.botType ?? BotType.GENERIC,
+    is_active: b.isActive,
+    avatar_url: formatUser(b, false).avatar_url!,
+    owner_id: b.botOwnerId,
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+    services: servicesOf(b),
+  };
+}
+
+/** Register's `realm_bots`: the bots the user administers, deactivated ones included (with `is_active`). */
+export const realmBotsOf = (state: Readonly<RealmState>, user: UserRecord): RealmBotObject[] => administeredBots(state, user).map(realmBotObject);
+
+/** Who hears of changes to a bot (Zulip's `bot_owner_user_ids`): active administrators and its owner. */
+export function botAudience(state: Readonly<RealmState>, bot: UserRecord): number[] {
+  const ids = new Set([...state.users.values()].filter((u) => u.isActive && !u.isBot && isAdmin(u)).map((u) => u.id));
+  if (bot.botOwnerId !== null && state.users.get(bot.botOwnerId)?.isActive) ids.add(bot.botOwnerId);
+  return [...ids];
+}
+
+/** A `realm_bot` update of one bot property, for those who administer it; nothing for a user who is not a bot. */
+export function realmBotUpdate(state: Readonly<RealmState>, userId: number, change: { full_name?: string; is_active?: boolean }): Delivery[] {
+  const bot = state.users.get(userId);
+  if (!bot?.isBot) return [];
+  return [toUsers(state.realmId, botAudience(state, bot), { type: 'realm_bot', op: 'update', bot: { user_id: userId, ...change } })];
+}
+
+/** GET /bots: the active bots the caller administers (their own; an administrator's: all), with their services. */
 export const listBots = query({
   type: 'listBots',
   fields: z.object({}),
   run(state, msg) {
     const user = actingUser(state, msg.caller);
-    const bots = [...state.users.values()].filter((u) => u.isBot && u.isActive && (u.botOwnerId === user.id || isAdmin(user)));
     return {
-      bots: bots.map((b) => ({
-        user_id: b.id,
-        full_name: b.fullName,
-        username: b.email,
-        avatar_url: formatUser(b, false).avatar_url,
-        bot_type: b.botType,
-        owner_id: b.botOwnerId,
-        is_active: b.isActive,
-        services: b.service ? [{ base_url: b.service.baseUrl, interface: b.service.interfaceType, token: b.service.token }] : [],
-      })),
+      bots: administeredBots(state, user)
+        .filter((b) => b.isActive)
+        .map((b) => ({
+          user_id: b.id,
+          full_name: b.fullName,
+          username: b.email,
+          avatar_url: formatUser(b, false).avatar_url,
+          bot_type: b.botType,
+          owner_id: b.botOwnerId,
+          is_active: b.isActive,
+          services: servicesOf(b),
+        })),
     };
   },
 });

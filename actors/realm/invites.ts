@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest, type ErrorExtra } from '../../lib/errors.ts';
-import { type InviteRecord, T, type UserRecord } from '../../storage/tables.ts';
+import { type InviteRecord, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import { isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery, defineTimer, type Tx } from '../runtime/action.ts';
@@ -22,6 +22,7 @@ import type { RealmState } from './state.ts';
 import { defaultStreamIds, hasContentAccess } from './streams.ts';
 import { newApiKey } from '../../lib/secrets.ts';
 import { addUser, newUserEvents, subscribeNewUser } from './users.ts';
+import { ensureSystemBots, sendAsSystemBot, sendWelcome, silentMention, systemBotDeliveries } from './system_bots.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -306,7 +307,7 @@ export const acceptInvite = action({
     if (!fullName) throw badRequest('Name too short!');
     if ([...fullName].length > 100) throw badRequest('Name too long!');
     const channels = [...new Set([...i.streamIds, ...(i.includeRealmDefaultSubscriptions ? defaultStreamIds(state) : [])])];
-    return { invite: i, email, fullName, passwordHash: msg.passwordHash, apiKey: newApiKey(), channels, user: null as UserRecord | null, subscribed: [] as number[] };
+    return { invite: i, email, fullName, passwordHash: msg.passwordHash, apiKey: newApiKey(), channels, user: null as UserRecord | null, subscribed: [] as number[], notices: [] as Array<StoredMessage | null> };
   },
   apply(state, p, tx) {
     const user = addUser(state, tx, { email: p.email, fullName: p.fullName, role: p.invite.role, passwordHash: p.passwordHash, loggedIn: true, apiKey: p.apiKey });
@@ -319,11 +320,20 @@ export const acceptInvite = action({
       tx.write(T.invites.at(state.realmId, used.id).put(used));
       if (used.expiresAt !== null) tx.clearTimer(EXPIRE, used.expiresAt * 1000, used.id);
     }
+    // Zulip's process_new_human_user: Notification Bot tells the referrer, then Welcome Bot greets the new user.
+    ensureSystemBots(state, tx);
+    const referrer = state.users.get(p.invite.referrerId);
+    if (p.invite.notifyReferrerOnJoin && referrer?.isActive) {
+      const content = `${silentMention(user)} accepted your invitation to join ${state.meta?.name ?? 'the organization'}!`;
+      p.notices.push(sendAsSystemBot(state, tx, 'notification', { recipientType: 'private', to: [referrer.id], topic: null, content }));
+    }
+    p.notices.push(...sendWelcome(state, tx, user, p.invite.welcomeMessageCustomText));
     return { email: user.email, apiKey: p.apiKey, userId: user.id, fullName: user.fullName };
   },
   events(state, p) {
     const out = newUserEvents(state, p.user!, p.subscribed);
     if (p.invite.email !== null) out.push(invitesChanged(state, p.invite.referrerId));
+    out.push(...systemBotDeliveries(state, p.notices));
     return out;
   },
 });

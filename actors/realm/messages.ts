@@ -105,7 +105,7 @@ function resolveDmRecipients(state: Readonly<RealmState>, sender: UserRecord, to
   for (const p of list) {
     let u: UserRecord;
     try {
-      u = resolvePerson(state, p);
+      u = resolvePerson(state, p, { systemBots: true });
     } catch {
       throw badRequest(typeof p === 'number' || /^\d+$/.test(String(p)) ? `Invalid user ID ${p}` : `Invalid email '${p}'`);
     }
@@ -193,12 +193,13 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     recipientCount = participants.length;
   } else {
     channel = resolveChannel(state, req.to);
-    if (!canAccess(state, channel, sender)) {
+    // A system bot posts where the organization tells it to (Zulip: cross-realm bots may send anywhere).
+    if (!sender.isSystemBot && !canAccess(state, channel, sender)) {
       if (channel.inviteOnly) throw streamDoesNotExist(channel.name);
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
     if (channel.isArchived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
-    if (!state.can(channel.groups.can_send_message_group, sender) && !isAdmin(sender)) throw badRequest('You do not have permission to post in this channel.');
+    if (!sender.isSystemBot && !state.can(channel.groups.can_send_message_group, sender) && !isAdmin(sender)) throw badRequest('You do not have permission to post in this channel.');
     topic = normalizeTopic(state, req.topic);
     if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
     if (/[\u0000-\u001f\u007f-\u009f]/.test(topic)) throw badRequest('Invalid character in topic');
@@ -360,7 +361,7 @@ export function uploadPaths(realmId: number, content: string): string[] {
 export function namesFor(state: Readonly<RealmState>, userIds: Iterable<number>, channelIds: Iterable<number>): Directory {
   const users: Directory['users'] = {};
   for (const id of userIds) {
-    const u = state.users.get(id);
+    const u = state.person(id);
     if (u) users[id] = { email: u.email, full_name: u.fullName };
   }
   const channels: Directory['channels'] = {};
@@ -490,7 +491,7 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
       case 'dm':
       case 'dm-including': {
         const { ids, emails } = operandPeople(t.operand);
-        const people = [...ids.map((id) => state.users.get(id)), ...emails.map((e) => state.usersByEmail.get(e))];
+        const people = [...ids.map((id) => state.person(id)), ...emails.map((e) => state.usersByEmail.get(e))];
         if (people.some((p) => p === undefined)) throw badNarrow('Invalid narrow operator: unknown user');
         return { ...t, operand: [...new Set(people.map((p) => p!.id))] };
       }

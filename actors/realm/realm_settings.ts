@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
-import { GroupSettingValue, type RealmMeta, type RealmSettings, T } from '../../storage/tables.ts';
+import { GroupSettingValue, type RealmMeta, type RealmSettings, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import { realmIconUrl } from '../format.ts';
 import { GROUP_ID, isAdmin, Role, SYSTEM_GROUPS } from '../model.ts';
@@ -15,7 +15,8 @@ import { actingUser, activeUsers, restrictedViews } from './access.ts';
 import { accessChangeEvents } from './people.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { checkGroupValue, sameGroupValue } from './streams.ts';
+import { checkGroupValue, hasContentAccess, sameGroupValue } from './streams.ts';
+import { MAX_WELCOME_MESSAGE_LENGTH } from './invites.ts';
 
 const action = defineAction<RealmState>();
 
@@ -78,6 +79,8 @@ const PLAIN = {
   message_content_delete_limit_seconds: { owner: false },
   enable_read_receipts: { owner: false },
   mandatory_topics: { owner: false },
+  welcome_message_custom_text: { owner: false },
+  new_stream_announcements_stream_id: { owner: false },
 } as const;
 type Plain = keyof typeof PLAIN;
 
@@ -114,6 +117,11 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.enableReadReceipts;
     case 'mandatory_topics':
       return st.mandatoryTopics;
+    case 'welcome_message_custom_text':
+      return st.welcomeMessageCustomText;
+    case 'new_stream_announcements_stream_id':
+      // Unset is -1, as in Zulip.
+      return st.newStreamAnnouncementsStreamId ?? -1;
   }
 }
 
@@ -143,8 +151,9 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
  * Organization properties Zulip's register has that no Parley API changes:
  * each value is what this server does for every organization (sign-in by
  * email and password only, no avatar uploads, no push notifications, digests,
- * welcome mail, previews or notification-bot messages; names and emails may
- * be changed). An unset channel is -1, as in Zulip.
+ * welcome mail or previews; Notification Bot posts no new-user or
+ * channel-events notices; names and emails may be changed). An unset channel
+ * is -1, as in Zulip.
  */
 const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_authentication_methods: { Email: { enabled: true, available: true } },
@@ -159,7 +168,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_digest_emails_enabled: false,
   realm_digest_weekday: 1,
   realm_send_welcome_emails: false,
-  realm_welcome_message_custom_text: '',
   realm_send_channel_events_messages: false,
   realm_inline_image_preview: false,
   realm_inline_url_embed_preview: false,
@@ -173,10 +181,17 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_message_edit_history_visibility_policy: 'all',
   realm_upload_quota_mib: null,
   realm_moderation_request_channel_id: -1,
-  realm_new_stream_announcements_stream_id: -1,
   realm_signup_announcements_stream_id: -1,
   realm_zulip_update_announcements_stream_id: -1,
 };
+
+/** The channel new channels are announced in (Zulip's `access_stream_by_id` for the administrator): null for -1. */
+function announcementsChannel(state: Readonly<RealmState>, user: UserRecord, id: number): number | null {
+  if (id === -1) return null;
+  const c = state.channels.get(id);
+  if (!c || c.isArchived || !hasContentAccess(state, c, user)) throw badRequest('Invalid channel ID', { var_name: 'new_stream_announcements_stream_id' });
+  return c.id;
+}
 
 const Seconds = z.union([z.number().int().positive(), z.literal('unlimited')]);
 
@@ -196,6 +211,9 @@ export const RealmChanges = z.object({
   message_content_delete_limit_seconds: Seconds.optional(),
   enable_read_receipts: z.boolean().optional(),
   mandatory_topics: z.boolean().optional(),
+  welcome_message_custom_text: z.string().optional(),
+  /** -1: no announcements. */
+  new_stream_announcements_stream_id: z.number().int().optional(),
   groups: z.record(z.string(), z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() })).default({}),
 });
 export type RealmChanges = z.infer<typeof RealmChanges>;
@@ -290,6 +308,13 @@ export const updateRealm = action({
           break;
         case 'mandatory_topics':
           settings.mandatoryTopics = Boolean(value);
+          break;
+        case 'welcome_message_custom_text':
+          if ([...String(value)].length > MAX_WELCOME_MESSAGE_LENGTH) throw badRequest(`welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_LENGTH} characters).`);
+          settings.welcomeMessageCustomText = String(value);
+          break;
+        case 'new_stream_announcements_stream_id':
+          settings.newStreamAnnouncementsStreamId = announcementsChannel(state, user, Number(value));
           break;
       }
       changed.push(name);

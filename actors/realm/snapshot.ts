@@ -27,6 +27,8 @@ import type { RealmState } from './state.ts';
 import type { UserRecord } from '../../storage/tables.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 import { groupObjects } from './groups.ts';
+import { realmBotsOf } from './bots.ts';
+import { systemBotObjects } from './system_bots.ts';
 import { statusesOf } from './user_status.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 
@@ -174,7 +176,7 @@ export const snapshot = query({
         // active "Unknown user" (so, as in Zulip, among realm_users even when deactivated).
         realm_users: [...usersFor(state, user, users.filter((u) => u.isActive), opts), ...(opts.incomplete ? [] : usersFor(state, user, users.filter((u) => !u.isActive), opts).filter((u) => u.is_active))],
         realm_non_active_users: usersFor(state, user, users.filter((u) => !u.isActive), { ...opts, incomplete: true }),
-        cross_realm_bots: [],
+        cross_realm_bots: systemBotObjects(state, msg.clientExtavatar),
       });
     }
     if (want('subscription') || want('stream') || want('default_streams')) {
@@ -211,6 +213,7 @@ export const snapshot = query({
     if (want('realm_domains')) out.realm_domains = [];
     if (want('realm_playgrounds')) out.realm_playgrounds = [];
     if (want('default_stream_groups')) out.realm_default_stream_groups = [];
+    if (want('realm_bot')) out.realm_bots = realmBotsOf(state, user);
     if (want('realm_embedded_bots')) out.realm_embedded_bots = [];
     if (want('realm_incoming_webhook_bots')) out.realm_incoming_webhook_bots = [];
     if (want('realm_billing')) out.realm_billing = { has_pending_sponsorship_request: false };

@@ -43,7 +43,10 @@ export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled' | 'group' |
 export class RealmState {
   meta: RealmMeta | null = null;
   private ids: Allocator = AllocatorCodec.parse({});
+  /** The realm's members (humans and bots); system bots are not members and are not here. */
   readonly users = new Map<number, UserRecord>();
+  /** Notification Bot and Welcome Bot (`system_bots.ts`): message senders only, found by ID here and by email in `usersByEmail`. */
+  readonly systemBots = new Map<number, UserRecord>();
   readonly usersByEmail = new Map<string, UserRecord>();
   /** SHA-256 of each valid API key -> its user (keys themselves are never kept). */
   readonly usersByKeyHash = new Map<string, UserRecord>();
@@ -120,6 +123,11 @@ export class RealmState {
   }
 
   indexUser(u: UserRecord): void {
+    if (u.isSystemBot) {
+      this.systemBots.set(u.id, u);
+      this.usersByEmail.set(u.email.toLowerCase(), u);
+      return;
+    }
     const old = this.users.get(u.id);
     if (old) {
       for (const k of old.apiKeys) this.usersByKeyHash.delete(k.hash);
@@ -133,6 +141,11 @@ export class RealmState {
     let named = this.usersByName.get(name);
     if (!named) this.usersByName.set(name, (named = new Set()));
     named.add(u);
+  }
+
+  /** A member or a system bot: for naming a message's sender or participants. */
+  person(id: number): UserRecord | undefined {
+    return this.users.get(id) ?? this.systemBots.get(id);
   }
 
   indexChannel(c: ChannelRecord): void {

@@ -2,14 +2,15 @@
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { fnv1a } from '../../lib/hash.ts';
-import { type ChannelGroupSetting, type ChannelRecord, GroupSettingValue, type SubscriptionRecord, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
+import { type ChannelGroupSetting, type ChannelRecord, GroupSettingValue, type StoredMessage, type SubscriptionRecord, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import type { SubscriptionObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
 import { GROUP_ID, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
-import { defineAction, defineQuery } from '../runtime/action.ts';
+import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, canAccess, channelAudience, resolvePerson, restrictedViews } from './access.ts';
 import { accessChangeEvents } from './people.ts';
+import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { channelActivity, checkChannelName, defaultStreamsDelivery } from './streams.ts';
@@ -57,8 +58,10 @@ interface SubscribePlan {
   reportUnauthorized: boolean;
   /** Who saw whom before (`can_access_all_users_group`): a shared channel lets a guest see its subscribers. */
   accessBefore: Map<number, Set<number>>;
+  /** Whether Notification Bot announces the created channels (`announce`). */
+  announce: boolean;
   /** Filled by `apply`, read by `events`. */
-  done?: { created: number[]; added: Array<{ channelId: number; userId: number }> };
+  done?: { created: number[]; added: Array<{ channelId: number; userId: number }>; announcement: StoredMessage | null };
 }
 
 export const subscribe = action({
@@ -74,6 +77,7 @@ export const subscribe = action({
     messageRetentionDays: Retention.nullable(),
     topicsPolicy: TopicsPolicy.nullable(),
     groups: z.record(z.string(), GroupSettingValue),
+    announce: z.boolean(),
   }),
   check(state, msg): SubscribePlan {
     const actor = actingUser(state, msg.caller);
@@ -138,7 +142,15 @@ export const subscribe = action({
       });
     }
     if (unauthorized.length && msg.authorizationErrorsFatal) throw new ApiError('BAD_REQUEST', `Unable to access channel (${unauthorized[0]}).`, 400);
-    return { actorId: actor.id, principals: principals.map((u) => u.id), targets, unauthorized, reportUnauthorized: !msg.authorizationErrorsFatal, accessBefore: restrictedViews(state) };
+    return {
+      actorId: actor.id,
+      principals: principals.map((u) => u.id),
+      targets,
+      unauthorized,
+      reportUnauthorized: !msg.authorizationErrorsFatal,
+      accessBefore: restrictedViews(state),
+      announce: msg.announce,
+    };
   },
   apply(state, plan, tx) {
     const created: number[] = [];
@@ -182,11 +194,11 @@ export const subscribe = action({
         added.push({ channelId: channel.id, userId });
       }
     }
-    plan.done = { created, added };
+    plan.done = { created, added, announcement: plan.announce ? announceChannels(state, tx, plan.actorId, created) : null };
     return { subscribed, already_subscribed: already, ...(plan.reportUnauthorized ? { unauthorized: plan.unauthorized } : {}) };
   },
   events(state, plan) {
-    const { created, added } = plan.done!;
+    const { created, added, announcement } = plan.done!;
     const realmId = state.realmId;
     // Users a guest now sees come first, so that the subscribers below are known users.
     const out: Delivery[] = accessChangeEvents(state, plan.accessBefore);
@@ -209,9 +221,26 @@ export const subscribe = action({
       if (peers.length) out.push(toUsers(realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: userIds }));
     }
     if (created.some((id) => state.channels.get(id)!.isDefault)) out.push(defaultStreamsDelivery(state));
+    // After the channel events, so that clients know the channel the announcement links to.
+    out.push(...systemBotDeliveries(state, [announcement]));
     return out;
   },
 });
+
+/**
+ * Notification Bot's announcement of new channels in the organization's
+ * new-channel announcements channel, as Zulip's `announce` does (every
+ * created channel, in one message); nothing when that channel is unset.
+ */
+function announceChannels(state: RealmState, tx: Tx, actorId: number, created: number[]): StoredMessage | null {
+  const target = state.org.settings.newStreamAnnouncementsStreamId;
+  if (!created.length || target === null) return null;
+  ensureSystemBots(state, tx);
+  const links = created.map((id) => `#**${state.channels.get(id)!.name}**`).join(', ');
+  const who = silentMention(state.users.get(actorId)!);
+  const content = created.length > 1 ? `${who} created the following channels: ${links}.` : `${who} created a new channel ${links}.`;
+  return sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: target, topic: 'new channels', content });
+}
 
 /** The user's subscriptions (`active`) or former subscriptions (`!active`). */
 export function subscriptionObjects(state: Readonly<RealmState>, userId: number, withSubscribers: boolean, active = true): SubscriptionObject[] {

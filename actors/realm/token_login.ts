@@ -19,7 +19,7 @@ export const apiKeyForToken = action({
   check(state, msg): Login & { includeProfile: boolean } {
     if (msg.caller.userId !== null) throw new ApiError('UNAUTHORIZED', 'Only the server exchanges tokens', 401);
     const user = msg.email.trim() ? state.usersByEmail.get(msg.email.trim().toLowerCase()) : undefined;
-    if (!user) throw authenticationFailed();
+    if (!user || user.isSystemBot) throw authenticationFailed();
     if (!user.isActive) throw userDeactivated();
     return { ...loginPlan(state, user.id), includeProfile: msg.includeProfile };
   },

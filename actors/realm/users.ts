@@ -11,7 +11,7 @@ import { channelActivity, defaultStreamIds } from './streams.ts';
 import { z } from 'zod';
 import { adminRequired, ApiError, badRequest, unauthorized } from '../../lib/errors.ts';
 import { hashPassword, newApiKey, sameDigest, sha256Hex } from '../../lib/secrets.ts';
-import { type ChannelRecord, type SubscriptionRecord, T, type UserRecord } from '../../storage/tables.ts';
+import { type ChannelRecord, type StoredMessage, type SubscriptionRecord, T, type UserRecord } from '../../storage/tables.ts';
 import { fnv1a } from '../../lib/hash.ts';
 import { COLORS } from './subscriptions.ts';
 import { type Delivery, toUsers, withCapability } from '../events/delivery.ts';
@@ -25,6 +25,8 @@ import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents
 import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userObject, usersFor, userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
 import { settingsNamingUser } from './groups.ts';
+import { realmBotUpdate } from './bots.ts';
+import { ensureSystemBots, sendWelcome, systemBotDeliveries } from './system_bots.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -80,7 +82,7 @@ export const getUser = query({
   fields: z.object({ user: z.union([z.number().int(), z.string()]), ...ReadOptions }),
   run(state, msg) {
     const viewer = actingUser(state, msg.caller);
-    const u = typeof msg.user === 'number' ? state.users.get(msg.user) : state.usersByEmail.get(msg.user.trim().toLowerCase());
+    const u = typeof msg.user === 'number' ? state.person(msg.user) : state.usersByEmail.get(msg.user.trim().toLowerCase());
     if (!u) throw badRequest('No such user');
     if (!canSeeUser(state, viewer, u)) throw badRequest('Insufficient permission');
     return { user: userObject(state, u, { extavatar: msg.clientExtavatar, profile: msg.includeCustomProfileFields }) };
@@ -117,8 +119,9 @@ export interface NewUser {
   passwordHash: string | null;
   /** False for users created through the API: their date_joined becomes their first login. */
   loggedIn: boolean;
-  /** The first API key's plain text, made in `check` (only its hash is kept). */
+  /** The first API key's plain text, made in `check` (only its hash is kept); empty for none. */
   apiKey: string;
+  isSystemBot?: boolean;
   botType?: number;
   service?: UserRecord['service'];
 }
@@ -141,13 +144,14 @@ export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
     dateJoined: new Date(now).toISOString(),
     timezone: '',
     canCreateUsers: n.canCreateUsers ?? false,
-    apiKeys: [{ hash: sha256Hex(n.apiKey), created: Math.floor(now / 1000) }],
+    apiKeys: n.apiKey ? [{ hash: sha256Hex(n.apiKey), created: Math.floor(now / 1000) }] : [],
     loggedIn: n.loggedIn,
     canChangeUserEmails: n.canChangeUserEmails ?? false,
     profileData: {},
     status: { text: '', emojiName: '', emojiCode: '', reactionType: '' },
     pendingEmail: null,
     service: n.service ?? null,
+    isSystemBot: n.isSystemBot ?? false,
   };
   state.indexUser(user);
   tx.write(T.users.at(state.realmId, id).put(user));
@@ -212,15 +216,17 @@ export const createUser = action({
     if (!actor.canCreateUsers) throw badRequest('User not authorized to create users');
     const fullName = checkFullName(msg.fullName);
     if (state.usersByEmail.has(msg.email.toLowerCase())) throw badRequest(`Email '${msg.email}' already in use`);
-    return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: msg.passwordHash, loggedIn: false, apiKey: newApiKey(), subscribed: [] as number[] };
+    return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: msg.passwordHash, loggedIn: false, apiKey: newApiKey(), subscribed: [] as number[], welcome: [] as Array<StoredMessage | null> };
   },
   apply(state, plan, tx) {
     const user = addUser(state, tx, plan);
     plan.subscribed = subscribeNewUser(state, tx, user.id, defaultStreamIds(state));
+    // Zulip's process_new_human_user: Welcome Bot greets every new human user.
+    plan.welcome = sendWelcome(state, tx, user, null);
     return { user_id: user.id };
   },
   events(state, plan, reply) {
-    return newUserEvents(state, state.users.get(reply.user_id)!, plan.subscribed);
+    return [...newUserEvents(state, state.users.get(reply.user_id)!, plan.subscribed), ...systemBotDeliveries(state, plan.welcome)];
   },
 });
 
@@ -316,7 +322,7 @@ export const updateUser = action({
       out.push(...channelVisibilityEvents(state, state.users.get(id)!, p.visibleBefore));
       out.push(...accessChangeEvents(state, p.accessBefore));
     }
-    if (p.fullName !== null) out.push(userUpdate(state, id, { user_id: id, full_name: p.fullName }));
+    if (p.fullName !== null) out.push(userUpdate(state, id, { user_id: id, full_name: p.fullName }), ...realmBotUpdate(state, id, { full_name: p.fullName }));
     out.push(...profileDataEvents(state, id, p.profile));
     if (p.email !== null) {
       out.push(userUpdate(state, id, { user_id: id, delivery_email: p.email }));
@@ -360,7 +366,7 @@ function setActive(state: RealmState, tx: Tx, userId: number, active: boolean): 
 function deactivationEvents(state: Readonly<RealmState>, userIds: number[]): Delivery[] {
   const out: Delivery[] = [];
   for (const id of userIds) {
-    out.push(userUpdate(state, id, { user_id: id, is_active: false }));
+    out.push(userUpdate(state, id, { user_id: id, is_active: false }), ...realmBotUpdate(state, id, { is_active: false }));
     for (const c of subscribedChannels(state, id)) {
       const peers = channelAudience(state, c);
       if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: [id] }));
@@ -427,7 +433,7 @@ export const reactivateUser = action({
   },
   events(state, id) {
     const user = state.users.get(id)!;
-    const out: Delivery[] = [userUpdate(state, id, { user_id: id, is_active: true })];
+    const out: Delivery[] = [userUpdate(state, id, { user_id: id, is_active: true }), ...realmBotUpdate(state, id, { is_active: true })];
     for (const c of subscribedChannels(state, id)) {
       const peers = channelAudience(state, c).filter((x) => x !== id);
       if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: [id] }));
@@ -494,6 +500,8 @@ export const bootstrap = action({
         if (spec.role === Role.OWNER && ownerId === null) ownerId = u.id;
       }
     }
+    // After the first users, so that their IDs do not depend on this; a realm created before system bots gets them here.
+    if (state.meta) ensureSystemBots(state, tx);
     return {
       created: plan.create !== null,
       users: plan.emails

@@ -14,6 +14,7 @@ import {
   LinkifierObject,
   NeverSubscribedObject,
   ProfileFieldObject,
+  RealmBotObject,
   RealmEmojiObject,
   SavedSnippetObject,
   ScheduledMessageObject,
@@ -243,6 +244,7 @@ export const RegisterFields = {
   realm_users: z.array(UserObject).optional(),
   realm_non_active_users: z.array(UserObject).optional(),
   cross_realm_bots: z.array(UserObject).optional(),
+  realm_bots: z.array(RealmBotObject).optional(),
   // subscription, stream, default_streams
   subscriptions: z.array(SubscriptionObject).optional(),
   unsubscribed: z.array(SubscriptionObject).optional(),

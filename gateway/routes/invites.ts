@@ -47,8 +47,8 @@ const common = {
   invite_as: Role.optional(),
   group_ids: Ids.optional(),
   include_realm_default_subscriptions: bool().optional(),
-  // Checked and kept on the invitation, but no welcome message is sent (there is no Welcome Bot yet): reported as ignored.
-  welcome_message_custom_text: unsupported(str()),
+  // Administrators only (for others it is null); Welcome Bot sends it to the new user.
+  welcome_message_custom_text: str().optional(),
 };
 
 type Common = { invite_expires_in_minutes?: number | null; invite_as?: number; group_ids?: number[]; include_realm_default_subscriptions?: boolean; welcome_message_custom_text?: string };
@@ -68,8 +68,8 @@ export const createInvites = route({
   params: {
     invitee_emails: str(),
     stream_ids: Ids,
-    // Kept on the invitation (GET /invites shows it), but no notification is sent (there is no Notification Bot yet): reported as ignored.
-    notify_referrer_on_join: unsupported(bool()),
+    // Notification Bot tells the referrer when the invitee signs up.
+    notify_referrer_on_join: bool().optional(),
     ...common,
   },
   async handle(ctx, p) {

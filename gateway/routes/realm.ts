@@ -45,6 +45,8 @@ export const updateRealm = route({
     message_content_delete_limit_seconds: Seconds.optional(),
     enable_read_receipts: bool().optional(),
     mandatory_topics: bool().optional(),
+    welcome_message_custom_text: str().optional(),
+    new_stream_announcements_stream_id: int().optional(),
     ...(Object.fromEntries(GROUP_NAMES.map((k) => [k, GroupChange.optional()])) as Record<string, z.ZodOptional<typeof GroupChange>>),
     ...(Object.fromEntries([...NO_EFFECT].map((k) => [k, unsupported(GroupChange)])) as Record<string, typeof GroupChange>),
   },

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { IncludeSubscribers as IncludeSubscribersValue } from '../../actors/realm/subscriptions.ts';
 import { CHANNEL_GROUP_SETTINGS, GroupSettingValue, TopicsPolicy } from '../../storage/tables.ts';
-import { bool, json, str, unsupported, wordOrInt } from '../params.ts';
+import { bool, json, str, wordOrInt } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
 export const IncludeSubscribers = str().pipe(IncludeSubscribersValue);
@@ -17,8 +17,8 @@ export const subscribe = route({
     subscriptions: json(z.array(z.object({ name: z.string({ message: 'each subscription needs a name' }), description: z.string().optional(), color: z.string().optional() }).passthrough())),
     principals: json(z.array(z.union([z.string(), z.number().int()]))).optional(),
     authorization_errors_fatal: bool().optional(),
-    // Parley has no notification bot to announce new channels with.
-    announce: unsupported(bool()),
+    // Notification Bot announces the channels created in the organization's new-channel announcements channel.
+    announce: bool().optional(),
     invite_only: bool().optional(),
     is_web_public: bool().optional(),
     is_default_stream: bool().optional(),
@@ -46,6 +46,7 @@ export const subscribe = route({
       messageRetentionDays: p.message_retention_days ?? null,
       topicsPolicy: p.topics_policy ?? null,
       groups,
+      announce: p.announce ?? false,
     });
   },
 });

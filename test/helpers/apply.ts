@@ -7,6 +7,7 @@
  */
 import { inaccessibleUser } from '../../actors/format.ts';
 import { SYSTEM_GROUPS } from '../../actors/model.ts';
+import { type Queue, waitFor } from './events.ts';
 
 export type Snap = Record<string, any>;
 type Applier = (snap: Snap, e: Record<string, any>) => void;
@@ -132,6 +133,11 @@ export const APPLIERS: Record<string, Applier> = {
     } else if (e.op === 'delete') {
       for (const key of ['streams', 'subscriptions', 'unsubscribed', 'never_subscribed']) if (snap[key]) snap[key] = snap[key].filter((x: any) => !e.stream_ids.includes(x.stream_id));
     }
+  },
+  realm_bot(snap, e) {
+    if (e.op === 'add') snap.realm_bots.push(e.bot);
+    else if (e.op === 'update') Object.assign(snap.realm_bots.find((b: any) => b.user_id === e.bot.user_id) ?? {}, e.bot);
+    else if (e.op === 'delete') snap.realm_bots = snap.realm_bots.filter((b: any) => b.user_id !== e.bot.user_id);
   },
   realm(snap, e) {
     if (e.op === 'update') snap[`realm_${e.property}`] = e.value;
@@ -375,4 +381,15 @@ export function applyEvent(snap: Snap, e: Record<string, any>): void {
   const applier = APPLIERS[e.type];
   if (!applier) throw new Error(`no applier for event type ${e.type}`);
   applier(snap, e);
+}
+
+/** Applies every event of `q` up to the first that `marker` satisfies; returns the kinds seen (`type/op`). */
+export async function catchUp(q: Queue, snap: Snap, marker: (e: Record<string, any>) => boolean): Promise<Set<string>> {
+  const seen = new Set<string>();
+  await waitFor(q, (e) => {
+    seen.add(`${e.type}/${e.op ?? ''}`);
+    applyEvent(snap, e);
+    return marker(e);
+  }, 20_000);
+  return seen;
 }
