@@ -133,7 +133,7 @@ export class Gateway {
   private async serve(info: RequestInfo, reply: Reply): Promise<void> {
     const limits = this.opts.rateLimits ?? null;
     let limitHeaders: LimitHeaders = {};
-    let anonymous = false;
+    let checksCredentials = false;
     try {
       const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
       // A route may allow a larger body (uploads); every other request gets the gateway's limit.
@@ -162,11 +162,10 @@ export class Gateway {
       if (!matched) throw new ApiError('BAD_REQUEST', `Method Not Allowed (allowed: ${[...byMethod.keys()].join(', ')})`, 405);
       const route = matched.route;
       // Rate limits before any actor call: a user's budget once authenticated, the address's otherwise.
-      anonymous = route.auth === 'none';
-      const user = anonymous ? null : await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization, info.ip);
+      const user = route.auth === 'none' ? null : await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization, info.ip);
       if (limits) limitHeaders = user ? await limits.user(user) : await limits.ip(info.ip);
-      // A route without credentials may check some (a password, a token): refused while the address is blocked.
-      if (limits && anonymous) await limits.beforeCredentialCheck(info.ip);
+      checksCredentials = route.checksCredentials === true;
+      if (limits && checksCredentials) await limits.beforeCredentialCheck(info.ip);
       const files: UploadedFile[] = [];
       const raw = await collectParams(info.query, info.contentType, body, route.files ? files : null);
       // Path parameters win over any parameter of the same name in the query or body.
@@ -196,7 +195,7 @@ export class Gateway {
       else reply.json(200, { result: 'success', msg: '', ...data, ...extra }, limitHeaders);
     } catch (err) {
       const e = asApiError(err);
-      if (limits && anonymous && e.status === 401) await limits.credentialFailed(info.ip);
+      if (limits && checksCredentials && e.status === 401) await limits.credentialFailed(info.ip);
       if (e.status >= 500 && !(err instanceof ApiError)) this.log.error({ err, url: info.url }, 'request failed');
       if (e.status === 413) reply.jsonAndClose(e.status, e.envelope());
       else reply.json(e.status, e.envelope(), { ...limitHeaders, ...e.headers });
