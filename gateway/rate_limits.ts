@@ -12,8 +12,9 @@
  * `X-RateLimit-Reset` (Unix time at which the budget is whole again).
  */
 import type { Authenticated } from '../actors/realm/users.ts';
-import { ApiError } from '../lib/errors.ts';
-import type { Limiter, Rule, Verdict } from './limiter.ts';
+import { type ApiError, rateLimitHit } from '../lib/errors.ts';
+import type { Rule, Verdict } from '../lib/gcra.ts';
+import type { Limiter } from './limiter.ts';
 
 export interface RateLimitRules {
   /** Requests per authenticated user (Zulip's `api_by_user`). */
@@ -74,29 +75,5 @@ function headersOf(v: Verdict): LimitHeaders {
 
 /** The 429 of a request over its budget. */
 function rateLimited(v: Verdict): ApiError {
-  const retryAfter = Math.round(v.retryAfterSecs * 1000) / 1000;
-  return new ApiError('RATE_LIMIT_HIT', 'API usage exceeded rate limit', 429, { 'retry-after': retryAfter }, {
-    ...headersOf(v),
-    'Retry-After': String(Math.max(1, Math.ceil(v.retryAfterSecs))),
-  });
-}
-
-/** Parses a rule written `max/seconds` (`200/60`: 200 requests per minute). */
-export function parseRule(text: string): Rule {
-  const m = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
-  const max = Number(m?.[1]);
-  const windowSecs = Number(m?.[2]);
-  if (!m || !(max >= 1) || !(windowSecs > 0)) throw new Error(`invalid rate limit '${text}': write it max/seconds, such as 200/60`);
-  return { max, windowSecs };
-}
-
-/** Parses `email=max/seconds,...` into per-user rules. */
-export function parseOverrides(text: string): Map<string, Rule> {
-  const out = new Map<string, Rule>();
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const eq = part.lastIndexOf('=');
-    if (eq <= 0) throw new Error(`invalid rate limit override '${part}': write it email=max/seconds`);
-    out.set(part.slice(0, eq).trim().toLowerCase(), parseRule(part.slice(eq + 1)));
-  }
-  return out;
+  return rateLimitHit('API usage exceeded rate limit', Math.round(v.retryAfterSecs * 1000) / 1000, headersOf(v));
 }

@@ -90,6 +90,7 @@ export async function startParley(config: Config): Promise<Parley> {
       shards: config.shards,
       siteUrl: config.siteUrl,
       heartbeatSecs: config.heartbeatSecs,
+      limits: config.actorLimits,
     }, log.child({ component: 'actors', nodeId }));
     await node.start();
   }

@@ -99,6 +99,7 @@ API_TESTS=(
   test/durability.test.ts
   test/openapi.test.ts
   test/rate_limits.test.ts
+  test/caps.test.ts
 )
 
 # The invitation test accepts an invitation in a real headless browser.
