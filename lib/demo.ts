@@ -4,7 +4,7 @@
  * `general` channel they all read, and one zuliprc file per user in the
  * format existing clients read.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Role } from '../actors/model.ts';
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
@@ -98,11 +98,16 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
  * keys reported back in `creds`.
  */
 export function writeZuliprcs(dir: string, site: string, creds: DemoCredential[]): string[] {
-  mkdirSync(dir, { recursive: true });
+  // Each file holds an API key in plain text: the directory and the files are the server's user's alone.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
   return creds.map((c) => {
     const path = join(dir, `${c.key}.zuliprc`);
     if (c.apiKey === null && existsSync(path)) c.apiKey = /^key=(.*)$/m.exec(readFileSync(path, 'utf8'))?.[1]?.trim() ?? null;
-    if (c.apiKey !== null) writeFileSync(path, `[api]\nemail=${c.email}\nkey=${c.apiKey}\nsite=${site}\n`, { mode: 0o600 });
+    if (c.apiKey !== null) {
+      writeFileSync(path, `[api]\nemail=${c.email}\nkey=${c.apiKey}\nsite=${site}\n`, { mode: 0o600 });
+      chmodSync(path, 0o600); // `mode` applies only when the file is created
+    }
     return path;
   });
 }

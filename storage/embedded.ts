@@ -5,7 +5,8 @@
  * the scope's fence, so a write of an older owner cannot take effect after a
  * newer claim; the returned promise resolves after lmdb has committed it.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
 import { TABLE_SCHEMAS } from './tables.ts';
@@ -16,8 +17,12 @@ export class EmbeddedStore implements Store {
   private fences: Database;
 
   constructor(path: string, tables: readonly TableSchema[] = TABLE_SCHEMAS) {
-    mkdirSync(path, { recursive: true });
+    // The store holds key hashes and password hashes: readable by the server's user only,
+    // also for a directory made by an older version or under a looser umask.
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+    chmodSync(path, 0o700);
     this.root = open({ path, maxDbs: 64, compression: false });
+    for (const f of readdirSync(path, { withFileTypes: true })) if (f.isFile()) chmodSync(join(path, f.name), 0o600);
     for (const schema of tables) this.dbs.set(schema.name, { db: this.root.openDB({ name: schema.name }), schema });
     this.fences = this.root.openDB({ name: '_fences' });
   }

@@ -100,6 +100,7 @@ API_TESTS=(
   test/openapi.test.ts
   test/rate_limits.test.ts
   test/caps.test.ts
+  test/secrets_at_rest.test.ts
 )
 
 # The invitation test accepts an invitation in a real headless browser.
