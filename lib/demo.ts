@@ -24,6 +24,20 @@ export const DEMO_USERS = [
   { key: 'bot', email: 'demo-bot@parley.example', fullName: 'Demo Bot', role: Role.MEMBER, canCreateUsers: false, isBot: true },
 ] as const;
 
+/**
+ * Server settings for a load test driven by the demo users (the bench, the
+ * cluster tests' traffic): each demo user gets a rate limit of its own, far
+ * above the default, and as many event queues as the test holds, so the
+ * limiter still runs on every request (its cost is measured) but does not
+ * cut the load off. Documented in README's configuration section.
+ */
+export function loadTestLimits(requestsPerMinute = 10_000_000, queuesPerUser = 1_000_000): Record<string, string> {
+  return {
+    PARLEY_RATE_LIMIT_OVERRIDES: DEMO_USERS.map((u) => `${u.email}=${requestsPerMinute}/60`).join(','),
+    PARLEY_MAX_QUEUES_PER_USER: String(queuesPerUser),
+  };
+}
+
 export interface DemoCredential {
   key: string;
   email: string;
