@@ -8,6 +8,10 @@ import { loadConfig } from './lib/config.ts';
 import { seedDemo, writeZuliprcs } from './lib/demo.ts';
 import { log } from './lib/log.ts';
 
+// Everything the server writes (the embedded store, uploads, outbox mail, zuliprc files)
+// is readable by its own user only.
+process.umask(0o077);
+
 const config = loadConfig();
 const parley = await startParley(config);
 log.info({ mode: config.mode, port: parley.port }, 'parley started');

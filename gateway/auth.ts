@@ -8,6 +8,7 @@ import type { Bus } from '../actors/runtime/bus.ts';
 import type { ActorClient } from '../actors/runtime/client.ts';
 import { subjects } from '../actors/subjects.ts';
 import { ApiError, unauthorized } from '../lib/errors.ts';
+import type { RateLimits } from './rate_limits.ts';
 
 export interface Credentials {
   email: string;
@@ -41,6 +42,11 @@ const caches = new Set<AuthCache>();
  * which every gateway process receives (`parley.auth.revoked`) before the
  * client gets its answer from the announcing gateway. An authentication
  * that was in flight when a revocation arrived is not cached.
+ *
+ * Credentials not in the cache are verified only while the client's address
+ * has failed authentication fewer times than `rateLimits` allows, and each
+ * failure counts (`RateLimits.credentialFailed`), so a key guesser is
+ * answered 429 without reaching the realm actor.
  */
 export class AuthCache {
   private entries = new Map<string, { user: Authenticated; expires: number }>();
@@ -51,18 +57,27 @@ export class AuthCache {
 
   constructor(
     private readonly ttlMs: number,
+    private readonly rateLimits: RateLimits | null = null,
     private readonly maxEntries = 10_000,
   ) {
     caches.add(this);
   }
 
-  async authenticate(actors: ActorClient, realmId: number, header: string): Promise<Authenticated> {
+  /** The user of an Authorization header sent from address `ip`. */
+  async authenticate(actors: ActorClient, realmId: number, header: string, ip: string): Promise<Authenticated> {
     const hit = this.entries.get(header);
     if (hit && hit.expires > Date.now()) return hit.user;
     const creds = parseBasic(header);
     if (!creds) throw unauthorized('Missing authorization header for basic auth');
+    await this.rateLimits?.beforeCredentialCheck(ip);
     const asked = Date.now();
-    const user = await actors.call(realmRef, realmActorId(realmId), { type: 'authenticate', caller: { realmId, userId: null }, email: creds.email, apiKey: creds.apiKey });
+    let user: Authenticated;
+    try {
+      user = await actors.call(realmRef, realmActorId(realmId), { type: 'authenticate', caller: { realmId, userId: null }, email: creds.email, apiKey: creds.apiKey });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) await this.rateLimits?.credentialFailed(ip);
+      throw err;
+    }
     const key = `${user.realmId}:${user.userId}`;
     if (this.ttlMs > 0 && (this.revokedAt.get(key) ?? -1) < asked) {
       this.forget(header);

@@ -16,11 +16,15 @@ export interface RequestInfo {
   authorization: string;
   userAgent: string;
   contentLength: number | null;
+  /** The client's address: the peer's, or with `trustForwardedFor` the last one a proxy appended to X-Forwarded-For. */
+  ip: string;
 }
 
-export function readRequest(req: HttpRequest): RequestInfo {
+export function readRequest(req: HttpRequest, res: HttpResponse, trustForwardedFor = false): RequestInfo {
   const length = req.getHeader('content-length');
+  const forwarded = trustForwardedFor ? req.getHeader('x-forwarded-for').split(',').at(-1)!.trim() : '';
   return {
+    ip: forwarded || Buffer.from(res.getRemoteAddressAsText()).toString(),
     method: req.getCaseSensitiveMethod().toUpperCase(),
     url: req.getUrl(),
     query: req.getQuery() ?? '',

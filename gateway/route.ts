@@ -40,6 +40,8 @@ export interface Route<S extends ParamShape = ParamShape> {
   path: string;
   /** `none`: no credentials needed (the handler gets no user). */
   auth: 'required' | 'none';
+  /** Takes credentials as parameters (a password, a token): counted as failed authentication when it answers 401, and refused while the address has used up its failures (`gateway/rate_limits.ts`). */
+  checksCredentials?: boolean;
   params: S;
   /** Takes files in a multipart body (other routes refuse them). */
   files?: boolean;

@@ -12,6 +12,7 @@ import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
 import { checkResponse, RESPONSE_CHECK } from './openapi/check.ts';
 import { PathTable } from './path.ts';
+import type { LimitHeaders, RateLimits } from './rate_limits.ts';
 import { collectParams, type RawParams, type UploadedFile, validateParams } from './params.ts';
 import { BinaryReply, type CallContext, IGNORED, type Route } from './route.ts';
 import { ROUTES } from './routes/index.ts';
@@ -50,6 +51,10 @@ export interface GatewayOptions {
   authCacheMs?: number;
   /** Pages outside /api/v1 (HTML, redirects); the API gateway serves `PAGES`. */
   pages?: readonly Page[];
+  /** Rate limits of API requests and pages (`gateway/rate_limits.ts`); none when absent. */
+  rateLimits?: RateLimits | null;
+  /** Take the client's address from X-Forwarded-For (behind a trusted proxy). */
+  trustForwardedFor?: boolean;
 }
 
 const PREFIX = '/api/v1';
@@ -85,12 +90,12 @@ export class Gateway {
     routes: Route[] = ROUTES,
   ) {
     if (typeof uWS.getParts !== 'function') throw new Error('uWebSockets.js native binary did not load');
-    this.auth = new AuthCache(opts.authCacheMs ?? 0);
+    this.auth = new AuthCache(opts.authCacheMs ?? 0, opts.rateLimits ?? null);
     for (const r of routes) this.router.add(r);
     this.served = new Set(routes.map((r) => `${r.method} ${r.path}`));
     this.featureLevel = featureLevel(this.served);
     this.app = uWS.App().any('/*', (res, req) => {
-      const info = readRequest(req);
+      const info = readRequest(req, res, opts.trustForwardedFor);
       const reply = new Reply(res);
       if (RESPONSE_CHECK && info.url.startsWith(`${PREFIX}/`)) reply.onJson = (status, text) => checkResponse(this.routeOf(info), info.method, info.url, status, text, this.log);
       void this.serve(info, reply);
@@ -126,6 +131,9 @@ export class Gateway {
   }
 
   private async serve(info: RequestInfo, reply: Reply): Promise<void> {
+    const limits = this.opts.rateLimits ?? null;
+    let limitHeaders: LimitHeaders = {};
+    let checksCredentials = false;
     try {
       const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
       // A route may allow a larger body (uploads); every other request gets the gateway's limit.
@@ -142,17 +150,22 @@ export class Gateway {
       if (!info.url.startsWith(`${PREFIX}/`)) {
         const page = matchPage(this.opts.pages ?? (this.served.size ? PAGES : []), info.method, info.url);
         if (page) {
+          if (limits) limitHeaders = await limits.ip(info.ip);
           const params = await collectParams(info.query, info.contentType, body);
           for (const [k, v] of page.params) params.set(k, v);
           const r = await page.page.handle({ actors: this.actors, realmId: this.opts.realmId }, params);
-          return reply.send(r.status, r.contentType, r.body, r.headers);
+          return reply.send(r.status, r.contentType, r.body, { ...limitHeaders, ...r.headers });
         }
       }
       if (!byMethod) throw new ApiError('BAD_REQUEST', 'Not Found', 404);
       const matched = byMethod.get(info.method);
       if (!matched) throw new ApiError('BAD_REQUEST', `Method Not Allowed (allowed: ${[...byMethod.keys()].join(', ')})`, 405);
       const route = matched.route;
-      const user = route.auth === 'required' ? await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization) : null;
+      // Rate limits before any actor call: a user's budget once authenticated, the address's otherwise.
+      const user = route.auth === 'none' ? null : await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization, info.ip);
+      if (limits) limitHeaders = user ? await limits.user(user) : await limits.ip(info.ip);
+      checksCredentials = route.checksCredentials === true;
+      if (limits && checksCredentials) await limits.beforeCredentialCheck(info.ip);
       const files: UploadedFile[] = [];
       const raw = await collectParams(info.query, info.contentType, body, route.files ? files : null);
       // Path parameters win over any parameter of the same name in the query or body.
@@ -175,16 +188,17 @@ export class Gateway {
       } finally {
         if (queueId !== undefined) this.polls.delete(reply);
       }
-      if (data instanceof BinaryReply) return reply.binary(200, data.contentType, data.data, data.headers);
+      if (data instanceof BinaryReply) return reply.binary(200, data.contentType, data.data, { ...limitHeaders, ...data.headers });
       const more = [...ignored, ...((data as { [IGNORED]?: string[] })[IGNORED] ?? [])];
       const extra = more.length ? { ignored_parameters_unsupported: more } : {};
-      if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra));
-      else reply.json(200, { result: 'success', msg: '', ...data, ...extra });
+      if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra), limitHeaders);
+      else reply.json(200, { result: 'success', msg: '', ...data, ...extra }, limitHeaders);
     } catch (err) {
       const e = asApiError(err);
+      if (limits && checksCredentials && e.status === 401) await limits.credentialFailed(info.ip);
       if (e.status >= 500 && !(err instanceof ApiError)) this.log.error({ err, url: info.url }, 'request failed');
       if (e.status === 413) reply.jsonAndClose(e.status, e.envelope());
-      else reply.json(e.status, e.envelope(), e.headers);
+      else reply.json(e.status, e.envelope(), { ...limitHeaders, ...e.headers });
     }
   }
 }

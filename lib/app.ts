@@ -13,6 +13,8 @@ import { ActorNode } from '../actors/runtime/node.ts';
 import '../actors/index.ts';
 import { ActorClient } from '../actors/runtime/client.ts';
 import { listenForRevocations } from '../gateway/auth.ts';
+import { type Limiter, LocalLimiter } from '../gateway/limiter.ts';
+import { RateLimits } from '../gateway/rate_limits.ts';
 import { Gateway } from '../gateway/server.ts';
 import type { Store } from '../storage/store.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
@@ -33,20 +35,28 @@ interface Backends {
   bus: Bus;
   leases: Leases | null;
   store: Store | null;
+  /** Rate-limit counts, on processes that serve the API with limits on. */
+  limiter: Limiter | null;
   close(): Promise<void>;
 }
+
+const servesApi = (config: Config) => config.role !== 'actors' && config.rateLimits !== null;
 
 async function embeddedBackends(config: Config): Promise<Backends> {
   const bus = new LocalBus();
   const store = new EmbeddedStore(config.dataDir);
   await store.init();
-  return { bus, leases: new LocalLeases(), store, close: async () => { await bus.close(); await store.close(); } };
+  const limiter = servesApi(config) ? new LocalLimiter() : null;
+  return { bus, leases: new LocalLeases(), store, limiter, close: async () => { await bus.close(); await store.close(); await limiter?.close(); } };
 }
 
 async function clusterBackends(config: Config): Promise<Backends> {
   const { NatsBus } = await import('../actors/runtime/nats-bus.ts');
   const bus = await NatsBus.connect(config.natsUrl, `parley-${config.role}-${process.pid}`, { namespace: config.natsNamespace });
-  if (config.role === 'gateway') return { bus, leases: null, store: null, close: () => bus.close() };
+  const { RedisLimiter } = await import('../gateway/redis-limiter.ts');
+  // Every gateway counts against the same budgets.
+  const limiter = servesApi(config) ? new RedisLimiter(config.redisUrl, { prefix: config.redisPrefix, log: log.child({ component: 'rate-limits' }) }) : null;
+  if (config.role === 'gateway') return { bus, leases: null, store: null, limiter, close: async () => { await bus.close(); await limiter?.close(); } };
   const { RedisLeases } = await import('../actors/runtime/redis-leases.ts');
   const { CassandraStore } = await import('../storage/cassandra.ts');
   const { maybeFaulty } = await import('../storage/faulty.ts');
@@ -59,9 +69,11 @@ async function clusterBackends(config: Config): Promise<Backends> {
     bus,
     leases,
     store,
+    limiter,
     close: async () => {
       await bus.close();
       await store.close();
+      await limiter?.close();
     },
   };
 }
@@ -78,6 +90,7 @@ export async function startParley(config: Config): Promise<Parley> {
       shards: config.shards,
       siteUrl: config.siteUrl,
       heartbeatSecs: config.heartbeatSecs,
+      limits: config.actorLimits,
     }, log.child({ component: 'actors', nodeId }));
     await node.start();
   }
@@ -95,6 +108,8 @@ export async function startParley(config: Config): Promise<Parley> {
       longPollTimeoutMs: Math.ceil(config.heartbeatSecs * 1100) + 10_000,
       queueIdleSecs: config.queueIdleSecs,
       authCacheMs: config.authCacheMs,
+      rateLimits: backends.limiter && config.rateLimits ? new RateLimits(backends.limiter, config.rateLimits) : null,
+      trustForwardedFor: config.trustForwardedFor,
       ready: () => leases === null || leases.ready(),
     }, log.child({ component: 'gateway' }));
     port = await gateway.listen();

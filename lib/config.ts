@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { DEFAULT_ACTOR_LIMITS } from '../actors/runtime/context.ts';
+import { parseOverrides, parseRule } from './gcra.ts';
 
 /** Process configuration, read once from the environment and validated. */
 const Env = z.object({
@@ -29,7 +31,39 @@ const Env = z.object({
   PARLEY_QUEUE_IDLE_SECS: z.coerce.number().min(1).default(600),
   PARLEY_AUTH_CACHE_MS: z.coerce.number().int().min(0).default(2000),
   PARLEY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Rate limits (`gateway/rate_limits.ts`), each `max/seconds`; defaults as Zulip's. */
+  PARLEY_RATE_LIMITS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  PARLEY_RATE_LIMIT_USER: z.string().default('200/60'),
+  PARLEY_RATE_LIMIT_IP: z.string().default('100/60'),
+  PARLEY_RATE_LIMIT_AUTH_FAILURES: z.string().default('30/60'),
+  /** `email=max/seconds,...`: users with a budget of their own (a load test's users). */
+  PARLEY_RATE_LIMIT_OVERRIDES: z.string().default(''),
+  /** Live event queues a user may have (Zulip has no cap; one member registered 20,000). */
+  PARLEY_MAX_QUEUES_PER_USER: z.coerce.number().int().min(1).default(DEFAULT_ACTOR_LIMITS.maxQueuesPerUser),
+  /** Channels a user may create, `max/seconds`. */
+  PARLEY_CHANNEL_CREATION_LIMIT: z.string().default(`${DEFAULT_ACTOR_LIMITS.channelCreation.max}/${DEFAULT_ACTOR_LIMITS.channelCreation.windowSecs}`),
+  /** Behind a proxy that appends the client's address to X-Forwarded-For: limit by that address. */
+  PARLEY_TRUST_FORWARDED_FOR: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 });
+
+/** A value parsed beyond zod, failing with the same message as the schema's checks. */
+function parseOrExplain<T>(name: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw new Error(`invalid configuration:\n  ${name}: ${(err as Error).message}`);
+  }
+}
+
+function rateLimitRules(e: z.infer<typeof Env>) {
+  const parse = parseOrExplain;
+  return {
+    user: parse('PARLEY_RATE_LIMIT_USER', () => parseRule(e.PARLEY_RATE_LIMIT_USER)),
+    ip: parse('PARLEY_RATE_LIMIT_IP', () => parseRule(e.PARLEY_RATE_LIMIT_IP)),
+    authFailures: parse('PARLEY_RATE_LIMIT_AUTH_FAILURES', () => parseRule(e.PARLEY_RATE_LIMIT_AUTH_FAILURES)),
+    overrides: parse('PARLEY_RATE_LIMIT_OVERRIDES', () => parseOverrides(e.PARLEY_RATE_LIMIT_OVERRIDES)),
+  };
+}
 
 export type Config = ReturnType<typeof loadConfig>;
 
@@ -69,5 +103,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     queueIdleSecs: e.PARLEY_QUEUE_IDLE_SECS,
     maxBodyBytes: e.PARLEY_MAX_BODY_BYTES,
     authCacheMs: e.PARLEY_AUTH_CACHE_MS,
+    /** null: no rate limits. */
+    rateLimits: e.PARLEY_RATE_LIMITS ? rateLimitRules(e) : null,
+    trustForwardedFor: e.PARLEY_TRUST_FORWARDED_FOR,
+    actorLimits: {
+      maxQueuesPerUser: e.PARLEY_MAX_QUEUES_PER_USER,
+      channelCreation: parseOrExplain('PARLEY_CHANNEL_CREATION_LIMIT', () => parseRule(e.PARLEY_CHANNEL_CREATION_LIMIT)),
+    },
   };
 }

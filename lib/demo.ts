@@ -4,7 +4,7 @@
  * `general` channel they all read, and one zuliprc file per user in the
  * format existing clients read.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Role } from '../actors/model.ts';
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
@@ -23,6 +23,20 @@ export const DEMO_USERS = [
   { key: 'guest', email: 'gus@parley.example', fullName: 'Gus Guest', role: Role.GUEST, canCreateUsers: false },
   { key: 'bot', email: 'demo-bot@parley.example', fullName: 'Demo Bot', role: Role.MEMBER, canCreateUsers: false, isBot: true },
 ] as const;
+
+/**
+ * Server settings for a load test driven by the demo users (the bench, the
+ * cluster tests' traffic): each demo user gets a rate limit of its own, far
+ * above the default, and as many event queues as the test holds, so the
+ * limiter still runs on every request (its cost is measured) but does not
+ * cut the load off. Documented in README's configuration section.
+ */
+export function loadTestLimits(requestsPerMinute = 10_000_000, queuesPerUser = 1_000_000): Record<string, string> {
+  return {
+    PARLEY_RATE_LIMIT_OVERRIDES: DEMO_USERS.map((u) => `${u.email}=${requestsPerMinute}/60`).join(','),
+    PARLEY_MAX_QUEUES_PER_USER: String(queuesPerUser),
+  };
+}
 
 export interface DemoCredential {
   key: string;
@@ -99,11 +113,16 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
  * keys reported back in `creds`.
  */
 export function writeZuliprcs(dir: string, site: string, creds: DemoCredential[]): string[] {
-  mkdirSync(dir, { recursive: true });
+  // Each file holds an API key in plain text: the directory and the files are the server's user's alone.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
   return creds.map((c) => {
     const path = join(dir, `${c.key}.zuliprc`);
     if (c.apiKey === null && existsSync(path)) c.apiKey = /^key=(.*)$/m.exec(readFileSync(path, 'utf8'))?.[1]?.trim() ?? null;
-    if (c.apiKey !== null) writeFileSync(path, `[api]\nemail=${c.email}\nkey=${c.apiKey}\nsite=${site}\n`, { mode: 0o600 });
+    if (c.apiKey !== null) {
+      writeFileSync(path, `[api]\nemail=${c.email}\nkey=${c.apiKey}\nsite=${site}\n`, { mode: 0o600 });
+      chmodSync(path, 0o600); // `mode` applies only when the file is created
+    }
     return path;
   });
 }

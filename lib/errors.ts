@@ -63,7 +63,7 @@ export class ApiError extends Error {
   }
 
   static fromWire(w: WireError): ApiError {
-    return new ApiError(w.code, w.msg, w.status, w.extra ?? {}, statusHeaders(w.status), w.retryable === true);
+    return new ApiError(w.code, w.msg, w.status, w.extra ?? {}, statusHeaders(w.status, w.extra ?? {}), w.retryable === true);
   }
 
   /** The same error without the internal retry hint, as a client gets it. */
@@ -77,9 +77,11 @@ export class ApiError extends Error {
 }
 
 /** Headers that go with a status wherever the error was raised. */
-function statusHeaders(status: number): Record<string, string> {
+function statusHeaders(status: number, extra: ErrorExtra = {}): Record<string, string> {
   if (status === 401) return { 'WWW-Authenticate': 'Basic realm="zulip"' };
   if (status === 503) return { 'Retry-After': '1' };
+  // Whole seconds, at least 1; the body's `retry-after` keeps the fraction.
+  if (status === 429) return { 'Retry-After': String(Math.max(1, Math.ceil(Number(extra['retry-after']) || 0))) };
   return {};
 }
 
@@ -113,6 +115,12 @@ export const badNarrow = (msg: string): ApiError => new ApiError('BAD_NARROW', m
 /** Missing, undecodable or wrong credentials (401 with a WWW-Authenticate challenge). */
 export const unauthorized = (msg: string): ApiError => new ApiError('UNAUTHORIZED', msg, 401, {}, statusHeaders(401));
 
+
+/** Over a rate limit or a budget: 429 with `retry-after` (seconds) in the body and the Retry-After header, as Zulip answers. */
+export function rateLimitHit(msg: string, retryAfterSecs: number, headers: Record<string, string> = {}): ApiError {
+  const extra = { 'retry-after': retryAfterSecs };
+  return new ApiError('RATE_LIMIT_HIT', msg, 429, extra, { ...headers, ...statusHeaders(429, extra) });
+}
 
 /** A dependency (bus, actor, store) could not answer in time: retry later. */
 export const unavailable = (msg: string, extra: ErrorExtra = {}): ApiError => new ApiError('SERVICE_UNAVAILABLE', msg, 503, extra, statusHeaders(503));

@@ -1,7 +1,17 @@
-import { pino } from 'pino';
+import { pino, type LoggerOptions } from 'pino';
 
-/** The process logger; children add `component` so lines say who wrote them. */
-export const log = pino({
+/**
+ * Secrets never reach the logs: credentials and keys are replaced wherever
+ * they appear in a logged object, at the top or one level down (an `err`'s
+ * fields, a request's `headers`, a message's fields).
+ */
+const SECRET_FIELDS = ['authorization', 'apiKey', 'api_key', 'key', 'password', 'passwordHash', 'new_password', 'old_password', 'token', 'secret', 'client_secret'];
+
+export const logOptions: LoggerOptions = {
   level: process.env.PARLEY_LOG_LEVEL ?? 'info',
   base: { pid: process.pid, role: process.env.PARLEY_ROLE ?? 'all' },
-});
+  redact: { paths: SECRET_FIELDS.flatMap((f) => [f, `*.${f}`]), censor: '[redacted]' },
+};
+
+/** The process logger; children add `component` so lines say who wrote them. */
+export const log = pino(logOptions);

@@ -8,7 +8,8 @@
  * sync is still running, so a commit also waits for `flushed`: an answered
  * `success` survives a power loss (test/durability.test.ts traces the syncs).
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
 import { TABLE_SCHEMAS } from './tables.ts';
@@ -19,8 +20,12 @@ export class EmbeddedStore implements Store {
   private fences: Database;
 
   constructor(path: string, tables: readonly TableSchema[] = TABLE_SCHEMAS) {
-    mkdirSync(path, { recursive: true });
+    // The store holds key hashes and password hashes: readable by the server's user only,
+    // also for a directory made by an older version or under a looser umask.
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+    chmodSync(path, 0o700);
     this.root = open({ path, maxDbs: 64, compression: false });
+    for (const f of readdirSync(path, { withFileTypes: true })) if (f.isFile()) chmodSync(join(path, f.name), 0o600);
     for (const schema of tables) this.dbs.set(schema.name, { db: this.root.openDB({ name: schema.name }), schema });
     this.fences = this.root.openDB({ name: '_fences' });
   }

@@ -100,6 +100,9 @@ API_TESTS=(
   test/realm_emoji.test.ts
   test/durability.test.ts
   test/openapi.test.ts
+  test/rate_limits.test.ts
+  test/caps.test.ts
+  test/secrets_at_rest.test.ts
 )
 
 # The invitation test accepts an invitation in a real headless browser.
@@ -117,7 +120,7 @@ trap cleanup EXIT
 if bash scripts/services.sh start all; then
   eval "$(bash scripts/services.sh env)"
   export PARLEY_NATS_URL PARLEY_REDIS_URL PARLEY_CASSANDRA_CONTACT_POINTS PARLEY_CASSANDRA_DC
-  tapsuite backends PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/store.test.ts test/bus.test.ts test/leases.test.ts test/files.test.ts
+  tapsuite backends PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/store.test.ts test/bus.test.ts test/leases.test.ts test/limiter.test.ts test/files.test.ts
 
   if [ -f scripts/cluster.ts ]; then
     echo "=== starting a local cluster (2 gateways, 2 actor nodes)"

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { badEventQueue } from '../../lib/errors.ts';
+import { badEventQueue, badRequest } from '../../lib/errors.ts';
 import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
 import { checkClientEvent } from '../events/check.ts';
 import type { Delivery } from '../events/delivery.ts';
@@ -49,8 +49,15 @@ export class QueueShard {
 
   constructor(
     readonly heartbeatSecs: number,
+    /** Live queues a user may have (`PARLEY_MAX_QUEUES_PER_USER`). */
+    readonly maxQueuesPerUser: number,
     private readonly log: Logger,
   ) {}
+
+  /** How many live queues the user has (all of a user's queues live in the user's shard). */
+  liveQueues(realmId: number, userId: number): number {
+    return this.byUser.get(`${realmId}:${userId}`)?.size ?? 0;
+  }
 
   add(q: EventQueue): void {
     this.queues.set(q.id, q);
@@ -172,7 +179,12 @@ const query = defineQuery<QueueShard>();
 const register = action({
   type: 'register',
   fields: z.object({ options: QueueOptions }),
-  check(_shard, msg) {
+  check(shard, msg) {
+    // Each queue holds memory and gets a copy of every event: a bounded number per user.
+    const max = shard.maxQueuesPerUser;
+    if (shard.liveQueues(msg.caller.realmId, msg.caller.userId!) >= max) {
+      throw badRequest(`Too many event queues: a user may have ${max} at once; delete unused ones (DELETE /events) or let them expire`);
+    }
     return { caller: msg.caller, options: msg.options };
   },
   apply(shard, p) {
@@ -213,7 +225,7 @@ export const queueActor = defineActor({
   ref: queueRef,
   durable: false,
   perShard: true,
-  load: async (ctx) => new QueueShard(ctx.heartbeatSecs, ctx.log.child({ actor: 'queue' })),
+  load: async (ctx) => new QueueShard(ctx.heartbeatSecs, ctx.limits.maxQueuesPerUser, ctx.log.child({ actor: 'queue' })),
   handlers: queueHandlers,
   onDelivery: (shard, d, broadcast) => shard.deliver(d, broadcast),
   wantsBroadcasts: (shard) => shard.allPublic.size > 0,

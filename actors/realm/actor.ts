@@ -13,7 +13,11 @@ import { RealmState } from './state.ts';
 export const realmActor = defineActor({
   ref: realmRef,
   durable: true,
-  load: (ctx, id) => RealmState.load(ctx.store, Number(id)),
+  load: async (ctx, id) => {
+    const state = await RealmState.load(ctx.store, Number(id));
+    state.channelCreationRule = ctx.limits.channelCreation;
+    return state;
+  },
   handlers: realmHandlers,
   timers: { [deliverScheduled.name]: deliverScheduled, [expireInvite.name]: expireInvite },
 });

@@ -7,6 +7,8 @@
  * Handlers read it in `check` and change it only in `apply`; every change to
  * a stored record goes with its write into the action's `Tx`.
  */
+import { DEFAULT_ACTOR_LIMITS } from '../runtime/context.ts';
+import { Budgets, type Rule } from '../../lib/gcra.ts';
 import type { Store } from '../../storage/store.ts';
 import { sha256Hex } from '../../lib/secrets.ts';
 import {
@@ -61,6 +63,12 @@ export class RealmState {
   readonly scheduled = new Map<number, ScheduledMessage>();
   /** Organization settings, channel traffic, folders, linkifiers, invitations (`org_state.ts`). */
   readonly org = new OrgState();
+  /**
+   * userId -> channels created lately, against `PARLEY_CHANNEL_CREATION_LIMIT`
+   * (set at load). Memory only: a reload of the realm starts everyone afresh.
+   */
+  readonly channelCreation = new Budgets(() => Date.now());
+  channelCreationRule: Rule = DEFAULT_ACTOR_LIMITS.channelCreation;
   /** userId -> the settings stored for the user (the others have the server's defaults). */
   readonly settings = new Map<number, Record<string, SettingValue>>();
   /** userId -> the settings the user changed themselves (for `skip_if_already_edited`). */

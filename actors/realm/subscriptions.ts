@@ -1,6 +1,6 @@
 /** Channels and subscriptions: POST and GET /users/me/subscriptions. */
 import { z } from 'zod';
-import { ApiError, badRequest } from '../../lib/errors.ts';
+import { ApiError, badRequest, rateLimitHit } from '../../lib/errors.ts';
 import { fnv1a } from '../../lib/hash.ts';
 import { type ChannelGroupSetting, type ChannelRecord, GroupSettingValue, type StoredMessage, type SubscriptionRecord, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
@@ -60,8 +60,29 @@ interface SubscribePlan {
   accessBefore: Map<number, Set<number>>;
   /** Whether Notification Bot announces the created channels (`announce`). */
   announce: boolean;
+  /** The creator's channel-creation budget after this request, when it creates channels. */
+  creationTat: number | null;
   /** Filled by `apply`, read by `events`. */
   done?: { created: number[]; added: Array<{ channelId: number; userId: number }>; announcement: StoredMessage | null };
+}
+
+/**
+ * A user may create `PARLEY_CHANNEL_CREATION_LIMIT` channels (100 per 10
+ * minutes by default: 100 at once, then one every 6 s): one member creating
+ * tens of thousands makes every register slow for everyone. Returns the
+ * budget to keep once the channels are made; throws 429 RATE_LIMIT_HIT with
+ * `retry-after` when they do not fit yet, 400 when they never can.
+ */
+function checkChannelCreation(state: Readonly<RealmState>, userId: number, count: number): number {
+  const rule = state.channelCreationRule;
+  const per = rule.windowSecs % 60 === 0 ? `${rule.windowSecs / 60} minutes` : `${rule.windowSecs} seconds`;
+  if (count > rule.max) throw badRequest(`Too many new channels in one request: at most ${rule.max} may be created per ${per}`);
+  const { verdict, tat } = state.channelCreation.look(userId, rule, count);
+  if (tat === null) {
+    const retryAfter = Math.ceil(verdict.retryAfterSecs);
+    throw rateLimitHit(`Too many channels created: at most ${rule.max} per ${per}; try again in ${retryAfter} seconds`, retryAfter);
+  }
+  return tat;
 }
 
 export const subscribe = action({
@@ -142,6 +163,8 @@ export const subscribe = action({
       });
     }
     if (unauthorized.length && msg.authorizationErrorsFatal) throw new ApiError('BAD_REQUEST', `Unable to access channel (${unauthorized[0]}).`, 400);
+    const creating = targets.filter((t) => 'create' in t).length;
+    const creationTat = creating ? checkChannelCreation(state, actor.id, creating) : null;
     return {
       actorId: actor.id,
       principals: principals.map((u) => u.id),
@@ -150,9 +173,14 @@ export const subscribe = action({
       reportUnauthorized: !msg.authorizationErrorsFatal,
       accessBefore: restrictedViews(state),
       announce: msg.announce,
+      creationTat,
     };
   },
   apply(state, plan, tx) {
+    if (plan.creationTat !== null) {
+      state.channelCreation.sweep();
+      state.channelCreation.keep(plan.actorId, plan.creationTat);
+    }
     const created: number[] = [];
     const added: Array<{ channelId: number; userId: number }> = [];
     const subscribed: Record<string, string[]> = {};

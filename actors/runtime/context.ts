@@ -12,6 +12,17 @@ export interface TimerWheel {
   cancel(t: TimerRecord): void;
 }
 
+/** Per-user caps on what a user may hold or make (`docs/architecture.md`, Limits). */
+export interface ActorLimits {
+  /** Live event queues per user. */
+  maxQueuesPerUser: number;
+  /** Channels a user may create: `max` per `windowSecs` (a budget, as the gateway's rate limits). */
+  channelCreation: { max: number; windowSecs: number };
+}
+
+/** The defaults of `PARLEY_MAX_QUEUES_PER_USER` and `PARLEY_CHANNEL_CREATION_LIMIT`: 100 channels at once, then one more every 6 s. */
+export const DEFAULT_ACTOR_LIMITS: ActorLimits = { maxQueuesPerUser: 100, channelCreation: { max: 100, windowSecs: 600 } };
+
 /** What the runtime gives an actor. */
 export interface ActorContext {
   /** For reads; writes go through the actor's `Tx`. */
@@ -26,5 +37,7 @@ export interface ActorContext {
   siteUrl: string;
   /** Seconds a long poll waits before it gets a heartbeat. */
   heartbeatSecs: number;
+  /** Per-user caps the actors enforce (`PARLEY_MAX_QUEUES_PER_USER`, `PARLEY_CHANNEL_CREATION_LIMIT`). */
+  limits: ActorLimits;
   log: Logger;
 }

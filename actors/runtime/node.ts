@@ -15,7 +15,7 @@ import { parseShardSubject, shardOf, subjects } from '../subjects.ts';
 import type { AnyHandler } from './action.ts';
 import type { Bus, Subscription } from './bus.ts';
 import type { ActorClient } from './client.ts';
-import type { ActorContext } from './context.ts';
+import { type ActorContext, type ActorLimits, DEFAULT_ACTOR_LIMITS } from './context.ts';
 import { ActorHost } from './host.ts';
 import { Journal } from './journal.ts';
 import type { Leases, ShardGrant } from './leases.ts';
@@ -27,6 +27,8 @@ export interface NodeOptions {
   shards: number;
   siteUrl: string;
   heartbeatSecs: number;
+  /** `DEFAULT_ACTOR_LIMITS` when absent. */
+  limits?: ActorLimits;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -160,6 +162,7 @@ export class ActorNode {
       },
       siteUrl: this.opts.siteUrl,
       heartbeatSecs: this.opts.heartbeatSecs,
+      limits: this.opts.limits ?? DEFAULT_ACTOR_LIMITS,
       log: this.log,
     };
   }

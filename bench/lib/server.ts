@@ -11,6 +11,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadTestLimits } from '../../lib/demo.ts';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -178,6 +179,8 @@ export async function startParley(opts: ParleyOptions = {}): Promise<ParleyServe
     PARLEY_DEMO_DIR: demoDir,
     PARLEY_LOG_LEVEL: 'warn',
     PARLEY_HEARTBEAT_SECS: String(opts.heartbeatSecs ?? 50),
+    // Rate limits stay on with their defaults; the demo users that drive the load get budgets of their own.
+    ...loadTestLimits(),
     ...opts.env,
   };
   const node = ['node', ...(opts.nodeArgs ?? []), ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), '--import', 'tsx', 'main.ts'];

@@ -165,6 +165,7 @@ const STATUS_TEXT: Record<number, string> = {
   405: 'Method not allowed on this path',
   413: 'Request body too large',
   415: 'Unsupported request body type',
+  429: 'Over the rate limit: retry after `retry-after` seconds (also the Retry-After header; X-RateLimit-* headers give the budget)',
   500: 'Internal server error',
   503: 'The server could not answer in time; try again (Retry-After)',
 };

@@ -59,6 +59,8 @@ const EXTRA: Partial<Record<ErrorCode, z.ZodRawShape>> = {
   },
   STREAM_DOES_NOT_EXIST: { stream: z.string().optional(), stream_id: Id.optional() },
   BAD_EVENT_QUEUE_ID: { queue_id: z.string() },
+  /** Seconds until one more request is allowed (also the Retry-After header, rounded up). */
+  RATE_LIMIT_HIT: { 'retry-after': z.number().nonnegative() },
   CANNOT_DEACTIVATE_LAST_USER: { is_last_owner: z.boolean(), entity: z.string() },
   CANNOT_DEACTIVATE_GROUP_IN_USE: { objections: z.array(z.record(z.string(), z.unknown())) },
   INVITATION_FAILED: {
@@ -88,14 +90,15 @@ export type ErrorCase = readonly [ErrorCode, number];
 
 /**
  * What any route may answer: an invalid or missing parameter, an unknown
- * method (405) or body type (415), a body over the limit, and a server that
- * cannot answer now (503) or failed (500).
+ * method (405) or body type (415), a body over the limit, a client over its
+ * rate limit (429), and a server that cannot answer now (503) or failed (500).
  */
 export const COMMON_ERRORS: readonly ErrorCase[] = [
   ['BAD_REQUEST', 400],
   ['BAD_REQUEST', 405],
   ['BAD_REQUEST', 415],
   ['REQUEST_TOO_LARGE', 413],
+  ['RATE_LIMIT_HIT', 429],
   ['INTERNAL_SERVER_ERROR', 500],
   ['SERVICE_UNAVAILABLE', 503],
 ];

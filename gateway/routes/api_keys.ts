@@ -18,6 +18,7 @@ export const fetchApiKey = route({
   method: 'POST',
   path: '/fetch_api_key',
   auth: 'none',
+  checksCredentials: true,
   params: { username: str().pipe(z.string().min(1)), password: str() },
   async handle(ctx, p) {
     const realm = realmActorId(ctx.realmId);

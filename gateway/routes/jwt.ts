@@ -8,6 +8,7 @@ export const jwtFetchApiKey = route({
   method: 'POST',
   path: '/jwt/fetch_api_key',
   auth: 'none',
+  checksCredentials: true,
   params: { token: str().optional(), include_profile: bool().optional() },
   async handle(ctx, p) {
     const claims = await verifyJwt(ctx.realmId, p.token ?? '');

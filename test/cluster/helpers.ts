@@ -14,6 +14,7 @@ import { type ClusterProcess, launchCluster, stopAll } from '../../scripts/clust
 import { dropKeyspace } from '../../scripts/drop-keyspace.ts';
 import { Api } from '../helpers/api.ts';
 import { readZuliprc } from '../helpers/server.ts';
+import { loadTestLimits } from '../../lib/demo.ts';
 
 export const SHARDS = 64;
 
@@ -49,6 +50,8 @@ export async function startTestCluster(extraEnv: Record<string, string> = {}): P
     PARLEY_REQUEST_TIMEOUT_MS: '3000',
     PARLEY_SHARDS: String(SHARDS),
     PARLEY_LOG_LEVEL: 'warn',
+    // `traffic` sends as fast as the cluster answers from one user: the demo users get load-test budgets.
+    ...loadTestLimits(),
     ...extraEnv,
   };
   const procs = await launchCluster({ demoDir, env });
