@@ -265,6 +265,10 @@ export class CassandraStore implements Store {
       localDataCenter: opts.localDataCenter,
       protocolOptions: { port, maxSchemaAgreementWaitSeconds: Math.ceil(this.schemaAgreementTimeoutMs / 1000) },
       queryOptions: { consistency: this.consistency, serialConsistency: this.serialConsistency, prepare: true },
+      // The driver's default waits up to 10 minutes between attempts, doubling from 1 s: after an
+      // outage of half a minute the cluster stayed unable to write for up to 16 s more once
+      // Cassandra was back (test/cluster/chaos.test.ts). At most 2 s keeps recovery prompt.
+      policies: { reconnection: new cassandra.policies.reconnection.ExponentialReconnectionPolicy(250, 2000, false) },
     });
     this.journal = {
       now: () => this.clock(),
