@@ -7,9 +7,10 @@
 import cassandra from 'cassandra-driver';
 import { loadConfig } from '../lib/config.ts';
 
-export async function dropKeyspace(keyspace: string): Promise<void> {
+/** `env`: where the Cassandra is (PARLEY_CASSANDRA_CONTACT_POINTS...), this process's environment by default. */
+export async function dropKeyspace(keyspace: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   if (!/^[a-z_][a-z0-9_]*$/.test(keyspace) || keyspace.startsWith('system')) throw new Error(`will not drop ${JSON.stringify(keyspace)}`);
-  const { cassandra: c } = loadConfig();
+  const { cassandra: c } = loadConfig(env);
   const client = new cassandra.Client({ contactPoints: c.contactPoints, localDataCenter: c.localDataCenter, socketOptions: { readTimeout: 60_000 } });
   try {
     await client.connect();

@@ -55,7 +55,9 @@ export async function startTestCluster(extraEnv: Record<string, string> = {}): P
     ...extraEnv,
   };
   const procs = await launchCluster({ demoDir, env });
-  const redis = new Redis(process.env.PARLEY_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  // The services may be given in `extraEnv` (a private set) or in this process's environment.
+  const services: NodeJS.ProcessEnv = { ...process.env, ...env };
+  const redis = new Redis(services.PARLEY_REDIS_URL ?? 'redis://127.0.0.1:6379');
   const gateways = procs.filter((p) => p.role === 'gateway').map((p) => p.url) as [string, string];
   let owner: Api, member: Api, ownerId: number, memberId: number;
   try {
@@ -68,7 +70,7 @@ export async function startTestCluster(extraEnv: Record<string, string> = {}): P
     for (const p of procs) process.stderr.write(`--- ${p.name}\n${p.output()}\n`);
     await stopAll(procs);
     await redis.quit();
-    await dropKeyspace(env.PARLEY_CASSANDRA_KEYSPACE).catch(() => {});
+    await dropKeyspace(env.PARLEY_CASSANDRA_KEYSPACE, services).catch(() => {});
     throw err;
   }
   const realmShard = shardOf(realmRef.placement('1'), SHARDS);
@@ -120,19 +122,29 @@ export async function startTestCluster(extraEnv: Record<string, string> = {}): P
       await stopAll(procs);
       redis.disconnect();
       rmSync(demoDir, { recursive: true, force: true });
-      await dropKeyspace(env.PARLEY_CASSANDRA_KEYSPACE);
+      await dropKeyspace(env.PARLEY_CASSANDRA_KEYSPACE, services);
     },
   };
 }
 
-/** One answered send: what was sent and what came back. */
+/** One answered send: what was sent, what came back, through which gateway and when. */
 export interface Sent {
   content: string;
   status: number;
   id: number | null;
+  /** Index in `TestCluster.gateways`. */
+  gateway: number;
+  /** Date.now() when the answer came. */
+  at: number;
+  /** How long it took. */
+  ms: number;
 }
 
-/** Sends through both gateways from `workers` loops until `stop()`; records every answer, in order. */
+/**
+ * Sends through both gateways, in turn, from `workers` loops until `stop()`;
+ * records every answer, in order. Anything but a success or a clean 503
+ * envelope goes to `wrong`, as `gateway <n>: <what>` (n from 1).
+ */
 export function traffic(c: TestCluster, send: (content: string, api: Api) => Promise<{ status: number; body: Record<string, any> }>, workers = 4, prefix = 't') {
   const answers: Sent[] = [];
   const wrong: string[] = [];
@@ -141,14 +153,25 @@ export function traffic(c: TestCluster, send: (content: string, api: Api) => Pro
   const loops = Array.from({ length: workers }, async (_, w) => {
     while (running) {
       const content = `${prefix}-w${w}-n${n++}`;
-      const api = n % 2 ? c.owner : c.owner.at(c.gateways[1]);
+      const gateway = n % 2 ? 0 : 1;
+      const api = c.owner.at(c.gateways[gateway]);
+      const started = Date.now();
       try {
         const r = await send(content, api);
-        if (r.status === 200 && r.body.result === 'success' && typeof r.body.id === 'number') answers.push({ content, status: 200, id: r.body.id });
-        else if (r.status === 503 && r.body.result === 'error') answers.push({ content, status: 503, id: null });
-        else wrong.push(`${r.status} ${JSON.stringify(r.body)}`);
+        const at = Date.now();
+        const ms = at - started;
+        if (r.status === 200 && r.body.result === 'success' && typeof r.body.id === 'number') answers.push({ content, status: 200, id: r.body.id, gateway, at, ms });
+        else if (r.status === 503 && r.body.result === 'error') {
+          answers.push({ content, status: 503, id: null, gateway, at, ms });
+          // As a client would (the answer says Retry-After), though sooner: the outage's end is what is measured.
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        else wrong.push(`gateway ${gateway + 1}: ${r.status} ${JSON.stringify(r.body)}`);
       } catch (err) {
-        wrong.push(`transport error: ${(err as Error).message}`);
+        const cause = (err as Error & { cause?: Error }).cause;
+        wrong.push(`gateway ${gateway + 1}: transport error: ${(err as Error).message}${cause ? ` (${cause.message})` : ''}`);
+        // A gateway that is down refuses at once: do not spin on it.
+        await new Promise((r) => setTimeout(r, 50));
       }
     }
   });
