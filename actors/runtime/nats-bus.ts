@@ -71,6 +71,10 @@ export class NatsBus implements Bus {
   private readonly running = new Set<Promise<void>>();
   /** What replaces the leading `parley.` of a subject on the wire (null: nothing). */
   private readonly ns: string | null;
+  /** Gives up each request waiting for its reply (see `connectionLost`). */
+  private readonly waiting = new Set<() => void>();
+  /** Between a disconnect and the reconnect: requests fail at once (see `connectionLost`). */
+  private offline = false;
 
   constructor(
     readonly nc: NatsConnection,
@@ -107,8 +111,29 @@ export class NatsBus implements Bus {
       noAsyncTraces: true,
     });
     log.info({ server: nc.getServer() }, 'nats connected');
-    void watchStatus(nc, log);
-    return new NatsBus(nc, { ...opts, log });
+    const bus = new NatsBus(nc, { ...opts, log });
+    void watchStatus(nc, log, {
+      disconnect: () => bus.connectionLost(),
+      reconnect: () => (bus.offline = false),
+    });
+    return bus;
+  }
+
+  /**
+   * The connection dropped: every request waiting for a reply fails now,
+   * and so does every request until the client has reconnected (BusError
+   * 'closed': a 503 whose outcome is unknown), instead of at its timeout.
+   * Replies sent while the server was away, and requests the client
+   * buffered meanwhile, were lost after a restart of NATS (the server knows
+   * no subscription until each process has subscribed again): sends waited
+   * out their timeout and long polls theirs (15 s and more) after NATS was
+   * back (test/cluster/chaos.test.ts).
+   */
+  connectionLost(): void {
+    this.offline = true;
+    const waiting = [...this.waiting];
+    this.waiting.clear();
+    for (const abandon of waiting) abandon();
   }
 
   async request(subject: string, body: unknown, timeoutMs: number): Promise<unknown> {
@@ -116,17 +141,23 @@ export class NatsBus implements Bus {
   }
 
   async requestText(subject: string, body: unknown, timeoutMs: number): Promise<string> {
-    if (this.closing || this.nc.isClosed()) throw new BusError('closed', subject);
+    if (this.closing || this.offline || this.nc.isClosed()) throw new BusError('closed', subject);
     if (this.inFlight >= this.maxInFlight) throw new BusError('busy', subject);
     const data = encode(body);
     this.inFlight++;
     let msg: Msg;
+    let abandon!: () => void;
+    const abandoned = new Promise<never>((_, reject) => (abandon = () => reject(new BusError('closed', subject))));
+    this.waiting.add(abandon);
     try {
-      msg = await this.batched(() => this.nc.request(this.wire(subject), data, { timeout: timeoutMs }));
+      const reply = this.batched(() => this.nc.request(this.wire(subject), data, { timeout: timeoutMs }));
+      reply.catch(() => {}); // its timeout may come after it was abandoned
+      msg = await Promise.race([reply, abandoned]);
     } catch (err) {
       throw this.requestError(err, subject, data.length);
     } finally {
       this.inFlight--;
+      this.waiting.delete(abandon);
     }
     return replyText(decoder.decode(msg.data));
   }
@@ -301,16 +332,18 @@ export class NatsBus implements Bus {
   }
 }
 
-/** Logs connection status changes until the connection closes. */
-async function watchStatus(nc: NatsConnection, log: Logger): Promise<void> {
+/** Logs connection status changes, and tells the bus when the connection drops, until it closes. */
+async function watchStatus(nc: NatsConnection, log: Logger, on: { disconnect(): void; reconnect(): void }): Promise<void> {
   void nc.closed().then((err) => (err ? log.error({ err }, 'nats connection closed') : log.info('nats connection closed')));
   for await (const s of nc.status()) {
     switch (s.type) {
       case 'disconnect':
         log.warn({ server: s.server }, 'nats disconnected');
+        on.disconnect();
         break;
       case 'reconnect':
         log.info({ server: s.server }, 'nats reconnected');
+        on.reconnect();
         break;
       case 'reconnecting':
         log.debug('nats reconnecting');
