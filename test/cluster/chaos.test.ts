@@ -13,7 +13,9 @@ import { type Service, startPrivateServices } from './services.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const t0 = performance.now();
 const services = await startPrivateServices();
+const t1 = performance.now();
 let c: TestCluster;
 try {
   c = await startTestCluster(services.env);
@@ -21,6 +23,7 @@ try {
   await services.stop();
   throw err;
 }
+t.comment(`private NATS, Redis and Cassandra started in ${((t1 - t0) / 1000).toFixed(1)} s, the cluster on them (schema included) in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
 t.teardown(async () => {
   await c.stop().catch((err: Error) => t.comment(`cluster stop: ${err.message}`));
   await services.stop();
