@@ -168,8 +168,7 @@ export function traffic(c: TestCluster, send: (content: string, api: Api) => Pro
         }
         else wrong.push(`gateway ${gateway + 1}: ${r.status} ${JSON.stringify(r.body)}`);
       } catch (err) {
-        const cause = (err as Error & { cause?: Error }).cause;
-        wrong.push(`gateway ${gateway + 1}: transport error: ${(err as Error).message}${cause ? ` (${cause.message})` : ''}`);
+        wrong.push(transportFailure(gateway, started, err));
         // A gateway that is down refuses at once: do not spin on it.
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -185,6 +184,18 @@ export function traffic(c: TestCluster, send: (content: string, api: Api) => Pro
       await Promise.all(loops);
     },
   };
+}
+
+/** How a request that got no HTTP answer is recorded in `wrong`: `gateway <n>: transport error, sent at <epoch ms>: <error> (<cause>)`. */
+export function transportFailure(gateway: number, started: number, err: unknown): string {
+  const cause = (err as Error & { cause?: Error }).cause;
+  return `gateway ${gateway + 1}: transport error, sent at ${started}: ${(err as Error).message}${cause ? ` (${cause.message})` : ''}`;
+}
+
+/** When the request of a `transportFailure` entry was sent; null for any other entry. */
+export function transportFailureSent(entry: string): number | null {
+  const m = /^gateway \d+: transport error, sent at (\d+):/.exec(entry);
+  return m ? Number(m[1]) : null;
 }
 
 /** Sends a channel message; the shape `traffic` wants. */
