@@ -99,6 +99,7 @@ API_TESTS=(
   test/uploads.test.ts
   test/realm_emoji.test.ts
   test/durability.test.ts
+  test/http-edge.test.ts
   test/openapi.test.ts
   test/rate_limits.test.ts
   test/caps.test.ts
