@@ -150,7 +150,18 @@ export function defaultFlags(m: StoredMessage, userId: number): string[] {
 export interface MessageFormat {
   applyMarkdown: boolean;
   clientExtavatar: boolean;
+  /** What the empty topic is called for this client (`topicForClient`); absent or null: the empty string. */
+  emptyTopicDisplayName?: string | null;
 }
+
+/**
+ * A channel topic as a client sees it: clients that do not handle the empty
+ * topic (without the `empty_topic_name` capability, or reads without
+ * `allow_empty_topic_name`) get the organization's
+ * `realm_empty_topic_display_name` in its place (Zulip's
+ * `maybe_rename_empty_topic_to_general_chat`); `displayName` null keeps it.
+ */
+export const topicForClient = (topic: string, displayName: string | null | undefined): string => (topic === '' && displayName ? displayName : topic);
 
 /** Formats a stored message with the names in `names` (which must hold its sender, participants and channel). */
 export function formatMessage(m: StoredMessage, names: Directory, opts: MessageFormat): MessageObject {
@@ -166,7 +177,7 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
     client: m.client,
     content: opts.applyMarkdown ? m.renderedContent : m.content,
     content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',
-    subject: m.topic,
+    subject: m.type === 'stream' ? topicForClient(m.topic, opts.emptyTopicDisplayName) : m.topic,
     topic_links: m.topicLinks,
     timestamp: m.timestamp,
     type: m.type,

@@ -93,6 +93,7 @@ API_TESTS=(
   test/message_edit.test.ts
   test/reactions.test.ts
   test/topics.test.ts
+  test/empty-topic.test.ts
   test/typing_presence.test.ts
   test/markdown.test.ts
   test/personal.test.ts

@@ -13,7 +13,7 @@ import { badEventQueue, badRequest } from '../../lib/errors.ts';
 import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
 import { checkClientEvent } from '../events/check.ts';
 import type { Delivery } from '../events/delivery.ts';
-import { avatarUrl, defaultFlags, formatMessage } from '../format.ts';
+import { avatarUrl, defaultFlags, formatMessage, topicForClient } from '../format.ts';
 import { defineAction, defineQuery, type Msg } from '../runtime/action.ts';
 import { Parked } from '../runtime/mailbox.ts';
 import { defineActor } from '../runtime/registry.ts';
@@ -39,6 +39,12 @@ export const QueueOptions = z.object({
   simplifiedPresenceEvents: z.boolean().default(false),
   /** Client capability individual_emoji_changes (FL 491): realm_emoji add/edit instead of the whole list. */
   individualEmojiChanges: z.boolean().default(false),
+  /**
+   * For clients without the `empty_topic_name` capability: the organization's
+   * `realm_empty_topic_display_name`, given in place of the empty topic in
+   * every event that names a topic. Null: the client handles the empty topic.
+   */
+  emptyTopicDisplayName: z.string().nullable().default(null),
 });
 export type QueueOptions = z.infer<typeof QueueOptions>;
 
@@ -92,7 +98,7 @@ export class QueueShard {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
         else if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
           // Clients without bulk_message_deletion get one event per message, with message_id.
-          if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...d.event, message_ids: undefined, message_id: id }));
+          if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...(personalize(d.event, q.options) as object), message_ids: undefined, message_id: id }));
         } else if (q.wants(d.event.type) && (!d.capability || (q.options.capabilities[d.capability.name] ?? false) === d.capability.value) && accepts(q.options, d.event)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
@@ -124,7 +130,7 @@ export class QueueShard {
     const m = d.message;
     const flags = isRecipient ? defaultFlags(m, q.userId) : ['read'];
     if (!matchesNarrow(q.options.narrow, messageView(m, flags))) return;
-    const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}`;
+    const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}:${q.options.emptyTopicDisplayName ?? ''}`;
     let message = formatted.get(key);
     if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, d.names, q.options))));
     const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? `,"local_message_id":${JSON.stringify(d.localEcho.localId)}` : '';
@@ -167,10 +173,42 @@ function accepts(options: QueueOptions, event: Extract<Delivery, { kind: 'event'
   return true;
 }
 
-/** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar. */
+/** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar, topics its empty_topic_name. */
 function personalize(event: Extract<Delivery, { kind: 'event' }>['event'], options: QueueOptions): unknown {
   if (event.type === 'realm_user' && event.op === 'add') return { ...event, person: { ...event.person, avatar_url: avatarUrl(event.person.email, options.clientExtavatar) } };
-  return event;
+  const name = options.emptyTopicDisplayName;
+  return name === null ? event : withEmptyTopicNamed(event, name);
+}
+
+/**
+ * An event with the empty topic given as `name`, for clients without the
+ * empty_topic_name capability: the events Zulip's queues rewrite
+ * (`zerver/tornado/event_queue.py`); a message's `subject` is set when it is
+ * formatted (`formatMessage`).
+ */
+function withEmptyTopicNamed(event: Extract<Delivery, { kind: 'event' }>['event'], name: string): unknown {
+  switch (event.type) {
+    case 'update_message':
+      if (event.subject !== '' && event.orig_subject !== '') return event;
+      return {
+        ...event,
+        ...(event.subject !== undefined ? { subject: topicForClient(event.subject, name) } : {}),
+        ...(event.orig_subject !== undefined ? { orig_subject: topicForClient(event.orig_subject, name) } : {}),
+      };
+    case 'delete_message':
+    case 'typing':
+      return event.topic === '' ? { ...event, topic: name } : event;
+    case 'user_topic':
+      return event.topic_name === '' ? { ...event, topic_name: name } : event;
+    case 'update_message_flags': {
+      const details = event.message_details;
+      if (!details || !Object.values(details).some((x) => x.type === 'stream' && x.topic === '')) return event;
+      const renamed = Object.fromEntries(Object.entries(details).map(([id, x]) => [id, x.type === 'stream' ? { ...x, topic: topicForClient(x.topic, name) } : x]));
+      return { ...event, message_details: renamed };
+    }
+    default:
+      return event;
+  }
 }
 
 const action = defineAction<QueueShard>();

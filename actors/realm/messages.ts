@@ -76,9 +76,12 @@ export interface SendPlan {
   accessBefore: Map<number, Set<number>> | null;
 }
 
+/** The organization's name for the empty topic (`realm_empty_topic_display_name`). */
+export const emptyTopicDisplayName = (state: Readonly<RealmState>): string => state.meta?.emptyTopicDisplayName ?? 'general chat';
+
 export function normalizeTopic(state: Readonly<RealmState>, raw: string | null): string {
   const topic = (raw ?? '').trim();
-  if (topic === '(no topic)' || topic === state.meta?.emptyTopicDisplayName) return '';
+  if (topic === '(no topic)' || topic === emptyTopicDisplayName(state)) return '';
   return topic;
 }
 
@@ -484,6 +487,9 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
       }
       case 'channels':
         return { ...t, operand: [...state.channels.values()].filter((c) => !c.inviteOnly && canAccess(state, c, user)).map((c) => c.id) };
+      case 'topic':
+        // As in Zulip, the display name of the empty topic names it (no topic can be stored under that name: it is read as "" on send).
+        return typeof t.operand === 'string' && t.operand.toLowerCase() === emptyTopicDisplayName(state).toLowerCase() ? { ...t, operand: '' } : t;
       case 'is':
         if (t.operand === 'followed' || t.operand === 'muted') return { operator: 'conversations', operand: JSON.stringify(visibilitySet(state, user.id, t.operand)), negated: t.negated };
         return t;
@@ -598,7 +604,7 @@ export const messageSources = query({
   run(state, msg) {
     const user = actingUser(state, msg.caller);
     const narrow = resolveNarrow(state, user, msg.with ? resolveWith(state, user, msg.narrow, msg.with) : msg.narrow);
-    return { narrow, sources: sourcesFor(state, user, narrow) };
+    return { narrow, sources: sourcesFor(state, user, narrow), emptyTopicDisplayName: emptyTopicDisplayName(state) };
   },
 });
 

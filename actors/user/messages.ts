@@ -7,7 +7,7 @@
 import { matchesNarrow, type MessageView, type NarrowTerm } from '../../lib/narrow.ts';
 import type { Store } from '../../storage/store.ts';
 import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
-import { defaultFlags } from '../format.ts';
+import { defaultFlags, topicForClient } from '../format.ts';
 import type { MessageSource, WithTarget } from '../realm/messages.ts';
 import { baseFlags, type FlagRows, readFlagRows, readMessages } from './flags.ts';
 
@@ -161,7 +161,7 @@ export class MessageReader {
    * to MAX_UNREAD (newest first, as Zulip caps them); `old_unreads_missing`
    * says when older ones were left out.
    */
-  async unreads(sources: MessageSource[], muted: NarrowTerm | null = null) {
+  async unreads(sources: MessageSource[], muted: NarrowTerm | null = null, emptyTopicDisplayName: string | null = null) {
     this.budget = UNREAD_SCAN;
     const found = await this.unread(sources, [], MAX_UNREAD);
     const unread = found.messages.reverse();
@@ -184,7 +184,7 @@ export class MessageReader {
     return {
       count: counted.length,
       pms: group((m) => (m.type === 'private' && oneToOne(m) ? (participants(m).find((id) => id !== this.userId) ?? this.userId) : null)).map((g) => ({ other_user_id: g.key, sender_id: g.key, unread_message_ids: g.ids })),
-      streams: group((m) => (m.type === 'stream' ? { streamId: m.streamId!, topic: m.topic } : null)).map((g) => ({ stream_id: g.key.streamId, topic: g.key.topic, unread_message_ids: g.ids })),
+      streams: group((m) => (m.type === 'stream' ? { streamId: m.streamId!, topic: m.topic } : null)).map((g) => ({ stream_id: g.key.streamId, topic: topicForClient(g.key.topic, emptyTopicDisplayName), unread_message_ids: g.ids })),
       huddles: group((m) => (m.type === 'private' && !oneToOne(m) ? participants(m).join(',') : null)).map((g) => ({ user_ids_string: g.key, unread_message_ids: g.ids })),
       mentions: unread.filter((m) => this.flagsOf(m).some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'))).map((m) => m.id),
       old_unreads_missing: !found.complete,
