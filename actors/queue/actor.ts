@@ -92,7 +92,7 @@ export class QueueShard {
 
   deliver(d: Delivery, broadcast: boolean): void {
     if (broadcast) return this.deliverPublic(d);
-    const formatted = new Map<string, string>();
+    const formatted = formattedOf(d);
     for (const id of d.userIds) {
       for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
@@ -116,7 +116,7 @@ export class QueueShard {
   private deliverPublic(d: Delivery): void {
     if (d.kind !== 'message' || this.allPublic.size === 0) return;
     const recipients = new Set(d.userIds);
-    const formatted = new Map<string, string>();
+    const formatted = formattedOf(d);
     for (const q of this.allPublic) {
       if (q.realmId !== d.realmId || recipients.has(q.userId)) continue;
       this.deliverMessage(q, d, false, formatted);
@@ -124,7 +124,7 @@ export class QueueShard {
     }
   }
 
-  /** `formatted` caches the message's JSON per format options across the queues of one delivery. */
+  /** `formatted` caches the message's JSON per format options across the queues of one delivery (`formattedOf`). */
   private deliverMessage(q: EventQueue, d: Extract<Delivery, { kind: 'message' }>, isRecipient: boolean, formatted: Map<string, string>): void {
     if (!q.wants('message')) return;
     const m = d.message;
@@ -159,6 +159,18 @@ export class QueueShard {
 }
 
 /** The user a delivery reports deactivated (their queues end once they got it), or null. */
+/**
+ * A message's JSON per format options, kept with the delivery: the node gives
+ * every shard of it the same (checked) delivery, so each format is made once
+ * per node, not once per shard.
+ */
+const formats = new WeakMap<Delivery, Map<string, string>>();
+function formattedOf(d: Delivery): Map<string, string> {
+  let m = formats.get(d);
+  if (!m) formats.set(d, (m = new Map()));
+  return m;
+}
+
 function deactivatedUser(d: Delivery): number | null {
   if (d.kind !== 'event' || d.event.type !== 'realm_user' || d.event.op !== 'update') return null;
   const person = d.event.person;
