@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { badEventQueue, badRequest } from '../../lib/errors.ts';
+import { badEventQueue } from '../../lib/errors.ts';
 import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
 import { checkClientEvent } from '../events/check.ts';
 import type { Delivery } from '../events/delivery.ts';
@@ -60,9 +60,19 @@ export class QueueShard {
     private readonly log: Logger,
   ) {}
 
-  /** How many live queues the user has (all of a user's queues live in the user's shard). */
-  liveQueues(realmId: number, userId: number): number {
-    return this.byUser.get(`${realmId}:${userId}`)?.size ?? 0;
+  /**
+   * The queue to end for a new one when the user is at `maxQueuesPerUser`
+   * (all of a user's queues live in the user's shard): the one idle longest,
+   * a queue without a waiting poll before one with. Null below the cap.
+   */
+  queueToEvict(realmId: number, userId: number): EventQueue | null {
+    const queues = this.byUser.get(`${realmId}:${userId}`);
+    if (!queues || queues.size < this.maxQueuesPerUser) return null;
+    let oldest: EventQueue | null = null;
+    for (const q of queues) {
+      if (!oldest || (oldest.polling && !q.polling) || (oldest.polling === q.polling && q.lastActive < oldest.lastActive)) oldest = q;
+    }
+    return oldest;
   }
 
   add(q: EventQueue): void {
@@ -230,14 +240,13 @@ const register = action({
   type: 'register',
   fields: z.object({ options: QueueOptions }),
   check(shard, msg) {
-    // Each queue holds memory and gets a copy of every event: a bounded number per user.
-    const max = shard.maxQueuesPerUser;
-    if (shard.liveQueues(msg.caller.realmId, msg.caller.userId!) >= max) {
-      throw badRequest(`Too many event queues: a user may have ${max} at once; delete unused ones (DELETE /events) or let them expire`);
-    }
-    return { caller: msg.caller, options: msg.options };
+    // Each queue holds memory and gets every event: a bounded number per user. Past the cap the
+    // user's longest-idle queue ends (its client gets BAD_EVENT_QUEUE_ID and registers again, as
+    // after an expiry), so a client that registers without end cannot grow the server.
+    return { caller: msg.caller, options: msg.options, evict: shard.queueToEvict(msg.caller.realmId, msg.caller.userId!) };
   },
   apply(shard, p) {
+    if (p.evict) shard.drop(p.evict);
     const q = new EventQueue(randomBytes(12).toString('base64url'), p.caller.realmId, p.caller.userId!, p.options);
     shard.add(q);
     return { queue_id: q.id, last_event_id: q.lastEventId };
