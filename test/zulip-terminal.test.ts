@@ -23,6 +23,8 @@ t.teardown(() => Terminal.stopAll());
 /** A person in a channel of their own with the owner, and one message waiting for them. */
 async function personWithUnread(server: TestServer): Promise<{ person: Person; channel: string; first: { id: number; content: string } }> {
   const person = await newPerson(server, 400, uniq('Terminal User'));
+  // Welcome Bot greeted the new user; they have read that, so the channel's message below is the first unread.
+  await server.api.as(person).ok('POST', '/mark_all_as_read');
   const channel = uniq('zt');
   const o = server.api.as(server.demo.owner);
   await o.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [person.userId] });
