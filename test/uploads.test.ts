@@ -88,6 +88,14 @@ t.test('uploads - errors: no file, two files, too large', async (t) => {
   t.equal(((await elsewhere.json()) as any).msg, 'File uploads are not accepted by this endpoint');
 });
 
+t.test('uploads - a path naming no file is 404, however long its segments', async (t) => {
+  for (const url of ['/user_uploads/1/ab/cd/none.txt', `/user_uploads/1/${'9'.repeat(5_000)}/cd/none.txt`, `/user_uploads/1/ab/cd/${'é'.repeat(2_000)}`]) {
+    const r = await download(s.demo.member1, url);
+    t.equal(r.status, 404, `${url.slice(0, 40)}… (${url.length} chars)`);
+    t.match(await r.json(), { result: 'error', msg: 'File not found.' });
+  }
+});
+
 t.test('uploads - the official Python client: upload_file', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-py-upload-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
