@@ -38,8 +38,11 @@ const PAGE_PARAMS: Record<string, string[]> = { '/join/{token}': ['full_name', '
 /** Operations whose success may change who a demo user is: after one, the demo users are put back. */
 const CHANGES_PEOPLE = new Set(['DELETE /users/me', 'DELETE /users/{user_id}', 'PATCH /users/{user_id}', 'POST /users/me/api_key/regenerate']);
 
-type Identity = DemoKey | 'anonymous' | 'wrong-key';
-const IDENTITIES: Identity[] = [...DEMO_KEYS, 'anonymous', 'wrong-key'];
+type Identity = DemoKey | 'anonymous' | 'wrong-key' | 'malformed';
+const IDENTITIES: Identity[] = [...DEMO_KEYS, 'anonymous', 'wrong-key', 'malformed'];
+const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
+/** Authorization headers that are not well-formed Basic credentials. */
+const MALFORMED_AUTH = ['Bearer x', 'Basic', 'Basic %%%%', `Basic ${b64('no-colon')}`, `Basic ${b64('\u0000:\u0000')}`, `Basic ${b64(Buffer.from([0xff, 0xfe, 0x3a, 0xc0]))}`, `Basic ${b64(`${'a'.repeat(5_000)}:x`)}`, 'basic  ', `Digest username="x"`];
 
 t.test(`fuzz - ${REQUESTS} seeded requests over every route: no 5xx, no hang, envelope replies, bounded memory (PARLEY_FUZZ_SEED=${SEED})`, async (t) => {
   t.comment(`seed ${SEED}: replay with PARLEY_FUZZ_SEED=${SEED}`);
@@ -78,16 +81,17 @@ t.test(`fuzz - ${REQUESTS} seeded requests over every route: no 5xx, no hang, en
     if (failures.length < 40) failures.push(`#${i} as ${who}: ${what}\n    ${describe(req)}`);
   };
 
-  const authHeader = (who: Identity): Record<string, string> => {
+  const authHeader = (who: Identity, i = 0): Record<string, string> => {
     if (who === 'anonymous') return {};
+    if (who === 'malformed') return { authorization: MALFORMED_AUTH[i % MALFORMED_AUTH.length]! };
     const c = who === 'wrong-key' ? { email: creds.member1.email, apiKey: 'x'.repeat(32) } : creds[who];
     return { authorization: `Basic ${Buffer.from(`${c.email}:${c.apiKey}`).toString('base64')}` };
   };
 
-  async function send(req: FuzzRequest, who: Identity): Promise<{ status: number; type: string; text: string } | 'timeout' | Error> {
+  async function send(req: FuzzRequest, who: Identity, i: number): Promise<{ status: number; type: string; text: string } | 'timeout' | Error> {
     const { url, body, headers } = encodeRequest(req);
     try {
-      const res = await fetch(`${base}${url}`, { method: req.op.method, headers: { ...headers, ...authHeader(who) }, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const res = await fetch(`${base}${url}`, { method: req.op.method, headers: { ...headers, ...authHeader(who, i) }, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
       return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
     } catch (err) {
       return (err as Error).name === 'TimeoutError' ? 'timeout' : (err as Error);
@@ -140,7 +144,7 @@ t.test(`fuzz - ${REQUESTS} seeded requests over every route: no 5xx, no hang, en
     const req = generate(op, pools, SEED, i);
     const who = op.auth === 'none' && i % 3 === 0 ? 'anonymous' : IDENTITIES[((SEED >>> 0) + i * 7) % IDENTITIES.length]!;
     const sentAt = Date.now();
-    const r = await send(req, who);
+    const r = await send(req, who, i);
     const key = `${op.method} ${op.path}`;
     spent.set(key, (spent.get(key) ?? 0) + Date.now() - sentAt);
     if (r === 'timeout') {

@@ -46,7 +46,7 @@ export interface FuzzRequest {
   /** The path with its segments filled in and percent-encoded. */
   url: string;
   params: Array<[string, string]>;
-  encoding: 'query' | 'form' | 'multipart' | 'json-body';
+  encoding: 'query' | 'form' | 'multipart' | 'json-body' | 'odd-type';
   /** The file part (file routes, multipart only). */
   file: { name: string; data: Uint8Array } | null;
   /** What kind of values it carries, for the report. */
@@ -315,7 +315,7 @@ export function requestArb(op: Operation, pools: Pools): fc.Arbitrary<FuzzReques
     const unknown = kind === 'valid' ? fc.constant([]) : fc.array(UNKNOWN_PARAM, { maxLength: 3 });
     // A GET has no body (fetch refuses one).
     const encodings: FuzzRequest['encoding'][] =
-      op.method === 'GET' ? ['query'] : op.method === 'DELETE' ? ['query', 'query', 'query', 'query', 'query', 'form'] : op.files ? ['multipart'] : ['form', 'form', 'form', 'form', 'multipart', 'query', 'json-body'];
+      op.method === 'GET' ? ['query'] : op.method === 'DELETE' ? ['query', 'query', 'query', 'query', 'query', 'form'] : op.files ? ['multipart'] : ['form', 'form', 'form', 'form', 'multipart', 'query', 'json-body', 'odd-type'];
     const fileName = fc.oneof(
       { arbitrary: fc.constantFrom('fuzz.png', 'report.pdf', 'a.txt'), weight: 3 },
       { arbitrary: fc.oneof(fc.constantFrom('', '.', '..', '../../etc/passwd', 'a/b\\c.txt', '\u0000.png', ' .png'), fc.string({ unit: 'grapheme', maxLength: 30 }), fc.constantFrom(300, 5_000).map((n) => `${'é'.repeat(n)}.txt`)), weight: 1 },
@@ -355,6 +355,12 @@ export function encodeRequest(req: FuzzRequest): { url: string; body: string | F
     case 'json-body':
       headers['content-type'] = 'application/json';
       return { url: req.url, body: JSON.stringify(Object.fromEntries(req.params)), headers };
+    case 'odd-type': {
+      // A form body under a type that is missing a part, or is another type altogether.
+      const body = new URLSearchParams(req.params).toString();
+      headers['content-type'] = ODD_TYPES[body.length % ODD_TYPES.length]!;
+      return { url: req.url, body, headers };
+    }
     case 'multipart': {
       const fd = new FormData();
       for (const [k, v] of req.params) fd.append(k, v);
@@ -363,6 +369,8 @@ export function encodeRequest(req: FuzzRequest): { url: string; body: string | F
     }
   }
 }
+
+const ODD_TYPES = ['multipart/form-data', 'multipart/form-data; boundary=', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded; charset=latin1', 'text/plain', 'APPLICATION/X-WWW-FORM-URLENCODED', ';', 'application/x-www-form-urlencoded;;;'];
 
 /** A short description of a request, for a failure report. */
 export function describe(req: FuzzRequest): string {
