@@ -13,7 +13,8 @@
  * have changed them, so no route has to be left out.
  *
  * `PARLEY_FUZZ_SEED` replays a run (the seed is printed); `PARLEY_FUZZ_REQUESTS`
- * sets its length (default 3,000).
+ * sets its length (default 3,000) and `PARLEY_FUZZ_CONCURRENCY` how many
+ * requests are in flight (default 1: only then is a replay exact).
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import t from 'tap';
@@ -25,6 +26,7 @@ import { DEMO_KEYS, type DemoKey, serverFor } from './helpers/server.ts';
 
 const SEED = process.env.PARLEY_FUZZ_SEED ? Number(process.env.PARLEY_FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
 const REQUESTS = Number(process.env.PARLEY_FUZZ_REQUESTS ?? 3_000);
+const CONCURRENCY = Number(process.env.PARLEY_FUZZ_CONCURRENCY ?? 1);
 /** Longer than any answer may take: a long poll gets its heartbeat within 1.1 s here, and the gateway answers 503 after 10 s. */
 const REQUEST_TIMEOUT_MS = 15_000;
 /** The server's resident memory after the run, at most. */
@@ -135,12 +137,18 @@ t.test(`fuzz - ${REQUESTS} seeded requests over every route: no 5xx, no hang, en
     }
   }
 
-  const started = Date.now();
-  let order: Operation[] = [];
-  for (let i = 0; i < REQUESTS; i++) {
-    // Every operation once per round, in an order of the seed's.
-    if (i % ops.length === 0) order = generateOrder(ops, SEED, i);
-    const op = order[i % ops.length]!;
+  // Every operation once per round, in an order of the seed's.
+  const rounds = new Map<number, Operation[]>();
+  const opAt = (i: number): Operation => {
+    const round = Math.floor(i / ops.length);
+    if (!rounds.has(round)) rounds.set(round, generateOrder(ops, SEED, round));
+    return rounds.get(round)![i % ops.length]!;
+  };
+  let restores = 0;
+
+  /** The `i`th request: generated, sent and judged. Returns false once the server has exited. */
+  async function one(i: number): Promise<boolean> {
+    const op = opAt(i);
     const req = generate(op, pools, SEED, i);
     const who = op.auth === 'none' && i % 3 === 0 ? 'anonymous' : IDENTITIES[((SEED >>> 0) + i * 7) % IDENTITIES.length]!;
     const sentAt = Date.now();
@@ -150,13 +158,12 @@ t.test(`fuzz - ${REQUESTS} seeded requests over every route: no 5xx, no hang, en
     if (r === 'timeout') {
       count('timeout');
       fail(`no answer within ${REQUEST_TIMEOUT_MS} ms`, req, who, i);
-      continue;
+      return true;
     }
     if (r instanceof Error) {
       count('connection error');
       fail(`connection error: ${r.message} (${String((r as { cause?: unknown }).cause ?? '')})`, req, who, i);
-      if (server.process!.exitCode !== null) break;
-      continue;
+      return server.process!.exitCode === null;
     }
     count(r.status);
     if (r.status === 200) succeeded.add(key);
@@ -178,13 +185,43 @@ t.test(`fuzz - ${REQUESTS} seeded requests over every route: no 5xx, no hang, en
       }
     }
     if (r.status === 200 && key === 'POST /users/me/api_key/regenerate' && who in creds) creds[who as DemoKey].apiKey = body!.api_key;
-    if ((r.status === 200 && CHANGES_PEOPLE.has(key)) || (r.status === 401 && who in creds && op.auth === 'required')) await restorePeople();
+    if ((r.status === 200 && CHANGES_PEOPLE.has(key)) || (r.status === 401 && who in creds && op.auth === 'required')) {
+      restores++;
+      await putPeopleBack();
+    }
     if (i % 100 === 0 || i === REQUESTS - 1) rss.push(rssMb(pid));
+    return true;
   }
+
+  /**
+   * One restore at a time; with several requests in flight another may change
+   * a key or a role meanwhile (then its reply or its 401 asks again), so a
+   * failed attempt is retried.
+   */
+  let restoring: Promise<void> = Promise.resolve();
+  const putPeopleBack = () =>
+    (restoring = restoring.then(async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await restorePeople();
+        } catch (err) {
+          if (attempt === 5) throw err;
+        }
+      }
+    }));
+
+  const started = Date.now();
+  // Lane j sends requests j, j + C, j + 2C... One lane (the default) replays exactly from the
+  // seed; with more, what each request draws from the server's answers depends on timing.
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, lane) => {
+      for (let i = lane; i < REQUESTS; i += CONCURRENCY) if (!(await one(i))) return;
+    }),
+  );
   const secs = (Date.now() - started) / 1000;
 
   const table = [...statuses].sort((a, b) => String(a[0]).localeCompare(String(b[0]))).map(([s, n]) => `${s}: ${n}`).join(', ');
-  t.comment(`${REQUESTS} requests in ${secs.toFixed(1)} s (seed ${SEED}); by status: ${table}`);
+  t.comment(`${REQUESTS} requests in ${secs.toFixed(1)} s (seed ${SEED}, ${CONCURRENCY} at a time); by status: ${table}; demo users put back ${restores} times`);
   t.comment(`server RSS (MB) every 100 requests: ${rss.join(' ')}`);
   t.comment(`slowest operations (s): ${[...spent].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(1)}`).join(', ')}`);
   const never = ops.map((o) => `${o.method} ${o.path}`).filter((k) => !succeeded.has(k));
