@@ -127,9 +127,21 @@ export class Reply {
     });
   }
 
-  /** Answers and closes the connection (used when the body will not be read). */
+  /**
+   * Answers and closes the connection at once: where the request's framing
+   * cannot be trusted, or the server is shutting down.
+   */
   jsonAndClose(status: number, payload: unknown): void {
     this.raw(status, JSON.stringify(payload), {}, true);
+  }
+
+  /**
+   * Answers a request whose body will not be read (413), telling the client
+   * to close; the connection stays open while the client is still sending,
+   * so it reads the answer instead of failing its write (EPIPE).
+   */
+  jsonAskingToClose(status: number, payload: unknown): void {
+    this.json(status, payload, { Connection: 'close' });
   }
 }
 

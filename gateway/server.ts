@@ -217,7 +217,7 @@ export class Gateway {
       const e = asApiError(err);
       if (limits && checksCredentials && e.status === 401) await limits.credentialFailed(info.ip);
       if (e.status >= 500 && !(err instanceof ApiError)) this.log.error({ err, url: info.url }, 'request failed');
-      if (e.status === 413) reply.jsonAndClose(e.status, e.envelope());
+      if (e.status === 413) reply.jsonAskingToClose(e.status, e.envelope());
       else reply.json(e.status, e.envelope(), { ...limitHeaders, ...e.headers });
     }
   }
