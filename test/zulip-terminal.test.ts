@@ -33,6 +33,20 @@ async function personWithUnread(server: TestServer): Promise<{ person: Person; c
   return { person, channel, first: { id, content } };
 }
 
+/** Presses `c` until the compose box is open (its empty channel field, marked ✗, shows), at most three times. */
+async function openCompose(term: Terminal): Promise<void> {
+  const open = (screen: string) => /│✗\s+▶/.test(screen);
+  for (let tries = 0; tries < 3; tries++) {
+    term.keys('c');
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      if (open(term.screen())) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  await term.waitUntil('the compose box open', open, 1000);
+}
+
 /** The message `id` as `api` sees it (flags, reactions, content). */
 async function messageAs(api: Api, id: number): Promise<any> {
   const r = await api.ok('GET', '/messages', { anchor: id, num_before: 0, num_after: 0, apply_markdown: false });
@@ -69,7 +83,8 @@ t.test('zulip-terminal - a day of work: read, send, receive live, star, react, e
   t.ok(read?.flags.includes('read'), 'the message shown is marked read on the server');
 
   const sent = uniq('typed in the terminal');
-  term.keys('c');
+  // Type only once the compose box is open: keys typed before that are hotkeys of the message list.
+  await openCompose(term);
   term.type(channel);
   term.keys('Tab');
   term.type('from the terminal');
