@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { badEventQueue } from '../../lib/errors.ts';
 import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
 import { checkClientEvent } from '../events/check.ts';
-import type { Delivery } from '../events/delivery.ts';
+import type { Delivery, Directory } from '../events/delivery.ts';
 import { avatarUrl, defaultFlags, formatMessage, topicForClient } from '../format.ts';
 import { defineAction, defineQuery, type Msg } from '../runtime/action.ts';
 import { Parked } from '../runtime/mailbox.ts';
@@ -140,9 +140,10 @@ export class QueueShard {
     const m = d.message;
     const flags = isRecipient ? defaultFlags(m, q.userId) : ['read'];
     if (!matchesNarrow(q.options.narrow, messageView(m, flags))) return;
-    const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}:${q.options.emptyTopicDisplayName ?? ''}`;
+    const hidden = d.hiddenSenderFor?.includes(q.userId) ?? false;
+    const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}:${q.options.emptyTopicDisplayName ?? ''}:${hidden}`;
     let message = formatted.get(key);
-    if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, d.names, q.options))));
+    if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, hidden ? withoutUser(d.names, m.senderId) : d.names, q.options))));
     const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? `,"local_message_id":${JSON.stringify(d.localEcho.localId)}` : '';
     this.push(q, `{"type":"message","message":${message},"flags":${JSON.stringify(flags)}${echo}}`);
   }
@@ -175,6 +176,12 @@ export class QueueShard {
  * per node, not once per shard.
  */
 const formats = new WeakMap<Delivery, Map<string, string>>();
+/** `names` without one user: a message's sender for those who may not see them. */
+function withoutUser(names: Directory, userId: number): Directory {
+  const { [String(userId)]: _, ...users } = names.users;
+  return { ...names, users };
+}
+
 function formattedOf(d: Delivery): Map<string, string> {
   let m = formats.get(d);
   if (!m) formats.set(d, (m = new Map()));
