@@ -28,6 +28,8 @@ export function realmIconUrl(stringId: string): string {
 /** The name and email Zulip shows for a user the viewer may not see (or that no longer exists). */
 export const UNKNOWN_USER_NAME = 'Unknown user';
 export const unknownUserEmail = (id: number): string => `user${id}@unknown.invalid`;
+/** The avatar of a user the viewer may not see, whatever the client computes itself (Zulip's `get_avatar_for_inaccessible_user`). */
+export const unknownUserAvatarUrl = (id: number): string => avatarUrl(unknownUserEmail(id), false)!;
 
 /**
  * What a viewer who may not see a user gets in their place, for clients
@@ -50,7 +52,7 @@ export function inaccessibleUser(id: number): UserObject {
     bot_type: null,
     role: Role.MEMBER,
     timezone: '',
-    avatar_url: avatarUrl(email, false),
+    avatar_url: unknownUserAvatarUrl(id),
     avatar_version: 1,
     is_imported_stub: false,
     profile_data: {},
@@ -150,9 +152,26 @@ export function defaultFlags(m: StoredMessage, userId: number): string[] {
 export interface MessageFormat {
   applyMarkdown: boolean;
   clientExtavatar: boolean;
+  /** What the empty topic is called for this client (`topicForClient`); absent or null: the empty string. */
+  emptyTopicDisplayName?: string | null;
 }
 
-/** Formats a stored message with the names in `names` (which must hold its sender, participants and channel). */
+/**
+ * A channel topic as a client sees it: clients that do not handle the empty
+ * topic (without the `empty_topic_name` capability, or reads without
+ * `allow_empty_topic_name`) get the organization's
+ * `realm_empty_topic_display_name` in its place (Zulip's
+ * `maybe_rename_empty_topic_to_general_chat`); `displayName` null keeps it.
+ */
+export const topicForClient = (topic: string, displayName: string | null | undefined): string => (topic === '' && displayName ? displayName : topic);
+
+/**
+ * Formats a stored message with the names in `names` (which must hold its
+ * sender, participants and channel). A user missing from `names` (one the
+ * viewer may not see) is "Unknown user", with a made-up email and the
+ * placeholder avatar (Zulip's `MessageDict.finalize_payload` without
+ * `can_access_sender`).
+ */
 export function formatMessage(m: StoredMessage, names: Directory, opts: MessageFormat): MessageObject {
   const person = (id: number) => names.users[id] ?? { email: unknownUserEmail(id), full_name: UNKNOWN_USER_NAME };
   const sender = person(m.senderId);
@@ -162,11 +181,11 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
     sender_email: sender.email,
     sender_full_name: sender.full_name,
     sender_realm_str: names.realmStr,
-    avatar_url: avatarUrl(sender.email, opts.clientExtavatar),
+    avatar_url: names.users[m.senderId] ? avatarUrl(sender.email, opts.clientExtavatar) : unknownUserAvatarUrl(m.senderId),
     client: m.client,
     content: opts.applyMarkdown ? m.renderedContent : m.content,
     content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',
-    subject: m.topic,
+    subject: m.type === 'stream' ? topicForClient(m.topic, opts.emptyTopicDisplayName) : m.topic,
     topic_links: m.topicLinks,
     timestamp: m.timestamp,
     type: m.type,

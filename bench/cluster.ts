@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import cassandra from 'cassandra-driver';
 import { launchCluster, stopAll } from '../scripts/cluster-launcher.ts';
+import { loadTestLimits } from '../lib/demo.ts';
 import { runLoad, type LoadResult } from './lib/loadgen.ts';
 import { basicAuth } from './lib/rawhttp.ts';
 import { api, procCpuSeconds, readZuliprc, REPO } from './lib/server.ts';
@@ -107,7 +108,8 @@ export async function clusterBench(opts: { secs: number; floorSecs: number; conn
     log(`   bare cassandra-driver write loop (${floor.inFlight} in flight, ${floor.secs} s): ${Math.round(floor.writesPerSec).toLocaleString('en-US')} writes/s, p50 ${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`);
     const procs = await launchCluster({
       demoDir,
-      env: { PARLEY_CASSANDRA_KEYSPACE: `parley_bench_${tag}`, PARLEY_REDIS_PREFIX: `parley_bench_${tag}`, PARLEY_LOG_LEVEL: 'warn' },
+      // Rate limits stay on; the demo users that drive the load get budgets of their own (as the embedded bench's).
+      env: { PARLEY_CASSANDRA_KEYSPACE: `parley_bench_${tag}`, PARLEY_REDIS_PREFIX: `parley_bench_${tag}`, PARLEY_LOG_LEVEL: 'warn', ...loadTestLimits() },
     });
     try {
       const gateways = procs.filter((p) => p.role === 'gateway').map((p) => p.url);

@@ -16,6 +16,8 @@ export interface RequestInfo {
   authorization: string;
   userAgent: string;
   contentLength: number | null;
+  /** Why the request's framing cannot be trusted (two differing Content-Length headers, or one beside Transfer-Encoding), or null. */
+  badFraming: string | null;
   /** The client's address: the peer's, or with `trustForwardedFor` the last one a proxy appended to X-Forwarded-For. */
   ip: string;
 }
@@ -24,6 +26,7 @@ export function readRequest(req: HttpRequest, res: HttpResponse, trustForwardedF
   const length = req.getHeader('content-length');
   const forwarded = trustForwardedFor ? req.getHeader('x-forwarded-for').split(',').at(-1)!.trim() : '';
   return {
+    badFraming: length === '' && req.getHeader('transfer-encoding') === '' ? null : framingProblem(req, length),
     ip: forwarded || Buffer.from(res.getRemoteAddressAsText()).toString(),
     method: req.getCaseSensitiveMethod().toUpperCase(),
     url: req.getUrl(),
@@ -33,6 +36,28 @@ export function readRequest(req: HttpRequest, res: HttpResponse, trustForwardedF
     userAgent: req.getHeader('user-agent'),
     contentLength: length === '' ? null : Number(length),
   };
+}
+
+/**
+ * uWS takes the first Content-Length header and ignores the others; a proxy
+ * in front may take another one, and the two would then disagree on where the
+ * next request starts (request smuggling). A request whose length is not
+ * stated exactly once is refused (RFC 9112, 6.3).
+ */
+function framingProblem(req: HttpRequest, length: string): string | null {
+  let lengths = 0;
+  let differ = false;
+  let chunked = false;
+  req.forEach((name, value) => {
+    if (name === 'content-length') {
+      lengths++;
+      if (value.trim() !== length.trim()) differ = true;
+    } else if (name === 'transfer-encoding') chunked = true;
+  });
+  if (differ) return 'Conflicting Content-Length headers';
+  if (lengths > 0 && chunked) return 'Both Content-Length and Transfer-Encoding';
+  if (length !== '' && !/^\s*\d+\s*$/.test(length)) return 'Invalid Content-Length';
+  return null;
 }
 
 /** A response that knows whether the client went away. */
@@ -72,8 +97,8 @@ export class Reply {
     this.raw(status, JSON.stringify(payload), headers);
   }
 
-  /** Answers with a body that is already JSON text. */
-  raw(status: number, text: string, headers: Record<string, string> = {}): void {
+  /** Answers with a body that is already JSON text; with `close`, closes the connection after it. */
+  raw(status: number, text: string, headers: Record<string, string> = {}, close = false): void {
     if (this.aborted || this.done) return;
     this.done = true;
     this.onJson?.(status, text);
@@ -81,7 +106,7 @@ export class Reply {
       this.res.writeStatus(STATUS[status] ?? `${status}`);
       this.res.writeHeader('Content-Type', 'application/json');
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      this.res.end(text);
+      this.res.end(text, close);
     });
   }
 
@@ -102,8 +127,20 @@ export class Reply {
     });
   }
 
-  /** Answers and closes the connection (used when the body will not be read). */
+  /**
+   * Answers and closes the connection at once: where the request's framing
+   * cannot be trusted, or the server is shutting down.
+   */
   jsonAndClose(status: number, payload: unknown): void {
+    this.raw(status, JSON.stringify(payload), {}, true);
+  }
+
+  /**
+   * Answers a request whose body will not be read (413), telling the client
+   * to close; the connection stays open while the client is still sending,
+   * so it reads the answer instead of failing its write (EPIPE).
+   */
+  jsonAskingToClose(status: number, payload: unknown): void {
     this.json(status, payload, { Connection: 'close' });
   }
 }

@@ -6,7 +6,7 @@
 import uWS from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { type ActorClient, RawJson } from '../actors/runtime/client.ts';
-import { ApiError, asApiError } from '../lib/errors.ts';
+import { ApiError, asApiError, unavailable } from '../lib/errors.ts';
 import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
@@ -81,6 +81,8 @@ export class Gateway {
   private draining = false;
   /** Long polls waiting for their queue actor, with their queue IDs. */
   private polls = new Map<Reply, string>();
+  /** Requests being served, so a shutdown answers each of them before it exits. */
+  private inflight = new Set<Reply>();
   private auth: AuthCache;
 
   constructor(
@@ -98,7 +100,8 @@ export class Gateway {
       const info = readRequest(req, res, opts.trustForwardedFor);
       const reply = new Reply(res);
       if (RESPONSE_CHECK && info.url.startsWith(`${PREFIX}/`)) reply.onJson = (status, text) => checkResponse(this.routeOf(info), info.method, info.url, status, text, this.log);
-      void this.serve(info, reply);
+      this.inflight.add(reply);
+      void this.serve(info, reply).finally(() => this.inflight.delete(reply));
     });
   }
 
@@ -113,16 +116,23 @@ export class Gateway {
   }
 
   /**
-   * Stops accepting connections (/readyz answers 503 from now on) and answers
+   * Stops accepting connections (/readyz answers 503 from now on), answers
    * every waiting long poll at once with no events, so its client polls again
-   * (through another gateway) instead of losing the connection at exit.
+   * (through another gateway) instead of losing the connection at exit, and
+   * lets the requests in flight finish: each gets its answer, or after
+   * `graceMs` a 503, never a reset connection. A request that arrives on an
+   * open connection meanwhile gets a 503 and the connection is closed.
    */
-  close(): void {
+  async close(graceMs = 10_000): Promise<void> {
     this.draining = true;
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
     for (const [reply, queueId] of this.polls) reply.json(200, { result: 'success', msg: '', events: [], queue_id: queueId });
     this.polls.clear();
+    const unanswered = () => [...this.inflight].filter((r) => !r.done && !r.aborted);
+    const deadline = Date.now() + graceMs;
+    while (unanswered().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const reply of unanswered()) reply.jsonAndClose(503, unavailable('The server is shutting down; try again').envelope());
   }
 
   /** The route a request under /api/v1 went to, or null when none matched. */
@@ -138,6 +148,8 @@ export class Gateway {
       const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
       // A route may allow a larger body (uploads); every other request gets the gateway's limit.
       const limit = byMethod?.get(info.method)?.route.maxBodyBytes ?? this.opts.maxBodyBytes;
+      if (info.badFraming) return reply.jsonAndClose(400, new ApiError('BAD_REQUEST', info.badFraming, 400).envelope());
+      if (this.draining && info.url !== '/readyz' && info.url !== '/healthz') return reply.jsonAndClose(503, unavailable('The server is shutting down; try again').envelope());
       if (info.contentLength !== null && info.contentLength > limit) {
         throw new ApiError('REQUEST_TOO_LARGE', `Request body too large (limit: ${limit} bytes)`, 413);
       }
@@ -180,6 +192,14 @@ export class Gateway {
         featureLevel: this.featureLevel,
         files,
       };
+      if (info.method !== 'GET') {
+        // uWS 20.30 cannot answer a request pipelined behind one still being
+        // served: it parses the next one from the same read and drops the
+        // connection. Let it finish parsing what it read before a change is
+        // made, so a dropped request changes nothing and its retry is safe.
+        await new Promise((r) => setImmediate(r));
+        if (reply.aborted) return;
+      }
       const queueId = route === getEvents ? (params as { queue_id?: string }).queue_id : undefined;
       if (queueId !== undefined) this.polls.set(reply, queueId);
       let data: Awaited<ReturnType<Route['handle']>>;
@@ -197,7 +217,7 @@ export class Gateway {
       const e = asApiError(err);
       if (limits && checksCredentials && e.status === 401) await limits.credentialFailed(info.ip);
       if (e.status >= 500 && !(err instanceof ApiError)) this.log.error({ err, url: info.url }, 'request failed');
-      if (e.status === 413) reply.jsonAndClose(e.status, e.envelope());
+      if (e.status === 413) reply.jsonAskingToClose(e.status, e.envelope());
       else reply.json(e.status, e.envelope(), { ...limitHeaders, ...e.headers });
     }
   }

@@ -128,7 +128,7 @@ export async function startParley(config: Config): Promise<Parley> {
     gateway,
     port,
     async stop() {
-      gateway?.close();
+      await gateway?.close();
       if (node) await node.stop();
       await backends.close();
     },

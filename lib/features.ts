@@ -140,7 +140,8 @@ export const CLIENT_CAPABILITIES: Readonly<Record<string, boolean>> = {
   user_list_incomplete: true,
   include_deactivated_groups: true,
   archived_channels: true,
-  empty_topic_name: false,
+  /** Without it, the empty topic is given as realm_empty_topic_display_name in events and the register. */
+  empty_topic_name: true,
   simplified_presence_events: true,
   individual_emoji_changes: true,
 };

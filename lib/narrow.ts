@@ -55,10 +55,18 @@ const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'unread', 'mentioned', 
 const HAS_OPERANDS = new Set(['link', 'image', 'reaction', 'attachment']);
 const KNOWN_ELSEWHERE = new Set<string>();
 
+/**
+ * Bounds on a narrow, so a request's cost is bounded by more than the body
+ * limit (a 1 MB list of 170,000 addresses was accepted): terms per narrow,
+ * people or channels named by one operand, characters of a text operand.
+ */
+export const NARROW_LIMITS = { terms: 50, operandItems: 1000, operandChars: 10_000 } as const;
+
 /** Parses a decoded narrow value (a list of objects or pairs) into terms. */
 export function parseNarrow(value: unknown): NarrowTerm[] {
   if (value === null || value === undefined || value === '') return [];
   if (!Array.isArray(value)) throw badNarrow('Invalid narrow: expected a list');
+  if (value.length > NARROW_LIMITS.terms) throw badNarrow(`Invalid narrow: at most ${NARROW_LIMITS.terms} terms`);
   const terms = value.map((raw): NarrowTerm => {
     let operator: unknown;
     let operand: unknown;
@@ -80,6 +88,9 @@ export function parseNarrow(value: unknown): NarrowTerm[] {
       (typeof operand === 'number' && Number.isInteger(operand)) ||
       (Array.isArray(operand) && operand.every((n) => Number.isInteger(n)));
     if (!ok) throw badNarrow(`Invalid narrow operand for ${operator}`);
+    if (Array.isArray(operand) ? operand.length > NARROW_LIMITS.operandItems : typeof operand === 'string' && (operand.length > NARROW_LIMITS.operandChars || countItems(operand) > NARROW_LIMITS.operandItems)) {
+      throw badNarrow(`Invalid narrow operand for ${operator}: at most ${NARROW_LIMITS.operandItems} items or ${NARROW_LIMITS.operandChars} characters`);
+    }
     if ((op === 'is' || op === 'has') && !(op === 'is' ? IS_OPERANDS : HAS_OPERANDS).has(String(operand))) {
       if (KNOWN_ELSEWHERE.has(`${op}:${String(operand)}`)) throw badNarrow(`Invalid narrow operator: '${op}:${String(operand)}' is not supported by this server yet`);
       throw badNarrow(`Invalid narrow operator: unknown '${op}' operand ${String(operand)}`);
@@ -90,6 +101,13 @@ export function parseNarrow(value: unknown): NarrowTerm[] {
   });
   if (terms.filter((t) => t.operator === 'with').length > 1) throw badNarrow("Duplicate 'with' operators.");
   return terms;
+}
+
+/** How many comma-separated items a text operand names (people in `dm:a,b,c`). */
+function countItems(operand: string): number {
+  let n = 1;
+  for (let i = operand.indexOf(','); i !== -1; i = operand.indexOf(',', i + 1)) n++;
+  return n;
 }
 
 /** The user IDs or emails named by a `dm`/`dm-including`/`sender` operand. */
@@ -105,73 +123,121 @@ export function operandPeople(operand: NarrowTerm['operand']): { ids: number[]; 
 /** The IDs of a resolved operand (`resolveNarrow` leaves only IDs where people or channels are named). */
 const ids = (operand: NarrowTerm['operand']): number[] => (Array.isArray(operand) ? operand : typeof operand === 'number' ? [operand] : []);
 
-function termMatches(t: NarrowTerm, m: MessageView): boolean {
+type Test = (m: MessageView) => boolean;
+
+/**
+ * One term as a test, with its operand prepared once (sets of IDs, lowered
+ * words, the parsed conversation list): matching a message then costs the
+ * same however large the operand, instead of parsing it again per message.
+ */
+function compileTerm(t: NarrowTerm): Test {
   const s = String(t.operand);
   switch (t.operator) {
-    case 'channel':
-      return m.type === 'stream' && m.streamId === Number(t.operand);
-    case 'channels':
-      return m.type === 'stream' && ids(t.operand).includes(m.streamId!);
-    case 'topic':
-      return m.type === 'stream' && m.topic.toLowerCase() === s.toLowerCase();
-    case 'sender':
-      return ids(t.operand).includes(m.senderId);
+    case 'channel': {
+      const id = Number(t.operand);
+      return (m) => m.type === 'stream' && m.streamId === id;
+    }
+    case 'channels': {
+      const set = new Set(ids(t.operand));
+      return (m) => m.type === 'stream' && set.has(m.streamId!);
+    }
+    case 'topic': {
+      const topic = s.toLowerCase();
+      return (m) => m.type === 'stream' && m.topic.toLowerCase() === topic;
+    }
+    case 'sender': {
+      const set = new Set(ids(t.operand));
+      return (m) => set.has(m.senderId);
+    }
     case 'dm': {
       // `dm:` names the other participants (the viewer may be left out): every
       // participant is named, or all but one.
-      if (m.type !== 'private') return false;
-      const named = ids(t.operand);
-      const participants = m.dmUserIds ?? [];
-      return named.every((id) => participants.includes(id)) && participants.length - new Set(named).size <= 1;
+      const named = new Set(ids(t.operand));
+      return (m) => {
+        if (m.type !== 'private') return false;
+        const participants = m.dmUserIds ?? [];
+        if (participants.length - named.size > 1) return false;
+        for (const id of named) if (!participants.includes(id)) return false;
+        return true;
+      };
     }
-    case 'dm-including':
-      return m.type === 'private' && ids(t.operand).every((id) => (m.dmUserIds ?? []).includes(id));
+    case 'dm-including': {
+      const named = [...new Set(ids(t.operand))];
+      return (m) => m.type === 'private' && named.every((id) => (m.dmUserIds ?? []).includes(id));
+    }
     case 'is':
       switch (s) {
         case 'dm':
         case 'private':
-          return m.type === 'private';
+          return (m) => m.type === 'private';
         case 'starred':
-          return m.flags.includes('starred');
+          return (m) => m.flags.includes('starred');
         case 'unread':
-          return !m.flags.includes('read');
+          return (m) => !m.flags.includes('read');
         case 'mentioned':
-          return m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
+          return (m) => m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
         case 'alerted':
-          return m.flags.includes('has_alert_word');
+          return (m) => m.flags.includes('has_alert_word');
         case 'resolved':
-          return m.type === 'stream' && m.topic.startsWith('✔ ');
+          return (m) => m.type === 'stream' && m.topic.startsWith('✔ ');
         default:
-          return false;
+          return () => false;
       }
     case 'has':
-      if (s === 'link') return /https?:\/\//i.test(m.content);
-      if (s === 'reaction') return m.hasReaction === true;
-      if (s === 'attachment') return /\/user_uploads\/\d+\//.test(m.content);
-      return /\.(png|jpe?g|gif|webp)\b/i.test(m.content);
-    case 'search':
-      return s.toLowerCase().split(/\s+/).filter(Boolean).every((w) => m.content.toLowerCase().includes(w) || m.topic.toLowerCase().includes(w));
+      if (s === 'link') return (m) => /https?:\/\//i.test(m.content);
+      if (s === 'reaction') return (m) => m.hasReaction === true;
+      if (s === 'attachment') return (m) => /\/user_uploads\/\d+\//.test(m.content);
+      return (m) => /\.(png|jpe?g|gif|webp)\b/i.test(m.content);
+    case 'search': {
+      const words = s.toLowerCase().split(/\s+/).filter(Boolean);
+      return (m) => {
+        const content = m.content.toLowerCase();
+        const topic = m.topic.toLowerCase();
+        return words.every((w) => content.includes(w) || topic.includes(w));
+      };
+    }
     case 'conversations': {
       // Internal (made by the realm from is:followed / is:muted): channels and `<channel>:<topic>` keys, with exceptions.
-      if (m.type !== 'stream') return false;
       const set = JSON.parse(s) as { channels: number[]; topics: string[]; except: string[] };
-      const key = `${m.streamId}:${m.topic.toLowerCase()}`;
-      if (set.except.includes(key)) return false;
-      return set.topics.includes(key) || set.channels.includes(m.streamId!);
+      const channels = new Set(set.channels);
+      const topics = new Set(set.topics);
+      const except = new Set(set.except);
+      return (m) => {
+        if (m.type !== 'stream') return false;
+        const key = `${m.streamId}:${m.topic.toLowerCase()}`;
+        return !except.has(key) && (topics.has(key) || channels.has(m.streamId!));
+      };
     }
     case 'near':
       // As in Zulip, `near` only suggests where to anchor a view; it does not filter.
-      return true;
-    case 'id':
-      return m.id === Number(t.operand);
+      return () => true;
+    case 'id': {
+      const id = Number(t.operand);
+      return (m) => m.id === id;
+    }
     default:
       // `with` is rewritten into its conversation before any matching; nothing else parses.
       throw new Error(`narrow operator ${t.operator} reached the matcher unresolved`);
   }
 }
 
-/** True when the message matches every term of a resolved narrow. */
-export function matchesNarrow(terms: NarrowTerm[], m: MessageView): boolean {
-  for (const t of terms) if (termMatches(t, m) === t.negated) return false;
-  return true;
+/** A resolved narrow as one test (`matchesNarrow` keeps it with the narrow). */
+export function compileNarrow(terms: readonly NarrowTerm[]): Test {
+  const tests = terms.map((t) => {
+    const test = compileTerm(t);
+    return t.negated ? (m: MessageView) => !test(m) : test;
+  });
+  return (m) => {
+    for (const test of tests) if (!test(m)) return false;
+    return true;
+  };
+}
+
+const compiled = new WeakMap<readonly NarrowTerm[], Test>();
+
+/** True when the message matches every term of a resolved narrow (compiled on first use, kept with the narrow's array). */
+export function matchesNarrow(terms: readonly NarrowTerm[], m: MessageView): boolean {
+  let test = compiled.get(terms);
+  if (!test) compiled.set(terms, (test = compileNarrow(terms)));
+  return test(m);
 }

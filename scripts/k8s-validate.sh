@@ -7,7 +7,8 @@
 #     rendered document strictly: unknown/misspelled/wrongly-cased fields,
 #     duplicate keys, wrong types and unknown kinds fail, as do the semantic
 #     checks (selectors, references, probes, resources, pod security, Parley
-#     configuration, NATS max_payload). Rendered output is kept in .parley/k8s/.
+#     configuration, NATS max_payload, Cassandra's commit log synced before a
+#     write is acknowledged). Rendered output is kept in .parley/k8s/.
 #  4. Proves the strictness on every run: k8s/validate/testdata/good-*.yaml
 #     must pass, and each bad-*.yaml must fail with the message given on its
 #     first line ("# expect: ...").

@@ -77,9 +77,10 @@
  * Durability: a commit resolves once its entry is committed by Paxos (accepted
  * by a quorum of all replicas for SERIAL, committed at LOCAL_QUORUM) and its
  * data is acknowledged at LOCAL_QUORUM. "Acknowledged" means in the commit log
- * of those replicas, which with the default `commitlog_sync: periodic` is
- * fsynced within `commitlog_sync_period` (the last second may be lost if every
- * replica that has it loses power at once; `batch`/`group` sync closes that).
+ * of those replicas: fsynced first with `commitlog_sync: group` or `batch`, as
+ * k8s/ ships it (checked by scripts/k8s-validate.sh); with Cassandra's default
+ * `periodic` only within `commitlog_sync_period`, so a power loss of every
+ * replica that has it loses it (docs/architecture.md, Durability guarantees).
  *
  * Cost: one LWT (a Paxos round: several round trips between replicas, and
  * the ops written to the Paxos state and the journal besides the data

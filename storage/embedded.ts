@@ -39,7 +39,10 @@ export class EmbeddedStore implements Store {
   }
 
   async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
-    return this.table(table).db.get([pk, ck]) as V | undefined;
+    const { db } = this.table(table);
+    // A key too long to store names no row (reads take user input: a path, a word).
+    if (!fits(pk, ck)) return undefined;
+    return db.get([pk, ck]) as V | undefined;
   }
 
   async range<V>(table: string, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
@@ -50,7 +53,7 @@ export class EmbeddedStore implements Store {
     const hi = opts.lte ?? max;
     const limit = opts.limit ?? Infinity;
     const rows: Row<V>[] = [];
-    if (limit <= 0 || lo > hi) return rows;
+    if (limit <= 0 || lo > hi || !fits(pk, lo) || !fits(pk, hi)) return rows;
     // lmdb ranges include `start` and exclude `end`; walk inclusively and stop at the far bound.
     const range = opts.reverse ? db.getRange({ start: [pk, hi], end: [pk, min], reverse: true }) : db.getRange({ start: [pk, lo], end: [pk, max] });
     for (const { key, value } of range) {
@@ -85,7 +88,10 @@ export class EmbeddedStore implements Store {
 
   /** One lmdb transaction: the fence check and every op, all or nothing. */
   private async commit(scope: string, token: number, ops: WriteOp[]): Promise<void> {
-    for (const op of ops) checkKey(this.table(op.table).schema, op.ck);
+    for (const op of ops) {
+      checkKey(this.table(op.table).schema, op.ck);
+      if (!fits(op.pk, op.ck)) throw new RangeError(`${op.table}: key [${op.pk.slice(0, 40)}…, ${String(op.ck).slice(0, 40)}…] is longer than ${MAX_KEY_BYTES} bytes`);
+    }
     const ok = await this.root.transaction(() => {
       if (((this.fences.get(scope) as number | undefined) ?? 0) !== token) return false;
       for (const op of ops) {
@@ -103,6 +109,19 @@ export class EmbeddedStore implements Store {
   async close(): Promise<void> {
     await this.root.close();
   }
+}
+
+/** lmdb's largest key (its default maxKeySize), in bytes. */
+const MAX_KEY_BYTES = 1978;
+
+/**
+ * Whether `[pk, ck]` is short enough to be a key: the UTF-8 bytes of its
+ * strings and a margin for lmdb's framing (a few bytes a part, 9 for a
+ * number). Writes are held to the same rule, so a key that does not fit is
+ * one no row has, and a read of it finds nothing instead of failing.
+ */
+function fits(pk: string, ck: Key): boolean {
+  return Buffer.byteLength(pk) + (typeof ck === 'string' ? Buffer.byteLength(ck) : 9) + 16 <= MAX_KEY_BYTES;
 }
 
 function checkToken(token: number): void {

@@ -3,13 +3,16 @@
 // in a direct-message conversation with them (Zulip's get_accessible_user_ids).
 // Reads (GET /users, GET /users/{id}, register) as every role, the setting's
 // rules, the realm_user add/remove events as what a guest sees changes, and
-// snapshot + events == a fresh register, with and without user_list_incomplete.
+// snapshot + events == a fresh register, with and without user_list_incomplete;
+// messages from senders a guest may not see ("Unknown user"), their status,
+// and presence (filtered only with PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
+// Zulip's CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE, off by default).
 import t from 'tap';
 import { uniq } from './helpers/api.ts';
 import { applyEvent, type Snap, USER_LIST_INCOMPLETE } from './helpers/apply.ts';
 import { register, waitFor, type Queue } from './helpers/events.ts';
 import { asEveryone, callers, newPerson, outcome, type Person, ROLE } from './helpers/people.ts';
-import { serverFor } from './helpers/server.ts';
+import { serverFor, type TestServer } from './helpers/server.ts';
 
 const s = await serverFor(t);
 const as = callers(s);
@@ -20,9 +23,9 @@ const EVERYONE = 2;
 const setAccess = (group: number) => as.owner.ok('PATCH', '/realm', { can_access_all_users_group: { new: group } });
 
 /** A fresh user of `role` subscribed to nothing (new users join the default channels), so that they share nothing. */
-async function loner(role: number, name: string): Promise<Person> {
-  const p = await newPerson(s, role, name);
-  const me = s.api.as(p);
+async function loner(role: number, name: string, srv: TestServer = s): Promise<Person> {
+  const p = await newPerson(srv, role, name);
+  const me = srv.api.as(p);
   const subs = (await me.ok('GET', '/users/me/subscriptions')).subscriptions.map((x: any) => x.name);
   if (subs.length) await me.ok('DELETE', '/users/me/subscriptions', { subscriptions: subs });
   return p;
@@ -228,4 +231,145 @@ t.test('people guests - spectators: no organization here has web-public access, 
   t.same([reg.realm_web_public_access_enabled, reg.server_web_public_streams_enabled], [false, false], 'but the server has no web-public channels, so spectators have no access');
   t.equal((await s.api.ok('GET', '/server_settings')).realm_web_public_access_enabled, false);
   t.equal(outcome(await as.anonymous.call('GET', '/users')), '401 UNAUTHORIZED', "as Zulip answers where web-public access is off");
+});
+
+t.test('people guests - messages: a channel message from a sender a restricted guest may not see comes from "Unknown user"', async (t) => {
+  const guest = await loner(ROLE.guest, 'Reading Guest');
+  const peer = await loner(ROLE.member, 'Reading Peer');
+  const poster = await loner(ROLE.member, 'Outside Poster');
+  const channel = uniq('announcements');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [guest.userId, peer.userId] });
+  await setAccess(MEMBERS);
+  t.teardown(() => setAccess(EVERYONE));
+  const g = s.api.as(guest);
+  const p = s.api.as(peer);
+  const [qGuest, qGuestAvatars, qPeer] = await Promise.all([register(g, { event_types: ['message'] }), register(g, { event_types: ['message'], client_gravatar: false }), register(p, { event_types: ['message'] })]);
+
+  // The poster is not subscribed: the guest shares nothing with them.
+  const sent = await s.api.as(poster).ok('POST', '/messages', { type: 'stream', to: channel, topic: 'news', content: 'from outside' });
+  const hidden = { sender_id: poster.userId, sender_full_name: 'Unknown user', sender_email: `user${poster.userId}@unknown.invalid` };
+  const [eg, ega, ep] = await Promise.all([qGuest, qGuestAvatars, qPeer].map((q) => waitFor(q, (e) => e.type === 'message' && e.message.id === sent.id)));
+  t.match(eg!.message, hidden, 'the message event names "Unknown user" with a made-up email');
+  t.type(eg!.message.avatar_url, 'string', 'and gives the placeholder avatar even to a client that computes avatars');
+  t.equal(ega!.message.avatar_url, eg!.message.avatar_url, 'the same placeholder for every client');
+  t.match(ep!.message, { sender_id: poster.userId, sender_full_name: poster.fullName, sender_email: poster.email, avatar_url: null }, 'a member sees the sender');
+  const narrow = JSON.stringify([{ operator: 'channel', operand: channel }]);
+  const read = async (api: typeof g) => (await api.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow })).messages.find((m: any) => m.id === sent.id);
+  t.match(await read(g), hidden, 'GET /messages as the guest: "Unknown user"');
+  t.match((await g.ok('GET', `/messages/${sent.id}`)).message, hidden, 'GET /messages/{id} as the guest');
+  t.match(await read(p), { sender_full_name: poster.fullName, sender_email: poster.email }, 'GET /messages as a member: the sender');
+
+  // Their own messages and those of users they share the channel with keep their sender.
+  const own = await g.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'news', content: 'mine' });
+  t.match((await waitFor(qGuest, (e) => e.type === 'message' && e.message.id === own.id)).message, { sender_full_name: guest.fullName });
+  const fromPeer = await p.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'news', content: 'from a peer' });
+  t.match((await waitFor(qGuest, (e) => e.type === 'message' && e.message.id === fromPeer.id)).message, { sender_full_name: peer.fullName });
+
+  // Not restricted: the guest sees every sender, in reads and in events.
+  await setAccess(EVERYONE);
+  t.match(await read(g), { sender_full_name: poster.fullName, sender_email: poster.email }, 'role:everyone: GET /messages names the sender');
+  const again = await s.api.as(poster).ok('POST', '/messages', { type: 'stream', to: channel, topic: 'news', content: 'still outside' });
+  t.match((await waitFor(qGuest, (e) => e.type === 'message' && e.message.id === again.id)).message, { sender_full_name: poster.fullName, sender_email: poster.email });
+});
+
+t.test('people guests - status: GET /users/{id}/status of a user a restricted guest may not see is refused; user_status events leave them out', async (t) => {
+  const guest = await loner(ROLE.guest, 'Status Guest');
+  const peer = await loner(ROLE.member, 'Status Peer');
+  const stranger = await loner(ROLE.member, 'Status Stranger');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('status') }], principals: [guest.userId, peer.userId] });
+  await s.api.as(stranger).ok('POST', '/users/me/status', { status_text: 'hidden away' });
+  await setAccess(MEMBERS);
+  t.teardown(() => setAccess(EVERYONE));
+  const g = s.api.as(guest);
+  t.equal(outcome(await g.call('GET', `/users/${stranger.userId}/status`), true), '400 BAD_REQUEST Insufficient permission');
+  t.equal((await as.member.ok('GET', `/users/${stranger.userId}/status`)).status.status_text, 'hidden away', 'a member reads it');
+  t.same((await g.ok('GET', `/users/${peer.userId}/status`)).status, {}, 'the guest reads the status of a user they see');
+
+  const FETCH = { fetch_event_types: ['user_status'], event_types: ['user_status'] };
+  const q = await register(g, FETCH);
+  const snap = structuredClone(q.snapshot);
+  await s.api.as(stranger).ok('POST', '/users/me/status', { status_text: 'plotting' });
+  await s.api.as(peer).ok('POST', '/users/me/status', { status_text: 'around' });
+  const seen: Array<Record<string, any>> = [];
+  await waitFor(q, (e) => {
+    if (e.type === 'user_status') seen.push(e);
+    return e.type === 'user_status' && e.user_id === peer.userId;
+  });
+  t.notOk(seen.some((e) => e.user_id === stranger.userId), 'no user_status event about a user they may not see');
+  for (const e of seen) snap.user_status[String(e.user_id)] = { ...(snap.user_status[String(e.user_id)] ?? {}), status_text: e.status_text };
+  t.same(snap.user_status, (await g.ok('POST', '/register', { fetch_event_types: ['user_status'] })).user_status, 'snapshot + events == a fresh register');
+
+  await setAccess(EVERYONE);
+  t.equal((await g.ok('GET', `/users/${stranger.userId}/status`)).status.status_text, 'plotting', 'role:everyone: the guest reads it');
+});
+
+t.test('people guests - presence: by default (as Zulip) a restricted guest still gets everyone\'s presence', async (t) => {
+  const guest = await loner(ROLE.guest, 'Presence Guest');
+  const stranger = await loner(ROLE.member, 'Presence Stranger');
+  await setAccess(MEMBERS);
+  t.teardown(() => setAccess(EVERYONE));
+  const g = s.api.as(guest);
+  const q = await register(g, { event_types: ['presence'], client_capabilities: { simplified_presence_events: true } });
+  await s.api.as(stranger).ok('POST', '/users/me/presence', { status: 'active' });
+  const e = await waitFor(q, (x) => x.type === 'presence' && String(stranger.userId) in x.presences);
+  t.ok(e, 'the presence event reaches the guest');
+  t.ok(stranger.email in (await g.ok('GET', '/realm/presence')).presences, 'GET /realm/presence lists them');
+  t.equal((await g.ok('GET', `/users/${stranger.userId}/presence`)).presence.aggregated.status, 'active', 'GET /users/{id}/presence answers');
+  t.ok(String(stranger.userId) in (await g.ok('POST', '/register', { fetch_event_types: ['presence'], slim_presence: true })).presences, 'register lists them');
+});
+
+t.test('people guests - presence: with PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE a restricted guest gets only the presence of users they see', async (t) => {
+  const own = await serverFor(t, { env: { PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: 'true' } });
+  const owner = own.api.as(own.demo.owner);
+  const guest = await loner(ROLE.guest, 'Limited Guest', own);
+  const peer = await loner(ROLE.member, 'Limited Peer', own);
+  const stranger = await loner(ROLE.member, 'Limited Stranger', own);
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('presence') }], principals: [guest.userId, peer.userId] });
+  await owner.ok('PATCH', '/realm', { can_access_all_users_group: { new: MEMBERS } });
+  const g = own.api.as(guest);
+  const m = own.api.as(own.demo.member1);
+  await g.ok('POST', '/users/me/presence', { status: 'active' });
+
+  for (const slim of [true, false]) {
+    const FETCH = { fetch_event_types: ['presence'], event_types: ['presence'], slim_presence: slim, client_capabilities: { simplified_presence_events: slim } };
+    const [qGuest, qMember] = await Promise.all([register(g, FETCH), register(m, FETCH)]);
+    const snaps = [qGuest, qMember].map((q) => structuredClone(q.snapshot));
+    const key = (p: Person) => (slim ? String(p.userId) : p.email);
+    const about = (p: Person) => (e: Record<string, any>) => e.type === 'presence' && (slim ? key(p) in e.presences : e.user_id === p.userId);
+    // Idle then active: news each time (a change of status), first the stranger's, then the peer's.
+    const status = slim ? 'idle' : 'active';
+    await own.api.as(stranger).ok('POST', '/users/me/presence', { status });
+    await own.api.as(peer).ok('POST', '/users/me/presence', { status });
+    const seen: Array<Record<string, any>> = [];
+    await waitFor(qGuest, (e) => {
+      if (e.type === 'presence') seen.push(e);
+      return about(peer)(e);
+    });
+    t.notOk(seen.some(about(stranger)), `${slim ? 'slim' : 'legacy'}: no presence event about a user the guest may not see`);
+    for (const e of seen) applyEvent(snaps[0]!, e);
+    await waitFor(qMember, about(stranger));
+    const rest = await waitFor(qMember, about(peer));
+    t.ok(rest, 'a member gets both');
+    const [fresh, freshMember] = await Promise.all([g.ok('POST', '/register', FETCH), m.ok('POST', '/register', FETCH)]);
+    t.notOk(key(stranger) in fresh.presences, 'register leaves them out');
+    t.ok(key(peer) in fresh.presences && key(guest) in fresh.presences, 'and keeps those the guest sees, and the guest');
+    t.ok(key(stranger) in freshMember.presences, 'a member gets everyone');
+    t.same(Object.keys(snaps[0]!.presences).sort(), Object.keys(fresh.presences).sort(), 'the guest: snapshot + events == a fresh register (who is listed)');
+  }
+  t.notOk(stranger.email in (await g.ok('GET', '/realm/presence')).presences, 'GET /realm/presence leaves them out');
+  t.ok(peer.email in (await g.ok('GET', '/realm/presence')).presences);
+  t.notOk(String(stranger.userId) in (await g.ok('POST', '/users/me/presence', { status: 'active', slim_presence: true })).presences, "POST /users/me/presence's answer too");
+  t.equal(outcome(await g.call('GET', `/users/${stranger.userId}/presence`), true), '400 BAD_REQUEST Insufficient permission');
+  t.equal(outcome(await g.call('GET', `/users/${encodeURIComponent(stranger.email)}/presence`), true), '400 BAD_REQUEST Insufficient permission', 'by email too');
+  t.equal((await g.ok('GET', `/users/${peer.userId}/presence`)).presence.aggregated.status, 'active');
+  t.equal(outcome(await m.call('GET', `/users/${stranger.userId}/presence`)), 'ok', 'a member reads it');
+
+  // Not restricted: the guest sees everyone's presence again.
+  await owner.ok('PATCH', '/realm', { can_access_all_users_group: { new: EVERYONE } });
+  t.ok(stranger.email in (await g.ok('GET', '/realm/presence')).presences, 'role:everyone: GET /realm/presence lists them');
+  t.equal(outcome(await g.call('GET', `/users/${stranger.userId}/presence`)), 'ok');
+  const newcomer = await loner(ROLE.member, 'Limited Newcomer', own);
+  const q = await register(g, { event_types: ['presence'], client_capabilities: { simplified_presence_events: true } });
+  await own.api.as(newcomer).ok('POST', '/users/me/presence', { status: 'active' });
+  t.ok(await waitFor(q, (e) => e.type === 'presence' && String(newcomer.userId) in e.presences), 'and presence events about users they share nothing with');
 });

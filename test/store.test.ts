@@ -68,6 +68,14 @@ async function storeSuite(t: Test, store: Store): Promise<void> {
     t.equal(await store.get('users', 'mr', 2), undefined, 'another key of an existing partition');
   });
 
+  await t.test('store - a key longer than any stored key reads as missing (reads take user input)', async (t) => {
+    const long = 'é'.repeat(3_000);
+    t.equal(await store.get('attachments', 'lk:1', long), undefined, 'a long clustering key');
+    t.equal(await store.get('attachments', long, 'a'), undefined, 'a long partition key');
+    t.strictSame(await store.range('attachment_messages', long), [], 'a range of a long partition');
+    t.strictSame(await store.range('attachments', 'lk:1', { gte: long }), [], 'a range from a long bound');
+  });
+
   await t.test('store - range forward with inclusive gte/lte and limit', async (t) => {
     await write([1, 2, 3, 4, 5, 6, 7, 8].map((id) => put('messages', 'fw', id, { id })));
     t.strictSame(cks(await store.range('messages', 'fw')), [1, 2, 3, 4, 5, 6, 7, 8]);

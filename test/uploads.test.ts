@@ -88,6 +88,27 @@ t.test('uploads - errors: no file, two files, too large', async (t) => {
   t.equal(((await elsewhere.json()) as any).msg, 'File uploads are not accepted by this endpoint');
 });
 
+t.test('uploads - a file name too long for a path segment is cut, keeping its extension', async (t) => {
+  const name = `${'é'.repeat(300)}.txt`;
+  const r = await upload(s.demo.member1, [{ name, type: 'text/plain', data: Buffer.from('long name') }]);
+  t.equal(r.status, 200, JSON.stringify(r.body).slice(0, 200));
+  t.equal(r.body.filename, name, 'the name as sent is reported back');
+  const stored = decodeURIComponent(r.body.url.split('/').pop());
+  t.match(stored, /^é+\.txt$/);
+  t.ok(Buffer.byteLength(stored) <= 200, `${Buffer.byteLength(stored)} bytes in the path`);
+  const got = await download(s.demo.member1, r.body.url);
+  t.equal(got.status, 200);
+  t.equal(await got.text(), 'long name');
+});
+
+t.test('uploads - a path naming no file is 404, however long its segments', async (t) => {
+  for (const url of ['/user_uploads/1/ab/cd/none.txt', `/user_uploads/1/${'9'.repeat(5_000)}/cd/none.txt`, `/user_uploads/1/ab/cd/${'é'.repeat(2_000)}`]) {
+    const r = await download(s.demo.member1, url);
+    t.equal(r.status, 404, `${url.slice(0, 40)}… (${url.length} chars)`);
+    t.match(await r.json(), { result: 'error', msg: 'File not found.' });
+  }
+});
+
 t.test('uploads - the official Python client: upload_file', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-py-upload-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -23,12 +23,28 @@ t.teardown(() => Terminal.stopAll());
 /** A person in a channel of their own with the owner, and one message waiting for them. */
 async function personWithUnread(server: TestServer): Promise<{ person: Person; channel: string; first: { id: number; content: string } }> {
   const person = await newPerson(server, 400, uniq('Terminal User'));
+  // Welcome Bot greeted the new user; they have read that, so the channel's message below is the first unread.
+  await server.api.as(person).ok('POST', '/mark_all_as_read');
   const channel = uniq('zt');
   const o = server.api.as(server.demo.owner);
   await o.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [person.userId] });
   const content = uniq('first message');
   const { id } = await o.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'start', content });
   return { person, channel, first: { id, content } };
+}
+
+/** Presses `c` until the compose box is open (its empty channel field, marked ✗, shows), at most three times. */
+async function openCompose(term: Terminal): Promise<void> {
+  const open = (screen: string) => /│✗\s+▶/.test(screen);
+  for (let tries = 0; tries < 3; tries++) {
+    term.keys('c');
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      if (open(term.screen())) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  await term.waitUntil('the compose box open', open, 1000);
 }
 
 /** The message `id` as `api` sees it (flags, reactions, content). */
@@ -67,7 +83,8 @@ t.test('zulip-terminal - a day of work: read, send, receive live, star, react, e
   t.ok(read?.flags.includes('read'), 'the message shown is marked read on the server');
 
   const sent = uniq('typed in the terminal');
-  term.keys('c');
+  // Type only once the compose box is open: keys typed before that are hotkeys of the message list.
+  await openCompose(term);
   term.type(channel);
   term.keys('Tab');
   term.type('from the terminal');

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
+import { ACCESS_LIMITS_PRESENCE } from '../realm/ephemeral.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
@@ -129,12 +130,15 @@ function legacyPresence(u: UserPresence) {
 
 const modernPresence = (u: UserPresence) => ({ active_timestamp: u.activeTimestamp, idle_timestamp: u.idleTimestamp });
 
-/** Everyone's presence seen in the last `days` days: by user ID (slim) or by email (legacy). */
-function presences(p: RealmPresence, slim: boolean, days: number | null) {
+/**
+ * Everyone's presence seen in the last `days` days: by user ID (slim) or by
+ * email (legacy); with `sees`, only theirs (a restricted guest's, `presenceAccess`).
+ */
+function presences(p: RealmPresence, slim: boolean, days: number | null, sees: ReadonlySet<number> | null) {
   const since = days === null ? 0 : Math.floor(Date.now() / 1000) - days * 86_400;
   const out: Record<string, unknown> = {};
   for (const [id, u] of p.users) {
-    if (u.idleTimestamp < since) continue;
+    if (u.idleTimestamp < since || (sees && !sees.has(id))) continue;
     if (slim) out[String(id)] = modernPresence(u);
     else {
       const email = p.emails.get(id);
@@ -150,6 +154,16 @@ async function refreshEmails(p: RealmPresence, ctx: ActorContext, caller: { real
   for (const u of users) p.emails.set(u.user_id, u.email);
 }
 
+/**
+ * Who the caller sees and who sees them, when `can_access_all_users_group`
+ * limits presence (`ACCESS_LIMITS_PRESENCE`); null otherwise: everyone.
+ */
+async function accessOf(ctx: ActorContext, caller: { realmId: number; userId: number | null }): Promise<{ sees: Set<number> | null; seenBy: number[] } | null> {
+  if (!ACCESS_LIMITS_PRESENCE) return null;
+  const a = await ctx.actors.call(realmRef, realmActorId(caller.realmId), { type: 'presenceAccess', caller });
+  return { sees: a.sees ? new Set(a.sees) : null, seenBy: a.seenBy };
+}
+
 const DEFAULT_HISTORY_DAYS = 14;
 
 export const updatePresence = action({
@@ -160,8 +174,9 @@ export const updatePresence = action({
     const p = (shard as EphemeralShard).realm(msg.caller.realmId);
     if (!p.emails.has(msg.caller.userId!)) await refreshEmails(p, ctx, msg.caller);
     if (!p.emails.has(msg.caller.userId!)) throw badRequest('Account is deactivated');
+    return accessOf(ctx, msg.caller);
   },
-  check(shard, msg) {
+  check(shard, msg, access) {
     const p = shard.realm(msg.caller.realmId);
     const userId = msg.caller.userId!;
     const now = Math.floor(Date.now() / 1000);
@@ -169,7 +184,7 @@ export const updatePresence = action({
     const next: UserPresence = { activeTimestamp: msg.status === 'active' ? now : (old?.activeTimestamp ?? 0), idleTimestamp: now };
     const wasOnline = old !== undefined && old.idleTimestamp + OFFLINE_THRESHOLD_SECS >= now;
     const statusChanged = old === undefined || legacyPresence(old).aggregated.status !== legacyPresence(next).aggregated.status;
-    return { msg, p, userId, next, notify: !wasOnline || statusChanged };
+    return { msg, p, userId, next, access, notify: !wasOnline || statusChanged };
   },
   apply(_shard, x) {
     x.p.users.set(x.userId, x.next);
@@ -178,13 +193,13 @@ export const updatePresence = action({
     return {
       server_timestamp: now,
       zephyr_mirror_active: false,
-      ...(x.msg.pingOnly ? {} : { presences: presences(x.p, x.msg.slim, x.msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS) }),
+      ...(x.msg.pingOnly ? {} : { presences: presences(x.p, x.msg.slim, x.msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, x.access?.sees ?? null) }),
       ...(x.msg.lastUpdateId !== null ? { presence_last_update_id: x.p.lastUpdateId } : {}),
     };
   },
   events(_shard, x) {
     if (!x.notify) return [];
-    const everyone = [...x.p.emails.keys()];
+    const everyone = x.access ? x.access.seenBy : [...x.p.emails.keys()];
     const realmId = x.msg.caller.realmId;
     const legacy = legacyPresence(x.next);
     return [
@@ -200,8 +215,9 @@ export const getPresences = query({
   run(shard, msg, ctx) {
     const p = shard.realm(msg.caller.realmId);
     return (async () => {
+      const access = await accessOf(ctx, msg.caller);
       if (!msg.slim && [...p.users.keys()].some((id) => !p.emails.has(id))) await refreshEmails(p, ctx, msg.caller);
-      return { presences: presences(p, msg.slim, msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS), server_timestamp: Math.floor(Date.now() / 1000), presence_last_update_id: p.lastUpdateId };
+      return { presences: presences(p, msg.slim, msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, access?.sees ?? null), server_timestamp: Math.floor(Date.now() / 1000), presence_last_update_id: p.lastUpdateId };
     })();
   },
 });
@@ -219,6 +235,8 @@ export const getUserPresence = query({
         id = find();
       }
       if (id === undefined) throw badRequest('No such user');
+      const access = await accessOf(ctx, msg.caller);
+      if (access?.sees && !access.sees.has(id)) throw badRequest('Insufficient permission');
       const u = p.users.get(id);
       if (!u) throw badRequest(`No presence data for ${msg.who}`);
       return { presence: legacyPresence(u) };

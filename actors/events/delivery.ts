@@ -33,6 +33,12 @@ export const Delivery = z.discriminatedUnion('kind', [
       allPublic: z.boolean(),
       message: StoredMessage,
       names: Directory,
+      /**
+       * Recipients who may not see the sender (a restricted guest, a sender not
+       * subscribed to the channel): they get it from "Unknown user" (Zulip's
+       * `user_ids_without_access_to_sender`).
+       */
+      hiddenSenderFor: z.array(Id).optional(),
       localEcho: z.object({ senderId: Id, queueId: z.string(), localId: z.string() }).strict().nullable(),
     })
     .strict(),

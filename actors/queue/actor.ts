@@ -9,11 +9,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { badEventQueue, badRequest } from '../../lib/errors.ts';
+import { badEventQueue } from '../../lib/errors.ts';
 import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
 import { checkClientEvent } from '../events/check.ts';
-import type { Delivery } from '../events/delivery.ts';
-import { avatarUrl, defaultFlags, formatMessage } from '../format.ts';
+import type { Delivery, Directory } from '../events/delivery.ts';
+import { avatarUrl, defaultFlags, formatMessage, topicForClient } from '../format.ts';
 import { defineAction, defineQuery, type Msg } from '../runtime/action.ts';
 import { Parked } from '../runtime/mailbox.ts';
 import { defineActor } from '../runtime/registry.ts';
@@ -39,6 +39,12 @@ export const QueueOptions = z.object({
   simplifiedPresenceEvents: z.boolean().default(false),
   /** Client capability individual_emoji_changes (FL 491): realm_emoji add/edit instead of the whole list. */
   individualEmojiChanges: z.boolean().default(false),
+  /**
+   * For clients without the `empty_topic_name` capability: the organization's
+   * `realm_empty_topic_display_name`, given in place of the empty topic in
+   * every event that names a topic. Null: the client handles the empty topic.
+   */
+  emptyTopicDisplayName: z.string().nullable().default(null),
 });
 export type QueueOptions = z.infer<typeof QueueOptions>;
 
@@ -54,9 +60,19 @@ export class QueueShard {
     private readonly log: Logger,
   ) {}
 
-  /** How many live queues the user has (all of a user's queues live in the user's shard). */
-  liveQueues(realmId: number, userId: number): number {
-    return this.byUser.get(`${realmId}:${userId}`)?.size ?? 0;
+  /**
+   * The queue to end for a new one when the user is at `maxQueuesPerUser`
+   * (all of a user's queues live in the user's shard): the one idle longest,
+   * a queue without a waiting poll before one with. Null below the cap.
+   */
+  queueToEvict(realmId: number, userId: number): EventQueue | null {
+    const queues = this.byUser.get(`${realmId}:${userId}`);
+    if (!queues || queues.size < this.maxQueuesPerUser) return null;
+    let oldest: EventQueue | null = null;
+    for (const q of queues) {
+      if (!oldest || (oldest.polling && !q.polling) || (oldest.polling === q.polling && q.lastActive < oldest.lastActive)) oldest = q;
+    }
+    return oldest;
   }
 
   add(q: EventQueue): void {
@@ -86,13 +102,13 @@ export class QueueShard {
 
   deliver(d: Delivery, broadcast: boolean): void {
     if (broadcast) return this.deliverPublic(d);
-    const formatted = new Map<string, string>();
+    const formatted = formattedOf(d);
     for (const id of d.userIds) {
       for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
         else if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
           // Clients without bulk_message_deletion get one event per message, with message_id.
-          if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...d.event, message_ids: undefined, message_id: id }));
+          if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...(personalize(d.event, q.options) as object), message_ids: undefined, message_id: id }));
         } else if (q.wants(d.event.type) && (!d.capability || (q.options.capabilities[d.capability.name] ?? false) === d.capability.value) && accepts(q.options, d.event)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
@@ -110,7 +126,7 @@ export class QueueShard {
   private deliverPublic(d: Delivery): void {
     if (d.kind !== 'message' || this.allPublic.size === 0) return;
     const recipients = new Set(d.userIds);
-    const formatted = new Map<string, string>();
+    const formatted = formattedOf(d);
     for (const q of this.allPublic) {
       if (q.realmId !== d.realmId || recipients.has(q.userId)) continue;
       this.deliverMessage(q, d, false, formatted);
@@ -118,15 +134,16 @@ export class QueueShard {
     }
   }
 
-  /** `formatted` caches the message's JSON per format options across the queues of one delivery. */
+  /** `formatted` caches the message's JSON per format options across the queues of one delivery (`formattedOf`). */
   private deliverMessage(q: EventQueue, d: Extract<Delivery, { kind: 'message' }>, isRecipient: boolean, formatted: Map<string, string>): void {
     if (!q.wants('message')) return;
     const m = d.message;
     const flags = isRecipient ? defaultFlags(m, q.userId) : ['read'];
     if (!matchesNarrow(q.options.narrow, messageView(m, flags))) return;
-    const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}`;
+    const hidden = d.hiddenSenderFor?.includes(q.userId) ?? false;
+    const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}:${q.options.emptyTopicDisplayName ?? ''}:${hidden}`;
     let message = formatted.get(key);
-    if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, d.names, q.options))));
+    if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, hidden ? withoutUser(d.names, m.senderId) : d.names, q.options))));
     const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? `,"local_message_id":${JSON.stringify(d.localEcho.localId)}` : '';
     this.push(q, `{"type":"message","message":${message},"flags":${JSON.stringify(flags)}${echo}}`);
   }
@@ -153,6 +170,24 @@ export class QueueShard {
 }
 
 /** The user a delivery reports deactivated (their queues end once they got it), or null. */
+/**
+ * A message's JSON per format options, kept with the delivery: the node gives
+ * every shard of it the same (checked) delivery, so each format is made once
+ * per node, not once per shard.
+ */
+const formats = new WeakMap<Delivery, Map<string, string>>();
+/** `names` without one user: a message's sender for those who may not see them. */
+function withoutUser(names: Directory, userId: number): Directory {
+  const { [String(userId)]: _, ...users } = names.users;
+  return { ...names, users };
+}
+
+function formattedOf(d: Delivery): Map<string, string> {
+  let m = formats.get(d);
+  if (!m) formats.set(d, (m = new Map()));
+  return m;
+}
+
 function deactivatedUser(d: Delivery): number | null {
   if (d.kind !== 'event' || d.event.type !== 'realm_user' || d.event.op !== 'update') return null;
   const person = d.event.person;
@@ -167,10 +202,42 @@ function accepts(options: QueueOptions, event: Extract<Delivery, { kind: 'event'
   return true;
 }
 
-/** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar. */
+/** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar, topics its empty_topic_name. */
 function personalize(event: Extract<Delivery, { kind: 'event' }>['event'], options: QueueOptions): unknown {
   if (event.type === 'realm_user' && event.op === 'add') return { ...event, person: { ...event.person, avatar_url: avatarUrl(event.person.email, options.clientExtavatar) } };
-  return event;
+  const name = options.emptyTopicDisplayName;
+  return name === null ? event : withEmptyTopicNamed(event, name);
+}
+
+/**
+ * An event with the empty topic given as `name`, for clients without the
+ * empty_topic_name capability: the events Zulip's queues rewrite
+ * (`zerver/tornado/event_queue.py`); a message's `subject` is set when it is
+ * formatted (`formatMessage`).
+ */
+function withEmptyTopicNamed(event: Extract<Delivery, { kind: 'event' }>['event'], name: string): unknown {
+  switch (event.type) {
+    case 'update_message':
+      if (event.subject !== '' && event.orig_subject !== '') return event;
+      return {
+        ...event,
+        ...(event.subject !== undefined ? { subject: topicForClient(event.subject, name) } : {}),
+        ...(event.orig_subject !== undefined ? { orig_subject: topicForClient(event.orig_subject, name) } : {}),
+      };
+    case 'delete_message':
+    case 'typing':
+      return event.topic === '' ? { ...event, topic: name } : event;
+    case 'user_topic':
+      return event.topic_name === '' ? { ...event, topic_name: name } : event;
+    case 'update_message_flags': {
+      const details = event.message_details;
+      if (!details || !Object.values(details).some((x) => x.type === 'stream' && x.topic === '')) return event;
+      const renamed = Object.fromEntries(Object.entries(details).map(([id, x]) => [id, x.type === 'stream' ? { ...x, topic: topicForClient(x.topic, name) } : x]));
+      return { ...event, message_details: renamed };
+    }
+    default:
+      return event;
+  }
 }
 
 const action = defineAction<QueueShard>();
@@ -180,14 +247,13 @@ const register = action({
   type: 'register',
   fields: z.object({ options: QueueOptions }),
   check(shard, msg) {
-    // Each queue holds memory and gets a copy of every event: a bounded number per user.
-    const max = shard.maxQueuesPerUser;
-    if (shard.liveQueues(msg.caller.realmId, msg.caller.userId!) >= max) {
-      throw badRequest(`Too many event queues: a user may have ${max} at once; delete unused ones (DELETE /events) or let them expire`);
-    }
-    return { caller: msg.caller, options: msg.options };
+    // Each queue holds memory and gets every event: a bounded number per user. Past the cap the
+    // user's longest-idle queue ends (its client gets BAD_EVENT_QUEUE_ID and registers again, as
+    // after an expiry), so a client that registers without end cannot grow the server.
+    return { caller: msg.caller, options: msg.options, evict: shard.queueToEvict(msg.caller.realmId, msg.caller.userId!) };
   },
   apply(shard, p) {
+    if (p.evict) shard.drop(p.evict);
     const q = new EventQueue(randomBytes(12).toString('base64url'), p.caller.realmId, p.caller.userId!, p.options);
     shard.add(q);
     return { queue_id: q.id, last_event_id: q.lastEventId };

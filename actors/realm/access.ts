@@ -95,7 +95,8 @@ export function accessibleUsers(state: Readonly<RealmState>, viewer: UserRecord)
     if (!subs.get(viewer.id)?.active) continue;
     for (const s of subs.values()) if (s.active) out.add(s.userId);
   }
-  for (const key of state.dmsByUser.get(viewer.id) ?? []) for (const id of state.dms.get(key)!.userIds) out.add(id);
+  // A conversation may include a system bot (Welcome Bot): those are not realm users (cross_realm_bots).
+  for (const key of state.dmsByUser.get(viewer.id) ?? []) for (const id of state.dms.get(key)!.userIds) if (state.users.has(id)) out.add(id);
   return out;
 }
 

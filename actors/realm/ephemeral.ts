@@ -6,10 +6,19 @@
 import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { defineQuery } from '../runtime/action.ts';
-import { actingUser, activeUsers, canAccess } from './access.ts';
+import { accessibleUsers, actingUser, activeUsers, canAccess, seesEveryone, usersWhoSee } from './access.ts';
 import type { RealmState } from './state.ts';
 
 const query = defineQuery<RealmState>();
+
+/**
+ * Whether `can_access_all_users_group` limits presence too (Zulip's server
+ * setting CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE, off by default): a
+ * restricted guest then gets only the presence of the users they see, and
+ * a user's presence events go only to those who see them. Off, everyone
+ * gets everyone's presence, as in Zulip.
+ */
+export const ACCESS_LIMITS_PRESENCE = /^(1|true|yes)$/i.test(process.env.PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE ?? '');
 
 /** Channels with more subscribers than this get no typing notifications (Zulip's max_stream_size_for_typing_notifications). */
 export const MAX_STREAM_SIZE_FOR_TYPING = 100;
@@ -44,5 +53,20 @@ export const presenceDirectory = query({
   run(state, msg) {
     actingUser(state, msg.caller);
     return { users: activeUsers(state).map((id) => person(state, id)) };
+  },
+});
+
+/**
+ * Who the caller sees and who sees the caller, for presence when
+ * `ACCESS_LIMITS_PRESENCE`: `sees` is null when the caller sees everyone.
+ * Asked on every presence request (never cached), so a change of access
+ * shows at once.
+ */
+export const presenceAccess = query({
+  type: 'presenceAccess',
+  fields: z.object({}),
+  run(state, msg) {
+    const me = actingUser(state, msg.caller);
+    return { sees: seesEveryone(state, me) ? null : [...accessibleUsers(state, me)], seenBy: usersWhoSee(state, me) };
   },
 });

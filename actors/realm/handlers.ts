@@ -2,7 +2,7 @@
 import { directory, messageSources, narrowForQueue, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { addReaction, removeReaction } from './reactions.ts';
-import { presenceDirectory, typingAudience } from './ephemeral.ts';
+import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
@@ -114,6 +114,7 @@ export const realmHandlers = {
   topicHistory,
   typingAudience,
   presenceDirectory,
+  presenceAccess,
   sendMessageWithTopicWildcard,
   muteUser,
   listAlertWords,

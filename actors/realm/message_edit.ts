@@ -12,14 +12,14 @@ import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { type ChannelRecord, type EditRecord, type GroupSettingValue, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
-import { defaultFlags } from '../format.ts';
+import { defaultFlags, topicForClient } from '../format.ts';
 import { channelRecipientKey, isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { actingUser, canAccess, channelAudience } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
-import { alertedUsers, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
+import { alertedUsers, emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
 import type { RealmState } from './state.ts';
 
@@ -334,20 +334,21 @@ export const updateMessage = action({
 
 export const messageHistory = query({
   type: 'messageHistory',
-  fields: z.object({ id: z.number().int() }),
+  fields: z.object({ id: z.number().int(), allowEmptyTopicName: z.boolean().default(false) }),
   run(state, msg, ctx) {
     const user = actingUser(state, msg.caller);
     const view = readerView(state, user.id);
+    const emptyName = msg.allowEmptyTopicName ? null : emptyTopicDisplayName(state);
     return later(async () => {
       const m = await readMessage(ctx, state.realmId, msg.id);
       if (!m || !view.sources.some((s) => s.recipientKey === m.recipientKey && m.id >= s.minId)) throw badRequest('Invalid message(s)');
-      return { message_history: historySnapshots(m) };
+      return { message_history: historySnapshots(m, m.type === 'stream' ? emptyName : null) };
     });
   },
 });
 
 /** Zulip's message_history: the message as it was after each change, oldest first. */
-function historySnapshots(m: StoredMessage) {
+function historySnapshots(m: StoredMessage, emptyTopicName: string | null) {
   // Walk back from the current state to the original one.
   let content = m.content;
   let rendered = m.renderedContent;
@@ -355,16 +356,16 @@ function historySnapshots(m: StoredMessage) {
   let stream = m.streamId;
   const states: Array<Record<string, unknown>> = [];
   for (const e of [...m.editHistory].reverse()) {
-    const entry: Record<string, unknown> = { topic, content, rendered_content: rendered, timestamp: e.timestamp, user_id: e.userId };
+    const entry: Record<string, unknown> = { topic: topicForClient(topic, emptyTopicName), content, rendered_content: rendered, timestamp: e.timestamp, user_id: e.userId };
     if (e.prevContent !== undefined) Object.assign(entry, { prev_content: e.prevContent, prev_rendered_content: e.prevRenderedContent, content_html_diff: rendered });
-    if (e.prevTopic !== undefined) entry.prev_topic = e.prevTopic;
+    if (e.prevTopic !== undefined) entry.prev_topic = topicForClient(e.prevTopic, emptyTopicName);
     if (e.prevStream !== undefined) Object.assign(entry, { prev_stream: e.prevStream, stream });
     states.unshift(entry);
     if (e.prevContent !== undefined) [content, rendered] = [e.prevContent, e.prevRenderedContent ?? ''];
     if (e.prevTopic !== undefined) topic = e.prevTopic;
     if (e.prevStream !== undefined) stream = e.prevStream;
   }
-  states.unshift({ topic, content, rendered_content: rendered, timestamp: m.timestamp, user_id: m.senderId });
+  states.unshift({ topic: topicForClient(topic, emptyTopicName), content, rendered_content: rendered, timestamp: m.timestamp, user_id: m.senderId });
   return states;
 }
 

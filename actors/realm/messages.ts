@@ -13,7 +13,7 @@ import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { VisibilityPolicy } from './user_topics.ts';
 import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { accessibleUsers, accessRestricted, actingUser, canAccess, resolvePerson, restrictedViews, seesEveryone } from './access.ts';
+import { accessibleUsers, accessRestricted, actingUser, canAccess, canSeeUser, resolvePerson, restrictedViews, seesEveryone } from './access.ts';
 import { accessChangeEvents } from './people.ts';
 import { type RenderOptions, renderMessage } from './markdown.ts';
 import { topicLinks } from '../../lib/linkifiers.ts';
@@ -76,9 +76,12 @@ export interface SendPlan {
   accessBefore: Map<number, Set<number>> | null;
 }
 
+/** The organization's name for the empty topic (`realm_empty_topic_display_name`). */
+export const emptyTopicDisplayName = (state: Readonly<RealmState>): string => state.meta?.emptyTopicDisplayName ?? 'general chat';
+
 export function normalizeTopic(state: Readonly<RealmState>, raw: string | null): string {
   const topic = (raw ?? '').trim();
-  if (topic === '(no topic)' || topic === state.meta?.emptyTopicDisplayName) return '';
+  if (topic === '(no topic)' || topic === emptyTopicDisplayName(state)) return '';
   return topic;
 }
 
@@ -357,12 +360,17 @@ export function uploadPaths(realmId: number, content: string): string[] {
   return [...out];
 }
 
-/** The names a message is formatted with, as they are now. */
-export function namesFor(state: Readonly<RealmState>, userIds: Iterable<number>, channelIds: Iterable<number>): Directory {
+/**
+ * The names a message is formatted with, as they are now; for a `viewer`
+ * who does not see everyone, without the users they may not see (who are
+ * then formatted as "Unknown user").
+ */
+export function namesFor(state: Readonly<RealmState>, userIds: Iterable<number>, channelIds: Iterable<number>, viewer?: UserRecord): Directory {
   const users: Directory['users'] = {};
+  const seen = viewer && !seesEveryone(state, viewer) ? accessibleUsers(state, viewer) : null;
   for (const id of userIds) {
     const u = state.person(id);
-    if (u) users[id] = { email: u.email, full_name: u.fullName };
+    if (u && (seen === null || seen.has(id) || u.isBot)) users[id] = { email: u.email, full_name: u.fullName };
   }
   const channels: Directory['channels'] = {};
   for (const id of channelIds) {
@@ -377,10 +385,26 @@ export function accessEventsOf(state: Readonly<RealmState>, plan: SendPlan): Del
   return plan.accessBefore ? accessChangeEvents(state, plan.accessBefore) : [];
 }
 
+/**
+ * The recipients of a channel message who may not see its sender: restricted
+ * guests, when the sender is not subscribed to the channel (Zulip's
+ * `user_ids_without_access_to_sender`). A direct message's participants see
+ * each other.
+ */
+function hiddenSenderFor(state: Readonly<RealmState>, m: StoredMessage, recipients: number[]): number[] {
+  const sender = state.person(m.senderId);
+  if (m.streamId === null || !sender || !accessRestricted(state)) return [];
+  return recipients.filter((id) => {
+    const u = state.users.get(id);
+    return u !== undefined && !canSeeUser(state, u, sender);
+  });
+}
+
 /** The message event for a stored message's recipients. */
 export function sendDelivery(state: Readonly<RealmState>, m: StoredMessage, localEcho: { queueId: string; localId: string } | null): Delivery {
   const recipients = m.streamId !== null ? state.activeSubscribers(m.streamId) : m.dmUserIds!;
   const channel = m.streamId !== null ? state.channels.get(m.streamId)! : null;
+  const hidden = hiddenSenderFor(state, m, recipients);
   return {
     kind: 'message',
     realmId: state.realmId,
@@ -388,6 +412,7 @@ export function sendDelivery(state: Readonly<RealmState>, m: StoredMessage, loca
     allPublic: channel !== null && !channel.inviteOnly,
     message: m,
     names: namesFor(state, [m.senderId, ...(m.dmUserIds ?? [])], channel ? [channel.id] : []),
+    ...(hidden.length ? { hiddenSenderFor: hidden } : {}),
     localEcho: localEcho ? { senderId: m.senderId, ...localEcho } : null,
   };
 }
@@ -484,6 +509,9 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
       }
       case 'channels':
         return { ...t, operand: [...state.channels.values()].filter((c) => !c.inviteOnly && canAccess(state, c, user)).map((c) => c.id) };
+      case 'topic':
+        // As in Zulip, the display name of the empty topic names it (no topic can be stored under that name: it is read as "" on send).
+        return typeof t.operand === 'string' && t.operand.toLowerCase() === emptyTopicDisplayName(state).toLowerCase() ? { ...t, operand: '' } : t;
       case 'is':
         if (t.operand === 'followed' || t.operand === 'muted') return { operator: 'conversations', operand: JSON.stringify(visibilitySet(state, user.id, t.operand)), negated: t.negated };
         return t;
@@ -598,7 +626,7 @@ export const messageSources = query({
   run(state, msg) {
     const user = actingUser(state, msg.caller);
     const narrow = resolveNarrow(state, user, msg.with ? resolveWith(state, user, msg.narrow, msg.with) : msg.narrow);
-    return { narrow, sources: sourcesFor(state, user, narrow) };
+    return { narrow, sources: sourcesFor(state, user, narrow), emptyTopicDisplayName: emptyTopicDisplayName(state) };
   },
 });
 
@@ -617,7 +645,6 @@ export const directory = query({
   type: 'directory',
   fields: z.object({ userIds: z.array(z.number().int()), channelIds: z.array(z.number().int()) }),
   run(state, msg) {
-    actingUser(state, msg.caller);
-    return namesFor(state, msg.userIds, msg.channelIds);
+    return namesFor(state, msg.userIds, msg.channelIds, actingUser(state, msg.caller));
   },
 });

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { channelRecipientKey } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { actingUser, canAccess } from './access.ts';
-import { type MessageSource, sourcesFor } from './messages.ts';
+import { emptyTopicDisplayName, type MessageSource, sourcesFor } from './messages.ts';
 import type { RealmState } from './state.ts';
 
 const query = defineQuery<RealmState>();
@@ -38,7 +38,7 @@ export function readerView(state: Readonly<RealmState>, userId: number): ReaderV
 export const readerViewQuery = query({
   type: 'readerView',
   fields: z.object({}),
-  run(state, msg): ReaderView {
-    return readerView(state, actingUser(state, msg.caller).id);
+  run(state, msg): ReaderView & { emptyTopicDisplayName: string } {
+    return { ...readerView(state, actingUser(state, msg.caller).id), emptyTopicDisplayName: emptyTopicDisplayName(state) };
   },
 });

@@ -15,7 +15,7 @@ import { moveLimit } from './message_edit.ts';
 import { foldersOf } from './channel_folders.ts';
 import { linkifiersOf } from './linkifiers.ts';
 import { renderDescription } from './markdown.ts';
-import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
+import { emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
 import { defaultExternalAccounts, FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
 import { usersFor } from './people.ts';
@@ -43,7 +43,7 @@ function limits(state: Readonly<RealmState>): Record<string, unknown> {
     max_stream_description_length: MAX_STREAM_DESCRIPTION_LENGTH,
     max_channel_folder_name_length: 60,
     max_channel_folder_description_length: 1024,
-    realm_empty_topic_display_name: state.meta?.emptyTopicDisplayName ?? 'general chat',
+    realm_empty_topic_display_name: emptyTopicDisplayName(state),
     realm_topics_policy: state.meta?.topicsPolicy ?? 'allow_empty_topic',
     max_file_upload_size_mib: MAX_UPLOAD_MIB,
   };
@@ -200,7 +200,7 @@ export const snapshot = query({
     }
     if (want('scheduled_messages')) out.scheduled_messages = scheduledOf(state, user.id);
     if (want('channel_folders')) out.channel_folders = foldersOf(state);
-    if (want('user_topic')) out.user_topics = userTopicsOf(state, user.id);
+    if (want('user_topic')) out.user_topics = userTopicsOf(state, user.id, msg.capabilities.empty_topic_name === true ? null : emptyTopicDisplayName(state));
     // As in Zulip: a client that asks for user_topic as well gets only the newer form.
     if (want('muted_topics') && (msg.fetch === null || !want('user_topic'))) out.muted_topics = mutedTopicsOf(state, user.id);
     if (want('muted_users')) out.muted_users = mutedUsersOf(state, user.id);

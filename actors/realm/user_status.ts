@@ -11,7 +11,7 @@ import { T, type UserRecord, type UserStatus } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
-import { accessibleUsers, actingUser, seesEveryone } from './access.ts';
+import { accessibleUsers, actingUser, canSeeUser, seesEveryone } from './access.ts';
 import { userAudience } from './people.ts';
 import type { RealmState } from './state.ts';
 import { settingEvents } from './settings.ts';
@@ -138,9 +138,11 @@ export const getStatus = query({
   type: 'getStatus',
   fields: z.object({ userId: z.number().int() }),
   run(state, msg) {
-    actingUser(state, msg.caller);
+    const viewer = actingUser(state, msg.caller);
     const u = state.users.get(msg.userId);
     if (!u) throw badRequest('No such user');
+    // Zulip's access_user_by_id(for_admin=False): reading a user needs seeing them (can_access_all_users_group).
+    if (!canSeeUser(state, viewer, u)) throw badRequest('Insufficient permission');
     return { status: statusObject(state, u) };
   },
 });

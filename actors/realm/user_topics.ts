@@ -7,11 +7,12 @@ import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { T, type UserTopicRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
+import { topicForClient } from '../format.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { readerView } from './reading.ts';
 import { channelRecipientKey } from '../model.ts';
 import { actingUser, canAccess } from './access.ts';
-import { MAX_TOPIC_LENGTH, normalizeTopic } from './messages.ts';
+import { emptyTopicDisplayName, MAX_TOPIC_LENGTH, normalizeTopic } from './messages.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -19,12 +20,12 @@ const query = defineQuery<RealmState>();
 
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
-/** The `user_topics` register key. */
-export function userTopicsOf(state: Readonly<RealmState>, userId: number) {
+/** The `user_topics` register key; `emptyTopicDisplayName` names the empty topic for clients without empty_topic_name. */
+export function userTopicsOf(state: Readonly<RealmState>, userId: number, emptyTopicDisplayName: string | null = null) {
   return [...(state.userTopics.get(userId)?.values() ?? [])]
     .filter((r) => state.channels.has(r.streamId))
     .sort((a, b) => a.lastUpdated - b.lastUpdated || a.streamId - b.streamId)
-    .map((r) => ({ stream_id: r.streamId, topic_name: r.topic, last_updated: r.lastUpdated, visibility_policy: r.policy }));
+    .map((r) => ({ stream_id: r.streamId, topic_name: topicForClient(r.topic, emptyTopicDisplayName), last_updated: r.lastUpdated, visibility_policy: r.policy }));
 }
 
 /** The legacy `muted_topics` register key: [channel name, topic, when]. */
@@ -78,12 +79,13 @@ export const updateUserTopic = action({
  */
 export const topicHistory = query({
   type: 'topicHistory',
-  fields: z.object({ streamId: z.number().int() }),
+  fields: z.object({ streamId: z.number().int(), allowEmptyTopicName: z.boolean().default(false) }),
   run(state, msg) {
     const user = actingUser(state, msg.caller);
     const src = readerView(state, user.id).sources.find((x) => x.recipientKey === channelRecipientKey(msg.streamId));
     if (!src) throw badRequest('Invalid channel ID');
     const topics = [...(state.topics.get(msg.streamId)?.values() ?? [])].filter((x) => x.maxId >= src.minId).sort((a, b) => b.maxId - a.maxId);
-    return { topics: topics.map((x) => ({ name: x.name, max_id: x.maxId })) };
+    const emptyName = msg.allowEmptyTopicName ? null : emptyTopicDisplayName(state);
+    return { topics: topics.map((x) => ({ name: topicForClient(x.name, emptyName), max_id: x.maxId })) };
   },
 });

@@ -3,8 +3,11 @@
  * implementations: in-process (embedded mode) and NATS (cluster mode). The
  * same tests run against both.
  *
- * Messages are plain JSON data: nothing is shared by reference, so an actor
- * behaves the same whether its caller is in this process or another machine.
+ * Messages are plain JSON data: a request's body is the handler's own, so an
+ * actor behaves the same whether its caller is in this process or another
+ * machine. An event published to several subjects is decoded once and the
+ * same value given to each subscriber that gets it: subscribers only read it
+ * (in check mode it is frozen, so a write fails the test that makes it).
  */
 import { ApiError, type WireError } from '../../lib/errors.ts';
 
@@ -18,7 +21,22 @@ export interface SubscribeOptions {
 }
 
 export type RequestHandler = (body: unknown, subject: string) => Promise<unknown>;
+/** Gets a decoded event; the value may be shared with other subscribers: read it, never change it. */
 export type EventHandler = (body: unknown, subject: string) => void;
+
+const FREEZE_EVENTS = process.env.PARLEY_CHECK === '1';
+
+/** An event value as subscribers get it: frozen all the way down in check mode. */
+export function sharedEvent<T>(value: T): T {
+  if (FREEZE_EVENTS) deepFreeze(value);
+  return value;
+}
+
+function deepFreeze(v: unknown): void {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const x of Object.values(v)) deepFreeze(x);
+}
 
 export interface Bus {
   /** Sends a request to the one server of `subject` and waits for its reply.

@@ -4,7 +4,7 @@
  * between caller and actor.
  */
 import { log } from '../../lib/log.ts';
-import { type Bus, BusError, encodeReply, replyText, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
+import { type Bus, BusError, encodeReply, replyText, sharedEvent, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
 
 interface Entry<H> {
   pattern: string;
@@ -98,19 +98,19 @@ export class LocalBus implements Bus {
 
   publishMany(subjects: string[], body: unknown): void {
     if (this.closed) return;
-    let text: string | undefined;
+    // One copy (as a NATS subscriber decodes one), shared by every subscriber of every subject.
+    let data: unknown;
     for (const subject of subjects) {
       const one = this.listeners.find(subject);
       const handlers = one ? [one, ...this.broadcasts.findAll(subject)] : this.broadcasts.findAll(subject);
       if (handlers.length === 0) continue;
-      text ??= JSON.stringify(body ?? null);
-      this.deliver(subject, text, handlers);
+      data ??= sharedEvent(copy(body));
+      this.deliver(subject, data, handlers);
     }
   }
 
-  private deliver(subject: string, text: string, handlers: EventHandler[]): void {
+  private deliver(subject: string, data: unknown, handlers: EventHandler[]): void {
     for (const handler of handlers) {
-      const data: unknown = JSON.parse(text);
       queueMicrotask(() => {
         try {
           handler(data, subject);

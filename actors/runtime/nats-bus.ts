@@ -25,7 +25,7 @@ import {
 import type { Logger } from 'pino';
 import { ApiError } from '../../lib/errors.ts';
 import { log as rootLog } from '../../lib/log.ts';
-import { type SubscribeOptions, type Bus, BusError, encodeReply, INTERNAL_ERROR_REPLY, replyText, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
+import { type SubscribeOptions, type Bus, BusError, encodeReply, INTERNAL_ERROR_REPLY, replyText, sharedEvent, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
 
 export interface NatsBusOptions {
   /** Requests this bus may have waiting for a reply at once; more get BusError('busy'). */
@@ -223,6 +223,18 @@ export class NatsBus implements Bus {
     );
   }
 
+  /** The last event decoded, by its bytes: `publishMany` sends one payload to several subjects in a row. */
+  private lastEvent: { data: Uint8Array; value: unknown } | null = null;
+
+  /** Decodes an event, or gives the value decoded for the same bytes just before (shared: see `EventHandler`). */
+  private decodeEvent(data: Uint8Array): unknown {
+    const last = this.lastEvent;
+    if (last && last.data.length === data.length && Buffer.compare(last.data, data) === 0) return last.value;
+    const value = sharedEvent(decode(data));
+    this.lastEvent = { data: data.slice(), value };
+    return value;
+  }
+
   async subscribe(subject: string, handler: EventHandler, opts: SubscribeOptions = {}): Promise<Subscription> {
     return this.track(subject, () =>
       this.nc.subscribe(this.wire(subject), {
@@ -230,7 +242,7 @@ export class NatsBus implements Bus {
         callback: (err, msg) => {
           if (err) return this.log.error({ err, subject }, 'event subscription failed');
           try {
-            handler(decode(msg.data), this.local(msg.subject));
+            handler(this.decodeEvent(msg.data), this.local(msg.subject));
           } catch (e) {
             this.log.error({ err: e, subject: msg.subject }, 'event handler failed');
           }

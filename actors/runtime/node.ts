@@ -13,7 +13,7 @@ import type { TimerRecord } from '../../storage/tables.ts';
 import { Delivery, deliveryPlacements } from '../events/delivery.ts';
 import { parseShardSubject, shardOf, subjects } from '../subjects.ts';
 import type { AnyHandler } from './action.ts';
-import type { Bus, Subscription } from './bus.ts';
+import { type Bus, sharedEvent, type Subscription } from './bus.ts';
 import type { ActorClient } from './client.ts';
 import { type ActorContext, type ActorLimits, DEFAULT_ACTOR_LIMITS } from './context.ts';
 import { ActorHost } from './host.ts';
@@ -98,9 +98,8 @@ export class ActorNode {
     host.subs.push(await this.bus.serve(subjects.shardAll(grant.shard), (body, subject) => this.dispatch(subject, body)));
     host.subs.push(
       await this.bus.subscribe(subjects.events(grant.shard), (body) => {
-        const d = Delivery.safeParse(body);
-        if (!d.success) return this.log.warn({ issues: d.error.issues }, 'dropped a malformed delivery');
-        this.deliver(host, d.data, false);
+        const d = this.checkDelivery(body);
+        if (d) this.deliver(host, d, false);
       }),
     );
     await this.bus.flush();
@@ -203,6 +202,24 @@ export class ActorNode {
     }
   }
 
+  /** Deliveries already checked, by the bus's value: one published to several of this node's shards is checked once. */
+  private checked = new WeakMap<object, Delivery>();
+
+  private checkDelivery(body: unknown): Delivery | null {
+    if (body !== null && typeof body === 'object') {
+      const known = this.checked.get(body);
+      if (known) return known;
+    }
+    const d = Delivery.safeParse(body);
+    if (!d.success) {
+      this.log.warn({ issues: d.error.issues }, 'dropped a malformed delivery');
+      return null;
+    }
+    const checked = sharedEvent(d.data);
+    if (body !== null && typeof body === 'object') this.checked.set(body, checked);
+    return checked;
+  }
+
   /** Hands a delivery to the per-shard kinds of a shard (the queue actor). */
   private deliver(shard: ShardHost, d: Delivery, broadcast: boolean): void {
     for (const kind of this.perShardKinds) {
@@ -238,9 +255,8 @@ export class ActorNode {
       .subscribe(
         subjects.broadcastAll,
         (body) => {
-          const d = Delivery.safeParse(body);
-          if (!d.success) return this.log.warn('dropped a malformed broadcast delivery');
-          for (const shard of this.shards.values()) this.deliver(shard, d.data, true);
+          const d = this.checkDelivery(body);
+          if (d) for (const shard of this.shards.values()) this.deliver(shard, d, true);
         },
         { broadcast: true },
       )

@@ -54,7 +54,11 @@ const MAX_DRAFTS_IN_REGISTER = 1000;
 
 const snapshot = query({
   type: 'snapshot',
-  fields: z.object({ fetch: z.array(z.string()).nullable() }),
+  fields: z.object({
+    fetch: z.array(z.string()).nullable(),
+    /** The name unread_msgs gives the empty topic (clients without empty_topic_name); null: the empty string. */
+    emptyTopicDisplayName: z.string().nullable().default(null),
+  }),
   run(s, msg, ctx) {
     // user_settings come from the realm's snapshot: the realm owns every user's settings.
     const settings = {};
@@ -75,7 +79,7 @@ const snapshot = query({
         // `is:muted` resolved by the realm: the user's muted channels and topics, as one term.
         withUnreads ? ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: callerOf(s), narrow: [{ operator: 'is', operand: 'muted', negated: false }] }) : null,
       ]);
-      const [maxMessageId, unreads] = await Promise.all([r.newestReceived(sources), muted ? r.unreads(sources, muted.narrow[0] ?? null) : null]);
+      const [maxMessageId, unreads] = await Promise.all([r.newestReceived(sources), muted ? r.unreads(sources, muted.narrow[0] ?? null, msg.emptyTopicDisplayName) : null]);
       return { ...settings, ...starred, max_message_id: maxMessageId, ...(unreads ? { unread_msgs: unreads } : {}) };
     });
   },
@@ -91,14 +95,17 @@ const getMessages = query({
     narrow: z.array(NarrowTermSchema),
     applyMarkdown: z.boolean(),
     clientExtavatar: z.boolean(),
+    /** `allow_empty_topic_name`: without it, the empty topic is given by the organization's name for it. */
+    allowEmptyTopicName: z.boolean().default(false),
   }),
   run(s, msg, ctx) {
     // The read runs outside the mailbox, from the store, once earlier changes are durable.
     const r = reader(s, ctx);
     return later(async () => {
       const realm = realmOf(s);
-      const { narrow, sources } = await ctx.actors.call(realmRef, realm, { type: 'messageSources', caller: msg.caller, narrow: msg.narrow, with: await withTarget(s.realmId, ctx, msg.narrow) });
+      const { narrow, sources, emptyTopicDisplayName } = await ctx.actors.call(realmRef, realm, { type: 'messageSources', caller: msg.caller, narrow: msg.narrow, with: await withTarget(s.realmId, ctx, msg.narrow) });
       const page = await r.page(msg, narrow, sources);
+      const format = { ...msg, emptyTopicDisplayName: msg.allowEmptyTopicName ? null : emptyTopicDisplayName };
       const userIds = new Set<number>();
       const channelIds = new Set<number>();
       for (const m of page.messages) {
@@ -108,7 +115,7 @@ const getMessages = query({
       }
       const names = page.messages.length ? await ctx.actors.call(realmRef, realm, { type: 'directory', caller: msg.caller, userIds: [...userIds], channelIds: [...channelIds] }) : null;
       return {
-        messages: page.messages.map((m) => ({ ...formatMessage(m, names!, msg), flags: r.flagsOf(m), ...searchFields(m, narrow) })),
+        messages: page.messages.map((m) => ({ ...formatMessage(m, names!, format), flags: r.flagsOf(m), ...searchFields(m, narrow) })),
         anchor: page.anchor,
         found_anchor: page.foundAnchor,
         found_oldest: page.foundOldest,

@@ -42,7 +42,7 @@ export function searchFields(m: { renderedContent: string; topic: string }, narr
 
 export const getMessage = query({
   type: 'getMessage',
-  fields: z.object({ id: z.number().int(), applyMarkdown: z.boolean(), clientExtavatar: z.boolean() }),
+  fields: z.object({ id: z.number().int(), applyMarkdown: z.boolean(), clientExtavatar: z.boolean(), allowEmptyTopicName: z.boolean().default(false) }),
   run(s, msg, ctx) {
     const r = new MessageReader(ctx.store, s.realmId, s.userId, s.marks.readBelow, new Set(s.marks.unreadRows));
     return later(async () => {
@@ -53,7 +53,8 @@ export const getMessage = query({
       if (!m || !src) throw badRequest('Invalid message(s)');
       const flags = await r.flagsFor(m, src);
       const names = await ctx.actors.call(realmRef, realm, { type: 'directory', caller: msg.caller, userIds: [m.senderId, ...(m.dmUserIds ?? [])], channelIds: m.streamId === null ? [] : [m.streamId] });
-      return { raw_content: m.content, message: { ...formatMessage(m, names, msg), flags } };
+      const format = { ...msg, emptyTopicDisplayName: msg.allowEmptyTopicName ? null : view.emptyTopicDisplayName };
+      return { raw_content: m.content, message: { ...formatMessage(m, names, format), flags } };
     });
   },
 });

@@ -7,7 +7,7 @@
 import { matchesNarrow, type MessageView, type NarrowTerm } from '../../lib/narrow.ts';
 import type { Store } from '../../storage/store.ts';
 import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
-import { defaultFlags } from '../format.ts';
+import { defaultFlags, topicForClient } from '../format.ts';
 import type { MessageSource, WithTarget } from '../realm/messages.ts';
 import { baseFlags, type FlagRows, readFlagRows, readMessages } from './flags.ts';
 
@@ -22,6 +22,8 @@ export const MAX_UNREAD = 50_000;
  * stays bounded for a user who has not marked everything read for a long time.
  */
 const UNREAD_SCAN = 20_000;
+/** How long one request's scans of history may run (the gateway waits PARLEY_REQUEST_TIMEOUT_MS, 10 s by default). */
+const SCAN_MS = 5_000;
 
 export function messageView(m: StoredMessage, flags: string[]): MessageView {
   return { id: m.id, type: m.type, streamId: m.streamId, topic: m.topic, senderId: m.senderId, dmUserIds: m.dmUserIds, content: m.content, flags, hasReaction: m.reactions.length > 0 };
@@ -43,6 +45,14 @@ export class MessageReader {
   /** Messages looked at so far, and how many a scan may look at before it gives up. */
   examined = 0;
   budget = Number.POSITIVE_INFINITY;
+  /**
+   * When scans stop, whatever they found by then (`SCAN_MS` after the reader
+   * was made: before the gateway gives up on the request, so the client gets
+   * a page that says it is incomplete instead of a 503 while the work goes on).
+   */
+  private readonly deadline = performance.now() + SCAN_MS;
+  /** Whether a scan stopped at the budget or the deadline before it had looked at everything. */
+  cutShort = false;
 
   constructor(
     private readonly store: Store,
@@ -86,7 +96,10 @@ export class MessageReader {
       let cursorLo = lo;
       let cursorHi = hi;
       for (;;) {
-        if (this.examined >= this.budget) return out;
+        if (this.examined >= this.budget || performance.now() > this.deadline) {
+          this.cutShort = true;
+          return out;
+        }
         const rows = await partition.values(this.store, { gte: cursorLo, lte: cursorHi, reverse, limit: CHUNK });
         for (const m of rows) {
           this.examined++;
@@ -145,15 +158,16 @@ export class MessageReader {
   async unread(sources: MessageSource[], narrow: NarrowTerm[], limit: number, reverse = true): Promise<{ messages: StoredMessage[]; complete: boolean }> {
     const received = sources.filter((s) => s.receivedFrom !== null).map((s) => ({ ...s, minId: Math.max(s.minId, s.receivedFrom!) }));
     const unreadTerm: NarrowTerm = { operator: 'is', operand: 'unread', negated: false };
-    const recent = await this.collect(received, [...narrow, unreadTerm], this.readBelow, Number.MAX_SAFE_INTEGER, reverse, limit);
+    const unreadNarrow = [...narrow, unreadTerm];
+    const recent = await this.collect(received, unreadNarrow, this.readBelow, Number.MAX_SAFE_INTEGER, reverse, limit);
     const bySource = new Map(received.map((s) => [s.recipientKey, s]));
     const older: StoredMessage[] = [];
     for (const m of await readMessages(this.store, this.realmId, [...this.unreadRows].filter((id) => id < this.readBelow))) {
       const src = bySource.get(m.recipientKey);
-      if (src && m.id >= src.minId && matchesNarrow([...narrow, unreadTerm], messageView(m, await this.flagsFor(m, src)))) older.push(m);
+      if (src && m.id >= src.minId && matchesNarrow(unreadNarrow, messageView(m, await this.flagsFor(m, src)))) older.push(m);
     }
     const messages = (reverse ? [...recent, ...older.sort((a, b) => b.id - a.id)] : [...older.sort((a, b) => a.id - b.id), ...recent]).slice(0, limit);
-    return { messages, complete: this.examined < this.budget && recent.length < limit && messages.length < limit };
+    return { messages, complete: !this.cutShort && recent.length < limit && messages.length < limit };
   }
 
   /**
@@ -161,12 +175,13 @@ export class MessageReader {
    * to MAX_UNREAD (newest first, as Zulip caps them); `old_unreads_missing`
    * says when older ones were left out.
    */
-  async unreads(sources: MessageSource[], muted: NarrowTerm | null = null) {
+  async unreads(sources: MessageSource[], muted: NarrowTerm | null = null, emptyTopicDisplayName: string | null = null) {
     this.budget = UNREAD_SCAN;
     const found = await this.unread(sources, [], MAX_UNREAD);
     const unread = found.messages.reverse();
     // Zulip's count leaves out channel messages in muted channels and topics (the lists keep them).
-    const counted = muted ? unread.filter((m) => !matchesNarrow([muted], messageView(m, this.flagsOf(m)))) : unread;
+    const mutedNarrow = muted ? [muted] : [];
+    const counted = muted ? unread.filter((m) => !matchesNarrow(mutedNarrow, messageView(m, this.flagsOf(m)))) : unread;
     const group = <K>(key: (m: StoredMessage) => K | null) => {
       const map = new Map<string, { key: K; ids: number[] }>();
       for (const m of unread) {
@@ -184,7 +199,7 @@ export class MessageReader {
     return {
       count: counted.length,
       pms: group((m) => (m.type === 'private' && oneToOne(m) ? (participants(m).find((id) => id !== this.userId) ?? this.userId) : null)).map((g) => ({ other_user_id: g.key, sender_id: g.key, unread_message_ids: g.ids })),
-      streams: group((m) => (m.type === 'stream' ? { streamId: m.streamId!, topic: m.topic } : null)).map((g) => ({ stream_id: g.key.streamId, topic: g.key.topic, unread_message_ids: g.ids })),
+      streams: group((m) => (m.type === 'stream' ? { streamId: m.streamId!, topic: m.topic } : null)).map((g) => ({ stream_id: g.key.streamId, topic: topicForClient(g.key.topic, emptyTopicDisplayName), unread_message_ids: g.ids })),
       huddles: group((m) => (m.type === 'private' && !oneToOne(m) ? participants(m).join(',') : null)).map((g) => ({ user_ids_string: g.key, unread_message_ids: g.ids })),
       mentions: unread.filter((m) => this.flagsOf(m).some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'))).map((m) => m.id),
       old_unreads_missing: !found.complete,
@@ -200,15 +215,19 @@ export class MessageReader {
       const unread = await this.unread(sources, narrow, 1, false);
       anchor = unread.messages[0]?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
     } else anchor = Math.min(q.anchor, LARGER_THAN_MAX_MESSAGE_ID);
+    this.cutShort = false;
     const before = await this.collect(sources, narrow, 0, anchor - 1, true, q.numBefore + 1);
+    const beforeComplete = !this.cutShort;
     const at = q.includeAnchor && anchor > 0 && anchor < LARGER_THAN_MAX_MESSAGE_ID ? await this.collect(sources, narrow, anchor, anchor, false, 1) : [];
+    this.cutShort = false;
     const after = await this.collect(sources, narrow, anchor + 1, Number.MAX_SAFE_INTEGER, false, q.numAfter + 1);
     return {
       messages: [...before.slice(0, q.numBefore).reverse(), ...at, ...after.slice(0, q.numAfter)],
       anchor,
       foundAnchor: at.length === 1,
-      foundOldest: before.length <= q.numBefore,
-      foundNewest: after.length <= q.numAfter,
+      // A scan cut short has not seen the end of history: the client asks again from where it stopped.
+      foundOldest: beforeComplete && before.length <= q.numBefore,
+      foundNewest: !this.cutShort && after.length <= q.numAfter,
     };
   }
 }

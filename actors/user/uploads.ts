@@ -17,7 +17,10 @@ import { readMessages } from './flags.ts';
 const action = defineAction<UserState>();
 const query = defineQuery<UserState>();
 
-/** Zulip's sanitize_name: letters, digits, dots, dashes and underscores; spaces become dashes. */
+/** The longest stored file name, in UTF-8 bytes: it is a path segment on disk (255 at most) and part of a store key. */
+const MAX_FILENAME_BYTES = 200;
+
+/** Zulip's sanitize_name: letters, digits, dots, dashes and underscores; spaces become dashes. A long name is cut, keeping its extension. */
 export function sanitizeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   const clean = base
@@ -26,7 +29,19 @@ export function sanitizeFilename(name: string): string {
     .trim()
     .replace(/[-\s]+/g, '-')
     .replace(/^\.+/, '');
-  return clean || 'uploaded-file';
+  return truncateBytes(clean, MAX_FILENAME_BYTES) || 'uploaded-file';
+}
+
+/** `name` cut to at most `max` UTF-8 bytes at a character boundary, its extension (up to 16 characters) kept. */
+function truncateBytes(name: string, max: number): string {
+  if (Buffer.byteLength(name) <= max) return name;
+  const ext = /\.[^.]{1,16}$/u.exec(name)?.[0] ?? '';
+  let stem = '';
+  for (const ch of name.slice(0, name.length - ext.length)) {
+    if (Buffer.byteLength(stem + ch + ext) > max) break;
+    stem += ch;
+  }
+  return stem + ext;
 }
 
 export const uploadFile = action({

@@ -51,7 +51,9 @@ export const register = route({
     const parsed = parseNarrow(p.narrow ?? []);
     const narrow = parsed.length ? (await ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: who, narrow: parsed })).narrow : [];
     // Typing notices go only to users who want them: the setting is read when the queue is made.
-    const settings = (await ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch: ['user_settings'], clientExtavatar: extavatar, includeSubscribers: 'false' })) as { user_settings?: Record<string, unknown> };
+    const settings = (await ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch: ['user_settings'], clientExtavatar: extavatar, includeSubscribers: 'false' })) as { user_settings?: Record<string, unknown>; realm_empty_topic_display_name: string };
+    // Clients without empty_topic_name get the organization's name for the empty topic, in events and in the register.
+    const emptyTopicDisplayName = caps.empty_topic_name === true ? null : settings.realm_empty_topic_display_name;
     const queue = await ctx.actors.call(queueRef, queueActorId(user.realmId, user.userId), {
       type: 'register',
       caller: who,
@@ -67,12 +69,13 @@ export const register = route({
         streamTypingNotifications: caps.stream_typing_notifications ?? false,
         simplifiedPresenceEvents: caps.simplified_presence_events ?? false,
         individualEmojiChanges: caps.individual_emoji_changes ?? false,
+        emptyTopicDisplayName,
         capabilities: caps,
       },
     });
     const [realmPart, userPart, presencePart] = await Promise.all([
       ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false', capabilities: caps }),
-      ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'snapshot', caller: who, fetch }),
+      ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'snapshot', caller: who, fetch, emptyTopicDisplayName }),
       fetch === null || fetch.includes('presence')
         ? ctx.actors.call(ephemeralRef, presenceActorId(user.realmId), { type: 'getPresences', caller: who, slim: (p.slim_presence ?? false) || caps.simplified_presence_events === true, historyLimitDays: p.presence_history_limit_days ?? null })
         : Promise.resolve({}),

@@ -53,8 +53,8 @@ export const messageHistory = route({
   method: 'GET',
   path: '/messages/{message_id}/history',
   auth: 'required',
-  params: { message_id: MessageId, allow_empty_topic_name: unsupported(bool()) },
+  params: { message_id: MessageId, allow_empty_topic_name: bool().optional() },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'messageHistory', caller: caller(ctx), id: p.message_id });
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'messageHistory', caller: caller(ctx), id: p.message_id, allowEmptyTopicName: p.allow_empty_topic_name ?? false });
   },
 });

@@ -4,7 +4,7 @@ import { clientExtavatar } from '../../actors/format.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
-import { bool, int, json, unsupported } from '../params.ts';
+import { bool, int, json } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
 export const matchesNarrow = route({
@@ -25,14 +25,13 @@ export const getMessage = route({
   params: {
     message_id: int(),
     apply_markdown: bool().optional(),
-    // Topics are sent as they are stored; the empty topic is always the empty string here.
-    allow_empty_topic_name: unsupported(bool()),
+    allow_empty_topic_name: bool().optional(),
     client_extavatar: bool().optional(),
     client_gravatar: bool().optional(),
   },
   async handle(ctx, p) {
     const u = me(ctx);
-    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'getMessage', caller: caller(ctx), id: p.message_id, applyMarkdown: p.apply_markdown ?? true, clientExtavatar: clientExtavatar(p) });
+    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'getMessage', caller: caller(ctx), id: p.message_id, applyMarkdown: p.apply_markdown ?? true, clientExtavatar: clientExtavatar(p), allowEmptyTopicName: p.allow_empty_topic_name ?? false });
   },
 });
 
@@ -42,10 +41,9 @@ export const topicHistory = route({
   auth: 'required',
   params: {
     stream_id: int(),
-    // Topics are listed as stored; the empty topic is always the empty string here.
-    allow_empty_topic_name: unsupported(bool()),
+    allow_empty_topic_name: bool().optional(),
   },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'topicHistory', caller: caller(ctx), streamId: p.stream_id });
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'topicHistory', caller: caller(ctx), streamId: p.stream_id, allowEmptyTopicName: p.allow_empty_topic_name ?? false });
   },
 });

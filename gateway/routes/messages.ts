@@ -75,6 +75,7 @@ export const getMessages = route({
     client_extavatar: bool().optional(),
     client_gravatar: bool().optional(),
     use_first_unread_anchor: bool().optional(),
+    allow_empty_topic_name: bool().optional(),
   },
   async handle(ctx, p) {
     const user = me(ctx);
@@ -91,6 +92,7 @@ export const getMessages = route({
       narrow: parseNarrow(p.narrow ?? []),
       applyMarkdown: p.apply_markdown ?? true,
       clientExtavatar: clientExtavatar(p),
+      allowEmptyTopicName: p.allow_empty_topic_name ?? false,
     });
   },
 });

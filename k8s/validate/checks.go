@@ -121,6 +121,7 @@ func check(docs []*Doc) []Finding {
 	for _, w := range s.workloads {
 		s.checkParley(w)
 		s.checkNATS(w)
+		s.checkCassandraCommitLog(w)
 	}
 	return s.findings
 }
@@ -894,30 +895,7 @@ func (s *set) checkParley(w *workload) {
 			continue
 		}
 
-		// The effective environment: envFrom ConfigMaps, then env (which wins).
-		cfg := map[string]string{}
-		for _, ef := range c.EnvFrom {
-			if ef.ConfigMapRef == nil {
-				continue
-			}
-			if cmDoc := s.find("ConfigMap", ns, ef.ConfigMapRef.Name); cmDoc != nil {
-				for k, v := range cmDoc.Obj.(*corev1.ConfigMap).Data {
-					cfg[ef.Prefix+k] = v
-				}
-			}
-		}
-		for _, e := range c.Env {
-			switch {
-			case e.ValueFrom == nil:
-				cfg[e.Name] = e.Value
-			case e.ValueFrom.ConfigMapKeyRef != nil:
-				if cmDoc := s.find("ConfigMap", ns, e.ValueFrom.ConfigMapKeyRef.Name); cmDoc != nil {
-					cfg[e.Name] = cmDoc.Obj.(*corev1.ConfigMap).Data[e.ValueFrom.ConfigMapKeyRef.Key]
-				}
-			default:
-				cfg[e.Name] = "(from " + d.Kind + " env source)"
-			}
-		}
+		cfg := s.containerEnv(d, c)
 		for _, k := range parleyRequired {
 			if _, ok := cfg[k]; !ok {
 				s.errorf(d, p+".env", "Parley container lacks %s (neither in env nor in an envFrom ConfigMap)", k)
@@ -991,6 +969,37 @@ func (s *set) checkParley(w *workload) {
 		}
 		s.checkCassandra(d, p, ns, cfg)
 	}
+}
+
+// containerEnv is a container's effective environment as far as this set
+// shows it: envFrom ConfigMaps, then env (which wins). A value from another
+// source (Secret, field reference) is a placeholder naming its source.
+func (s *set) containerEnv(d *Doc, c *corev1.Container) map[string]string {
+	ns := d.Namespace()
+	cfg := map[string]string{}
+	for _, ef := range c.EnvFrom {
+		if ef.ConfigMapRef == nil {
+			continue
+		}
+		if cmDoc := s.find("ConfigMap", ns, ef.ConfigMapRef.Name); cmDoc != nil {
+			for k, v := range cmDoc.Obj.(*corev1.ConfigMap).Data {
+				cfg[ef.Prefix+k] = v
+			}
+		}
+	}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			cfg[e.Name] = e.Value
+		case e.ValueFrom.ConfigMapKeyRef != nil:
+			if cmDoc := s.find("ConfigMap", ns, e.ValueFrom.ConfigMapKeyRef.Name); cmDoc != nil {
+				cfg[e.Name] = cmDoc.Obj.(*corev1.ConfigMap).Data[e.ValueFrom.ConfigMapKeyRef.Key]
+			}
+		default:
+			cfg[e.Name] = "(from " + d.Kind + " env source)"
+		}
+	}
+	return cfg
 }
 
 func (s *set) checkParleyProbe(d *Doc, path string, c *corev1.Container, pr *corev1.Probe, wantPath string, port int32) {

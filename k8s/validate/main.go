@@ -6,7 +6,9 @@
 // duplicate keys and wrongly-typed values are all errors, and a kind that is
 // not in the registry below is an error too. After decoding, cross-document
 // checks run (selectors, references, probes, resources, pod security, Parley
-// configuration; see checks.go) and the NATS server config check (nats.go).
+// configuration; see checks.go), the NATS server config check (nats.go) and
+// the Cassandra commit-log check (cassandra.go: fsynced before a write is
+// acknowledged).
 //
 // Usage:
 //

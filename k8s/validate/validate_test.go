@@ -104,3 +104,42 @@ func TestNATSMaxPayload(t *testing.T) {
 		}
 	}
 }
+
+func TestCassandraCommitLog(t *testing.T) {
+	const allow = "-Dcassandra.config.allow_system_properties=true "
+	cases := []struct {
+		jvmOpts, extraOpts string
+		want               string // "" = synced; otherwise part of the problem
+	}{
+		{"", allow + "-Dcassandra.settings.commitlog_sync=group -Dcassandra.settings.commitlog_sync_group_window=10ms -Dcassandra.settings.commitlog_sync_period=0ms", ""},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=group -Dcassandra.settings.commitlog_sync_group_window=1s -Dcassandra.settings.commitlog_sync_period=0", ""},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=batch -Dcassandra.settings.commitlog_sync_period=0ms", ""},
+		{"", "  -Xss512k\n" + allow + " -Dcassandra.settings.commitlog_sync=batch\t-Dcassandra.settings.commitlog_sync_period=0s ", ""},
+		{"", "", "left at the image's periodic sync"},
+		{"", "-Xmx1G", "left at the image's periodic sync"},
+		{"", "-Dcassandra.settings.commitlog_sync=batch -Dcassandra.settings.commitlog_sync_period=0ms", "Cassandra ignores them"},
+		{"", "-Dcassandra.config.allow_system_properties=false -Dcassandra.settings.commitlog_sync=batch -Dcassandra.settings.commitlog_sync_period=0ms", "Cassandra ignores them"},
+		{"", allow, "sets no -Dcassandra.settings.commitlog_sync"},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=periodic", "commitlog_sync is periodic"},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=Group -Dcassandra.settings.commitlog_sync_period=0ms", "not group or batch"},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=group -Dcassandra.settings.commitlog_sync_period=0ms", "needs commitlog_sync_group_window"},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=group -Dcassandra.settings.commitlog_sync_group_window=0ms -Dcassandra.settings.commitlog_sync_period=0ms", "must be a positive duration"},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=group -Dcassandra.settings.commitlog_sync_group_window=10 -Dcassandra.settings.commitlog_sync_period=0ms", "must be a positive duration"},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=group -Dcassandra.settings.commitlog_sync_group_window=10ms", "needs -Dcassandra.settings.commitlog_sync_period=0ms"},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=batch -Dcassandra.settings.commitlog_sync_period=10000ms", "needs -Dcassandra.settings.commitlog_sync_period=0ms"},
+		// The last of a repeated option wins, as in the JVM.
+		{"", allow + "-Dcassandra.settings.commitlog_sync=batch -Dcassandra.settings.commitlog_sync_period=0ms -Dcassandra.settings.commitlog_sync=periodic", "commitlog_sync is periodic"},
+		{"-Dcassandra.skip_sync=true", allow + "-Dcassandra.settings.commitlog_sync=batch -Dcassandra.settings.commitlog_sync_period=0ms", "skip_sync"},
+		{"", allow + "-Dcassandra.settings.commitlog_sync=batch -Dcassandra.settings.commitlog_sync_period=0ms -Dcassandra.skip_sync", "skip_sync"},
+		{"-Dcassandra.skip_sync=false", allow + "-Dcassandra.settings.commitlog_sync=batch -Dcassandra.settings.commitlog_sync_period=0ms", ""},
+	}
+	for _, c := range cases {
+		got := cassandraCommitLogProblem(c.jvmOpts, c.extraOpts)
+		switch {
+		case c.want == "" && got != "":
+			t.Errorf("%q / %q: unexpected problem %q", c.jvmOpts, c.extraOpts, got)
+		case c.want != "" && !strings.Contains(got, c.want):
+			t.Errorf("%q / %q: problem %q, want one containing %q", c.jvmOpts, c.extraOpts, got, c.want)
+		}
+	}
+}

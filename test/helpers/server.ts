@@ -89,6 +89,7 @@ async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
   const port = await new Promise<number>((resolvePort, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
     child.stdout!.on('data', (d: Buffer) => {
+      if (process.env.PARLEY_TEST_SERVER_OUTPUT) process.stderr.write(d); // the server's log, to see why a request failed
       out += d.toString();
       const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
       if (m && out.includes('zuliprc')) {
