@@ -69,11 +69,22 @@ async function until(api: Api, id: number, check: (m: any) => boolean, nudge?: (
 t.test('zulip-terminal - a day of work: read, send, receive live, star, react, edit', async (t) => {
   const { person, channel, first } = await personWithUnread(s);
   const me = s.api.as(person);
-  const term = Terminal.start(`work-${process.pid}`, s.urls[0]!, person);
+  let term = Terminal.start(`work-${process.pid}`, s.urls[0]!, person);
   t.teardown(() => term.stop());
 
   // One capture may catch the screen half redrawn: wait until it shows all three.
-  const start = await term.waitUntil('the first message, the user and the channel', (sc) => sc.includes(first.content) && sc.includes(person.fullName) && sc.includes(`# ${channel}`), 45_000);
+  const started = (sc: string) => sc.includes(first.content) && sc.includes(person.fullName) && sc.includes(`# ${channel}`);
+  let start: string;
+  try {
+    start = await term.waitUntil('the first message, the user and the channel', started, 45_000);
+  } catch (err) {
+    // zulip-term 0.7.0 has been seen, rarely and only in the shared cluster run, to lose a background
+    // thread at start; what it printed is kept in the output, and it is started once more.
+    t.comment(`zulip-term did not start cleanly; starting it again. ${(err as Error).message.slice(-3000)}`);
+    term.stop();
+    term = Terminal.start(`work2-${process.pid}`, s.urls[0]!, person);
+    start = await term.waitUntil('the first message, the user and the channel', started, 45_000);
+  }
   t.match(start, person.fullName, 'started, logged in with the zuliprc: the title names the user');
   t.match(start, `# ${channel}`, 'the channel is in the list');
 

@@ -25,8 +25,11 @@ export class Terminal {
     const t = new Terminal(session);
     const rc = join(t.dir, 'zuliprc');
     if (creds) writeFileSync(rc, `[api]\nemail=${creds.email}\nkey=${creds.apiKey}\nsite=${site}\n`, { mode: 0o600 });
-    // The shell stays after zulip-term ends, so a crash is still on the screen to read.
-    const command = `${zulipTermPath()} -c ${rc}; echo "zulip-term exited with $?"; sleep 3600`;
+    // The shell stays after zulip-term ends, so a crash is still on the screen to read. Once logged
+    // in, its stderr (a background thread's traceback would be printed over the screen) goes to a
+    // file; the login dialogue writes its prompts there, so without credentials it stays on screen.
+    const stderr = creds ? ` 2>>${join(t.dir, 'stderr.log')}` : '';
+    const command = `${zulipTermPath()} -c ${rc}${stderr}; echo "zulip-term exited with $?"; sleep 3600`;
     t.tmux('new-session', '-d', '-s', session, '-x', '200', '-y', '50', '-c', t.dir, command);
     return t;
   }
@@ -67,13 +70,18 @@ export class Terminal {
     throw new Error(`zulip-term never showed ${what}; the screen:\n${screen}\n${this.traceback()}`);
   }
 
-  /** zulip-term's own crash log (written to its working directory), if it crashed. */
+  /** zulip-term's own crash log (written to its working directory) and what it wrote to stderr, if anything. */
   traceback(): string {
-    try {
-      return execFileSync('tail', ['-30', join(this.dir, 'zulip-terminal-tracebacks.log')], { encoding: 'utf8' });
-    } catch {
-      return '';
-    }
+    return ['zulip-terminal-tracebacks.log', 'stderr.log']
+      .map((f) => {
+        try {
+          return execFileSync('tail', ['-30', join(this.dir, f)], { encoding: 'utf8' });
+        } catch {
+          return '';
+        }
+      })
+      .filter(Boolean)
+      .join('\n');
   }
 
   stop(): void {
