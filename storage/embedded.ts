@@ -103,7 +103,6 @@ export class EmbeddedStore implements Store {
     });
     if (!ok) throw new FencedError(scope);
     await this.root.flushed; // shared by every commit of the batch: a group commit
-
   }
 
   async close(): Promise<void> {

@@ -169,25 +169,25 @@ export class QueueShard {
   }
 }
 
-/** The user a delivery reports deactivated (their queues end once they got it), or null. */
 /**
  * A message's JSON per format options, kept with the delivery: the node gives
  * every shard of it the same (checked) delivery, so each format is made once
  * per node, not once per shard.
  */
 const formats = new WeakMap<Delivery, Map<string, string>>();
-/** `names` without one user: a message's sender for those who may not see them. */
-function withoutUser(names: Directory, userId: number): Directory {
-  const { [String(userId)]: _, ...users } = names.users;
-  return { ...names, users };
-}
-
 function formattedOf(d: Delivery): Map<string, string> {
   let m = formats.get(d);
   if (!m) formats.set(d, (m = new Map()));
   return m;
 }
 
+/** `names` without one user: a message's sender for those who may not see them. */
+function withoutUser(names: Directory, userId: number): Directory {
+  const { [String(userId)]: _, ...users } = names.users;
+  return { ...names, users };
+}
+
+/** The user a delivery reports deactivated (their queues end once they got it), or null. */
 function deactivatedUser(d: Delivery): number | null {
   if (d.kind !== 'event' || d.event.type !== 'realm_user' || d.event.op !== 'update') return null;
   const person = d.event.person;

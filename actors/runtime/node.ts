@@ -206,17 +206,16 @@ export class ActorNode {
   private checked = new WeakMap<object, Delivery>();
 
   private checkDelivery(body: unknown): Delivery | null {
-    if (body !== null && typeof body === 'object') {
-      const known = this.checked.get(body);
-      if (known) return known;
-    }
+    const key = body !== null && typeof body === 'object' ? body : null;
+    const known = key && this.checked.get(key);
+    if (known) return known;
     const d = Delivery.safeParse(body);
     if (!d.success) {
       this.log.warn({ issues: d.error.issues }, 'dropped a malformed delivery');
       return null;
     }
     const checked = sharedEvent(d.data);
-    if (body !== null && typeof body === 'object') this.checked.set(body, checked);
+    if (key) this.checked.set(key, checked);
     return checked;
   }
 
