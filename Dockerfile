@@ -8,8 +8,10 @@ COPY lib ./lib
 COPY gateway ./gateway
 COPY actors ./actors
 COPY storage ./storage
+COPY scripts/build.ts ./scripts/
+RUN node --import tsx scripts/build.ts
 ENV NODE_ENV=production PARLEY_HOST=0.0.0.0 PARLEY_MODE=cluster
 USER node
 EXPOSE 9991
 # Exec form, so SIGTERM reaches Parley (graceful shard handover).
-CMD ["node", "--import", "tsx", "main.ts"]
+CMD ["node", "--enable-source-maps", "dist/main.mjs"]

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { serverArgs } from './build.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 
@@ -53,7 +54,7 @@ export async function freePort(): Promise<number> {
 
 /** Starts one `main.ts` process and resolves once it listens (and, if seeding, has written the zuliprc files). */
 export function startProcess(role: 'gateway' | 'actors', name: string, port: number, env: Record<string, string>, seed: boolean, nodeArgs: string[] = []): Promise<ClusterProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, 'main.ts')], {
+  const child = spawn(process.execPath, [...nodeArgs, ...serverArgs()], {
     cwd: ROOT,
     env: { ...process.env, PARLEY_MODE: 'cluster', PARLEY_ROLE: role, PARLEY_PORT: String(port), PARLEY_NODE_ID: name, PARLEY_SEED_DEMO: String(seed), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTestLimits } from '../../lib/demo.ts';
+import { serverArgs } from '../../scripts/build.ts';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -183,7 +184,7 @@ export async function startParley(opts: ParleyOptions = {}): Promise<ParleyServe
     ...loadTestLimits(),
     ...opts.env,
   };
-  const node = ['node', ...(opts.nodeArgs ?? []), ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), '--import', 'tsx', 'main.ts'];
+  const node = ['node', ...(opts.nodeArgs ?? []), ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), ...serverArgs()];
   const proc = spawnWithFdLimit(node, env);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);

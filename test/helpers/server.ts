@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { diesWithThisProcess } from '../../scripts/cluster-launcher.ts';
+import { serverArgs } from '../../scripts/build.ts';
 import { Api, type Creds } from './api.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -69,7 +70,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
 
 async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'parley-test-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], {
+  const child = spawn(process.execPath, serverArgs(), {
     cwd: ROOT,
     env: {
       ...process.env,
