@@ -142,7 +142,7 @@ export async function listenForRevocations(bus: Bus): Promise<void> {
  */
 export async function announceRevocation(realmId: number, userIds: number[]): Promise<void> {
   if (userIds.length === 0) return;
-  const r: Revocation = { realmId, userIds };
+  const r: Revocation = { realmId, userIds: [...userIds] };
   revokeLocal(r);
   if (revocationBus) {
     revocationBus.publish(subjects.authRevoked, r);

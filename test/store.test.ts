@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
 import cassandra from 'cassandra-driver';
+import { open } from 'lmdb';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../lib/config.ts';
 import { type ApplyHook, CassandraStore, type CassandraStoreOptions } from '../storage/cassandra.ts';
@@ -440,6 +441,32 @@ await t.test('embedded', async (t) => {
     await t.test('embedded faults', (t) => faultSuite(t, async () => new EmbeddedStore(faultDir), false));
   }
   ran.push('embedded');
+});
+
+await t.test('embedded: rows written before shared record shapes read the same, and mix with new ones', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-store-old-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const row = (i: number) => ({ id: i, topic: `t${i}`, mentions: { users: [i], groups: [] }, editHistory: i % 2 ? [{ userId: 1, prevTopic: 'x' }] : [], wildcard: null });
+  // What an older Parley wrote: each value with its record shapes inline.
+  const old = open({ path: dir, maxDbs: 64, compression: false });
+  const messages = old.openDB({ name: 'messages' });
+  await old.transaction(() => {
+    for (let i = 1; i <= 20; i++) messages.put(['r1:c:1', i], row(i));
+  });
+  await old.close();
+
+  const store = new EmbeddedStore(dir);
+  t.teardown(() => store.close());
+  const writer = (await store.claim('old-rows', 1))!;
+  await writer.commit(Array.from({ length: 20 }, (_, k) => ({ op: 'put' as const, table: 'messages', pk: 'r1:c:1', ck: 21 + k, value: row(21 + k) })));
+  const rows = await store.range('messages', 'r1:c:1');
+  t.strictSame(rows.map((r) => r.ck), Array.from({ length: 40 }, (_, k) => k + 1), 'every row, old and new, in order');
+  t.strictSame(rows.map((r) => r.value), rows.map((r) => row(r.ck as number)), 'each decodes to what was written');
+  t.strictSame(await store.get('messages', 'r1:c:1', 7), row(7));
+  await store.close();
+  const again = new EmbeddedStore(dir);
+  t.teardown(() => again.close());
+  t.strictSame((await again.range('messages', 'r1:c:1')).map((r) => r.value), Array.from({ length: 40 }, (_, k) => row(k + 1)), 'and the same after reopening');
 });
 
 const requireCassandra = process.env['PARLEY_TEST_CASSANDRA'] === '1';

@@ -7,7 +7,9 @@
  * actor behaves the same whether its caller is in this process or another
  * machine. An event published to several subjects is decoded once and the
  * same value given to each subscriber that gets it: subscribers only read it
- * (in check mode it is frozen, so a write fails the test that makes it).
+ * (in check mode it is frozen, so a write fails the test that makes it). In
+ * process there is nothing to decode: the published value itself is handed
+ * over (`sharesEvents`), and the actor node publishes a checked copy.
  */
 import { ApiError, type WireError } from '../../lib/errors.ts';
 
@@ -45,6 +47,12 @@ export interface Bus {
   /** As `request`, but resolves with the reply value's JSON text, for a
    *  caller that forwards it (the gateway) instead of decoding it. */
   requestText(subject: string, body: unknown, timeoutMs: number): Promise<string>;
+  /**
+   * Whether subscribers get the very value given to `publish` (in process)
+   * rather than a decoded copy of it (NATS). On such a bus the publisher
+   * hands the value over: it must be one nothing else holds or changes.
+   */
+  readonly sharesEvents: boolean;
   /** Publishes an event; one subscriber of the subject's queue group gets it. */
   publish(subject: string, body: unknown): void;
   /** Publishes the same event to several subjects, encoding it once. */

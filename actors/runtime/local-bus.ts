@@ -1,7 +1,9 @@
 /**
- * In-process Bus for the embedded mode. Requests and events are copied
- * through JSON exactly as NATS would carry them, so no object is shared
- * between caller and actor.
+ * In-process Bus for the embedded mode. Requests are copied through JSON
+ * exactly as NATS would carry them, so no object is shared between caller and
+ * actor. An event is handed over as published (`sharesEvents`): its publisher
+ * gives a value nothing else holds (the actor node publishes the checked copy
+ * of each delivery, `ActorNode.publish`), which spares a copy per message.
  */
 import { log } from '../../lib/log.ts';
 import { type Bus, BusError, encodeReply, replyText, sharedEvent, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
@@ -61,6 +63,7 @@ export class LocalBus implements Bus {
   private broadcasts = new SubjectTable<EventHandler>();
   private inFlight = 0;
   private closed = false;
+  readonly sharesEvents = true;
 
   constructor(private readonly maxInFlight = 100_000) {}
 
@@ -98,14 +101,12 @@ export class LocalBus implements Bus {
 
   publishMany(subjects: string[], body: unknown): void {
     if (this.closed) return;
-    // One copy (as a NATS subscriber decodes one), shared by every subscriber of every subject.
-    let data: unknown;
+    // The one value every subscriber of every subject gets (as a NATS node decodes one).
+    const data = sharedEvent(body === undefined ? null : body);
     for (const subject of subjects) {
       const one = this.listeners.find(subject);
       const handlers = one ? [one, ...this.broadcasts.findAll(subject)] : this.broadcasts.findAll(subject);
-      if (handlers.length === 0) continue;
-      data ??= sharedEvent(copy(body));
-      this.deliver(subject, data, handlers);
+      if (handlers.length > 0) this.deliver(subject, data, handlers);
     }
   }
 

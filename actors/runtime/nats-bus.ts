@@ -59,6 +59,7 @@ const decode = (data: Uint8Array): unknown => (data.length === 0 ? null : JSON.p
 /** Sent when a handler's reply cannot be encoded or exceeds the server's max_payload. */
 
 export class NatsBus implements Bus {
+  readonly sharesEvents = false;
   private inFlight = 0;
   private closing = false;
   private readonly maxInFlight: number;

@@ -216,6 +216,7 @@ export class ActorNode {
     }
     const checked = sharedEvent(d.data);
     if (key) this.checked.set(key, checked);
+    this.checked.set(checked, checked);
     return checked;
   }
 
@@ -239,7 +240,12 @@ export class ActorNode {
     for (const placement of deliveryPlacements(d)) shards.add(shardOf(placement, this.opts.shards));
     const to = [...shards].map((s) => subjects.events(s));
     if (d.kind === 'message' && d.allPublic) to.push(subjects.broadcast(d.realmId));
-    this.bus.publishMany(to, d);
+    if (!this.bus.sharesEvents) return this.bus.publishMany(to, d);
+    // In process, subscribers get the value published: give them the checked copy, made now
+    // (zod's parse builds new objects, so nothing this actor holds or changes later is shared)
+    // and found again, not checked twice, when it reaches this node's shards.
+    const checked = this.checkDelivery(d);
+    if (checked) this.bus.publishMany(to, checked);
   }
 
   /**

@@ -4,6 +4,7 @@
  * request, not only what the API shows of it.
  */
 import { open } from 'lmdb';
+import { TABLE_DB_OPTIONS } from '../../storage/embedded.ts';
 import { TABLE_SCHEMAS } from '../../storage/tables.ts';
 
 export type Dump = Record<string, Array<[unknown, unknown]>>;
@@ -13,8 +14,9 @@ export function dumpStore(dataDir: string): Dump {
   try {
     const out: Dump = {};
     for (const { name } of TABLE_SCHEMAS) {
-      const db = root.openDB({ name });
-      out[name] = [...db.getRange({})].map(({ key, value }) => [key, value]);
+      const db = root.openDB({ name, ...TABLE_DB_OPTIONS });
+      // Every row; the table's shared record shapes (a symbol key) are lmdb's, not a row.
+      out[name] = [...db.getRange({})].filter(({ key }) => typeof key !== 'symbol').map(({ key, value }) => [key, value]);
     }
     const fences = root.openDB({ name: '_fences' });
     out._fences = [...fences.getRange({})].map(({ key, value }) => [key, value]);
