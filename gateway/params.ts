@@ -107,18 +107,20 @@ export const str = () => wire(z.string(), { kind: 'string' });
  * A channel name: the one kind of string the contract lets a client send
  * JSON-encoded as well as plain (`general` or `"general"`).
  */
-export const channelName = () =>
-  wire(z.string().transform((s) => {
-    if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) {
-      try {
-        const v: unknown = JSON.parse(s);
-        if (typeof v === 'string') return v;
-      } catch {
-        /* not JSON: the quotes are part of the name */
-      }
+export const channelName = () => wire(z.string().transform(unquoted), { kind: 'string' });
+
+/** A channel name as the contract reads it: JSON string text decoded, anything else as sent. */
+function unquoted(s: string): string {
+  if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) {
+    try {
+      const v: unknown = JSON.parse(s);
+      if (typeof v === 'string') return v;
+    } catch {
+      /* not JSON: the quotes are part of the name */
     }
-    return s;
-  }), { kind: 'string' });
+  }
+  return s;
+}
 
 /** JSON text decoded and then checked against `schema`. */
 export const json = <T extends z.ZodType>(schema: T) =>
@@ -173,7 +175,7 @@ export const idsOrNames = () =>
       return z.NEVER;
     }
     if (/^\d+$/.test(t)) return Number(t);
-    return channelName().parse(t);
+    return unquoted(t);
   }), { kind: 'idsOrNames' });
 
 // ---- validation against a route's schema ---------------------------------
