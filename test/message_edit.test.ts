@@ -126,6 +126,65 @@ t.test('message edit - snapshot plus update and delete events equals a fresh reg
   t.same(normalizeUnread(snap.unread_msgs), normalizeUnread((await register(mateo, FETCH)).snapshot.unread_msgs));
 });
 
+t.test('message edit - each recipient gets their own flags in update_message', async (t) => {
+  const name = uniq('flags');
+  const early = [s.demo.owner, s.demo.member1, s.demo.member2, s.demo.moderator].map((u) => u.userId);
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: early });
+  const id = (await maria.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: 'hi', read_by_sender: true })).id as number;
+  await mateo.ok('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  await mateo.ok('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'starred' });
+  const mona = s.api.as(s.demo.moderator);
+  await mona.ok('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'starred' });
+  // Adam subscribes after the message was sent: it is historical for him.
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.admin.userId] });
+  const adam = s.api.as(s.demo.admin);
+  const who = { maria, mateo, mona, olivia: owner, adam };
+  const queues = Object.fromEntries(await Promise.all(Object.entries(who).map(async ([k, api]) => [k, await register(api, { event_types: ['update_message'] })] as const)));
+  await maria.ok('PATCH', `/messages/${id}`, { content: 'hi @**Olivia Owner** and @**Mona Moderator**' });
+  const flags: Record<string, string[]> = {};
+  for (const [k, q] of Object.entries(queues)) flags[k] = (await waitFor(q, (e) => e.type === 'update_message' && e.message_id === id)).flags;
+  t.same(flags, {
+    maria: ['read'], // the sender's own message (read_by_sender)
+    mateo: ['read', 'starred'], // what he set himself
+    mona: ['starred', 'mentioned'], // starred while unread; the edit mentions her and leaves it unread
+    olivia: ['mentioned'], // newly mentioned: unread, as in Zulip
+    adam: ['read', 'historical'], // subscribed after the message was sent
+  });
+  // The event says what a fetch of the message says afterwards.
+  for (const [k, api] of Object.entries(who)) t.same((await get(api, id)).flags, flags[k], `GET /messages/${id} as ${k}`);
+  // A move keeps each recipient's flags (Mona is no longer mentioned once the mention goes).
+  await maria.ok('PATCH', `/messages/${id}`, { content: 'hi @**Olivia Owner**' });
+  t.same((await waitFor(queues.mona!, (e) => e.type === 'update_message')).flags, ['starred']);
+  t.same((await get(mona, id)).flags, ['starred']);
+  await mateo.ok('PATCH', `/messages/${id}`, { topic: uniq('moved') });
+  t.same((await waitFor(queues.mateo!, (e) => e.type === 'update_message' && e.subject !== undefined)).flags, ['read', 'starred']);
+  t.same((await waitFor(queues.olivia!, (e) => e.type === 'update_message' && e.subject !== undefined)).flags, ['mentioned']);
+});
+
+t.test('message edit - snapshot plus an edit that mentions an unread reader equals a fresh register', async (t) => {
+  const name = uniq('mention');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.member1.userId, s.demo.moderator.userId] });
+  const mona = s.api.as(s.demo.moderator);
+  const ids = [(await maria.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: 'one' })).id, (await maria.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: '@**Mona Moderator** two' })).id] as number[];
+  // A flag row of her own for the first (starred while unread): the mention must still show.
+  await mona.ok('POST', '/messages/flags', { messages: [ids[0]], op: 'add', flag: 'starred' });
+  const FETCH = { fetch_event_types: ['message', 'update_message_flags'] };
+  const q = await register(mona, FETCH);
+  const snap = structuredClone(q.snapshot);
+  t.ok(snap.unread_msgs.mentions.includes(ids[1]));
+  await maria.ok('PATCH', `/messages/${ids[0]}`, { content: 'one, @**Mona Moderator**' });
+  await maria.ok('PATCH', `/messages/${ids[1]}`, { content: 'two' });
+  let n = 0;
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    return e.type === 'update_message' && ++n === 2;
+  });
+  const fresh = (await register(mona, FETCH)).snapshot;
+  t.same(normalizeUnread(snap.unread_msgs), normalizeUnread(fresh.unread_msgs));
+  t.ok(fresh.unread_msgs.mentions.includes(ids[0]), 'the mention added by the edit is unread');
+  t.notOk(fresh.unread_msgs.mentions.includes(ids[1]), 'the removed mention is gone');
+});
+
 t.test("message delete - deleting a channel's first message makes the next its first (stream update event)", async (t) => {
   const name = uniq('first');
   await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.owner.userId, s.demo.member1.userId] });

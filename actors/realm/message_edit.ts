@@ -12,16 +12,17 @@ import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { type ChannelRecord, type EditRecord, type GroupSettingValue, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
-import { defaultFlags, topicForClient } from '../format.ts';
+import { topicForClient } from '../format.ts';
 import { channelRecipientKey, isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
+import { baseFlags, currentFlags } from '../user/flags.ts';
 import { actingUser, canAccess, channelAudience } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
 import { alertedUsers, emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
-import type { RealmState } from './state.ts';
+import { eachLimited, type RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -169,8 +170,10 @@ interface EditPlan {
   content: { content: string; rendered: string; mentions: number[]; wildcard: StoredMessage['wildcard']; alerted: number[] } | null;
   topic: string | null;
   to: ChannelRecord | null;
-  /** Who gets the event, with the flags each of them gets. */
-  audience?: number[];
+  /** Who gets the event: the channel's subscribers (both channels' on a move), or the conversation's participants. */
+  audience: number[];
+  /** What the store holds of each recipient's flags of the target message. */
+  stored: Map<number, StoredFlags>;
   changed?: StoredMessage[];
   edited?: number;
 }
@@ -225,7 +228,56 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
   }
   const moving = topic !== null || to !== null;
   const messages = !moving || msg.mode === 'change_one' ? [m] : facts.topic.filter((x) => (msg.mode === 'change_all' ? true : x.id >= m.id));
-  return { user, target: m, messages, mode: msg.mode, content, topic, to };
+  const users = new Set(audience(state, m));
+  if (to) for (const id of state.activeSubscribers(to.id)) users.add(id);
+  return { user, target: m, messages, mode: msg.mode, content, topic, to, audience: [...users], stored: new Map() };
+}
+
+/** A recipient's stored flags of a message: their flag row of it, if any, and their read watermark. */
+interface StoredFlags {
+  row: string[] | undefined;
+  readBelow: number;
+}
+
+/**
+ * Recipients whose flags are read at once (two point reads each): an edit in
+ * a channel of 5,000 subscribers reads for about 20 ms on the embedded store,
+ * and takes 40 round trips to Cassandra.
+ */
+const FLAG_READS = 128;
+
+/**
+ * Reads each user's flag row of message `id` and read watermark (`user_marks`),
+ * FLAG_READS users at a time, as Zulip reads the message's UserMessage rows.
+ * The user actors own these rows; the store holds everything of theirs that is
+ * durable, so a flag change still in flight is not seen (its own event follows).
+ */
+async function readStoredFlags(ctx: ActorContext, realmId: number, id: number, users: number[]): Promise<Map<number, StoredFlags>> {
+  const found = await eachLimited(
+    users,
+    async (u): Promise<StoredFlags> => {
+      const [row, marks] = await Promise.all([T.userFlags.at(realmId, u, id).get(ctx.store), T.userMarks.at(realmId, u).get(ctx.store)]);
+      return { row, readBelow: marks?.readBelow ?? 0 };
+    },
+    FLAG_READS,
+  );
+  return new Map(users.map((u, i) => [u, found[i]!]));
+}
+
+/**
+ * A recipient's flags of `m` after the edit, as GET /messages gives them: what
+ * they set (read, starred, collapsed) from their stored flags, what follows
+ * from the message (mentions, alert words) from its new content, and
+ * `historical` where they did not receive it. An edit that adds a mention
+ * adds `mentioned` but leaves the read state alone, as in Zulip. (Zulip sends
+ * `["read"]` to a subscriber without a UserMessage row; such a message is
+ * `read` + `historical` here, as Zulip's own GET /messages gives it.)
+ */
+function recipientFlags(state: Readonly<RealmState>, m: StoredMessage, userId: number, stored: StoredFlags | undefined): string[] {
+  // The same rule as the user's message sources (`sourcesFor`): direct messages are always received.
+  const sub = m.streamId !== null ? state.subs.get(m.streamId)?.get(userId) : undefined;
+  const receivedFrom = m.streamId === null ? 0 : sub?.active ? sub.startMessageId : null;
+  return currentFlags(baseFlags(m, userId, receivedFrom, stored?.readBelow ?? 0), stored?.row);
 }
 
 function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
@@ -278,9 +330,6 @@ function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
   }
   p.changed = changed;
   p.edited = ts;
-  const users = new Set(audience(state, p.target));
-  if (p.to) for (const id of state.activeSubscribers(p.to.id)) users.add(id);
-  p.audience = [...users];
 }
 
 function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
@@ -302,11 +351,13 @@ function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
     ...(p.topic !== null ? { subject: p.topic, topic_links: [] } : {}),
     ...(p.content ? { orig_content: m.content, orig_rendered_content: m.renderedContent, content: after.content, rendered_content: after.renderedContent, is_me_message: after.content.startsWith('/me ') } : {}),
   };
-  // Each recipient gets the message's flags as they follow from it (mentions may have changed).
+  // Each recipient gets their own flags; recipients with the same flags share one delivery.
   const byFlags = new Map<string, number[]>();
-  for (const id of p.audience!) {
-    const key = JSON.stringify(defaultFlags(after, id));
-    byFlags.set(key, [...(byFlags.get(key) ?? []), id]);
+  for (const id of p.audience) {
+    const key = JSON.stringify(recipientFlags(state, after, id, p.stored.get(id)));
+    const ids = byFlags.get(key);
+    if (ids) ids.push(id);
+    else byFlags.set(key, [id]);
   }
   return [...byFlags].map(([flags, ids]) => toUsers(state.realmId, ids, { ...base, flags: JSON.parse(flags) as string[] }));
 }
@@ -314,17 +365,20 @@ function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
 export const updateMessage = action({
   type: 'updateMessage',
   fields: z.object({ id: z.number().int(), content: z.string().nullable(), topic: z.string().nullable(), streamId: z.number().int().nullable(), propagateMode: PropagateMode }),
-  async prepare(state, msg, ctx): Promise<EditFacts> {
+  // The event needs every recipient's stored flags, so the edit is checked here,
+  // before they are read: a refused edit reads none. Nothing else runs in the
+  // mailbox between prepare and check, so the plan is still what check would make.
+  async prepare(state, msg, ctx): Promise<EditPlan> {
     const target = await readMessage(ctx, state.realmId, msg.id);
     const moving = msg.topic !== null || msg.streamId !== null;
     const topic = target && target.type === 'stream' && moving && msg.propagateMode !== 'change_one' ? await topicMessages(ctx, state.realmId, target, msg.propagateMode === 'change_all' ? 0 : target.id) : [];
-    return { target, topic };
-  },
-  check(state, msg, facts) {
     const user = actingUser(state, msg.caller);
-    const m = accessMessage(state, user, facts.target);
-    return checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode }, facts);
+    const m = accessMessage(state, user, target);
+    const plan = checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode }, { target, topic });
+    plan.stored = await readStoredFlags(ctx, state.realmId, m.id, plan.audience);
+    return plan;
   },
+  check: (_state, _msg, plan) => plan,
   apply(state, p, tx) {
     applyEdit(state, p, tx);
     return { detached_uploads: [] };

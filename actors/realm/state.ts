@@ -318,8 +318,8 @@ async function newestMessageId(store: Store, realmId: number, atMost: number): P
   return 0;
 }
 
-/** Maps `fn` over `items` with at most LOAD_CONCURRENCY in flight, keeping the order. */
-async function eachLimited<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+/** Maps `fn` over `items` with at most `limit` in flight, keeping the order. */
+export async function eachLimited<T, R>(items: T[], fn: (item: T) => Promise<R>, limit = LOAD_CONCURRENCY): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
@@ -328,6 +328,6 @@ async function eachLimited<T, R>(items: T[], fn: (item: T) => Promise<R>): Promi
       out[i] = await fn(items[i]!);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(LOAD_CONCURRENCY, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
 }

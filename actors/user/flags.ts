@@ -45,6 +45,19 @@ export function baseFlags(m: StoredMessage, userId: number, receivedFrom: number
   return flags;
 }
 
+/**
+ * A message's flags for a user who may have a flag row of it: the flags the
+ * user sets (`EDITABLE_FLAGS`) as the row has them, the others as `base`
+ * has them. A row keeps the full list as it was when written, and an edit of
+ * the message since may have changed its mentions and alert words; what
+ * follows from the message is therefore always taken from the message as it
+ * is now (as Zulip rewrites these flags of every UserMessage row on an edit).
+ */
+export function currentFlags(base: string[], row: string[] | undefined): string[] {
+  if (!row) return base;
+  return sortFlags([...row.filter((f) => EDITABLE_FLAGS.has(f)), ...base.filter((f) => !EDITABLE_FLAGS.has(f))]);
+}
+
 /** A bucket's flag rows: message ID -> full flag list. */
 export type FlagRows = Map<number, string[]>;
 

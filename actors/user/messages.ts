@@ -9,7 +9,7 @@ import type { Store } from '../../storage/store.ts';
 import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
 import { defaultFlags, topicForClient } from '../format.ts';
 import type { MessageSource, WithTarget } from '../realm/messages.ts';
-import { baseFlags, type FlagRows, readFlagRows, readMessages } from './flags.ts';
+import { baseFlags, currentFlags, type FlagRows, readFlagRows, readMessages } from './flags.ts';
 
 /** Anchor reported when `first_unread` finds nothing (Zulip's LARGER_THAN_MAX_MESSAGE_ID). */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
@@ -74,7 +74,7 @@ export class MessageReader {
     const known = this.flags.get(m.id);
     if (known) return known;
     const rows = await this.flagRows(messageBucket(m.id));
-    const flags = rows.get(m.id) ?? baseFlags(m, this.userId, src.receivedFrom, this.readBelow);
+    const flags = currentFlags(baseFlags(m, this.userId, src.receivedFrom, this.readBelow), rows.get(m.id));
     this.flags.set(m.id, flags);
     return flags;
   }

@@ -271,8 +271,16 @@ export const APPLIERS: Record<string, Applier> = {
     if (snap.starred_messages) snap.starred_messages = snap.starred_messages.filter((id: number) => !(e.message_ids ?? [e.message_id]).includes(id));
   },
   update_message(snap, e) {
+    if (!snap.unread_msgs) return;
+    // A content edit may add or remove a mention: an unread message's place in `mentions` follows
+    // the event's flags (as the web client's unread.update_message_for_mention does).
+    if (e.content !== undefined && !e.flags.includes('read')) {
+      const mentioned = e.flags.some((f: string) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
+      const rest = snap.unread_msgs.mentions.filter((id: number) => id !== e.message_id);
+      snap.unread_msgs.mentions = mentioned ? [...rest, e.message_id].sort((a: number, b: number) => a - b) : rest;
+    }
     // Zulip's apply_event: unread messages follow a move to their new channel and topic.
-    if (!snap.unread_msgs || (e.subject === undefined && e.new_stream_id === undefined)) return;
+    if (e.subject === undefined && e.new_stream_id === undefined) return;
     const moved = new Set<number>(e.message_ids);
     const ids = snap.unread_msgs.streams.flatMap((x: any) => x.unread_message_ids.filter((id: number) => moved.has(id)));
     if (!ids.length) return;
