@@ -11,14 +11,14 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { badEventQueue } from '../../lib/errors.ts';
 import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
-import { checkClientEvent } from '../events/check.ts';
+import { CHECK, checkClientEvent } from '../events/check.ts';
 import type { Delivery, Directory } from '../events/delivery.ts';
 import { avatarUrl, defaultFlags, formatMessage, topicForClient } from '../format.ts';
 import { defineAction, defineQuery, type Msg } from '../runtime/action.ts';
 import { Parked } from '../runtime/mailbox.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { messageView } from '../user/messages.ts';
-import { EventQueue, MAX_PENDING_EVENTS, type PollReply } from './event-queue.ts';
+import { EventQueue, eventText, MAX_PENDING_EVENTS, type PollReply } from './event-queue.ts';
 import { queueRef } from './ref.ts';
 
 export const QueueOptions = z.object({
@@ -142,10 +142,12 @@ export class QueueShard {
     if (!matchesNarrow(q.options.narrow, messageView(m, flags))) return;
     const hidden = d.hiddenSenderFor?.includes(q.userId) ?? false;
     const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}:${q.options.emptyTopicDisplayName ?? ''}:${hidden}`;
-    let message = formatted.get(key);
-    if (!message) formatted.set(key, (message = JSON.stringify(formatMessage(m, hidden ? withoutUser(d.names, m.senderId) : d.names, q.options))));
+    // The event's text up to its flags, one string for every queue that gets this format.
+    let shared = formatted.get(key);
+    if (!shared) formatted.set(key, (shared = `{"type":"message","message":${JSON.stringify(formatMessage(m, hidden ? withoutUser(d.names, m.senderId) : d.names, q.options))}`));
     const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? `,"local_message_id":${JSON.stringify(d.localEcho.localId)}` : '';
-    this.push(q, `{"type":"message","message":${message},"flags":${JSON.stringify(flags)}${echo}}`);
+    const e = q.pushParts(shared, echo ? `,"flags":${JSON.stringify(flags)}${echo}` : flagsField(flags));
+    if (CHECK) checkClientEvent(eventText(e), this.log);
   }
 
   private push(q: EventQueue, json: string): void {
@@ -175,6 +177,15 @@ export class QueueShard {
  * per node, not once per shard.
  */
 const formats = new WeakMap<Delivery, Map<string, string>>();
+
+/** `,"flags":[...]` for a list of flags, one string per distinct list (there are a few dozen at most). */
+const flagFields = new Map<string, string>();
+function flagsField(flags: string[]): string {
+  const key = flags.join();
+  let field = flagFields.get(key);
+  if (!field) flagFields.set(key, (field = `,"flags":${JSON.stringify(flags)}`));
+  return field;
+}
 function formattedOf(d: Delivery): Map<string, string> {
   let m = formats.get(d);
   if (!m) formats.set(d, (m = new Map()));

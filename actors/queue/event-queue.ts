@@ -7,14 +7,21 @@ import type { QueueOptions } from './actor.ts';
 import { JsonText } from '../runtime/bus.ts';
 
 /**
- * An event as the client will get it, already encoded: a message fanned out
- * to many queues is encoded once and its text shared, and a poll's reply is
- * put together from these texts without encoding anything again.
+ * An event as the client will get it, already encoded, in two parts: `shared`,
+ * the object's JSON up to its last field (a message fanned out to many queues
+ * is encoded once and this text is the same string in every queue), and
+ * `own`, what this queue adds (its flags); the event's `id` and the closing
+ * brace are added when a poll's reply is put together. A queue thus holds a
+ * few dozen bytes per waiting message, not a copy of it.
  */
 export interface QueuedEvent {
   id: number;
-  text: string;
+  shared: string;
+  own: string;
 }
+
+/** An event's JSON text as the client gets it. */
+export const eventText = (e: QueuedEvent): string => `${e.shared}${e.own}${e.shared.length > 1 || e.own ? ',' : ''}"id":${e.id}}`;
 
 /** A poll's reply, `{events, queue_id}`, as JSON text. */
 export type PollReply = JsonText;
@@ -61,11 +68,15 @@ export class EventQueue {
 
   /** Queues an event given as the JSON text of an object without its `id`; returns the event's text with its `id`. */
   pushEncoded(json: string): string {
-    const id = this.nextEventId++;
-    const text = `${json.slice(0, -1)}${json.length > 2 ? ',' : ''}"id":${id}}`;
-    this.events.push({ id, text });
+    return eventText(this.pushParts(json.slice(0, -1), ''));
+  }
+
+  /** Queues an event given as its two parts (`QueuedEvent`): `shared` is an object's JSON without its closing brace. */
+  pushParts(shared: string, own: string): QueuedEvent {
+    const e = { id: this.nextEventId++, shared, own };
+    this.events.push(e);
     this.wake();
-    return text;
+    return e;
   }
 
   /** Drops acknowledged events; an ID older than what was already dropped is an error. */
@@ -80,7 +91,7 @@ export class EventQueue {
   }
 
   reply(): PollReply {
-    return new JsonText(`{"events":[${this.events.map((e) => e.text).join(',')}],"queue_id":${JSON.stringify(this.id)}}`);
+    return new JsonText(`{"events":[${this.events.map(eventText).join(',')}],"queue_id":${JSON.stringify(this.id)}}`);
   }
 
   private empty(): PollReply {

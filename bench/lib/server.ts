@@ -5,7 +5,7 @@
  * it gets the highest open-file limit the sandbox allows (`exec` keeps the
  * pid, so /proc/<pid> is the measured process itself).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -165,6 +165,17 @@ export interface ParleyOptions {
   /** Extra node flags (e.g. --trace-gc), before the script. */
   nodeArgs?: string[];
   readyTimeoutMs?: number;
+  /** Another checkout to run the server of (a baseline): its own bundle if it has a build step, else its main.ts under tsx. */
+  repo?: string;
+}
+
+/** The node arguments that run the server of checkout `repo`. */
+function serverArgsOf(repo: string | undefined): string[] {
+  if (!repo || resolve(repo) === REPO) return serverArgs();
+  if (!existsSync(join(repo, 'scripts/build.ts'))) return ['--import', 'tsx', 'main.ts'];
+  const built = spawnSync('node', ['--import', 'tsx', 'scripts/build.ts'], { cwd: repo, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`could not build ${repo}: ${built.stderr}`);
+  return ['--enable-source-maps', 'dist/main.mjs'];
 }
 
 /** Starts Parley in embedded mode on a free port with a fresh data directory and waits until the demo realm is seeded. */
@@ -184,8 +195,8 @@ export async function startParley(opts: ParleyOptions = {}): Promise<ParleyServe
     ...loadTestLimits(),
     ...opts.env,
   };
-  const node = ['node', ...(opts.nodeArgs ?? []), ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), ...serverArgs()];
-  const proc = spawnWithFdLimit(node, env);
+  const node = ['node', ...(opts.nodeArgs ?? []), ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), ...serverArgsOf(opts.repo)];
+  const proc = spawnWithFdLimit(node, env, opts.repo ? resolve(opts.repo) : REPO);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
   const roles = ['owner', 'admin', 'member1', 'member2', 'bot'];
