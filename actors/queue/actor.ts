@@ -138,10 +138,10 @@ export class QueueShard {
   private deliverMessage(q: EventQueue, d: Extract<Delivery, { kind: 'message' }>, isRecipient: boolean, formatted: Map<string, string>): void {
     if (!q.wants('message')) return;
     const m = d.message;
-    const flags = isRecipient ? defaultFlags(m, q.userId) : ['read'];
-    if (!matchesNarrow(q.options.narrow, messageView(m, flags))) return;
+    const flags = isRecipient ? defaultFlags(m, q.userId) : READ;
+    if (q.options.narrow.length > 0 && !matchesNarrow(q.options.narrow, messageView(m, flags))) return;
     const hidden = d.hiddenSenderFor?.includes(q.userId) ?? false;
-    const key = `${q.options.applyMarkdown}:${q.options.clientExtavatar}:${q.options.emptyTopicDisplayName ?? ''}:${hidden}`;
+    const key = hidden ? `${q.formatKey}:hidden` : q.formatKey;
     // The event's text up to its flags, one string for every queue that gets this format.
     let shared = formatted.get(key);
     if (!shared) formatted.set(key, (shared = `{"type":"message","message":${JSON.stringify(formatMessage(m, hidden ? withoutUser(d.names, m.senderId) : d.names, q.options))}`));
@@ -177,6 +177,8 @@ export class QueueShard {
  * per node, not once per shard.
  */
 const formats = new WeakMap<Delivery, Map<string, string>>();
+
+const READ = ['read'];
 
 /** `,"flags":[...]` for a list of flags, one string per distinct list (there are a few dozen at most). */
 const flagFields = new Map<string, string>();

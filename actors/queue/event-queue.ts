@@ -42,13 +42,17 @@ export class EventQueue {
   private acked = -1;
   private waiter: Waiter | null = null;
   lastActive = Date.now();
+  /** The format its messages are encoded in (queues with the same key share the text). */
+  readonly formatKey: string;
 
   constructor(
     readonly id: string,
     readonly realmId: number,
     readonly userId: number,
     readonly options: QueueOptions,
-  ) {}
+  ) {
+    this.formatKey = `${options.applyMarkdown}:${options.clientExtavatar}:${options.emptyTopicDisplayName ?? ''}`;
+  }
 
   get lastEventId(): number {
     return this.nextEventId - 1;
