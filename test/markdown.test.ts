@@ -1,5 +1,8 @@
 // Zulip's message dialect: mentions, channel links, code, quotes, spoilers, math, time, emoji; escaping.
+import fc from 'fast-check';
 import t from 'tap';
+import { renderMessage, renderParsed } from '../actors/realm/markdown.ts';
+import { compileLinkifier } from '../lib/linkifiers.ts';
 import { uniq } from './helpers/api.ts';
 import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
@@ -64,4 +67,20 @@ t.test('markdown - a topic wildcard in a topic with many participants needs perm
   await own.api.as(own.demo.member1).ok('POST', '/messages', { type: 'stream', to: ch, topic: uniq('quiet'), content: 'hey @**topic**' });
   // Administrators are in can_mention_many_users_group.
   await own.api.as(own.demo.admin).ok('POST', '/messages', { type: 'stream', to: ch, topic, content: 'hey @**topic**' });
+});
+
+t.test('markdown - plain chat lines skip the parser and render exactly as markdown-it renders them', async (t) => {
+  const opts = { user: () => undefined };
+  // Lines over the characters the shortcut takes and the ones next to them (a fuzzy link needs a period before letters).
+  const line = fc.string({ unit: fc.constantFrom(...'abcxyzABZ019 ,.?!-:#@*_()[]<>&"\'\n'.split('')), minLength: 1, maxLength: 60 });
+  fc.assert(
+    fc.property(line, (text) => renderMessage(text, opts).html === renderParsed(text, opts).html),
+    { seed: 20261124, numRuns: 20_000 },
+  );
+  for (const text of ['a message from the bench, about the length of a chat line', 'see example.com', 'v1.2 ok', 'a', 'Fine, thanks!']) {
+    t.equal(renderMessage(text, opts).html, renderParsed(text, opts).html, text);
+  }
+  t.equal(renderMessage('see example.com', opts).html, '<p>see <a href="http://example.com">example.com</a></p>', 'a fuzzy link still becomes a link');
+  const linkifiers = [compileLinkifier('bench', 'https://x.test/bench')!];
+  t.not(renderMessage('the bench', { ...opts, linkifiers }).html, '<p>the bench</p>', 'a realm with linkifiers parses every line');
 });

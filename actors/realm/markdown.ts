@@ -199,9 +199,26 @@ md.renderer.rules.fence = (tokens, idx, _options, env: Env) => {
 };
 md.renderer.rules.code_block = (tokens, idx) => `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx]!.content)}</code></pre></div>\n`;
 
+/**
+ * Text that renders as one paragraph of itself, whatever the realm: it starts
+ * with a letter, ends with neither a space nor a period, and holds only
+ * letters, digits, spaces and `,.?!` with no period followed by a letter or
+ * digit, so no Markdown, Zulip syntax, HTML character, emoticon or fuzzy link
+ * (`example.com`) can be in it (a property test holds this to markdown-it's
+ * output). Most chat lines are such text; they skip the parser.
+ */
+const PLAIN = /^[A-Za-z](?:[A-Za-z0-9 ,?!]|\.(?![A-Za-z0-9]))*[A-Za-z0-9,?!]$|^[A-Za-z]$/;
+
 /** Renders a message's content with the realm's lookups. */
 export function renderMessage(content: string, options: RenderOptions | RenderOptions['user']): Rendered {
   const opts = typeof options === 'function' ? { user: options } : options;
+  // A linkifier's pattern may match any text, so a realm with one always parses.
+  if (!opts.linkifiers?.length && PLAIN.test(content)) return { html: `<p>${content}</p>`, mentions: [], groupMentions: [], wildcard: null };
+  return renderParsed(content, opts);
+}
+
+/** `renderMessage` without the plain-text shortcut: markdown-it every time. */
+export function renderParsed(content: string, opts: RenderOptions): Rendered {
   const env: Env = { opts, mentions: new Set(), groups: new Set(), wildcard: null };
   const html = md.render(content, env).trimEnd();
   return { html, mentions: [...env.mentions], groupMentions: [...env.groups], wildcard: env.wildcard };
