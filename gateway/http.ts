@@ -64,6 +64,8 @@ function framingProblem(req: HttpRequest, length: string): string | null {
 export class Reply {
   aborted = false;
   done = false;
+  /** The connection is not read until this answer is written (`holdNextRequest`). */
+  private holding = false;
   /** Sees every JSON reply as it is written (check mode: `gateway/openapi/check.ts`). */
   onJson: ((status: number, text: string) => void) | null = null;
 
@@ -93,6 +95,30 @@ export class Reply {
     });
   }
 
+  /**
+   * Stops reading the connection until this request is answered. uWS 20.30
+   * closes a connection when it parses a request while an earlier one is
+   * still being served (async pipelining), and the earlier one's change
+   * would then be made but never answered. Held, the next request waits in
+   * the kernel and is read, parsed and answered after this one. (A request
+   * that came in the same read is parsed at once and still closes the
+   * connection, before `serve` makes any change: see its `setImmediate`.)
+   * While held, a client that goes away is noticed only when the answer is
+   * written, so only requests that change something hold.
+   */
+  holdNextRequest(): void {
+    if (this.aborted || this.done || this.holding) return;
+    this.holding = true;
+    this.res.pause();
+  }
+
+  /** Reading the connection again, inside the cork that writes the answer (the response is gone after `end`). */
+  private release(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    this.res.resume();
+  }
+
   json(status: number, payload: unknown, headers: Record<string, string> = {}): void {
     this.raw(status, JSON.stringify(payload), headers);
   }
@@ -103,6 +129,7 @@ export class Reply {
     this.done = true;
     this.onJson?.(status, text);
     this.res.cork(() => {
+      this.release();
       this.res.writeStatus(STATUS[status] ?? `${status}`);
       this.res.writeHeader('Content-Type', 'application/json');
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
@@ -120,6 +147,7 @@ export class Reply {
     if (this.aborted || this.done) return;
     this.done = true;
     this.res.cork(() => {
+      this.release();
       this.res.writeStatus(STATUS[status] ?? `${status}`);
       this.res.writeHeader('Content-Type', contentType);
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);

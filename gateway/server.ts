@@ -194,9 +194,12 @@ export class Gateway {
       };
       if (info.method !== 'GET') {
         // uWS 20.30 cannot answer a request pipelined behind one still being
-        // served: it parses the next one from the same read and drops the
-        // connection. Let it finish parsing what it read before a change is
-        // made, so a dropped request changes nothing and its retry is safe.
+        // served: it drops the connection. A request read later waits in the
+        // kernel until this one is answered (`holdNextRequest`); one in the
+        // same read is parsed at once: let uWS finish parsing what it read
+        // before a change is made, so a dropped request changes nothing and
+        // its retry is safe.
+        reply.holdNextRequest();
         await new Promise((r) => setImmediate(r));
         if (reply.aborted) return;
       }

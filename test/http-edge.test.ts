@@ -65,6 +65,57 @@ t.test('http edge - a send with a request pipelined behind it is stored only if 
   if (answered) t.ok(text.indexOf('"id":') < text.indexOf('"realm_name"'), 'answered in order');
 });
 
+/**
+ * Writes `first`, then `second` on the same connection `delayMs` later, and
+ * reads until both are answered, the server closes, or `timeoutMs` passes.
+ * `secondWhilePending`: no byte of an answer had come when `second` was written.
+ */
+function twoWrites(url: string, first: string, second: string, delayMs: number, timeoutMs = 5000): Promise<{ text: string; closed: boolean; secondWhilePending: boolean }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let text = '';
+    let secondWhilePending = false;
+    const socket = connect(Number(port), hostname, () => {
+      socket.setNoDelay(true);
+      socket.write(first);
+      setTimeout(() => {
+        secondWhilePending = text === '';
+        socket.write(second);
+      }, delayMs);
+    });
+    const finish = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text, closed, secondWhilePending });
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on('data', (d) => {
+      text += d.toString();
+      if ((text.match(/HTTP\/1\.1 /g) ?? []).length >= 2 && text.includes('"realm_name"')) finish(false);
+    });
+    socket.on('close', () => finish(true));
+    socket.on('error', (err) => (text ? undefined : reject(err)));
+  });
+}
+
+t.test('http edge - a request written while a send is still being served waits for it: both answered, in order, the send stored once', async (t) => {
+  const get = 'GET /api/v1/server_settings HTTP/1.1\r\nHost: parley\r\n\r\n';
+  let whilePending = 0;
+  for (const delayMs of [0, 1, 1, 2, 2, 3, 4, 6]) {
+    const topic = uniq('held');
+    const r = await twoWrites(s.urls[0]!, sendRequest(topic), get, delayMs);
+    const answered = (r.text.match(/"result":"success","msg":"","id":\d+/g) ?? []).length;
+    const stored = await storedIn(topic);
+    t.equal(stored.length, answered, `${delayMs} ms apart: ${answered} answered, ${stored.length} stored`);
+    if (r.text.includes('"realm_name"')) t.ok(answered === 1 && r.text.indexOf('"id":') < r.text.indexOf('"realm_name"'), 'the later request answered after the send');
+    if (r.secondWhilePending && !r.closed) {
+      whilePending++;
+      t.ok(answered === 1 && r.text.includes('"realm_name"'), `${delayMs} ms apart, written before the send was answered: both answered`);
+    }
+  }
+  t.comment(`${whilePending} of 8 later requests were written while the send was still being served`);
+});
+
 t.test('http edge - on SIGTERM, sends in flight each get an answer (success or 503) and every success is kept', { skip: s.process ? false : 'stops the embedded server it started; a cluster run has none' }, async (t) => {
   const own = await serverFor(t);
   const me = own.api.as(own.demo.owner);
