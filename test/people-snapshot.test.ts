@@ -77,8 +77,13 @@ t.test('people snapshot - events applied in order reproduce the next register, w
   await as.owner.ok('PATCH', `/users/${q.userId}`, { new_email: `moved-${q.userId}-${uniq('m').slice(-5)}@parley.example` });
   await admin.ok('PATCH', `/realm/profile_fields/${field}`, { hint: 'Where you sit' });
 
-  // The holder's own role: a guest no longer sees unsubscribed public channels (such as this one), a member again does.
+  // The holder's own role: a guest no longer sees unsubscribed public channels (such as this one), a member again does;
+  // an archived one only in clients with archived_channels (none here), before and after.
   await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('elsewhere') }] });
+  const archivedName = uniq('archived');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: archivedName }] });
+  const archived = (await as.owner.ok('GET', '/get_stream_id', { stream: archivedName })).stream_id as number;
+  await as.owner.ok('DELETE', `/streams/${archived}`);
   await as.owner.ok('PATCH', `/users/${person.userId}`, { role: ROLE.guest });
   await as.owner.ok('PATCH', `/users/${person.userId}`, { role: ROLE.member });
   const marker = await as.owner.ok('POST', '/users/me/status', { status_text: `marker ${uniq('x')}` });

@@ -14,9 +14,9 @@ import { hashPassword, newApiKey, sameDigest, sha256Hex } from '../../lib/secret
 import { type ChannelRecord, type StoredMessage, type SubscriptionRecord, T, type UserRecord } from '../../storage/tables.ts';
 import { fnv1a } from '../../lib/hash.ts';
 import { COLORS } from './subscriptions.ts';
-import { type Delivery, toUsers, withCapability } from '../events/delivery.ts';
+import { type Delivery, toUsers, toUsersIf, withCapability } from '../events/delivery.ts';
 import { userDeactivated } from './api_keys.ts';
-import type { UserObject } from '../events/schema.ts';
+import type { ClientEventBody, UserObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
@@ -332,20 +332,29 @@ export const updateUser = action({
   },
 });
 
-/** After a role change: channels the user now sees (created for them, with subscribers) or no longer sees. */
+/**
+ * After a role change: channels the user now sees (created for them, with
+ * subscribers) or no longer sees. Archived channels only for the user's
+ * clients with the `archived_channels` capability: the others never list them.
+ */
 function channelVisibilityEvents(state: Readonly<RealmState>, user: UserRecord, before: Set<number>): Delivery[] {
   const after = visibleChannels(state, user);
   const gained = [...after].filter((id) => !before.has(id)).map((id) => state.channels.get(id)!);
-  const lost = [...before].filter((id) => !after.has(id));
+  const lost = [...before].filter((id) => !after.has(id)).map((id) => state.channels.get(id)!);
   const out: Delivery[] = [];
-  if (gained.length) {
-    out.push(toUsers(state.realmId, [user.id], { type: 'stream', op: 'create', streams: gained.map((c) => formatChannel(c, channelActivity(state, c))) }));
-    for (const c of gained) {
-      const subscribers = state.activeSubscribers(c.id);
-      if (subscribers.length) out.push(toUsers(state.realmId, [user.id], { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: subscribers.sort((a, b) => a - b) }));
+  for (const archived of [false, true]) {
+    const to = (event: ClientEventBody): Delivery => (archived ? toUsersIf(state.realmId, [user.id], event, { name: 'archived_channels', value: true }) : toUsers(state.realmId, [user.id], event));
+    const shown = gained.filter((c) => c.isArchived === archived);
+    if (shown.length) {
+      out.push(to({ type: 'stream', op: 'create', streams: shown.map((c) => formatChannel(c, channelActivity(state, c))) }));
+      for (const c of shown) {
+        const subscribers = state.activeSubscribers(c.id);
+        if (subscribers.length) out.push(to({ type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: subscribers.sort((a, b) => a - b) }));
+      }
     }
+    const hidden = lost.filter((c) => c.isArchived === archived).map((c) => c.id);
+    if (hidden.length) out.push(to({ type: 'stream', op: 'delete', stream_ids: hidden }));
   }
-  if (lost.length) out.push(toUsers(state.realmId, [user.id], { type: 'stream', op: 'delete', stream_ids: lost }));
   return out;
 }
 
