@@ -62,9 +62,9 @@ async function messageAs(api: Api, id: number): Promise<any> {
   return r.messages.find((m: any) => m.id === id);
 }
 
-/** Polls until `check` holds for message `id`, up to 15 s; `nudge` runs before each look (a key press). */
+/** Polls until `check` holds for message `id`, up to 30 s; `nudge` runs before each look (a key press). */
 async function until(api: Api, id: number, check: (m: any) => boolean, nudge?: () => void): Promise<any> {
-  const end = Date.now() + 15_000;
+  const end = Date.now() + 30_000;
   let m: any;
   while (Date.now() < end) {
     nudge?.();
