@@ -223,6 +223,21 @@ t.test('people guests - events: what a guest sees changes with channels, direct 
   t.same(users(moverSnap), users(await s.api.as(mover).ok('POST', '/register', { ...FETCH, client_capabilities: { user_list_incomplete: true } })), 'the new guest: snapshot + events == a fresh register');
 });
 
+t.test('people guests - a guest may not register a queue for all public channels (all_public_streams)', async (t) => {
+  const got = await asEveryone(s, 'POST', '/register', { event_types: ['message'], all_public_streams: true }, true);
+  t.same(got, { owner: 'ok', admin: 'ok', moderator: 'ok', member: 'ok', guest: '400 BAD_REQUEST User not authorized for this query', bot: 'ok', anonymous: '401 UNAUTHORIZED Missing authorization header for basic auth' });
+  // And a guest's ordinary queue does not get a public channel's message it is not in.
+  const name = uniq('public-only');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  const q = await register(as.guest, { event_types: ['message'] });
+  const marker = uniq('not for guests');
+  await as.owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: marker });
+  await as.owner.ok('POST', '/messages', { type: 'private', to: JSON.stringify([s.demo.guest.userId]), content: 'the end' });
+  const seen: Array<Record<string, any>> = [];
+  await waitFor(q, (e) => (seen.push(e), e.type === 'message' && e.message.content.includes('the end')));
+  t.notOk(seen.some((e) => e.type === 'message' && e.message.content.includes(marker)), 'the public message did not reach the guest');
+});
+
 t.test('people guests - spectators: no organization here has web-public access, so GET /users without credentials is refused', async (t) => {
   await as.owner.ok('PATCH', '/realm', { enable_spectator_access: true });
   t.teardown(() => as.owner.ok('PATCH', '/realm', { enable_spectator_access: false }));

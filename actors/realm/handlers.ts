@@ -1,5 +1,5 @@
 /** Every message the realm actor takes, by type. */
-import { directory, messageSources, narrowForQueue, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
+import { allPublicStreamsAccess, directory, messageSources, narrowForQueue, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
@@ -40,6 +40,7 @@ export const realmHandlers = {
   listBots,
   messageSources,
   narrowForQueue,
+  allPublicStreamsAccess,
   directory,
   createScheduledMessage: createScheduled,
   listScheduledMessages: listScheduled,

@@ -11,7 +11,7 @@ import { type ChannelRecord, messageBucket, type StoredMessage, T, type UserReco
 import { type Delivery, type Directory, toUsers } from '../events/delivery.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { VisibilityPolicy } from './user_topics.ts';
-import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin } from '../model.ts';
+import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin, isGuest } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { accessibleUsers, accessRestricted, actingUser, canAccess, canSeeUser, resolvePerson, restrictedViews, seesEveryone } from './access.ts';
 import { accessChangeEvents } from './people.ts';
@@ -637,6 +637,20 @@ export const narrowForQueue = query({
   run(state, msg) {
     if (msg.narrow.some((t) => t.operator === 'with')) throw badNarrow("Invalid narrow operator: 'with' cannot filter an event queue");
     return { narrow: resolveNarrow(state, actingUser(state, msg.caller), msg.narrow) };
+  },
+});
+
+/**
+ * Whether the caller may register a queue with `all_public_streams`: not a
+ * guest, who may not read public channels they are not in (Zulip's
+ * `can_access_public_streams`).
+ */
+export const allPublicStreamsAccess = query({
+  type: 'allPublicStreamsAccess',
+  fields: z.object({}),
+  run(state, msg) {
+    if (isGuest(actingUser(state, msg.caller))) throw badRequest('User not authorized for this query');
+    return {};
   },
 });
 

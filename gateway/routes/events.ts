@@ -50,6 +50,7 @@ export const register = route({
     const realm = realmActorId(user.realmId);
     const parsed = parseNarrow(p.narrow ?? []);
     const narrow = parsed.length ? (await ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: who, narrow: parsed })).narrow : [];
+    if (p.all_public_streams) await ctx.actors.call(realmRef, realm, { type: 'allPublicStreamsAccess', caller: who });
     // Typing notices go only to users who want them: the setting is read when the queue is made.
     const settings = (await ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch: ['user_settings'], clientExtavatar: extavatar, includeSubscribers: 'false' })) as { user_settings?: Record<string, unknown>; realm_empty_topic_display_name: string };
     // Clients without empty_topic_name get the organization's name for the empty topic, in events and in the register.
