@@ -266,7 +266,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
       target: `< ${TARGET.deliveryP99Ms} ms`,
       ratio: half.delivery.p99 / TARGET.deliveryP99Ms,
       status: half.delivery.p99 < TARGET.deliveryP99Ms ? 'PASS' : 'MISS',
-      note: `p50 ${fmt(half.delivery.p50)} ms; send p99 ${fmt(half.send.p99)} ms; ${half.delivery.count} deliveries; other processes used ${fmt(half.foreignCores)} cores meanwhile`,
+      note: `p50 ${fmt(half.delivery.p50)} ms; per 1-s window p99 median ${fmt(half.deliveryWindows.median)} / worst ${fmt(half.deliveryWindows.worst)} ms (${half.deliveryWindows.windows} windows); send p99 ${fmt(half.send.p99)} ms (window median ${fmt(half.sendWindows.median)}); ${half.delivery.count} deliveries; other processes used ${fmt(half.foreignCores)} cores meanwhile`,
     });
     // The same half-rate step with typing and presence traffic alongside: ephemeral
     // traffic must not slow sends or their delivery down.
@@ -285,7 +285,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
         target: `< ${TARGET.deliveryP99Ms} ms`,
         ratio: r.delivery.p99 / TARGET.deliveryP99Ms,
         status: r.delivery.p99 < TARGET.deliveryP99Ms ? 'PASS' : 'MISS',
-        note: `send p99 ${fmt(r.send.p99)} ms; ${side.sent} typing notices and presence pings meanwhile (${side.failed} failed); compare with the 50% step above`,
+        note: `per 1-s window p99 median ${fmt(r.deliveryWindows.median)} / worst ${fmt(r.deliveryWindows.worst)} ms; send p99 ${fmt(r.send.p99)} ms; ${side.sent} typing notices and presence pings meanwhile (${side.failed} failed); compare with the 50% step above`,
       });
       if (side.failed > side.sent * 0.01) throw new Error(`${side.failed} typing/presence requests failed`);
     }

@@ -7,7 +7,7 @@
  */
 import { api, type Credentials, type ParleyServer } from './server.ts';
 import { basicAuth, RawConn } from './rawhttp.ts';
-import { nowMs, summarize, type Summary } from './stats.ts';
+import { nowMs, summarize, type Summary, windowedP99 } from './stats.ts';
 
 export const CHANNEL = 'bench';
 
@@ -52,6 +52,8 @@ export class Drainer {
   errorSample: string | null = null;
   /** Delivery latencies (ms) of messages with `t=<ms>` content, collected while `measuring`. */
   samples: number[] = [];
+  /** When each sample's message was sent (ms), beside `samples`. */
+  sentAt: number[] = [];
   measuring = false;
   private stopped = false;
   private loops: Promise<void>[] = [];
@@ -84,7 +86,10 @@ export class Drainer {
             if (e.type !== 'message') continue;
             this.events++;
             const t = /t=([\d.]+)/.exec(e.message!.content);
-            if (t) this.samples.push(at - Number(t[1]));
+            if (t) {
+              this.samples.push(at - Number(t[1]));
+              this.sentAt.push(Number(t[1]));
+            }
           }
         } else {
           for (let i = r.body.indexOf(MESSAGE_START); i !== -1; i = r.body.indexOf(MESSAGE_START, i + 1)) this.events++;
@@ -118,6 +123,9 @@ export interface RateResult {
   send: Summary;
   /** Send time to the drainer reading the event, per (message, queue). */
   delivery: Summary;
+  /** The p99s of each second of the run: their median and worst (`windowedP99`). */
+  sendWindows: ReturnType<typeof windowedP99>;
+  deliveryWindows: ReturnType<typeof windowedP99>;
   deliveries: number;
 }
 
@@ -128,6 +136,7 @@ export async function sendAtRate(site: string, who: Credentials, drainer: Draine
   const idle: RawConn[] = [];
   let open = 0;
   const sendLat: number[] = [];
+  const sendAt: number[] = [];
   let sent = 0;
   let failed = 0;
   const total = Math.max(1, Math.round(rate * durationSecs));
@@ -135,6 +144,7 @@ export async function sendAtRate(site: string, who: Credentials, drainer: Draine
   const backlog: number[] = [];
   const inFlight = new Set<Promise<void>>();
   drainer.samples = [];
+  drainer.sentAt = [];
   const eventsBefore = drainer.events;
   drainer.measuring = true;
   const start = nowMs() + 20;
@@ -149,7 +159,10 @@ export async function sendAtRate(site: string, who: Credentials, drainer: Draine
     const body = `type=stream&to=${CHANNEL}&topic=rate&content=${encodeURIComponent(`rate ${rate.toFixed(0)}/s t=${intended.toFixed(3)}`)}`;
     try {
       const r = await c.request('POST', '/api/v1/messages', body);
-      if (r.status === 200) sendLat.push(nowMs() - intended);
+      if (r.status === 200) {
+        sendLat.push(nowMs() - intended);
+        sendAt.push(intended);
+      }
       else failed++;
     } catch {
       failed++;
@@ -187,6 +200,8 @@ export async function sendAtRate(site: string, who: Credentials, drainer: Draine
     failed,
     send: summarize(sendLat),
     delivery: summarize(drainer.samples),
+    sendWindows: windowedP99(sendLat, sendAt),
+    deliveryWindows: windowedP99(drainer.samples, drainer.sentAt),
     deliveries: drainer.events - eventsBefore,
   };
 }

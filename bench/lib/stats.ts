@@ -30,6 +30,23 @@ export function summarize(samples: ArrayLike<number>): Summary {
   };
 }
 
+/**
+ * The p99 of each `windowMs` slice of a run (samples placed by when they were
+ * sent), and the median and worst of those: one run's p99 is set by its worst
+ * stall, so on a noisy machine the median window says more about a build.
+ */
+export function windowedP99(samples: ArrayLike<number>, sentAt: ArrayLike<number>, windowMs = 1000): { median: number; worst: number; windows: number } {
+  const byWindow = new Map<number, number[]>();
+  for (let i = 0; i < samples.length; i++) {
+    const w = Math.floor(sentAt[i]! / windowMs);
+    let list = byWindow.get(w);
+    if (!list) byWindow.set(w, (list = []));
+    list.push(samples[i]!);
+  }
+  const p99s = [...byWindow.values()].filter((l) => l.length >= 100).map((l) => percentile(Float64Array.from(l).sort(), 99)).sort((a, b) => a - b);
+  return { median: p99s.length ? p99s[Math.floor(p99s.length / 2)]! : NaN, worst: p99s.length ? p99s[p99s.length - 1]! : NaN, windows: p99s.length };
+}
+
 /** Rounds for display: 3 significant digits below 100, integers above. */
 export function fmt(v: number, unit = ''): string {
   if (!Number.isFinite(v)) return `n/a`;
