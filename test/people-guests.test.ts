@@ -7,7 +7,7 @@
 // messages from senders a guest may not see ("Unknown user"), their status,
 // and presence (filtered only with PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
 // Zulip's CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE, off by default).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { uniq } from './helpers/api.ts';
 import { applyEvent, type Snap, USER_LIST_INCOMPLETE } from './helpers/apply.ts';
 import { register, waitFor, type Queue } from './helpers/events.ts';
@@ -21,6 +21,12 @@ const EVERYONE = 2;
 
 /** Sets can_access_all_users_group (as the owner). */
 const setAccess = (group: number) => as.owner.ok('PATCH', '/realm', { can_access_all_users_group: { new: group } });
+
+/** Restricts guests (members only may see everyone) until the end of test `t`. */
+async function restrictGuests(t: Test): Promise<void> {
+  await setAccess(MEMBERS);
+  t.teardown(() => setAccess(EVERYONE));
+}
 
 /** A fresh user of `role` subscribed to nothing (new users join the default channels), so that they share nothing. */
 async function loner(role: number, name: string, srv: TestServer = s): Promise<Person> {
@@ -70,8 +76,7 @@ t.test('people guests - who sees whom: GET /users and GET /users/{id} as every r
   const peer = await loner(ROLE.member, 'Channel Peer');
   const channel = uniq('guests');
   await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [guest.userId, peer.userId] });
-  await setAccess(MEMBERS);
-  t.teardown(() => setAccess(EVERYONE));
+  await restrictGuests(t);
   const g = s.api.as(guest);
 
   const listed = ids((await g.ok('GET', '/users')).members);
@@ -112,8 +117,7 @@ t.test('people guests - register: realm_users without the users a guest may not 
   const guest = await loner(ROLE.guest, 'Register Guest');
   const stranger = await loner(ROLE.member, 'Hidden One');
   await s.api.as(stranger).ok('POST', '/users/me/status', { status_text: 'secret plans' });
-  await setAccess(MEMBERS);
-  t.teardown(() => setAccess(EVERYONE));
+  await restrictGuests(t);
   const g = s.api.as(guest);
   const incomplete = await g.ok('POST', '/register', { fetch_event_types: ['realm_user', 'user_status'], client_capabilities: { user_list_incomplete: true } });
   t.notOk((incomplete.ignored_parameters_unsupported ?? []).includes('client_capabilities.user_list_incomplete'), 'the capability is honoured');
@@ -150,8 +154,7 @@ t.test('people guests - events: what a guest sees changes with channels, direct 
   const mover = await loner(ROLE.member, 'Mover');
   const channel = uniq('meeting');
   await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [guest.userId] });
-  await setAccess(MEMBERS);
-  t.teardown(() => setAccess(EVERYONE));
+  await restrictGuests(t);
   const g = s.api.as(guest);
   const FETCH = { fetch_event_types: ['realm_user'], client_gravatar: false };
   const qIncomplete = await register(g, { ...FETCH, client_capabilities: { user_list_incomplete: true } });
@@ -254,8 +257,7 @@ t.test('people guests - messages: a channel message from a sender a restricted g
   const poster = await loner(ROLE.member, 'Outside Poster');
   const channel = uniq('announcements');
   await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [guest.userId, peer.userId] });
-  await setAccess(MEMBERS);
-  t.teardown(() => setAccess(EVERYONE));
+  await restrictGuests(t);
   const g = s.api.as(guest);
   const p = s.api.as(peer);
   const [qGuest, qGuestAvatars, qPeer] = await Promise.all([register(g, { event_types: ['message'] }), register(g, { event_types: ['message'], client_gravatar: false }), register(p, { event_types: ['message'] })]);
@@ -293,8 +295,7 @@ t.test('people guests - status: GET /users/{id}/status of a user a restricted gu
   const stranger = await loner(ROLE.member, 'Status Stranger');
   await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('status') }], principals: [guest.userId, peer.userId] });
   await s.api.as(stranger).ok('POST', '/users/me/status', { status_text: 'hidden away' });
-  await setAccess(MEMBERS);
-  t.teardown(() => setAccess(EVERYONE));
+  await restrictGuests(t);
   const g = s.api.as(guest);
   t.equal(outcome(await g.call('GET', `/users/${stranger.userId}/status`), true), '400 BAD_REQUEST Insufficient permission');
   t.equal((await as.member.ok('GET', `/users/${stranger.userId}/status`)).status.status_text, 'hidden away', 'a member reads it');
@@ -321,8 +322,7 @@ t.test('people guests - status: GET /users/{id}/status of a user a restricted gu
 t.test('people guests - presence: by default (as Zulip) a restricted guest still gets everyone\'s presence', async (t) => {
   const guest = await loner(ROLE.guest, 'Presence Guest');
   const stranger = await loner(ROLE.member, 'Presence Stranger');
-  await setAccess(MEMBERS);
-  t.teardown(() => setAccess(EVERYONE));
+  await restrictGuests(t);
   const g = s.api.as(guest);
   const q = await register(g, { event_types: ['presence'], client_capabilities: { simplified_presence_events: true } });
   await s.api.as(stranger).ok('POST', '/users/me/presence', { status: 'active' });
