@@ -146,7 +146,7 @@ export class QueueShard {
     let shared = formatted.get(key);
     if (!shared) formatted.set(key, (shared = `{"type":"message","message":${JSON.stringify(formatMessage(m, hidden ? withoutUser(d.names, m.senderId) : d.names, q.options))}`));
     const echo = d.localEcho && d.localEcho.queueId === q.id && d.localEcho.senderId === q.userId ? `,"local_message_id":${JSON.stringify(d.localEcho.localId)}` : '';
-    const e = q.pushParts(shared, echo ? `,"flags":${JSON.stringify(flags)}${echo}` : flagsField(flags));
+    const e = q.pushParts(shared, flagsField(flags) + echo);
     if (CHECK) checkClientEvent(eventText(e), this.log);
   }
 
@@ -177,7 +177,13 @@ export class QueueShard {
  * per node, not once per shard.
  */
 const formats = new WeakMap<Delivery, Map<string, string>>();
+function formattedOf(d: Delivery): Map<string, string> {
+  let m = formats.get(d);
+  if (!m) formats.set(d, (m = new Map()));
+  return m;
+}
 
+/** The flags of a message to a queue that did not receive it (an all_public_streams queue). */
 const READ = ['read'];
 
 /** `,"flags":[...]` for a list of flags, one string per distinct list (there are a few dozen at most). */
@@ -187,11 +193,6 @@ function flagsField(flags: string[]): string {
   let field = flagFields.get(key);
   if (!field) flagFields.set(key, (field = `,"flags":${JSON.stringify(flags)}`));
   return field;
-}
-function formattedOf(d: Delivery): Map<string, string> {
-  let m = formats.get(d);
-  if (!m) formats.set(d, (m = new Map()));
-  return m;
 }
 
 /** `names` without one user: a message's sender for those who may not see them. */
