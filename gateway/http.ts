@@ -126,15 +126,8 @@ export class Reply {
   /** Answers with a body that is already JSON text; with `close`, closes the connection after it. */
   raw(status: number, text: string, headers: Record<string, string> = {}, close = false): void {
     if (this.aborted || this.done) return;
-    this.done = true;
     this.onJson?.(status, text);
-    this.res.cork(() => {
-      this.release();
-      this.res.writeStatus(STATUS[status] ?? `${status}`);
-      this.res.writeHeader('Content-Type', 'application/json');
-      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      this.res.end(text, close);
-    });
+    this.send(status, 'application/json', text, headers, close);
   }
 
   /** Answers with bytes of the given type (a file). */
@@ -142,8 +135,8 @@ export class Reply {
     this.send(status, contentType, data, headers);
   }
 
-  /** Answers with a body of any type (HTML pages, redirects, files). */
-  send(status: number, contentType: string, body: string | Buffer, headers: Record<string, string> = {}): void {
+  /** Answers with a body of any type (HTML pages, redirects, files); with `close`, closes the connection after it. */
+  send(status: number, contentType: string, body: string | Buffer, headers: Record<string, string> = {}, close = false): void {
     if (this.aborted || this.done) return;
     this.done = true;
     this.res.cork(() => {
@@ -151,7 +144,7 @@ export class Reply {
       this.res.writeStatus(STATUS[status] ?? `${status}`);
       this.res.writeHeader('Content-Type', contentType);
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      this.res.end(body);
+      this.res.end(body, close);
     });
   }
 
