@@ -79,6 +79,13 @@ const FANOUT = { extraUsers: 5, queues: 10, inviteOnly: false };
 /** Extra environment for every Parley server a step starts (--server-env). */
 const serverEnv: Record<string, string> = {};
 
+/**
+ * Another checkout whose server the send and profile steps measure with this
+ * harness (--server-repo): a baseline measured by the same figures. Its server
+ * may lack typing and presence; then that sub-step is left out.
+ */
+let serverRepo: string | undefined;
+
 // ---- bookkeeping ------------------------------------------------------------------------
 
 interface Figure {
@@ -119,6 +126,18 @@ function sh(cmd: string): string {
   } catch {
     return '';
   }
+}
+
+/** The commit checked out in `dir` (with `+changes` when its tree differs from it). */
+function gitHead(dir: string): string {
+  const head = sh(`git -C ${JSON.stringify(dir)} rev-parse --short HEAD`);
+  return head + (sh(`git -C ${JSON.stringify(dir)} status --porcelain --untracked-files=no`) ? '+changes' : '');
+}
+
+/** Whether a server answers the typing route (a baseline from before issue 10 does not). */
+async function hasTyping(server: ParleyServer): Promise<boolean> {
+  const res = await fetch(`${server.url}/api/v1/typing`, { method: 'POST', headers: { Authorization: basicAuth(server.users.owner!.email, server.users.owner!.apiKey) } });
+  return res.status !== 404;
 }
 
 function machine() {
@@ -196,7 +215,7 @@ interface SendResult {
 }
 
 async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, hello: LoadResult | null, store: StoreResult | null): Promise<SendResult> {
-  const server = await startParley({ env: serverEnv });
+  const server = await startParley({ env: serverEnv, repo: serverRepo });
   live.add(server);
   try {
     log(`   parley ${server.url} pid ${server.pid}, fd limit ${server.fdLimit()}`);
@@ -270,7 +289,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
     });
     // The same half-rate step with typing and presence traffic alongside: ephemeral
     // traffic must not slow sends or their delivery down.
-    {
+    if (!serverRepo || (await hasTyping(server))) {
       const users = Object.values(server.users);
       const ids = await Promise.all(users.map(async (u) => (await api<{ user_id: number }>(server.url, u, 'POST', '/register', { fetch_event_types: ['realm_user'], event_types: ['heartbeat'] })).user_id));
       const rate = Math.max(1, load.rps * 0.5);
@@ -347,7 +366,7 @@ async function profileSend(plan: Plan, connections: number): Promise<ProfileSumm
   const profDir = join(REPO, '.parley/bench/prof');
   rmSync(profDir, { recursive: true, force: true });
   mkdirSync(profDir, { recursive: true });
-  const server = await startParley({ cpuProfDir: profDir, env: serverEnv });
+  const server = await startParley({ cpuProfDir: profDir, env: serverEnv, repo: serverRepo });
   live.add(server);
   try {
     const setup = await setupFanout(server, FANOUT);
@@ -512,6 +531,7 @@ async function main(): Promise<number> {
       'no-k6': { type: 'boolean', default: false },
       holder: { type: 'string' },
       'server-env': { type: 'string', multiple: true, default: [] },
+      'server-repo': { type: 'string' },
       'invite-only': { type: 'boolean', default: false },
       skip: { type: 'string', default: '' },
       replot: { type: 'string' },
@@ -533,6 +553,8 @@ async function main(): Promise<number> {
     serverEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   FANOUT.inviteOnly = values['invite-only'];
+  serverRepo = values['server-repo'];
+  if (serverRepo) log(`servers of the send and profile steps from ${serverRepo} (${gitHead(serverRepo)})`);
   const mode: Mode = values.smoke ? 'smoke' : values.full ? 'full' : 'quick';
   const plan = PLANS[mode];
   const started = performance.now();
@@ -573,7 +595,7 @@ async function main(): Promise<number> {
   }
   const result = {
     mode,
-    variant: { serverEnv, inviteOnly: FANOUT.inviteOnly },
+    variant: { serverEnv, inviteOnly: FANOUT.inviteOnly, ...(serverRepo ? { serverRepo, serverCommit: gitHead(serverRepo) } : {}) },
     machine: info,
     elapsedSecs: elapsed,
     targets: TARGET,
