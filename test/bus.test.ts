@@ -37,25 +37,38 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 
 /** The behaviour every Bus must have. */
 async function busSuite(t: Test, setup: Setup, known: Known = {}): Promise<void> {
-  await t.test('bus - request/reply round trip copies JSON both ways', async (t) => {
+  await t.test('bus - request/reply round trip: the server reads the request, the caller gets a JSON copy of the reply', async (t) => {
     const { a, b } = await setup(t);
     const seen: unknown[] = [];
     const reply = { n: 1, list: [1, 2], nested: { s: 'é👋' } };
     await b.serve('t.echo', async (body, subject) => {
       seen.push(body, subject);
-      (body as { x: number[] }).x.push(99);
       return reply;
     });
     await b.flush();
-    const sent = { x: [1, 2, 3], when: new Date(0), gone: undefined, s: 'héllo "q"' };
+    const sent = { x: [1, 2, 3], s: 'héllo "q"' };
     const got = await a.request('t.echo', sent, 2000);
-    t.strictSame(seen, [{ x: [1, 2, 3, 99], when: '1970-01-01T00:00:00.000Z', s: 'héllo "q"' }, 't.echo'], 'the handler got a JSON copy and the subject');
-    t.strictSame(sent.x, [1, 2, 3], "the handler's changes do not reach the caller's object");
+    t.strictSame(seen, [sent, 't.echo'], 'the server got the request and the subject');
+    if (a.sharesRequests) t.equal(seen[0], sent, 'in process: the value itself (the actor node parses it into its own copy)');
+    else t.not(seen[0], sent, 'over NATS: a decoded copy');
     t.strictSame(got, reply);
     t.not(got, reply, 'the reply is a copy');
     await b.serve('t.void', async () => undefined);
     await b.flush();
     t.equal(await a.request('t.void', null, 2000), null, 'undefined comes back as null');
+  });
+
+  await t.test('bus - a server that changes a shared request fails in check mode', { skip: !process.env.PARLEY_CHECK && 'check mode only (PARLEY_CHECK=1, as the test suites run)' }, async (t) => {
+    const { a, b } = await setup(t);
+    await b.serve('t.change', async (body) => {
+      (body as { x: number[] }).x.push(99);
+      return null;
+    });
+    await b.flush();
+    const sent = { x: [1, 2, 3] };
+    if (a.sharesRequests) t.match(await rejection(a.request('t.change', sent, 2000)), { status: 500 }, 'frozen: the change throws, and the caller gets an error');
+    else t.equal(await a.request('t.change', sent, 2000), null, 'over NATS the server changes its own copy');
+    t.strictSame(sent.x, [1, 2, 3], "the caller's value is unchanged");
   });
 
   await t.test('bus - an ApiError thrown by a handler arrives as the same ApiError', async (t) => {

@@ -3,13 +3,16 @@
  * implementations: in-process (embedded mode) and NATS (cluster mode). The
  * same tests run against both.
  *
- * Messages are plain JSON data: a request's body is the handler's own, so an
- * actor behaves the same whether its caller is in this process or another
- * machine. An event published to several subjects is decoded once and the
- * same value given to each subscriber that gets it: subscribers only read it
- * (in check mode it is frozen, so a write fails the test that makes it). In
- * process there is nothing to decode: the published value itself is handed
- * over (`sharesEvents`), and the actor node publishes a checked copy.
+ * Messages are plain JSON data, so an actor behaves the same whether its
+ * caller is in this process or another machine. Over NATS a server gets a
+ * decoded copy of a request; in process it gets the caller's value itself
+ * (`sharesRequests`), which it only reads: the actor node's server parses
+ * each one with its kind's schema, and actors get that parse's new objects.
+ * An event published to several subjects is decoded once and the same value
+ * given to each subscriber that gets it: subscribers only read it. In process
+ * there is nothing to decode: the published value itself is handed over
+ * (`sharesEvents`). In check mode shared values are frozen, so a write fails
+ * the test that makes it.
  */
 import { ApiError, type WireError } from '../../lib/errors.ts';
 
@@ -53,6 +56,12 @@ export interface Bus {
    * hands the value over: it must be one nothing else holds or changes.
    */
   readonly sharesEvents: boolean;
+  /**
+   * Whether a server gets the very value given to `request` (in process)
+   * rather than a decoded copy of it (NATS): the server reads it and never
+   * changes it. The reply is a copy on either bus.
+   */
+  readonly sharesRequests: boolean;
   /** Publishes an event; one subscriber of the subject's queue group gets it. */
   publish(subject: string, body: unknown): void;
   /** Publishes the same event to several subjects, encoding it once. */

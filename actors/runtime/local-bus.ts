@@ -1,9 +1,11 @@
 /**
- * In-process Bus for the embedded mode. Requests are copied through JSON
- * exactly as NATS would carry them, so no object is shared between caller and
- * actor. An event is handed over as published (`sharesEvents`): its publisher
- * gives a value nothing else holds (the actor node publishes the checked copy
- * of each delivery, `ActorNode.publish`), which spares a copy per message.
+ * In-process Bus for the embedded mode. A request is handed to its server as
+ * the caller made it, not copied through JSON (`sharesRequests`): the actor
+ * node, the only server, parses every actor message with its kind's zod
+ * schema, and that parse builds the copy the actor gets (the cluster runs of
+ * the test suites hold request bodies to what JSON carries). An event is
+ * handed over as published (`sharesEvents`): its publisher gives a value
+ * nothing else holds or changes (`ActorNode.publish`).
  */
 import { log } from '../../lib/log.ts';
 import { type Bus, BusError, encodeReply, replyText, sharedEvent, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
@@ -55,8 +57,6 @@ class SubjectTable<H> {
   }
 }
 
-const copy = (v: unknown): unknown => (v === undefined ? null : JSON.parse(JSON.stringify(v)));
-
 export class LocalBus implements Bus {
   private servers = new SubjectTable<RequestHandler>();
   private listeners = new SubjectTable<EventHandler>();
@@ -64,6 +64,7 @@ export class LocalBus implements Bus {
   private inFlight = 0;
   private closed = false;
   readonly sharesEvents = true;
+  readonly sharesRequests = true;
 
   constructor(private readonly maxInFlight = 100_000) {}
 
@@ -80,7 +81,7 @@ export class LocalBus implements Bus {
     let timer: NodeJS.Timeout | undefined;
     try {
       const reply = await Promise.race([
-        handler(copy(body), subject).then(
+        handler(sharedEvent(body === undefined ? null : body), subject).then(
           (v) => encodeReply({ status: 'fulfilled', value: v }),
           (e: unknown) => encodeReply({ status: 'rejected', reason: e }),
         ),

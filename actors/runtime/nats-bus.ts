@@ -60,6 +60,7 @@ const decode = (data: Uint8Array): unknown => (data.length === 0 ? null : JSON.p
 
 export class NatsBus implements Bus {
   readonly sharesEvents = false;
+  readonly sharesRequests = false;
   private inFlight = 0;
   private closing = false;
   private readonly maxInFlight: number;
