@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { ApiError, badRequest, shardMoving, unavailable } from '../../lib/errors.ts';
 import { FencedError, type Store } from '../../storage/store.ts';
 import type { TimerRecord } from '../../storage/tables.ts';
+import { CHECK } from '../events/check.ts';
 import { Delivery, deliveryPlacements } from '../events/delivery.ts';
 import { parseShardSubject, shardOf, subjects } from '../subjects.ts';
 import type { AnyHandler } from './action.ts';
@@ -241,11 +242,32 @@ export class ActorNode {
     const to = [...shards].map((s) => subjects.events(s));
     if (d.kind === 'message' && d.allPublic) to.push(subjects.broadcast(d.realmId));
     if (!this.bus.sharesEvents) return this.bus.publishMany(to, d);
-    // In process, subscribers get the value published: give them the checked copy, made now
-    // (zod's parse builds new objects, so nothing this actor holds or changes later is shared)
-    // and found again, not checked twice, when it reaches this node's shards.
-    const checked = this.checkDelivery(d);
+    // In process, subscribers get the value published, found again (not checked twice) when it
+    // reaches this node's shards. A message delivery goes as built (`handOver`); any other
+    // goes as its checked copy (zod's parse builds new objects): those carry records this
+    // actor keeps and may change later.
+    const checked = d.kind === 'message' ? this.handOver(d) : this.checkDelivery(d);
     if (checked) this.bus.publishMany(to, checked);
+  }
+
+  /**
+   * A message delivery given to this node's subscribers as it is, not copied:
+   * its parts are made for it (the stored message is new, and changed later
+   * only as a copy) and the queue actor only reads it. In check mode it is
+   * checked against its schema and frozen all the way down, so a change to
+   * any part of it, by this actor or a subscriber, throws in the test suites.
+   */
+  private handOver(d: Delivery): Delivery | null {
+    if (CHECK) {
+      const r = Delivery.safeParse(d);
+      if (!r.success) {
+        this.log.warn({ issues: r.error.issues }, 'dropped a malformed delivery');
+        return null;
+      }
+    }
+    const shared = sharedEvent(d);
+    this.checked.set(shared, shared);
+    return shared;
   }
 
   /**
