@@ -13,7 +13,11 @@
  * server started, e.g. PARLEY_SHARDS=8), --invite-only (the send channel is
  * private, so deliveries go only to its subscribers' shards), --skip
  * hello,store,send,holder (leave steps out, e.g. for a what-if run),
- * --replot FILE (redraw the chart of a saved last.json into --svg PATH and exit).
+ * --replot FILE (redraw the chart of a saved last.json into --svg PATH and exit),
+ * --server-repo DIR (the send and profile steps measure that checkout's
+ * server: a baseline under this harness), --latency-rate N (the latency
+ * steps offer N msg/s instead of fractions of the maximum: builds compared
+ * at the same load).
  *
  * Each step starts the processes it measures itself, on free ports with a
  * temporary data directory, and stops them. Results: a table on stdout,
@@ -85,6 +89,13 @@ const serverEnv: Record<string, string> = {};
  * may lack typing and presence; then that sub-step is left out.
  */
 let serverRepo: string | undefined;
+
+/**
+ * The one rate (msg/s) the latency steps offer instead of fractions of the
+ * measured maximum (--latency-rate): builds of different maxima compared at
+ * the same load.
+ */
+let latencyRate: number | null = null;
 
 // ---- bookkeeping ------------------------------------------------------------------------
 
@@ -269,7 +280,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
 
     // Latency against load: open-loop sends at fractions of the maximum rate.
     const sweep: Array<RateResult & { foreignCores: number }> = [];
-    for (const f of plan.sweep) {
+    for (const f of latencyRate ? [latencyRate / load.rps] : plan.sweep) {
       const rate = Math.max(1, load.rps * f);
       const { result: r, foreignCores } = await withForeignCpu([server.pid], () => sendAtRate(server.url, owner, drainer, rate, plan.sweepSecs));
       log(`   ${fmt(f * 100)}% (${fmt(rate)} msg/s offered, ${fmt(r.achievedRate)} achieved): send p50 ${fmt(r.send.p50)} / p99 ${fmt(r.send.p99)} ms; delivery p50 ${fmt(r.delivery.p50)} / p99 ${fmt(r.delivery.p99)} / max ${fmt(r.delivery.max)} ms (${r.deliveries}/${r.sent * setup.queues.length} events, ${r.failed} failed); other processes ${fmt(foreignCores)} cores`);
@@ -292,7 +303,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
     if (!serverRepo || (await hasTyping(server))) {
       const users = Object.values(server.users);
       const ids = await Promise.all(users.map(async (u) => (await api<{ user_id: number }>(server.url, u, 'POST', '/register', { fetch_event_types: ['realm_user'], event_types: ['heartbeat'] })).user_id));
-      const rate = Math.max(1, load.rps * 0.5);
+      const rate = latencyRate ?? Math.max(1, load.rps * 0.5);
       const traffic = startEphemeralTraffic(server.url, users, mode === 'smoke' ? 20 : 200, ids);
       const { result: r } = await withForeignCpu([server.pid], () => sendAtRate(server.url, owner, drainer, rate, plan.sweepSecs));
       const side = await traffic.stop();
@@ -532,6 +543,7 @@ async function main(): Promise<number> {
       holder: { type: 'string' },
       'server-env': { type: 'string', multiple: true, default: [] },
       'server-repo': { type: 'string' },
+      'latency-rate': { type: 'string' },
       'invite-only': { type: 'boolean', default: false },
       skip: { type: 'string', default: '' },
       replot: { type: 'string' },
@@ -554,6 +566,10 @@ async function main(): Promise<number> {
   }
   FANOUT.inviteOnly = values['invite-only'];
   serverRepo = values['server-repo'];
+  if (values['latency-rate']) {
+    latencyRate = Number(values['latency-rate']);
+    if (!(latencyRate > 0)) throw new Error(`--latency-rate wants msg/s, got '${values['latency-rate']}'`);
+  }
   if (serverRepo) log(`servers of the send and profile steps from ${serverRepo} (${gitHead(serverRepo)})`);
   const mode: Mode = values.smoke ? 'smoke' : values.full ? 'full' : 'quick';
   const plan = PLANS[mode];
