@@ -14,9 +14,8 @@
  * the live heap holds by constructor: resident memory counts the heap's free
  * space and the allocator's too, the snapshot only what is reachable.
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { growth, HEAP_SNAPSHOT_ARGS, liveHeap } from './lib/heap.ts';
 import { api, REPO, startParley } from './lib/server.ts';
 
 const { values } = parseArgs({
@@ -33,7 +32,7 @@ const MiB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function measure(repo: string): Promise<Record<string, number | string | Record<string, number>>> {
-  const server = await startParley({ repo, readyTimeoutMs: 120_000, nodeArgs: values.heap ? ['--heapsnapshot-signal=SIGUSR2'] : [] });
+  const server = await startParley({ repo, readyTimeoutMs: 120_000, nodeArgs: values.heap ? HEAP_SNAPSHOT_ARGS : [] });
   try {
     const owner = server.users.owner!;
     const started = server.rss();
@@ -72,58 +71,13 @@ async function measure(repo: string): Promise<Record<string, number | string | R
       bytesPerQueuedEvent: Math.round((after - withQueues) / (QUEUES * MESSAGES)),
       registersPerSec: Math.round(QUEUES / registerSecs),
       sendsPerSec: +(MESSAGES / sendSecs).toFixed(1),
-      ...(heap && heap0 ? { liveHeapMiB: +(heap.total / MiB).toFixed(1), liveBytesPerQueue: Math.round((heap.total - heap0.total) / QUEUES), liveBytesPerQueueByKind: perQueue(heap0.by, heap.by) } : {}),
+      ...(heap && heap0 ? { liveHeapMiB: +(heap.total / MiB).toFixed(1), liveBytesPerQueue: Math.round((heap.total - heap0.total) / QUEUES), liveBytesPerQueueByKind: growth(heap0.by, heap.by, QUEUES) } : {}),
     };
   } finally {
     await server.dispose();
   }
 }
 
-/**
- * The live heap of process `pid` by constructor (V8's heap snapshot, written
- * on SIGUSR2 into the server's working directory, `repo`).
- */
-async function liveHeap(pid: number, repo: string): Promise<{ total: number; by: Map<string, number> }> {
-  const before = new Set(readdirSync(repo));
-  process.kill(pid, 'SIGUSR2');
-  let file: string | undefined;
-  for (let i = 0; i < 600 && !file; i++) {
-    await sleep(500);
-    file = readdirSync(repo).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
-  }
-  if (!file) throw new Error('no heap snapshot was written');
-  // V8 writes it in pieces: read it once it parses.
-  let snap: { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] } | null = null;
-  for (let i = 0; i < 300 && !snap; i++) {
-    await sleep(1000);
-    try {
-      snap = JSON.parse(readFileSync(join(repo, file), 'utf8'));
-    } catch {
-      snap = null;
-    }
-  }
-  if (!snap) throw new Error(`the heap snapshot ${file} never became whole`);
-  rmSync(join(repo, file));
-  const fields = snap.snapshot.meta.node_fields;
-  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number];
-  const types = snap.snapshot.meta.node_types[0];
-  const by = new Map<string, number>();
-  let total = 0;
-  for (let i = 0; i < snap.nodes.length; i += fields.length) {
-    const type = types[snap.nodes[i + typeAt]!]!;
-    const key = type === 'object' || type === 'closure' ? snap.strings[snap.nodes[i + nameAt]!]! : `(${type})`;
-    const bytes = snap.nodes[i + sizeAt]!;
-    by.set(key, (by.get(key) ?? 0) + bytes);
-    total += bytes;
-  }
-  return { total, by };
-}
-
-/** What the queues added to the live heap, per queue, by kind (the largest 12). */
-function perQueue(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
-  const grown = [...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / QUEUES] as const);
-  return Object.fromEntries(grown.sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => [k, Math.round(v)]));
-}
 
 for (const repo of [...values.repo, REPO]) {
   process.stdout.write(`${JSON.stringify(await measure(repo))}\n`);

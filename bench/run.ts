@@ -17,7 +17,9 @@
  * --server-repo DIR (the send and profile steps measure that checkout's
  * server: a baseline under this harness), --latency-rate N (the latency
  * steps offer N msg/s instead of fractions of the maximum: builds compared
- * at the same load).
+ * at the same load), --server-node-args "FLAGS" (node flags for the send
+ * step's server, e.g. "--trace-gc"), --server-output FILE (that server's
+ * output, the last 100-200 KB, written there after its latency steps).
  *
  * Each step starts the processes it measures itself, on free ports with a
  * temporary data directory, and stops them. Results: a table on stdout,
@@ -96,6 +98,10 @@ let serverRepo: string | undefined;
  * the same load.
  */
 let latencyRate: number | null = null;
+
+/** Node flags for the send step's server (--server-node-args, e.g. `--trace-gc`), and where its output goes (--server-output). */
+let serverNodeArgs: string[] = [];
+let serverOutput: string | undefined;
 
 // ---- bookkeeping ------------------------------------------------------------------------
 
@@ -226,7 +232,7 @@ interface SendResult {
 }
 
 async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, hello: LoadResult | null, store: StoreResult | null): Promise<SendResult> {
-  const server = await startParley({ env: serverEnv, repo: serverRepo });
+  const server = await startParley({ env: serverEnv, repo: serverRepo, nodeArgs: serverNodeArgs });
   live.add(server);
   try {
     log(`   parley ${server.url} pid ${server.pid}, fd limit ${server.fdLimit()}`);
@@ -320,6 +326,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
       if (side.failed > side.sent * 0.01) throw new Error(`${side.failed} typing/presence requests failed`);
     }
     await drainer.stop();
+    if (serverOutput) writeFileSync(serverOutput, server.output());
 
     // Register cost grows with history (the snapshot's unread summary reads the newest messages):
     // time a few registers now that the channel holds everything sent above.
@@ -544,6 +551,8 @@ async function main(): Promise<number> {
       'server-env': { type: 'string', multiple: true, default: [] },
       'server-repo': { type: 'string' },
       'latency-rate': { type: 'string' },
+      'server-node-args': { type: 'string' },
+      'server-output': { type: 'string' },
       'invite-only': { type: 'boolean', default: false },
       skip: { type: 'string', default: '' },
       replot: { type: 'string' },
@@ -566,6 +575,8 @@ async function main(): Promise<number> {
   }
   FANOUT.inviteOnly = values['invite-only'];
   serverRepo = values['server-repo'];
+  serverNodeArgs = (values['server-node-args'] ?? '').split(' ').filter(Boolean);
+  serverOutput = values['server-output'];
   if (values['latency-rate']) {
     latencyRate = Number(values['latency-rate']);
     if (!(latencyRate > 0)) throw new Error(`--latency-rate wants msg/s, got '${values['latency-rate']}'`);
