@@ -94,9 +94,19 @@ const INTERNAL: WireError = { code: 'INTERNAL_SERVER_ERROR', msg: 'Internal serv
 export const INTERNAL_ERROR_REPLY: WireReply = `e${JSON.stringify(INTERNAL)}`;
 
 export function encodeReply(result: PromiseSettledResult<unknown>): WireReply {
-  if (result.status === 'fulfilled') return result.value instanceof JsonText ? `v${result.value.text}` : `v${JSON.stringify(result.value ?? null)}`;
+  if (result.status === 'fulfilled') return `v${valueText(result.value)}`;
   const err = result.reason;
   return `e${JSON.stringify(err instanceof ApiError ? err.toWire() : INTERNAL)}`;
+}
+
+/** A reply value's JSON text (a `JsonText` is already that). */
+export function valueText(value: unknown): string {
+  return value instanceof JsonText ? value.text : JSON.stringify(value ?? null);
+}
+
+/** The error a caller gets for a server's failure: what `replyText` throws for it, without the wire text between. */
+export function callerError(reason: unknown): ApiError {
+  return ApiError.fromWire(reason instanceof ApiError ? reason.toWire() : INTERNAL);
 }
 
 /** The reply value's JSON text; throws the ApiError an error reply carries. */

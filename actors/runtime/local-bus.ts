@@ -8,7 +8,7 @@
  * nothing else holds or changes (`ActorNode.publish`).
  */
 import { log } from '../../lib/log.ts';
-import { type Bus, BusError, encodeReply, replyText, sharedEvent, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
+import { type Bus, BusError, callerError, sharedEvent, valueText, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
 
 interface Entry<H> {
   pattern: string;
@@ -80,16 +80,25 @@ export class LocalBus implements Bus {
     this.inFlight++;
     let timer: NodeJS.Timeout | undefined;
     try {
-      const reply = await Promise.race([
+      // The reply's text as NATS would carry it, without the wire string between: a long
+      // poll's events are not copied again.
+      return await Promise.race([
         handler(sharedEvent(body === undefined ? null : body), subject).then(
-          (v) => encodeReply({ status: 'fulfilled', value: v }),
-          (e: unknown) => encodeReply({ status: 'rejected', reason: e }),
+          (v) => {
+            try {
+              return valueText(v);
+            } catch (err) {
+              throw callerError(err); // a value JSON cannot carry: an internal error, as over NATS
+            }
+          },
+          (e: unknown) => {
+            throw callerError(e);
+          },
         ),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new BusError('timeout', subject)), timeoutMs);
         }),
       ]);
-      return replyText(reply);
     } finally {
       clearTimeout(timer);
       this.inFlight--;
