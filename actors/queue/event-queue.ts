@@ -94,8 +94,12 @@ export class EventQueue {
     if (i) this.events.splice(0, i);
   }
 
+  /** One flat string made by one join: the gateway slices it into its answer without copying it again. */
   reply(): PollReply {
-    return new JsonText(`{"events":[${this.events.map(eventText).join(',')}],"queue_id":${JSON.stringify(this.id)}}`);
+    const parts = ['{"events":['];
+    for (let i = 0; i < this.events.length; i++) parts.push(i ? `,${eventText(this.events[i]!)}` : eventText(this.events[i]!));
+    parts.push(`],"queue_id":${JSON.stringify(this.id)}}`);
+    return new JsonText(parts.join(''));
   }
 
   private empty(): PollReply {
