@@ -17,7 +17,7 @@
  * --server-repo DIR (the send and profile steps measure that checkout's
  * server: a baseline under this harness), --latency-rate N (the latency
  * steps offer N msg/s instead of fractions of the maximum: builds compared
- * at the same load), --server-node-args "FLAGS" (node flags for the send
+ * at the same load), --server-node-args="FLAGS" (node flags for the send
  * step's server, e.g. "--trace-gc"), --server-output FILE (that server's
  * output, the last 100-200 KB, written there after its latency steps).
  *
