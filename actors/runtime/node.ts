@@ -205,9 +205,18 @@ export class ActorNode {
 
   /** Deliveries already checked, by the bus's value: one published to several of this node's shards is checked once. */
   private checked = new WeakMap<object, Delivery>();
+  /**
+   * Values that are themselves checked deliveries (a checked copy, a message
+   * delivery handed over): a set, not entries that map a value to itself,
+   * which V8's young-generation collector keeps alive (an ephemeron's value
+   * is reached from its table), so every delivery outlived its scavenge and
+   * was promoted.
+   */
+  private checkedValues = new WeakSet<object>();
 
   private checkDelivery(body: unknown): Delivery | null {
     const key = body !== null && typeof body === 'object' ? body : null;
+    if (key && this.checkedValues.has(key)) return key as Delivery;
     const known = key && this.checked.get(key);
     if (known) return known;
     const d = Delivery.safeParse(body);
@@ -217,7 +226,7 @@ export class ActorNode {
     }
     const checked = sharedEvent(d.data);
     if (key) this.checked.set(key, checked);
-    this.checked.set(checked, checked);
+    this.checkedValues.add(checked);
     return checked;
   }
 
@@ -266,7 +275,7 @@ export class ActorNode {
       }
     }
     const shared = sharedEvent(d);
-    this.checked.set(shared, shared);
+    this.checkedValues.add(shared);
     return shared;
   }
 
