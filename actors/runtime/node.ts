@@ -219,15 +219,20 @@ export class ActorNode {
     if (key && this.checkedValues.has(key)) return key as Delivery;
     const known = key && this.checked.get(key);
     if (known) return known;
-    const d = Delivery.safeParse(body);
-    if (!d.success) {
-      this.log.warn({ issues: d.error.issues }, 'dropped a malformed delivery');
-      return null;
-    }
-    const checked = sharedEvent(d.data);
+    const d = this.parseDelivery(body);
+    if (!d) return null;
+    const checked = sharedEvent(d);
     if (key) this.checked.set(key, checked);
     this.checkedValues.add(checked);
     return checked;
+  }
+
+  /** A delivery checked against its schema (zod's copy of it), or null, logged, when it is malformed. */
+  private parseDelivery(body: unknown): Delivery | null {
+    const d = Delivery.safeParse(body);
+    if (d.success) return d.data;
+    this.log.warn({ issues: d.error.issues }, 'dropped a malformed delivery');
+    return null;
   }
 
   /** Hands a delivery to the per-shard kinds of a shard (the queue actor). */
@@ -267,13 +272,7 @@ export class ActorNode {
    * any part of it, by this actor or a subscriber, throws in the test suites.
    */
   private handOver(d: Delivery): Delivery | null {
-    if (CHECK) {
-      const r = Delivery.safeParse(d);
-      if (!r.success) {
-        this.log.warn({ issues: r.error.issues }, 'dropped a malformed delivery');
-        return null;
-      }
-    }
+    if (CHECK && !this.parseDelivery(d)) return null;
     const shared = sharedEvent(d);
     this.checkedValues.add(shared);
     return shared;
