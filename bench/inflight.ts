@@ -12,6 +12,7 @@
  * grow with history); not how long each piece lives (run the send step with
  * `--server-node-args --trace-gc` for the promotion rate).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Drainer, sendAtRate, setupFanout } from './lib/fanout.ts';
 import { growth, HEAP_SNAPSHOT_ARGS, liveHeap } from './lib/heap.ts';
@@ -21,7 +22,6 @@ const { values } = parseArgs({ options: { rate: { type: 'string', default: '6500
 const RATE = Number(values.rate);
 const repo = values.repo ?? REPO;
 const MiB = 1024 * 1024;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const server = await startParley({ repo, nodeArgs: HEAP_SNAPSHOT_ARGS });
 try {

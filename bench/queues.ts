@@ -14,6 +14,7 @@
  * the live heap holds by constructor: resident memory counts the heap's free
  * space and the allocator's too, the snapshot only what is reachable.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { growth, HEAP_SNAPSHOT_ARGS, liveHeap } from './lib/heap.ts';
 import { api, REPO, startParley } from './lib/server.ts';
@@ -29,7 +30,6 @@ const { values } = parseArgs({
 const QUEUES = Number(values.queues);
 const MESSAGES = Number(values.messages);
 const MiB = 1024 * 1024;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function measure(repo: string): Promise<Record<string, number | string | Record<string, number>>> {
   const server = await startParley({ repo, readyTimeoutMs: 120_000, nodeArgs: values.heap ? HEAP_SNAPSHOT_ARGS : [] });
@@ -77,7 +77,6 @@ async function measure(repo: string): Promise<Record<string, number | string | R
     await server.dispose();
   }
 }
-
 
 for (const repo of [...values.repo, REPO]) {
   process.stdout.write(`${JSON.stringify(await measure(repo))}\n`);

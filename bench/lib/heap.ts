@@ -5,8 +5,7 @@
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Node flags that let `liveHeap` ask a server for a snapshot. */
 export const HEAP_SNAPSHOT_ARGS = ['--heapsnapshot-signal=SIGUSR2'];
