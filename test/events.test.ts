@@ -122,6 +122,9 @@ t.test('events - BAD_EVENT_QUEUE_ID for unknown, foreign, deleted and idle queue
   t.equal(unknown.body.code, 'BAD_EVENT_QUEUE_ID');
   t.equal(unknown.body.queue_id, 'no-such-queue');
   t.equal(unknown.body.msg, 'Bad event queue ID: no-such-queue');
+  // The released zulip-terminal recognizes the error only by Zulip's pre-2022 text (gateway/routes/events.ts).
+  const old = await maria.get('/events', { queue_id: 'no-such-queue', last_event_id: -1 }, { headers: { 'user-agent': 'ZulipTerminal/0.7.0 Linux-6.1 (Debian GNU/Linux; 12)' } });
+  t.same([old.status, old.body.code, old.body.queue_id, old.body.msg], [400, 'BAD_EVENT_QUEUE_ID', 'no-such-queue', 'Bad event queue id: no-such-queue'], 'zulip-terminal gets the text it recognizes');
   const q = await register(maria);
   const foreign = await mateo.get('/events', { queue_id: q.queueId, last_event_id: -1, dont_block: true });
   t.equal(foreign.body.code, 'BAD_EVENT_QUEUE_ID', "another user's queue is unknown to you");

@@ -11,6 +11,7 @@ import { clientExtavatar } from '../../actors/format.ts';
 import { queueActorId, queueRef } from '../../actors/queue/ref.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
+import { ApiError } from '../../lib/errors.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/features.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
 import { SERVER_VERSION } from '../../lib/version.ts';
@@ -102,6 +103,16 @@ export const register = route({
   },
 });
 
+/**
+ * Clients that recognize a queue that is gone by the error's text as Zulip
+ * wrote it before 2022, "Bad event queue id: X", and not by its code: the
+ * released zulip-terminal (0.7.0, `model.py` `poll_for_events`; the fix,
+ * zulip-terminal#1272, is unreleased) otherwise polls the dead queue for ever,
+ * against Zulip too. They get that text; the code, status and `queue_id` are
+ * what every client gets. Keyed by the client's name from its User-Agent.
+ */
+const OLD_QUEUE_ERROR_TEXT: ReadonlySet<string> = new Set(['ZulipTerminal']);
+
 export const getEvents = route({
   method: 'GET',
   path: '/events',
@@ -109,7 +120,14 @@ export const getEvents = route({
   params: { queue_id: QueueId, last_event_id: int().optional(), dont_block: bool().optional() },
   async handle(ctx, p) {
     const user = me(ctx);
-    return ctx.actors.raw(queueRef, queueActorId(user.realmId, user.userId), { type: 'getEvents', caller: caller(ctx), queueId: p.queue_id, lastEventId: p.last_event_id ?? null, dontBlock: p.dont_block ?? false }, ctx.limits.longPollTimeoutMs);
+    try {
+      return await ctx.actors.raw(queueRef, queueActorId(user.realmId, user.userId), { type: 'getEvents', caller: caller(ctx), queueId: p.queue_id, lastEventId: p.last_event_id ?? null, dontBlock: p.dont_block ?? false }, ctx.limits.longPollTimeoutMs);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'BAD_EVENT_QUEUE_ID' && OLD_QUEUE_ERROR_TEXT.has(ctx.client)) {
+        throw new ApiError(err.code, `Bad event queue id: ${p.queue_id}`, err.status, err.extra, err.headers);
+      }
+      throw err;
+    }
   },
 });
 

@@ -84,6 +84,14 @@ export class Terminal {
       .join('\n');
   }
 
+  /** The zulip-term process (the pane's shell runs it as its child). */
+  clientPid(): number {
+    const shell = this.tmux('list-panes', '-t', this.session, '-F', '#{pane_pid}').trim();
+    const pid = execFileSync('pgrep', ['-P', shell, '-f', 'zulip-term'], { encoding: 'utf8' }).trim().split('\n')[0];
+    if (!pid) throw new Error(`no zulip-term process under the pane's shell ${shell}`);
+    return Number(pid);
+  }
+
   stop(): void {
     try {
       this.tmux('kill-session', '-t', this.session);
