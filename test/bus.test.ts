@@ -10,7 +10,7 @@ import { type Bus, BusError } from '../actors/runtime/bus.ts';
 import { LocalBus } from '../actors/runtime/local-bus.ts';
 import { NatsBus } from '../actors/runtime/nats-bus.ts';
 import { ApiError, streamDoesNotExist } from '../lib/errors.ts';
-import { startNats } from './helpers/services.ts';
+import { startNats, startRelay } from './helpers/services.ts';
 
 t.setTimeout(60_000);
 
@@ -336,6 +336,34 @@ t.test('NatsBus', async (t) => {
       }
     }
     t.equal(answer, 3, 'both connections came back and the subscription was restored');
+  });
+
+  await t.test('nats bus - a process cut off from NATS misses what is published meanwhile, and hears so once back', async (t) => {
+    const relay = await startRelay(nats);
+    t.teardown(() => relay.stop());
+    const cutOff = await NatsBus.connect(relay.url, 'cut-off', { reconnectTimeWaitMs: 50, log });
+    const other = await connectBus(t, 'publisher');
+    t.teardown(() => cutOff.close());
+    let lost = 0;
+    cutOff.onEventsLost(() => lost++);
+    const seen: unknown[] = [];
+    await cutOff.subscribe('t.partition', (body) => seen.push(body));
+    await cutOff.flush();
+    const publish = async (body: string) => {
+      other.publish('t.partition', body);
+      await other.flush();
+      await sleep(100);
+    };
+    await publish('before');
+    await relay.cut();
+    await sleep(300);
+    await publish('while cut off');
+    await relay.restore();
+    for (const until = Date.now() + 10_000; lost === 0 && Date.now() < until; ) await sleep(50);
+    await cutOff.flush();
+    await publish('after');
+    t.same(seen, ['before', 'after'], 'the event published while it was away never arrives (NATS delivers at most once)');
+    t.equal(lost, 1, 'the bus told its listener once, after reconnecting');
   });
 
   await t.test('nats bus - bodies beyond the server max_payload fail at once with a typed error', async (t) => {

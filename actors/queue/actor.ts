@@ -165,6 +165,17 @@ export class QueueShard {
     }
   }
 
+  /**
+   * Ends every queue: events meant for them may have been lost (the node was
+   * off the bus). A waiting poll gets what is queued, the next poll
+   * BAD_EVENT_QUEUE_ID, and the client registers again: it reads the state
+   * afresh instead of missing a change without knowing.
+   */
+  dropAll(): void {
+    if (this.queues.size) this.log.warn({ queues: this.queues.size }, 'ended event queues that may have missed events');
+    for (const q of [...this.queues.values()]) this.drop(q);
+  }
+
   /** Ends every waiting poll (shutdown or shard handover). */
   closeAll(): void {
     for (const q of this.queues.values()) q.close();
@@ -309,6 +320,7 @@ export const queueActor = defineActor({
   handlers: queueHandlers,
   onDelivery: (shard, d, broadcast) => shard.deliver(d, broadcast),
   wantsBroadcasts: (shard) => shard.allPublic.size > 0,
+  eventsLost: (shard) => shard.dropAll(),
   tick: (shard, now) => shard.tick(now),
   unload: (shard) => shard.closeAll(),
 });

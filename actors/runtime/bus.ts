@@ -74,6 +74,13 @@ export interface Bus {
   subscribe(subject: string, handler: EventHandler, opts?: SubscribeOptions): Promise<Subscription>;
   /** Waits until subscriptions made so far are known to the bus. */
   flush(): Promise<void>;
+  /**
+   * Calls `fn` each time events published to this process's subscriptions
+   * may have been lost: its connection dropped and is back (NATS delivers at
+   * most once, and while a process is away it holds none of its
+   * subscriptions). A bus in one process loses nothing and never calls it.
+   */
+  onEventsLost(fn: () => void): void;
   close(): Promise<void>;
 }
 

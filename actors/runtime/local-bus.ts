@@ -145,6 +145,9 @@ export class LocalBus implements Bus {
 
   async flush(): Promise<void> {}
 
+  /** Nothing published in process is lost. */
+  onEventsLost(): void {}
+
   async close(): Promise<void> {
     this.closed = true;
   }

@@ -77,6 +77,8 @@ export class NatsBus implements Bus {
   private readonly waiting = new Set<() => void>();
   /** Between a disconnect and the reconnect: requests fail at once (see `connectionLost`). */
   private offline = false;
+  /** Told after a reconnect that events may have been lost meanwhile (`onEventsLost`). */
+  private readonly lostListeners: Array<() => void> = [];
 
   constructor(
     readonly nc: NatsConnection,
@@ -116,7 +118,7 @@ export class NatsBus implements Bus {
     const bus = new NatsBus(nc, { ...opts, log });
     void watchStatus(nc, log, {
       disconnect: () => bus.connectionLost(),
-      reconnect: () => (bus.offline = false),
+      reconnect: () => bus.reconnected(),
     });
     return bus;
   }
@@ -131,6 +133,16 @@ export class NatsBus implements Bus {
    * out their timeout and long polls theirs (15 s and more) after NATS was
    * back (test/cluster/chaos.test.ts).
    */
+  onEventsLost(fn: () => void): void {
+    this.lostListeners.push(fn);
+  }
+
+  /** Back on NATS, subscriptions renewed: requests go out again, and whoever holds state fed by events hears that some may be missing. */
+  private reconnected(): void {
+    this.offline = false;
+    for (const fn of this.lostListeners) fn();
+  }
+
   connectionLost(): void {
     this.offline = true;
     const waiting = [...this.waiting];

@@ -65,6 +65,7 @@ export class ActorNode {
       acquired: (grant) => this.acquire(grant),
       lost: (shard) => this.release(shard),
     });
+    this.bus.onEventsLost(() => this.eventsLost());
     const tickMs = Math.max(50, Math.min(1000, (this.opts.heartbeatSecs * 1000) / 5));
     this.ticker = setInterval(() => this.tick(), tickMs);
     this.ticker.unref();
@@ -91,6 +92,18 @@ export class ActorNode {
       }
     }
     this.unwatchBroadcastsIfUnused();
+  }
+
+  /** The bus may have lost deliveries to this node's shards: each per-shard kind hears it (the queue actor ends its queues). */
+  private eventsLost(): void {
+    this.log.warn({ shards: this.shards.size }, 'events published while this node was off the bus may be lost');
+    for (const host of this.shards.values()) {
+      for (const kind of this.perShardKinds) {
+        if (!kind.eventsLost) continue;
+        const h = this.hostFor(host, kind, '0');
+        void h.state.then((s) => h.mailbox.post(() => kind.eventsLost!(s))).catch((err: unknown) => this.log.error({ err, kind: kind.name }, 'eventsLost failed'));
+      }
+    }
   }
 
   private async acquire(grant: ShardGrant): Promise<void> {

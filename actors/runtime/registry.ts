@@ -45,6 +45,8 @@ export interface ActorKindDef<S, H extends Record<string, AnyHandler<S>>> {
   onDelivery?(state: S, delivery: Delivery, broadcast: boolean): void;
   /** Per-shard kinds: whether the node must take broadcast deliveries for this shard now. */
   wantsBroadcasts?(state: S): boolean;
+  /** Per-shard kinds: deliveries published for the shard may have been lost (the node was off the bus for a while). */
+  eventsLost?(state: S): void;
   /** Per-shard kinds: called a few times a second (heartbeats, expiry). */
   tick?(state: S, now: number): void;
   /** Called when the node stops hosting the actor (shard released). */

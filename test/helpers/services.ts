@@ -113,3 +113,43 @@ function answers(port: number, ready: (banner: string) => boolean, probe: string
     });
   });
 }
+
+/** A TCP relay to a server that a test can cut (connections dropped, new ones refused) and restore, as a network partition would. */
+export interface Relay {
+  url: string;
+  cut(): Promise<void>;
+  restore(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Relays `nats://127.0.0.1:<port>` (or redis://) connections from a port of its own to `target`. */
+export async function startRelay(target: Service): Promise<Relay> {
+  const port = await freePort();
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | null = null;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const s = net.createServer((client) => {
+        const upstream = net.connect(target.port, '127.0.0.1');
+        for (const sock of [client, upstream]) {
+          sockets.add(sock);
+          sock.on('close', () => sockets.delete(sock));
+          sock.on('error', () => {});
+        }
+        client.pipe(upstream).pipe(client);
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+      });
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => resolve());
+      server = s;
+    });
+  const close = async () => {
+    const s = server;
+    server = null;
+    for (const sock of sockets) sock.destroy();
+    if (s) await new Promise((r) => s.close(r));
+  };
+  await listen();
+  return { url: target.url.replace(`:${target.port}`, `:${port}`), cut: close, restore: listen, stop: close };
+}
