@@ -54,6 +54,8 @@ export class AuthCache {
   private byUser = new Map<string, Set<string>>();
   /** `realm:user` -> when its credentials were last revoked (ms). */
   private revokedAt = new Map<string, number>();
+  /** When every cached authentication was last dropped (`forgetAll`). */
+  private allRevokedAt = -1;
 
   constructor(
     private readonly ttlMs: number,
@@ -79,7 +81,7 @@ export class AuthCache {
       throw err;
     }
     const key = `${user.realmId}:${user.userId}`;
-    if (this.ttlMs > 0 && (this.revokedAt.get(key) ?? -1) < asked) {
+    if (this.ttlMs > 0 && (this.revokedAt.get(key) ?? -1) < asked && this.allRevokedAt < asked) {
       this.forget(header);
       if (this.entries.size >= this.maxEntries) this.forget(this.entries.keys().next().value!);
       this.entries.set(header, { user, expires: Date.now() + this.ttlMs });
@@ -97,6 +99,13 @@ export class AuthCache {
     if (this.revokedAt.size > this.maxEntries) this.revokedAt.delete(this.revokedAt.keys().next().value!);
     for (const header of this.byUser.get(key) ?? []) this.entries.delete(header);
     this.byUser.delete(key);
+  }
+
+  /** Forgets every cached authentication (a revocation may have been missed). */
+  forgetAll(): void {
+    this.allRevokedAt = Date.now();
+    this.entries.clear();
+    this.byUser.clear();
   }
 
   private forget(header: string): void {
@@ -121,9 +130,16 @@ function revokeLocal(r: Revocation): void {
   for (const cache of caches) for (const id of r.userIds) cache.revoke(r.realmId, id);
 }
 
-/** Wiring (lib/app.ts): this process takes every revocation announced on the bus. */
+/**
+ * Wiring (lib/app.ts): this process takes every revocation announced on the
+ * bus, and forgets every cached authentication when the bus may have lost
+ * one (it was away from NATS for a while).
+ */
 export async function listenForRevocations(bus: Bus): Promise<void> {
   revocationBus = bus;
+  bus.onEventsLost(() => {
+    for (const cache of caches) cache.forgetAll();
+  });
   await bus.subscribe(
     subjects.authRevoked,
     (body) => {
