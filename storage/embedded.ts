@@ -1,9 +1,13 @@
 /**
  * Embedded Store on lmdb: one environment under the data directory, one
  * sub-database per table, keys `[pk, ck]` so a partition is a contiguous,
- * ordered key range. A commit is one lmdb write transaction that first checks
- * the scope's fence, so a write of an older owner cannot take effect after a
- * newer claim; the returned promise resolves once the commit is on disk.
+ * ordered key range. A commit is one block of lmdb writes conditional on the
+ * scope's fence (its version is the token of the last claim, `ifVersion`),
+ * so a write of an older owner cannot take effect after a newer claim; the
+ * returned promise resolves once the commit is on disk. The writes are
+ * encoded when the commit is made and applied by lmdb's writer thread in a
+ * batch with the other commits of the moment: no JavaScript runs inside the
+ * write transaction, so it never waits for the main thread.
  * lmdb's overlappingSync (its default here) may resolve a commit while its
  * sync is still running, so a commit also waits for `flushed`: an answered
  * `success` survives a power loss (test/durability.test.ts traces the syncs).
@@ -36,7 +40,15 @@ export class EmbeddedStore implements Store {
     this.root = open({ path, maxDbs: 64, compression: false });
     for (const f of readdirSync(path, { withFileTypes: true })) if (f.isFile()) chmodSync(join(path, f.name), 0o600);
     for (const schema of tables) this.dbs.set(schema.name, { db: this.root.openDB({ name: schema.name, ...TABLE_DB_OPTIONS }), schema });
-    this.fences = this.root.openDB({ name: '_fences' });
+    // Fences carry the token as their version, for `ifVersion`. Stores made before that kept them
+    // unversioned in `_fences` (a flag lmdb cannot change on a filled database): copied over once.
+    this.fences = this.root.openDB({ name: '_fence_versions', useVersions: true });
+    if (this.fences.getKeysCount() === 0) {
+      const legacy = this.root.openDB({ name: '_fences' });
+      this.root.transactionSync(() => {
+        for (const { key, value } of legacy.getRange()) this.fences.putSync(key, value, value as number);
+      });
+    }
   }
 
   async init(): Promise<void> {}
@@ -87,7 +99,7 @@ export class EmbeddedStore implements Store {
     const ok = await this.root.transaction(() => {
       const current = (this.fences.get(scope) as number | undefined) ?? 0;
       if (current > token) return false;
-      this.fences.put(scope, token);
+      this.fences.put(scope, token, token);
       return true;
     });
     if (!ok) return null;
@@ -95,20 +107,18 @@ export class EmbeddedStore implements Store {
     return { scope, token, commit: (ops) => this.commit(scope, token, ops) };
   }
 
-  /** One lmdb transaction: the fence check and every op, all or nothing. */
+  /** One block of writes on the condition that the scope's fence is still `token`: all or nothing, in one lmdb transaction. */
   private async commit(scope: string, token: number, ops: WriteOp[]): Promise<void> {
     for (const op of ops) {
       checkKey(this.table(op.table).schema, op.ck);
       if (!fits(op.pk, op.ck)) throw new RangeError(`${op.table}: key [${op.pk.slice(0, 40)}…, ${String(op.ck).slice(0, 40)}…] is longer than ${MAX_KEY_BYTES} bytes`);
     }
-    const ok = await this.root.transaction(() => {
-      if (((this.fences.get(scope) as number | undefined) ?? 0) !== token) return false;
+    const ok = await this.fences.ifVersion(scope, token, () => {
       for (const op of ops) {
         const { db } = this.table(op.table);
-        if (op.op === 'put') db.put([op.pk, op.ck], op.value);
-        else db.remove([op.pk, op.ck]);
+        if (op.op === 'put') void db.put([op.pk, op.ck], op.value);
+        else void db.remove([op.pk, op.ck]);
       }
-      return true;
     });
     if (!ok) throw new FencedError(scope);
     await this.root.flushed; // shared by every commit of the batch: a group commit

@@ -469,6 +469,29 @@ await t.test('embedded: rows written before shared record shapes read the same, 
   t.strictSame((await again.range('messages', 'r1:c:1')).map((r) => r.value), Array.from({ length: 40 }, (_, k) => row(k + 1)), 'and the same after reopening');
 });
 
+await t.test('embedded: fences an older Parley kept unversioned still fence', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-store-fences-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // What an older Parley wrote: the last claim's token as the value, no version.
+  const old = open({ path: dir, maxDbs: 64, compression: false });
+  const fences = old.openDB({ name: '_fences' });
+  await old.transaction(() => {
+    fences.put('realm:1', 7);
+  });
+  await old.close();
+
+  const store = new EmbeddedStore(dir);
+  t.teardown(() => store.close());
+  t.equal(await store.claim('realm:1', 6), null, 'a smaller token than the old fence is refused');
+  const writer = (await store.claim('realm:1', 7))!;
+  t.ok(writer, 'the old fence\'s own token claims');
+  await writer.commit([{ op: 'put', table: 'messages', pk: 'r1:c:1', ck: 1, value: { id: 1 } }]);
+  const newer = (await store.claim('realm:1', 8))!;
+  await t.rejects(writer.commit([{ op: 'put', table: 'messages', pk: 'r1:c:1', ck: 2, value: { id: 2 } }]), FencedError, 'and is fenced by a newer claim');
+  await newer.commit([{ op: 'put', table: 'messages', pk: 'r1:c:1', ck: 3, value: { id: 3 } }]);
+  t.strictSame((await store.range('messages', 'r1:c:1')).map((r) => r.ck), [1, 3], 'only the current owner\'s writes are there');
+});
+
 const requireCassandra = process.env['PARLEY_TEST_CASSANDRA'] === '1';
 const cassandraConfig = loadConfig({
   PARLEY_CASSANDRA_CONTACT_POINTS: process.env['PARLEY_CASSANDRA_CONTACT_POINTS'],
