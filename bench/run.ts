@@ -289,7 +289,7 @@ async function sendBench(plan: Plan, mode: Mode, opts: { k6: string | null }, he
     for (const f of latencyRate ? [latencyRate / load.rps] : plan.sweep) {
       const rate = Math.max(1, load.rps * f);
       const { result: r, foreignCores } = await withForeignCpu([server.pid], () => sendAtRate(server.url, owner, drainer, rate, plan.sweepSecs));
-      log(`   ${fmt(f * 100)}% (${fmt(rate)} msg/s offered, ${fmt(r.achievedRate)} achieved): send p50 ${fmt(r.send.p50)} / p99 ${fmt(r.send.p99)} ms; delivery p50 ${fmt(r.delivery.p50)} / p99 ${fmt(r.delivery.p99)} / max ${fmt(r.delivery.max)} ms (${r.deliveries}/${r.sent * setup.queues.length} events, ${r.failed} failed); other processes ${fmt(foreignCores)} cores`);
+      log(`   ${fmt(f * 100)}% (${fmt(rate)} msg/s offered, ${fmt(r.achievedRate)} achieved): send p50 ${fmt(r.send.p50)} / p99 ${fmt(r.send.p99)} ms; delivery p50 ${fmt(r.delivery.p50)} / p99 ${fmt(r.delivery.p99)} / max ${fmt(r.delivery.max)} ms (${r.deliveries}/${r.sent * setup.queues.length} events, ${r.failed} failed); other processes ${fmt(foreignCores)} cores; the bench's own loop delay p99 ${fmt(r.harness.loopDelayP99)} / max ${fmt(r.harness.loopDelayMax)} ms, GC ${fmt(r.harness.gcTotalMs)} ms in ${r.harness.gcCount} (longest ${fmt(r.harness.gcMaxMs)})`);
       sweep.push({ ...r, foreignCores });
       if (r.failed > r.sent * 0.01) throw new Error(`${r.failed} of ${r.sent} sends failed at ${fmt(rate)} msg/s`);
       if (r.deliveries < (r.sent - r.failed) * setup.queues.length) throw new Error(`delivery incomplete at ${fmt(rate)} msg/s: ${r.deliveries} of ${(r.sent - r.failed) * setup.queues.length}`);

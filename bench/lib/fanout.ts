@@ -5,6 +5,7 @@
  * message, so latency counts any queueing on the sender's side too
  * (no coordinated omission).
  */
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { api, type Credentials, type ParleyServer } from './server.ts';
 import { basicAuth, RawConn } from './rawhttp.ts';
 import { nowMs, summarize, type Summary, windowedP99 } from './stats.ts';
@@ -127,6 +128,32 @@ export interface RateResult {
   sendWindows: ReturnType<typeof windowedP99>;
   deliveryWindows: ReturnType<typeof windowedP99>;
   deliveries: number;
+  /**
+   * The bench process's own stalls while it ran (it sends and drains on one
+   * thread): its event-loop delay and its garbage collections. A stall here
+   * delays sends and readings alike and shows as the server's latency.
+   */
+  harness: { loopDelayP99: number; loopDelayMax: number; gcCount: number; gcTotalMs: number; gcMaxMs: number };
+}
+
+/** Watches this process's event-loop delay and GC pauses until `stop`. */
+function watchHarness(): () => RateResult['harness'] {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const gc = { gcCount: 0, gcTotalMs: 0, gcMaxMs: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gc.gcCount++;
+      gc.gcTotalMs += e.duration;
+      gc.gcMaxMs = Math.max(gc.gcMaxMs, e.duration);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => {
+    delay.disable();
+    observer.disconnect();
+    return { loopDelayP99: delay.percentile(99) / 1e6, loopDelayMax: delay.max / 1e6, ...gc };
+  };
 }
 
 /** Posts `rate` messages per second for `durationSecs`, open loop, over up to `maxConns` connections. */
@@ -147,6 +174,7 @@ export async function sendAtRate(site: string, who: Credentials, drainer: Draine
   drainer.sentAt = [];
   const eventsBefore = drainer.events;
   drainer.measuring = true;
+  const harness = watchHarness();
   const start = nowMs() + 20;
 
   const fire = async (intended: number) => {
@@ -194,6 +222,7 @@ export async function sendAtRate(site: string, who: Credentials, drainer: Draine
   drainer.measuring = false;
   for (const c of idle) c.close();
   return {
+    harness: harness(),
     targetRate: rate,
     achievedRate: sendLat.length / elapsed,
     sent,
