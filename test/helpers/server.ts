@@ -111,7 +111,7 @@ async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
     process: child,
     stop: (signal = 'SIGTERM') =>
       new Promise((res) => {
-        if (child.exitCode !== null) return res(child.exitCode);
+        if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode);
         child.once('exit', (code) => res(code));
         child.kill(signal);
       }),
