@@ -124,8 +124,12 @@ t.test('http - unknown parameters are capped: at most 200 per request, at most 5
   const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`p${i}`, 'x']));
   const refused = await owner.call('GET', '/users/me', many);
   t.same([refused.status, refused.body.msg], [400, 'Too many parameters (limit: 200)']);
-  const long = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`${'n'.repeat(500)}${i}`, 'x']));
+  // Each request stays under 4 KB of URL: uWS 20.30 closes a request whose headers pass 4 KB when they
+  // arrive in more than one read (docs/architecture.md, Limits), which a longer URL may or may not do.
+  const many60 = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`u${i}`, 'x']));
+  t.equal((await owner.ok('GET', '/users/me', many60)).ignored_parameters_unsupported.length, 50, 'fifty named');
+  const long = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`${'n'.repeat(300)}${i}`, 'x']));
   const r = await owner.ok('GET', '/users/me', long);
-  t.equal(r.ignored_parameters_unsupported.length, 50, 'fifty named');
+  t.equal(r.ignored_parameters_unsupported.length, 8);
   t.ok(r.ignored_parameters_unsupported.every((n: string) => [...n].length <= 101), 'each name cut short');
 });
