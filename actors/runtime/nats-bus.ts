@@ -123,16 +123,6 @@ export class NatsBus implements Bus {
     return bus;
   }
 
-  /**
-   * The connection dropped: every request waiting for a reply fails now,
-   * and so does every request until the client has reconnected (BusError
-   * 'closed': a 503 whose outcome is unknown), instead of at its timeout.
-   * Replies sent while the server was away, and requests the client
-   * buffered meanwhile, were lost after a restart of NATS (the server knows
-   * no subscription until each process has subscribed again): sends waited
-   * out their timeout and long polls theirs (15 s and more) after NATS was
-   * back (test/cluster/chaos.test.ts).
-   */
   onEventsLost(fn: () => void): void {
     this.lostListeners.push(fn);
   }
@@ -143,6 +133,16 @@ export class NatsBus implements Bus {
     for (const fn of this.lostListeners) fn();
   }
 
+  /**
+   * The connection dropped: every request waiting for a reply fails now,
+   * and so does every request until the client has reconnected (BusError
+   * 'closed': a 503 whose outcome is unknown), instead of at its timeout.
+   * Replies sent while the server was away, and requests the client
+   * buffered meanwhile, were lost after a restart of NATS (the server knows
+   * no subscription until each process has subscribed again): sends waited
+   * out their timeout and long polls theirs (15 s and more) after NATS was
+   * back (test/cluster/chaos.test.ts).
+   */
   connectionLost(): void {
     this.offline = true;
     const waiting = [...this.waiting];

@@ -84,24 +84,24 @@ export class ActorNode {
 
   private tick(): void {
     const now = Date.now();
-    for (const host of this.shards.values()) {
-      for (const kind of this.perShardKinds) {
-        if (!kind.tick) continue;
-        const h = this.hostFor(host, kind, '0');
-        void h.state.then((s) => h.mailbox.post(() => kind.tick!(s, now))).catch((err: unknown) => this.log.error({ err, kind: kind.name }, 'tick failed'));
-      }
-    }
+    this.postToEveryShard('tick', (kind) => kind.tick && ((s) => kind.tick!(s, now)));
     this.unwatchBroadcastsIfUnused();
   }
 
   /** The bus may have lost deliveries to this node's shards: each per-shard kind hears it (the queue actor ends its queues). */
   private eventsLost(): void {
     this.log.warn({ shards: this.shards.size }, 'events published while this node was off the bus may be lost');
+    this.postToEveryShard('eventsLost', (kind) => kind.eventsLost && ((s) => kind.eventsLost!(s)));
+  }
+
+  /** Runs, in the mailbox of each per-shard kind of every shard held, what `job` gives for that kind (nothing: the kind is skipped). */
+  private postToEveryShard(what: string, job: (kind: AnyKind) => ((state: unknown) => void) | undefined): void {
     for (const host of this.shards.values()) {
       for (const kind of this.perShardKinds) {
-        if (!kind.eventsLost) continue;
+        const run = job(kind);
+        if (!run) continue;
         const h = this.hostFor(host, kind, '0');
-        void h.state.then((s) => h.mailbox.post(() => kind.eventsLost!(s))).catch((err: unknown) => this.log.error({ err, kind: kind.name }, 'eventsLost failed'));
+        void h.state.then((s) => h.mailbox.post(() => run(s))).catch((err: unknown) => this.log.error({ err, kind: kind.name }, `${what} failed`));
       }
     }
   }
