@@ -105,9 +105,13 @@ export const streamDoesNotExist = (stream: string): ApiError =>
 export const adminRequired = (): ApiError =>
   new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator', 400);
 
-/** The event queue was discarded or never existed (or belongs to someone else). */
-export const badEventQueue = (queueId: string): ApiError =>
-  new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
+/**
+ * The event queue was discarded or never existed (or belongs to someone
+ * else). `oldText`: Zulip's wording before 2022, "Bad event queue id", for
+ * clients that recognize the error by its text (`gateway/routes/events.ts`).
+ */
+export const badEventQueue = (queueId: string, oldText = false): ApiError =>
+  new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ${oldText ? 'id' : 'ID'}: ${queueId}`, 400, { queue_id: queueId });
 
 /** A narrow the server cannot apply. */
 export const badNarrow = (msg: string): ApiError => new ApiError('BAD_NARROW', msg, 400);

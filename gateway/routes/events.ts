@@ -11,7 +11,7 @@ import { clientExtavatar } from '../../actors/format.ts';
 import { queueActorId, queueRef } from '../../actors/queue/ref.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
-import { ApiError } from '../../lib/errors.ts';
+import { ApiError, badEventQueue } from '../../lib/errors.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/features.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
 import { SERVER_VERSION } from '../../lib/version.ts';
@@ -123,9 +123,7 @@ export const getEvents = route({
     try {
       return await ctx.actors.raw(queueRef, queueActorId(user.realmId, user.userId), { type: 'getEvents', caller: caller(ctx), queueId: p.queue_id, lastEventId: p.last_event_id ?? null, dontBlock: p.dont_block ?? false }, ctx.limits.longPollTimeoutMs);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'BAD_EVENT_QUEUE_ID' && OLD_QUEUE_ERROR_TEXT.has(ctx.client)) {
-        throw new ApiError(err.code, `Bad event queue id: ${p.queue_id}`, err.status, err.extra, err.headers);
-      }
+      if (err instanceof ApiError && err.code === 'BAD_EVENT_QUEUE_ID' && OLD_QUEUE_ERROR_TEXT.has(ctx.client)) throw badEventQueue(p.queue_id, true);
       throw err;
     }
   },
