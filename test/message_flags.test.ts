@@ -3,6 +3,7 @@ import t from 'tap';
 import { type Api, type Params, uniq } from './helpers/api.ts';
 import { applyEvent, normalizeUnread } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
+import { newPerson, ROLE } from './helpers/people.ts';
 import { runPython } from './helpers/python.ts';
 import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
@@ -224,4 +225,78 @@ raw = client.call_endpoint(f"messages/${id}", method="GET")
 print(json.dumps({"results": [starred["result"], read["result"], topic["result"], stream["result"], everything["result"]], "flags": raw["message"]["flags"]}))`) as { results: string[]; flags: string[] };
   t.same(out.results, ['success', 'success', 'success', 'success', 'success']);
   t.same(out.flags, ['read', 'starred']);
+});
+
+/** A fresh member who has read everything so far (the demo users' unread state is shared by the other tests). */
+async function freshReader() {
+  const person = await newPerson(s, ROLE.member, uniq('Reader'));
+  const api = s.api.as(person);
+  await api.ok('POST', '/mark_all_as_read');
+  return { person, api };
+}
+const channelId = async (name: string) => (await owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+const unreadIn = (snap: any, id: number) => (snap.unread_msgs.streams as any[]).filter((x) => x.stream_id === id).flatMap((x) => x.unread_message_ids);
+
+t.test('message flags - marking unread sticks, also for messages sent before the user subscribed (by ID and by narrow)', async (t) => {
+  const { person, api } = await freshReader();
+  const name = uniq('before');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  const id = await channelId(name);
+  const older = [];
+  for (let i = 0; i < 3; i++) older.push((await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'old', content: `m${i}` })).id as number);
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [person.userId] });
+  t.same(await flagsOf(api, older[0]!), ['read', 'historical']);
+
+  await api.ok('POST', '/messages/flags', { messages: [older[0]], op: 'remove', flag: 'read' });
+  t.same(await flagsOf(api, older[0]!), ['historical'], 'GET /messages shows it unread');
+  const byNarrow = await api.ok('POST', '/messages/flags/narrow', { anchor: older[1], num_before: 0, num_after: 0, narrow: [{ operator: 'channel', operand: id }], op: 'remove', flag: 'read' });
+  t.same([byNarrow.processed_count, byNarrow.updated_count], [1, 1]);
+  t.same(await flagsOf(api, older[1]!), ['historical']);
+  const snap = await api.ok('POST', '/register', FETCH);
+  t.same(unreadIn(snap, id), [older[0], older[1]], 'the register counts them unread');
+  t.equal(snap.unread_msgs.count, 2);
+  const unread = await api.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'is', operand: 'unread' }] });
+  t.same(unread.messages.map((m: any) => m.id), [older[0], older[1]], 'is:unread finds them');
+  t.equal((await api.ok('GET', '/messages', { anchor: 'first_unread', num_before: 0, num_after: 0, narrow: [] })).anchor, older[0], 'first_unread starts there');
+
+  // Read again: gone from the count; and a restart of the server keeps what was stored.
+  await api.ok('POST', '/messages/flags', { messages: [older[0]], op: 'add', flag: 'read' });
+  t.same(unreadIn(await api.ok('POST', '/register', FETCH), id), [older[1]]);
+  await api.ok('POST', '/mark_all_as_read');
+  t.same(unreadIn(await api.ok('POST', '/register', FETCH), id), []);
+  t.same(await flagsOf(api, older[1]!), ['read', 'historical']);
+});
+
+t.test('message flags - leaving a channel marks its messages read, also starred and marked-unread ones; for oneself and when removed', async (t) => {
+  const { person, api } = await freshReader();
+  const [left, removed, kept] = [uniq('left'), uniq('removed'), uniq('kept')];
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: left }, { name: removed }, { name: kept }], principals: [s.demo.owner.userId, person.userId] });
+  const ids: Record<string, number[]> = {};
+  for (const name of [left, removed, kept]) {
+    ids[name] = [];
+    for (let i = 0; i < 3; i++) ids[name]!.push((await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 't', content: `${name} ${i}` })).id as number);
+  }
+  // One starred while unread (a flag row without read), one read and marked unread again (a row below the watermark).
+  await api.ok('POST', '/messages/flags', { messages: [ids[left]![0], ids[removed]![0]], op: 'add', flag: 'starred' });
+  await api.ok('POST', '/mark_all_as_read');
+  await api.ok('POST', '/messages/flags', { messages: [ids[left]![1], ids[removed]![1], ids[kept]![1]], op: 'remove', flag: 'read' });
+  const after = (await owner.ok('POST', '/messages', { type: 'stream', to: left, topic: 't', content: 'unread' })).id as number;
+  const [leftId, removedId, keptId] = [await channelId(left), await channelId(removed), await channelId(kept)];
+  const before = await api.ok('POST', '/register', FETCH);
+  t.same([unreadIn(before, leftId), unreadIn(before, removedId)], [[ids[left]![1], after], [ids[removed]![1]]]);
+
+  await api.ok('DELETE', '/users/me/subscriptions', { subscriptions: [left] });
+  await owner.ok('DELETE', '/users/me/subscriptions', { subscriptions: [removed], principals: [person.userId] });
+  for (const id of [...ids[left]!, after, ...ids[removed]!]) t.ok((await flagsOf(api, id)).includes('read'), `message ${id} is read`);
+  t.same(await flagsOf(api, ids[left]![0]!), ['read', 'starred', 'historical'], 'a starred one stays starred');
+  const snap = await api.ok('POST', '/register', FETCH);
+  t.same([unreadIn(snap, leftId), unreadIn(snap, removedId), unreadIn(snap, keptId)], [[], [], [ids[kept]![1]]], 'only the channel still subscribed has unreads');
+  t.equal(snap.unread_msgs.count, 1);
+  const unread = await api.ok('GET', '/messages', { anchor: 'newest', num_before: 20, num_after: 0, narrow: [{ operator: 'is', operand: 'unread' }] });
+  t.same(unread.messages.map((m: any) => m.id), [ids[kept]![1]], 'is:unread finds none of the channels left');
+  t.equal((await api.ok('GET', '/messages', { anchor: 'first_unread', num_before: 0, num_after: 0, narrow: [] })).anchor, ids[kept]![1]);
+  // Marking a message of a channel one left unread is skipped, as in Zulip.
+  const skip = await api.ok('POST', '/messages/flags', { messages: [ids[left]![2]], op: 'remove', flag: 'read' });
+  t.same(skip.ignored_because_not_subscribed_channels, [leftId]);
+  t.ok((await flagsOf(api, ids[left]![2]!)).includes('read'));
 });

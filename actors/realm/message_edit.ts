@@ -16,7 +16,7 @@ import { topicForClient } from '../format.ts';
 import { channelRecipientKey, isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
-import { baseFlags, currentFlags } from '../user/flags.ts';
+import { userFlags } from '../user/flags.ts';
 import { actingUser, canAccess, channelAudience } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
@@ -277,7 +277,7 @@ function recipientFlags(state: Readonly<RealmState>, m: StoredMessage, userId: n
   // The same rule as the user's message sources (`sourcesFor`): direct messages are always received.
   const sub = m.streamId !== null ? state.subs.get(m.streamId)?.get(userId) : undefined;
   const receivedFrom = m.streamId === null ? 0 : sub?.active ? sub.startMessageId : null;
-  return currentFlags(baseFlags(m, userId, receivedFrom, stored?.readBelow ?? 0), stored?.row);
+  return userFlags(m, userId, receivedFrom, stored?.readBelow ?? 0, stored?.row);
 }
 
 function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {

@@ -58,6 +58,22 @@ export function currentFlags(base: string[], row: string[] | undefined): string[
   return sortFlags([...row.filter((f) => EDITABLE_FLAGS.has(f)), ...base.filter((f) => !EDITABLE_FLAGS.has(f))]);
 }
 
+/**
+ * A message's flags for a user, from the base flags and the user's row of it
+ * (`currentFlags`), with Zulip's invariant that every unread message is in a
+ * channel the user is subscribed to: leaving a channel marks its messages
+ * read (Zulip's `bulk_remove_subscriptions` → `do_mark_stream_messages_as_read`).
+ * Here that follows from the realm's subscription, which is durable with the
+ * unsubscribe itself: a row that lacks `read` counts only while the user is
+ * subscribed (`receivedFrom` is null for a channel they are not subscribed to),
+ * so no second actor has to write anything when a user leaves.
+ */
+export function userFlags(m: StoredMessage, userId: number, receivedFrom: number | null, readBelow: number, row: string[] | undefined): string[] {
+  const flags = currentFlags(baseFlags(m, userId, receivedFrom, readBelow), row);
+  if (m.streamId !== null && receivedFrom === null && !flags.includes('read')) return sortFlags(['read', ...flags]);
+  return flags;
+}
+
 /** A bucket's flag rows: message ID -> full flag list. */
 export type FlagRows = Map<number, string[]>;
 

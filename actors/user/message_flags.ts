@@ -20,7 +20,7 @@ import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineAction, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import type { UserState } from './actor.ts';
-import { baseFlags, currentFlags, EDITABLE_FLAGS, FLAG_ORDER, type FlagRows, marksRow, readMessages, sortFlags } from './flags.ts';
+import { baseFlags, EDITABLE_FLAGS, FLAG_ORDER, type FlagRows, currentFlags, marksRow, readMessages, sortFlags, userFlags } from './flags.ts';
 import { MAX_UNREAD, MessageReader, withTarget } from './messages.ts';
 
 const action = defineAction<UserState>();
@@ -80,7 +80,8 @@ function planFlags(state: Readonly<UserState>, op: Op, flag: string, facts: Fact
       continue;
     }
     const base = hit ? baseFlags(hit.m, state.userId, hit.src.receivedFrom, state.marks.readBelow) : ['read', 'historical'];
-    const current = currentFlags(base, facts.rows.get(messageBucket(id))?.get(id));
+    const row = facts.rows.get(messageBucket(id))?.get(id);
+    const current = hit ? userFlags(hit.m, state.userId, hit.src.receivedFrom, state.marks.readBelow, row) : currentFlags(base, row);
     if (current.includes(flag) === adding) continue;
     // A message the user cannot read behaves as a historical one: changing its flag is an error.
     if (!hit) throw badRequest('Invalid message(s)');

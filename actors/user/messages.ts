@@ -9,7 +9,7 @@ import type { Store } from '../../storage/store.ts';
 import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
 import { defaultFlags, topicForClient } from '../format.ts';
 import type { MessageSource, WithTarget } from '../realm/messages.ts';
-import { baseFlags, currentFlags, type FlagRows, readFlagRows, readMessages } from './flags.ts';
+import { type FlagRows, readFlagRows, readMessages, userFlags } from './flags.ts';
 
 /** Anchor reported when `first_unread` finds nothing (Zulip's LARGER_THAN_MAX_MESSAGE_ID). */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
@@ -74,7 +74,7 @@ export class MessageReader {
     const known = this.flags.get(m.id);
     if (known) return known;
     const rows = await this.flagRows(messageBucket(m.id));
-    const flags = currentFlags(baseFlags(m, this.userId, src.receivedFrom, this.readBelow), rows.get(m.id));
+    const flags = userFlags(m, this.userId, src.receivedFrom, this.readBelow, rows.get(m.id));
     this.flags.set(m.id, flags);
     return flags;
   }
@@ -160,11 +160,14 @@ export class MessageReader {
     const unreadTerm: NarrowTerm = { operator: 'is', operand: 'unread', negated: false };
     const unreadNarrow = [...narrow, unreadTerm];
     const recent = await this.collect(received, unreadNarrow, this.readBelow, Number.MAX_SAFE_INTEGER, reverse, limit);
-    const bySource = new Map(received.map((s) => [s.recipientKey, s]));
+    // Rows that lack `read` outside the range scanned above: below the watermark, or of messages sent
+    // before the user subscribed (historical ones they marked unread, as Zulip keeps a UserMessage row for).
+    const bySource = new Map(sources.filter((s) => s.receivedFrom !== null).map((s) => [s.recipientKey, s]));
+    const scanned = (m: StoredMessage, src: MessageSource) => m.id >= this.readBelow && m.id >= src.receivedFrom!;
     const older: StoredMessage[] = [];
-    for (const m of await readMessages(this.store, this.realmId, [...this.unreadRows].filter((id) => id < this.readBelow))) {
+    for (const m of await readMessages(this.store, this.realmId, this.unreadRows)) {
       const src = bySource.get(m.recipientKey);
-      if (src && m.id >= src.minId && matchesNarrow(unreadNarrow, messageView(m, await this.flagsFor(m, src)))) older.push(m);
+      if (src && m.id >= src.minId && !scanned(m, src) && matchesNarrow(unreadNarrow, messageView(m, await this.flagsFor(m, src)))) older.push(m);
     }
     const messages = (reverse ? [...recent, ...older.sort((a, b) => b.id - a.id)] : [...older.sort((a, b) => a.id - b.id), ...recent]).slice(0, limit);
     return { messages, complete: !this.cutShort && recent.length < limit && messages.length < limit };
