@@ -25,6 +25,8 @@ export interface Feature {
 }
 
 export const FEATURES: readonly Feature[] = [
+  // Level 0: operations from before feature levels that this server added since.
+  { level: 0, what: 'POST /messages/render', routes: ['POST /messages/render'] },
   { level: 1, what: 'is_announcement_only on channel objects (deprecated)', done: true },
   { level: 9, what: 'principals as user IDs', done: true },
   { level: 30, what: 'date_created on channels', done: true },

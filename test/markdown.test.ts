@@ -4,6 +4,7 @@ import t from 'tap';
 import { renderMessage, renderParsed } from '../actors/realm/markdown.ts';
 import { compileLinkifier } from '../lib/linkifiers.ts';
 import { uniq } from './helpers/api.ts';
+import { runPython } from './helpers/python.ts';
 import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
@@ -83,4 +84,36 @@ t.test('markdown - plain chat lines skip the parser and render exactly as markdo
   t.equal(renderMessage('see example.com', opts).html, '<p>see <a href="http://example.com">example.com</a></p>', 'a fuzzy link still becomes a link');
   const linkifiers = [compileLinkifier('bench', 'https://x.test/bench')!];
   t.not(renderMessage('the bench', { ...opts, linkifiers }).html, '<p>the bench</p>', 'a realm with linkifiers parses every line');
+});
+
+t.test('markdown - POST /messages/render: the realm renderer for every role (mentions, channel links as each sees them, linkifiers); nothing is sent', async (t) => {
+  const roles = ['owner', 'admin', 'moderator', 'member1', 'guest', 'bot'] as const;
+  const content = `**bold** @**Maria Member** #**${channel}**`;
+  const link = `<a class="stream" data-stream-id="${streamId}" href="/#narrow/channel/${streamId}-${channel}">#${channel}</a>`;
+  const before = (await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0 })).messages.at(-1)?.id;
+  for (const role of roles) {
+    const r = await s.api.as(s.demo[role]).ok('POST', '/messages/render', { content });
+    t.equal(r.rendered, `<p><strong>bold</strong> <span class="user-mention" data-user-id="${s.demo.member1.userId}">@Maria Member</span> ${link}</p>`, role);
+  }
+  t.equal((await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0 })).messages.at(-1)?.id, before, 'no message was sent');
+  // A private channel links only for those who may see it.
+  const secret = uniq('secret');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: secret }], invite_only: true });
+  t.match((await owner.ok('POST', '/messages/render', { content: `#**${secret}**` })).rendered, 'class="stream"');
+  t.equal((await s.api.as(s.demo.guest).ok('POST', '/messages/render', { content: `#**${secret}**` })).rendered, `<p>#<strong>${secret}</strong></p>`, 'not a link for a guest outside it');
+  // The organization's linkifiers apply.
+  const word = uniq('TICKET').replace(/[^A-Za-z]/g, '');
+  const { id } = await owner.ok('POST', '/realm/filters', { pattern: `${word}-(?P<id>[0-9]+)`, url_template: 'https://tracker.example/{id}' });
+  t.teardown(() => owner.ok('DELETE', `/realm/filters/${id}`));
+  t.match((await maria.ok('POST', '/messages/render', { content: `see ${word}-42` })).rendered, '<a href="https://tracker.example/42"');
+  t.equal((await maria.ok('POST', '/messages/render', { content: '' })).rendered, '');
+  const missing = await maria.post('/messages/render', {});
+  t.same([missing.status, missing.body.code, missing.body.var_name], [400, 'BAD_REQUEST', 'content']);
+  t.equal((await s.api.post('/messages/render', { content: 'x' })).status, 401, 'without credentials');
+});
+
+t.test('markdown - the Python client: render_message', async (t) => {
+  const out = runPython(s.urls[0]!, s.demo.member1, 'print(json.dumps(client.render_message({"content": "**foo** :smile:"})))') as { result: string; rendered: string };
+  t.equal(out.result, 'success');
+  t.match(out.rendered, /^<p><strong>foo<\/strong> <span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:<\/span><\/p>$/);
 });

@@ -5,6 +5,7 @@ import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
+import { renderContent } from './render.ts';
 import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
 import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
@@ -117,6 +118,7 @@ export const realmHandlers = {
   presenceDirectory,
   presenceAccess,
   sendMessageWithTopicWildcard,
+  renderContent,
   muteUser,
   listAlertWords,
   changeAlertWords,

@@ -94,6 +94,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'GET /messages/{message_id}/history': fields({ message_history: z.array(MessageHistoryEntry) }),
   'POST /messages/{message_id}/reactions': empty(),
   'DELETE /messages/{message_id}/reactions': empty(),
+  'POST /messages/render': fields({ rendered: z.string() }),
   'POST /messages/flags': fields({ messages: Ids, ignored_because_not_subscribed_channels: Ids.optional() }),
   'POST /messages/flags/narrow': fields(
     {

@@ -4,7 +4,7 @@ import { deleteQueue, getEvents, register } from './events.ts';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './message_flags.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { getMessage, matchesNarrow, topicHistory } from './message_reads.ts';
-import { getMessages, sendMessage } from './messages.ts';
+import { getMessages, renderMessage, sendMessage } from './messages.ts';
 import * as personal from './personal.ts';
 import { realmPresence, setTyping, updatePresence, userPresence } from './presence.ts';
 import { addReaction, removeReaction } from './reactions.ts';
@@ -31,6 +31,7 @@ import { openapiDocument } from './openapi.ts';
 export const ROUTES: Route[] = [
   sendMessage,
   getMessages,
+  renderMessage,
   subscribe,
   listSubscriptions,
   register,

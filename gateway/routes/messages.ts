@@ -96,3 +96,14 @@ export const getMessages = route({
     });
   },
 });
+
+/** POST /messages/render: content to HTML, by the realm's renderer (its linkifiers, emoji and mentions apply). */
+export const renderMessage = route({
+  method: 'POST',
+  path: '/messages/render',
+  auth: 'required',
+  params: { content: str().pipe(z.string().max(MAX_MESSAGE_LENGTH * 4, { message: `must not be longer than ${MAX_MESSAGE_LENGTH} characters` })) },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'renderContent', caller: caller(ctx), content: p.content });
+  },
+});
