@@ -6,3 +6,4 @@ import './realm/actor.ts';
 import './user/actor.ts';
 import './queue/actor.ts';
 import './ephemeral/actor.ts';
+import './directory/actor.ts';

@@ -30,6 +30,8 @@ export const subjects = {
   /** Events every node takes (e.g. public-channel messages for all_public_streams queues). */
   broadcast: (realmId: number) => `parley.broadcast.${realmId}`,
   broadcastAll: 'parley.broadcast.>',
+  /** Every gateway takes these: an organization created, renamed, deactivated or reactivated (the directory actor's). */
+  directory: 'parley.directory',
   /** Every gateway takes these: credentials that stopped working (deactivation, a new API key). */
   authRevoked: 'parley.auth.revoked',
 } as const;

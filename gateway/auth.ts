@@ -68,7 +68,8 @@ export class AuthCache {
   /** The user of an Authorization header sent from address `ip`. */
   async authenticate(actors: ActorClient, realmId: number, header: string, ip: string): Promise<Authenticated> {
     const hit = this.entries.get(header);
-    if (hit && hit.expires > Date.now()) return hit.user;
+    // Credentials of one organization are no key to another's host.
+    if (hit && hit.expires > Date.now() && hit.user.realmId === realmId) return hit.user;
     const creds = parseBasic(header);
     if (!creds) throw unauthorized('Missing authorization header for basic auth');
     await this.rateLimits?.beforeCredentialCheck(ip);

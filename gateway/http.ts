@@ -11,6 +11,8 @@ import { ApiError } from '../lib/errors.ts';
 export interface RequestInfo {
   method: string;
   url: string;
+  /** The Host header: which organization the request is for. */
+  host: string;
   query: string;
   contentType: string;
   authorization: string;
@@ -30,6 +32,7 @@ export function readRequest(req: HttpRequest, res: HttpResponse, trustForwardedF
     ip: forwarded || Buffer.from(res.getRemoteAddressAsText()).toString(),
     method: req.getCaseSensitiveMethod().toUpperCase(),
     url: req.getUrl(),
+    host: req.getHeader('host'),
     query: req.getQuery() ?? '',
     contentType: req.getHeader('content-type'),
     authorization: req.getHeader('authorization'),

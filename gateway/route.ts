@@ -3,12 +3,18 @@ import type { z } from 'zod';
 import type { ActorClient, RawJson } from '../actors/runtime/client.ts';
 import type { Caller } from '../actors/runtime/action.ts';
 import type { Authenticated } from '../actors/realm/users.ts';
+import type { OrganizationRecord } from '../storage/tables.ts';
 import type { ParamShape, UploadedFile } from './params.ts';
 
 export interface CallContext {
   /** The authenticated user; null only on routes declared `auth: 'none'`. */
   user: Authenticated | null;
+  /** The organization of the request's host (0 only on routes declared `organization: 'optional'` when there is none). */
   realmId: number;
+  /** That organization, as the gateway's directory knows it; null only on `organization: 'optional'` routes. */
+  organization: OrganizationRecord | null;
+  /** The organization's URL (links in mail and pages point there). */
+  realmUrl: string;
   actors: ActorClient;
   /** Client name from the User-Agent (`ZulipPython/0.9` gives `ZulipPython`). */
   client: string;
@@ -40,6 +46,8 @@ export interface Route<S extends ParamShape = ParamShape> {
   path: string;
   /** `none`: no credentials needed (the handler gets no user). */
   auth: 'required' | 'none';
+  /** `optional`: also served for a host that names no organization, or a deactivated one (GET /server_settings); others answer NONEXISTENT_SUBDOMAIN / REALM_DEACTIVATED. */
+  organization?: 'optional';
   /** Takes credentials as parameters (a password, a token): counted as failed authentication when it answers 401, and refused while the address has used up its failures (`gateway/rate_limits.ts`). */
   checksCredentials?: boolean;
   params: S;

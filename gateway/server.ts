@@ -6,7 +6,8 @@
 import uWS from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { type ActorClient, RawJson } from '../actors/runtime/client.ts';
-import { ApiError, asApiError, unavailable } from '../lib/errors.ts';
+import { ApiError, asApiError, invalidSubdomain, realmDeactivated, unavailable } from '../lib/errors.ts';
+import type { OrganizationRecord } from '../storage/tables.ts';
 import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
 import { readRequest, Reply, type RequestInfo } from './http.ts';
@@ -18,7 +19,8 @@ import { BinaryReply, type CallContext, IGNORED, type Route } from './route.ts';
 import { ROUTES } from './routes/index.ts';
 import { getEvents } from './routes/events.ts';
 import { PAGES } from './pages/index.ts';
-import { matchPage, type Page } from './pages/page.ts';
+import { document, escapeHtml, matchPage, type Page } from './pages/page.ts';
+import type { Organizations } from './organizations.ts';
 
 export { ROUTES };
 
@@ -41,7 +43,8 @@ class Router {
 export interface GatewayOptions {
   host: string;
   port: number;
-  realmId: number;
+  /** The directory of organizations by host (none on an actor node's health gateway: it serves no organization). */
+  organizations?: Organizations | null;
   maxBodyBytes: number;
   longPollTimeoutMs: number;
   queueIdleSecs: number;
@@ -135,6 +138,11 @@ export class Gateway {
     for (const reply of unanswered()) reply.jsonAndClose(503, unavailable('The server is shutting down; try again').envelope());
   }
 
+  /** The organization a request's host names, or null (a gateway without a directory serves none). */
+  private organizationOf(host: string): Promise<OrganizationRecord | null> {
+    return this.opts.organizations ? this.opts.organizations.resolve(host) : Promise.resolve(null);
+  }
+
   /** The route a request under /api/v1 went to, or null when none matched. */
   private routeOf(info: RequestInfo): Route | null {
     return this.router.match(info.url.slice(PREFIX.length))?.get(info.method)?.route ?? null;
@@ -163,9 +171,15 @@ export class Gateway {
         const page = matchPage(this.opts.pages ?? (this.served.size ? PAGES : []), info.method, info.url);
         if (page) {
           if (limits) limitHeaders = await limits.ip(info.ip);
+          const org = await this.organizationOf(info.host);
+          if (page.page.organization !== 'none' && (!org || org.deactivated)) {
+            const why = org ? 'This organization has been deactivated.' : `There is no organization at ${escapeHtml(info.host)}.`;
+            return reply.send(404, 'text/html; charset=utf-8', document('No organization', `<h1>No organization here</h1><p>${why}</p>`), limitHeaders);
+          }
           const params = await collectParams(info.query, info.contentType, body);
           for (const [k, v] of page.params) params.set(k, v);
-          const r = await page.page.handle({ actors: this.actors, realmId: this.opts.realmId }, params);
+          const hosts = this.opts.organizations!.hosts;
+          const r = await page.page.handle({ actors: this.actors, realmId: org?.realmId ?? 0, realmUrl: hosts.realmUrl(org?.subdomain ?? ''), hosts }, params);
           return reply.send(r.status, r.contentType, r.body, { ...limitHeaders, ...r.headers });
         }
       }
@@ -173,8 +187,15 @@ export class Gateway {
       const matched = byMethod.get(info.method);
       if (!matched) throw new ApiError('BAD_REQUEST', `Method Not Allowed (allowed: ${[...byMethod.keys()].join(', ')})`, 405);
       const route = matched.route;
+      // The host's organization, from this gateway's copy of the directory (no actor call).
+      const org = await this.organizationOf(info.host);
+      if (route.organization !== 'optional') {
+        if (!org) throw invalidSubdomain();
+        if (org.deactivated) throw realmDeactivated();
+      }
+      const realmId = org?.realmId ?? 0;
       // Rate limits before any actor call: a user's budget once authenticated, the address's otherwise.
-      const user = route.auth === 'none' ? null : await this.auth.authenticate(this.actors, this.opts.realmId, info.authorization, info.ip);
+      const user = route.auth === 'none' ? null : await this.auth.authenticate(this.actors, realmId, info.authorization, info.ip);
       if (limits) limitHeaders = user ? await limits.user(user) : await limits.ip(info.ip);
       checksCredentials = route.checksCredentials === true;
       if (limits && checksCredentials) await limits.beforeCredentialCheck(info.ip);
@@ -185,7 +206,9 @@ export class Gateway {
       const { params, ignored } = validateParams(route.params, raw);
       const ctx: CallContext = {
         user,
-        realmId: this.opts.realmId,
+        realmId,
+        organization: org,
+        realmUrl: this.opts.organizations!.hosts.realmUrl(org?.subdomain ?? ''),
         actors: this.actors,
         client: clientName(info.userAgent),
         limits: { longPollTimeoutMs: this.opts.longPollTimeoutMs, queueIdleSecs: this.opts.queueIdleSecs },

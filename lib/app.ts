@@ -15,11 +15,11 @@ import { ActorClient } from '../actors/runtime/client.ts';
 import { listenForRevocations } from '../gateway/auth.ts';
 import { type Limiter, LocalLimiter } from '../gateway/limiter.ts';
 import { RateLimits } from '../gateway/rate_limits.ts';
+import { Organizations } from '../gateway/organizations.ts';
 import { Gateway } from '../gateway/server.ts';
 import type { Store } from '../storage/store.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import type { Config } from './config.ts';
-import { DEMO_REALM_ID } from './demo.ts';
 import { log } from './log.ts';
 
 export interface Parley {
@@ -99,10 +99,13 @@ export async function startParley(config: Config): Promise<Parley> {
   let port: number | null = null;
   if (config.role !== 'actors') {
     await listenForRevocations(bus);
+    // Which organization each host names: this gateway's copy of the directory, kept current over the bus.
+    const organizations = new Organizations(actors, config.siteUrl, log.child({ component: 'directory' }));
+    await organizations.listen(bus);
     gateway = new Gateway(actors, {
       host: config.host,
       port: config.port,
-      realmId: DEMO_REALM_ID,
+      organizations,
       maxBodyBytes: config.maxBodyBytes,
       // A poll gets a heartbeat after at most 1.1 × the interval; allow for the bus hop.
       longPollTimeoutMs: Math.ceil(config.heartbeatSecs * 1100) + 10_000,
@@ -116,7 +119,7 @@ export async function startParley(config: Config): Promise<Parley> {
   } else {
     // Actor nodes serve only health endpoints.
     gateway = new Gateway(actors, {
-      host: config.host, port: config.port, realmId: DEMO_REALM_ID, maxBodyBytes: 1024, longPollTimeoutMs: 1000, queueIdleSecs: 1,
+      host: config.host, port: config.port, maxBodyBytes: 1024, longPollTimeoutMs: 1000, queueIdleSecs: 1,
       ready: () => leases !== null && leases.ready(),
     }, log.child({ component: 'health' }), []);
     port = await gateway.listen();

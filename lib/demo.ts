@@ -7,6 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Role } from '../actors/model.ts';
+import { DIRECTORY_ID, directoryRef, SERVER_CALLER } from '../actors/directory/ref.ts';
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
 import type { ActorClient } from '../actors/runtime/client.ts';
 import { ApiError } from './errors.ts';
@@ -51,7 +52,6 @@ export interface DemoCredential {
 /** Creates the demo realm if it is empty (idempotent) and returns every demo user's credentials. */
 export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promise<DemoCredential[]> {
   const realm = realmActorId(DEMO_REALM_ID);
-  const server = { realmId: DEMO_REALM_ID, userId: null };
   const started = Date.now();
   let result;
   // The keys are chosen here, so a retry whose first attempt did the work (and
@@ -60,7 +60,8 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
   // In cluster mode the realm's shard may not have an owner yet: retry until it does.
   while (!result) {
     try {
-      result = await actors.call(realmRef, realm, { type: 'bootstrap', caller: server, name: 'Parley Demo', users });
+      // The demo is the organization at the root domain, with its realm ID fixed (an older data directory holds it already).
+      result = await actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganization', caller: SERVER_CALLER, subdomain: '', name: 'Parley Demo', users, realmId: DEMO_REALM_ID });
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 503) || Date.now() - started > deadlineMs) throw err;
       await new Promise((r) => setTimeout(r, 250));

@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'EXPECTATION_MISMATCH'
   | 'CANNOT_DEACTIVATE_GROUP_IN_USE'
   | 'USER_DEACTIVATED'
+  | 'REALM_DEACTIVATED'
+  | 'NONEXISTENT_SUBDOMAIN'
   | 'AUTHENTICATION_FAILED'
   | 'BAD_EVENT_QUEUE_ID'
   | 'UNAUTHORIZED'
@@ -118,6 +120,12 @@ export const badNarrow = (msg: string): ApiError => new ApiError('BAD_NARROW', m
 
 /** Missing, undecodable or wrong credentials (401 with a WWW-Authenticate challenge). */
 export const unauthorized = (msg: string): ApiError => new ApiError('UNAUTHORIZED', msg, 401, {}, statusHeaders(401));
+
+/** Zulip's RealmDeactivatedError: every authenticated request of a deactivated organization. */
+export const realmDeactivated = (): ApiError => new ApiError('REALM_DEACTIVATED', 'This organization has been deactivated', 401, {}, statusHeaders(401));
+
+/** Zulip's InvalidSubdomainError: a request to a host that names no organization. */
+export const invalidSubdomain = (): ApiError => new ApiError('NONEXISTENT_SUBDOMAIN', 'Invalid subdomain', 404);
 
 
 /** Over a rate limit or a budget: 429 with `retry-after` (seconds) in the body and the Retry-After header, as Zulip answers. */

@@ -138,6 +138,8 @@ export const RealmMeta = z.object({
   canDeleteOwnMessageGroup: GroupSettingValue.optional(),
   canMoveMessagesBetweenTopicsGroup: GroupSettingValue.optional(),
   canMoveMessagesBetweenChannelsGroup: GroupSettingValue.optional(),
+  /** A deactivated organization keeps everything; its users get REALM_DEACTIVATED until it is reactivated. */
+  deactivated: z.boolean().default(false),
 });
 export type RealmMeta = z.infer<typeof RealmMeta>;
 
@@ -507,6 +509,25 @@ export const ProfileFieldRecord = z.object({
 });
 export type ProfileFieldRecord = z.infer<typeof ProfileFieldRecord>;
 
+/** An organization in the deployment's directory (the directory actor's): which host serves which realm. */
+export const OrganizationRecord = z.object({
+  realmId: Id,
+  /** The host part before the site's domain; '' is the organization at the root domain. */
+  subdomain: z.string(),
+  name: z.string(),
+  deactivated: z.boolean().default(false),
+  dateCreated: Id,
+});
+export type OrganizationRecord = z.infer<typeof OrganizationRecord>;
+
+/** A one-time organization-creation link (Zulip's generate_realm_creation_link), stored by its token's hash. */
+export const OrganizationLinkRecord = z.object({
+  expiresAt: Id,
+  /** The realm created with it; null while unused. */
+  usedBy: Id.nullable().default(null),
+});
+export type OrganizationLinkRecord = z.infer<typeof OrganizationLinkRecord>;
+
 // ---- tables ---------------------------------------------------------------
 
 /** Timers live in one partition per shard and hour. */
@@ -780,6 +801,22 @@ export const T = {
     codec: z.object({ folder: Id.default(1), linkifier: Id.default(1), invite: Id.default(1) }),
     pk: (realm: number) => String(realm),
     row: (realm: number) => ({ pk: String(realm), ck: 'ids' }),
+  }),
+  /** The deployment's organizations: one partition, as small as the number of organizations (the directory actor's). */
+  organizations: defineTable({
+    name: 'organizations',
+    ck: 'bigint',
+    codec: OrganizationRecord,
+    pk: () => 'all',
+    row: (realmId: number) => ({ pk: 'all', ck: realmId }),
+  }),
+  /** Unused and used organization-creation links, by the SHA-256 of their token (the directory actor's). */
+  organizationLinks: defineTable({
+    name: 'organization_links',
+    ck: 'text',
+    codec: OrganizationLinkRecord,
+    pk: () => 'all',
+    row: (tokenHash: string) => ({ pk: 'all', ck: tokenHash }),
   }),
   videoProviderTokens: defineTable({
     name: 'videoprovider_tokens',

@@ -14,6 +14,7 @@ import { listSubscriptions, subscribe } from './subscriptions.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
+import { setRealmDeactivated } from './organization.ts';
 import { apiKeyForToken } from './token_login.ts';
 import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
 import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
@@ -29,6 +30,7 @@ import { createProfileField, deleteProfileField, listProfileFields, reorderProfi
 
 export const realmHandlers = {
   bootstrap,
+  setRealmDeactivated,
   authenticate,
   serverSettings,
   sendMessage,

@@ -4,6 +4,7 @@
  * `realm` `update` event, group-setting permissions with `update_dict`
  * (Zulip's `do_set_realm_property` / `do_change_realm_permission_group_setting`).
  */
+import { realmUrl } from '../../lib/hosts.ts';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { GroupSettingValue, type RealmMeta, type RealmSettings, T, type UserRecord } from '../../storage/tables.ts';
@@ -132,8 +133,8 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
   for (const name of Object.keys(REALM_GROUP_SETTINGS)) out[`realm_${name}`] = realmGroupSetting(state, name);
   Object.assign(out, {
     realm_date_created: state.meta?.dateCreated ?? 0,
-    realm_uri: siteUrl,
-    realm_url: siteUrl,
+    realm_uri: realmUrl(siteUrl, state.meta?.stringId ?? ''),
+    realm_url: realmUrl(siteUrl, state.meta?.stringId ?? ''),
     realm_is_zephyr_mirror_realm: false,
     // Zulip's web_public_streams_enabled(): the organization's option and the server's; this server has no web-public channels.
     realm_web_public_access_enabled: false,

@@ -1,4 +1,5 @@
 /** The realm's part of the POST /register snapshot, filtered by fetch_event_types, and GET /server_settings. */
+import { realmUrl } from '../../lib/hosts.ts';
 import { z } from 'zod';
 import { MAX_UPLOAD_MIB } from '../../storage/files.ts';
 import { wants } from '../events/fetch.ts';
@@ -238,20 +239,15 @@ export const serverSettings = query({
   type: 'serverSettings',
   fields: z.object({}),
   run(state, _msg, ctx) {
+    // The organization's part of GET /server_settings; the gateway adds the server's.
     return {
-      push_notifications_enabled: false,
-      authentication_methods: { password: true, dev: false, email: true },
-      // Email and password is the one way in; no single sign-on provider is configured.
-      email_auth_enabled: true,
-      external_authentication_methods: [],
       realm_name: state.meta?.name ?? '',
       realm_description: renderDescription(state.org.settings.description),
       realm_icon: realmIconUrl(state.meta?.stringId ?? ''),
       // As in the register: the server has no web-public channels, so no organization offers spectators access.
       realm_web_public_access_enabled: false,
-      realm_uri: ctx.siteUrl,
-      realm_url: ctx.siteUrl,
-      require_email_format_usernames: true,
+      realm_uri: realmUrl(ctx.siteUrl, state.meta?.stringId ?? ''),
+      realm_url: realmUrl(ctx.siteUrl, state.meta?.stringId ?? ''),
     };
   },
 });

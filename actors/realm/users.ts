@@ -9,7 +9,7 @@
  */
 import { channelActivity, defaultStreamIds } from './streams.ts';
 import { z } from 'zod';
-import { adminRequired, ApiError, badRequest, unauthorized } from '../../lib/errors.ts';
+import { adminRequired, ApiError, badRequest, realmDeactivated, unauthorized } from '../../lib/errors.ts';
 import { hashPassword, newApiKey, sameDigest, sha256Hex } from '../../lib/secrets.ts';
 import { type ChannelRecord, type StoredMessage, type SubscriptionRecord, T, type UserRecord } from '../../storage/tables.ts';
 import { fnv1a } from '../../lib/hash.ts';
@@ -48,6 +48,8 @@ export const authenticate = query({
   type: 'authenticate',
   fields: z.object({ email: z.string(), apiKey: z.string() }),
   run(state, msg): Authenticated {
+    // Zulip's RealmDeactivatedError, before the key is looked at (the gateway refuses such hosts first).
+    if (state.meta?.deactivated) throw realmDeactivated();
     const hash = sha256Hex(msg.apiKey);
     const user = state.usersByKeyHash.get(hash);
     const entry = user?.apiKeys.find((k) => sameDigest(k.hash, hash));
@@ -460,7 +462,7 @@ export const reactivateUser = action({
   },
 });
 
-const BootstrapUser = z.object({
+export const BootstrapUser = z.object({
   email: z.string(),
   fullName: z.string(),
   role: z.number().int(),
@@ -481,7 +483,7 @@ const BootstrapUser = z.object({
  */
 export const bootstrap = action({
   type: 'bootstrap',
-  fields: z.object({ name: z.string(), users: z.array(BootstrapUser) }),
+  fields: z.object({ name: z.string(), users: z.array(BootstrapUser), subdomain: z.string().default('') }),
   async prepare(state, msg) {
     if (state.meta || msg.caller.userId !== null) return [];
     return Promise.all(msg.users.map((u) => (u.password ? hashPassword(u.password) : Promise.resolve(null))));
@@ -493,13 +495,13 @@ export const bootstrap = action({
       return { create: null, emails: msg.users.map((u) => u.email), known: known.map((u) => [u.email.toLowerCase(), u.apiKey!] as const) };
     }
     const users = msg.users.map((u, i) => ({ ...u, passwordHash: hashes[i] ?? null, loggedIn: true, apiKey: u.apiKey ?? newApiKey() }));
-    return { create: { name: msg.name, users }, emails: msg.users.map((u) => u.email), known: [] };
+    return { create: { name: msg.name, subdomain: msg.subdomain, users }, emails: msg.users.map((u) => u.email), known: [] };
   },
   apply(state, plan, tx) {
     const keys = new Map<number, string>();
     for (const [email, key] of plan.known) keys.set(state.usersByEmail.get(email)!.id, key);
     if (plan.create) {
-      const meta = { name: plan.create.name, stringId: '', dateCreated: Math.floor(Date.now() / 1000), topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6 };
+      const meta = { name: plan.create.name, stringId: plan.create.subdomain, deactivated: false, dateCreated: Math.floor(Date.now() / 1000), topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6 };
       state.meta = meta;
       tx.write(T.realms.at(state.realmId).put(meta));
       let ownerId: number | null = null;

@@ -39,10 +39,17 @@ export type Msg<F> = F & { type: string; caller: Caller };
 /** A timer change recorded by an action, applied to the in-memory wheel once durable. */
 export type TimerChange = { set: TimerRecord } | { clear: TimerRecord };
 
+/** A bus message for every process that listens (not an event for a user's queue), sent once the change is durable. */
+export interface Announcement {
+  subject: string;
+  body: unknown;
+}
+
 /** The writes and timer changes of one action, made durable together. */
 export class Tx {
   readonly ops: WriteOp[] = [];
   readonly timers: TimerChange[] = [];
+  readonly announcements: Announcement[] = [];
 
   constructor(
     /** The actor: kind, id and shard, which own its timers. */
@@ -66,6 +73,14 @@ export class Tx {
     this.ops.push(T.timers.at(this.actor.shard, t).put(t));
     this.timers.push({ set: t });
     return when;
+  }
+
+  /**
+   * Tells every process listening on `subject` (e.g. every gateway's
+   * directory of organizations) about the change, once it is durable.
+   */
+  announce(subject: string, body: unknown): void {
+    this.announcements.push({ subject, body });
   }
 
   /** Cancels a timer set with the same name, time and ref. */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../../storage/store.ts';
 import type { TimerRecord } from '../../storage/tables.ts';
 import type { Delivery } from '../events/delivery.ts';
+import type { Announcement } from './action.ts';
 import type { ActorClient } from './client.ts';
 
 /** The in-memory side of a shard's durable timers (see `timers.ts`). */
@@ -33,6 +34,8 @@ export interface ActorContext {
   actors: ActorClient;
   /** Sends events to the queue actors of the recipients; called only once the change is durable. */
   publish(delivery: Delivery): void;
+  /** Publishes a `Tx.announce` to every listening process; called only once the change is durable. */
+  announce(a: Announcement): void;
   timers: TimerWheel;
   siteUrl: string;
   /** Seconds a long poll waits before it gets a heartbeat. */

@@ -126,6 +126,7 @@ export class ActorHost<S> {
 
   private publish(tx: Tx, events: Delivery[], reply: unknown): unknown {
     for (const d of events) this.ctx.publish(d);
+    for (const a of tx.announcements) this.ctx.announce(a);
     for (const change of tx.timers) {
       if ('set' in change) this.ctx.timers.schedule(change.set);
       else this.ctx.timers.cancel(change.clear);

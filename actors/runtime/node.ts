@@ -169,6 +169,7 @@ export class ActorNode {
       shard: shard.grant.shard,
       actors: this.actors,
       publish: (d) => this.publish(d),
+      announce: (a) => this.bus.publish(a.subject, a.body),
       timers: {
         schedule: (t) => shard.timers?.schedule(t),
         cancel: (t) => shard.timers?.cancel(t),

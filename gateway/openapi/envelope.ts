@@ -34,6 +34,8 @@ export const ERROR_CODES = [
   'EXPECTATION_MISMATCH',
   'CANNOT_DEACTIVATE_GROUP_IN_USE',
   'USER_DEACTIVATED',
+  'REALM_DEACTIVATED',
+  'NONEXISTENT_SUBDOMAIN',
   'AUTHENTICATION_FAILED',
   'BAD_EVENT_QUEUE_ID',
   'UNAUTHORIZED',
@@ -101,6 +103,9 @@ export const COMMON_ERRORS: readonly ErrorCase[] = [
   ['RATE_LIMIT_HIT', 429],
   ['INTERNAL_SERVER_ERROR', 500],
   ['SERVICE_UNAVAILABLE', 503],
+  // A host that names no organization, or a deactivated one's (every route but GET /server_settings).
+  ['NONEXISTENT_SUBDOMAIN', 404],
+  ['REALM_DEACTIVATED', 401],
 ];
 
 /** What a route that requires credentials may answer besides: missing, malformed or wrong ones, or a deactivated account's. */

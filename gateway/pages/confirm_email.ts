@@ -5,11 +5,10 @@
  */
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { siteUrl } from '../../lib/mail.ts';
 import { announceRevocation } from '../auth.ts';
 import { document, escapeHtml, html, type Page } from './page.ts';
 
-export const confirmEmailLink = (key: string): string => `${siteUrl()}/accounts/confirm_new_email/${key}`;
+export const confirmEmailLink = (realmUrl: string, key: string): string => `${realmUrl}/accounts/confirm_new_email/${key}`;
 
 export const confirmEmailPage: Page = {
   method: 'GET',

@@ -8,7 +8,6 @@ import { badRequest } from '../../lib/errors.ts';
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { siteUrl } from '../../lib/mail.ts';
 import { document, escapeHtml, html, type Page, type PageContext } from './page.ts';
 
 const server = (ctx: PageContext) => ({ realmId: ctx.realmId, userId: null });
@@ -55,7 +54,7 @@ export const joinSubmit: Page = {
       if ([...password].length < MIN_PASSWORD_LENGTH) throw badRequest(`The password is too weak (at least ${MIN_PASSWORD_LENGTH} characters).`);
       if ([...password].length > MAX_PASSWORD_LENGTH) throw badRequest(`The password is too long (at most ${MAX_PASSWORD_LENGTH} characters).`);
       const u = await ctx.actors.call(realmRef, realm, { type: 'acceptInvite', caller: server(ctx), token, email, fullName, passwordHash: await hashPassword(password) });
-      const zuliprc = `[api]\nemail=${u.email}\nkey=${u.apiKey}\nsite=${siteUrl()}\n`;
+      const zuliprc = `[api]\nemail=${u.email}\nkey=${u.apiKey}\nsite=${ctx.realmUrl}\n`;
       return html(
         document(
           `Welcome to ${info.realmName}`,

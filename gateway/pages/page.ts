@@ -7,10 +7,16 @@
 import { PathTable } from '../path.ts';
 import type { ActorClient } from '../../actors/runtime/client.ts';
 import type { RawParams } from '../params.ts';
+import type { SiteHosts } from '../../lib/hosts.ts';
 
 export interface PageContext {
   actors: ActorClient;
+  /** The organization of the request's host (0 on pages declared `organization: 'none'`). */
   realmId: number;
+  /** Its URL, for links the page shows. */
+  realmUrl: string;
+  /** The site's host names (the creation page shows where a new organization will live). */
+  hosts: SiteHosts;
 }
 
 export interface PageReply {
@@ -24,6 +30,8 @@ export interface Page {
   method: 'GET' | 'POST';
   /** `{name}` segments are path parameters. */
   path: string;
+  /** `none`: served on any host, with or without an organization (the organization-creation page). */
+  organization?: 'none';
   handle(ctx: PageContext, params: RawParams): Promise<PageReply>;
 }
 

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { PARTIAL_INVITE_MESSAGE } from '../../actors/realm/invites.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { ApiError, type ErrorExtra } from '../../lib/errors.ts';
-import { sendMail, siteUrl } from '../../lib/mail.ts';
+import { sendMail } from '../../lib/mail.ts';
 import { bool, int, json, str, unsupported } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
@@ -19,7 +19,8 @@ const Minutes = json(z.number().int().nullable());
 const Role = int();
 const realm = (ctx: Parameters<typeof me>[0]) => realmActorId(me(ctx).realmId);
 
-export const joinLink = (token: string): string => `${siteUrl()}/join/${token}`;
+/** The sign-up page of an invitation, on its organization's host. */
+export const joinLink = (realmUrl: string, token: string): string => `${realmUrl}/join/${token}`;
 
 interface InviteMail {
   email: string;
@@ -29,13 +30,13 @@ interface InviteMail {
   expiresAt: number | null;
 }
 
-async function mailInvites(list: InviteMail[]): Promise<void> {
+async function mailInvites(realmUrl: string, list: InviteMail[]): Promise<void> {
   for (const m of list) {
     const expiry = m.expiresAt === null ? 'This invitation does not expire.' : `This invitation expires on ${new Date(m.expiresAt * 1000).toUTCString()}.`;
     await sendMail({
       to: m.email,
       subject: `${m.referrer} invited you to join ${m.realmName}`,
-      text: `Hello,\n\n${m.referrer} invited you to join ${m.realmName}. Create your account here:\n\n${joinLink(m.token)}\n\n${expiry}\n`,
+      text: `Hello,\n\n${m.referrer} invited you to join ${m.realmName}. Create your account here:\n\n${joinLink(realmUrl, m.token)}\n\n${expiry}\n`,
     });
   }
 }
@@ -80,7 +81,7 @@ export const createInvites = route({
       notifyReferrerOnJoin: p.notify_referrer_on_join ?? true,
       ...commonFields(p),
     });
-    await mailInvites(r.mail);
+    await mailInvites(ctx.realmUrl, r.mail);
     if (r.partial) throw new ApiError('INVITATION_FAILED', PARTIAL_INVITE_MESSAGE, 400, r.partial as ErrorExtra);
     return {};
   },
@@ -93,7 +94,7 @@ export const createMultiuseInvite = route({
   params: { stream_ids: Ids.optional(), ...common },
   async handle(ctx, p) {
     const { token } = await ctx.actors.call(realmRef, realm(ctx), { type: 'createMultiuseInvite', caller: caller(ctx), ...commonFields(p) });
-    return { invite_link: joinLink(token) };
+    return { invite_link: joinLink(ctx.realmUrl, token) };
   },
 });
 
@@ -104,7 +105,7 @@ export const listInvites = route({
   params: {},
   async handle(ctx) {
     const { invites } = await ctx.actors.call(realmRef, realm(ctx), { type: 'listInvites', caller: caller(ctx) });
-    return { invites: invites.map(({ token, ...i }) => ({ ...i, ...(token ? { link_url: joinLink(token) } : {}) })) };
+    return { invites: invites.map(({ token, ...i }) => ({ ...i, ...(token ? { link_url: joinLink(ctx.realmUrl, token) } : {}) })) };
   },
 });
 
@@ -135,7 +136,7 @@ export const resendInvite = route({
   params: { invite_id: Id },
   async handle(ctx, p) {
     const r = await ctx.actors.call(realmRef, realm(ctx), { type: 'resendInvite', caller: caller(ctx), id: p.invite_id });
-    await mailInvites(r.mail);
+    await mailInvites(ctx.realmUrl, r.mail);
     return {};
   },
 });

@@ -70,7 +70,7 @@ function settingsRoute(path: string): Route {
         await sendMail({
           to: confirmEmail.email,
           subject: 'Confirm your new email address',
-          text: `Hello,\n\nTo use ${confirmEmail.email} as your email address (${user.email} until then), follow this link:\n\n${confirmEmailLink(confirmEmail.key)}\n`,
+          text: `Hello,\n\nTo use ${confirmEmail.email} as your email address (${user.email} until then), follow this link:\n\n${confirmEmailLink(ctx.realmUrl, confirmEmail.key)}\n`,
         });
       }
       // Drafts synchronization turned off: the drafts stored on the server are deleted (as Zulip does).

@@ -148,14 +148,27 @@ export const reactivateUser = route({
   },
 });
 
+/** The server's part of GET /server_settings, the same for every organization. */
+const SERVER_SETTINGS = {
+  push_notifications_enabled: false,
+  authentication_methods: { password: true, dev: false, email: true },
+  // Email and password is the one way in; no single sign-on provider is configured.
+  email_auth_enabled: true,
+  external_authentication_methods: [],
+  require_email_format_usernames: true,
+};
+
 export const serverSettings = route({
   method: 'GET',
   path: '/server_settings',
   auth: 'none',
+  // Zulip answers a host with no organization too, with the server's part only (no realm_* keys).
+  organization: 'optional',
   params: {},
   async handle(ctx) {
-    const realm = await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'serverSettings', caller: serverCaller(ctx) });
+    const realm = ctx.organization ? await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'serverSettings', caller: serverCaller(ctx) }) : {};
     return {
+      ...SERVER_SETTINGS,
       ...realm,
       service_version: SERVER_VERSION,
       zulip_version: SERVER_VERSION,
