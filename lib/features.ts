@@ -29,6 +29,7 @@ export const FEATURES: readonly Feature[] = [
   { level: 0, what: 'POST /messages/render', routes: ['POST /messages/render'] },
   { level: 1, what: 'is_announcement_only on channel objects (deprecated)', done: true },
   { level: 9, what: 'principals as user IDs', done: true },
+  { level: 12, what: 'GET /users/{user_id}/subscriptions/{stream_id}', routes: ['GET /users/{user_id}/subscriptions/{stream_id}'] },
   { level: 30, what: 'date_created on channels', done: true },
   { level: 36, what: 'POST /users needs can_create_users', routes: ['POST /users'] },
   { level: 78, what: 'unsupported parameters are not silently accepted', done: true },

@@ -1,5 +1,7 @@
 import t from 'tap';
 import { type Params, uniq } from './helpers/api.ts';
+import { newPerson, ROLE } from './helpers/people.ts';
+import { runPython } from './helpers/python.ts';
 import { serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
@@ -86,4 +88,64 @@ t.test('subscriptions - invalid input gets clear 400s', async (t) => {
   t.ok(retention.subscribed);
   const listBad = await maria.get('/users/me/subscriptions', { include_subscribers: 'maybe' });
   t.equal(listBad.status, 400);
+});
+
+t.test('subscriptions - GET /users/{user_id}/subscriptions/{stream_id}: is_subscribed for every role, with Zulip\'s errors', async (t) => {
+  const pub = uniq('status-pub');
+  const secret = uniq('status-secret');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: pub }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: secret }], invite_only: true, principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  const id = async (name: string) => (await owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  const [pubId, secretId] = [await id(pub), await id(secret)];
+  const ask = (who: keyof typeof s.demo, userId: number, streamId: number) => s.api.as(s.demo[who]).get(`/users/${userId}/subscriptions/${streamId}`);
+  const outcome = (r: { status: number; body: any }) => (r.status === 200 ? String(r.body.is_subscribed) : `${r.status} ${r.body.msg}`);
+  const maria = s.demo.member1.userId;
+  const mateo = s.demo.member2.userId;
+  // A public channel: everyone but a guest outside it sees it; a private one: its subscribers and administrators.
+  const expected: Record<string, [string, string, string]> = {
+    owner: ['true', 'false', 'true'],
+    admin: ['true', 'false', 'true'],
+    moderator: ['true', 'false', '400 Invalid channel ID'],
+    member1: ['true', 'false', 'true'],
+    member2: ['true', 'false', '400 Invalid channel ID'],
+    guest: ['400 Invalid channel ID', '400 Invalid channel ID', '400 Invalid channel ID'],
+    bot: ['true', 'false', '400 Invalid channel ID'],
+  };
+  for (const [who, want] of Object.entries(expected)) {
+    const got = [outcome(await ask(who as keyof typeof s.demo, maria, pubId)), outcome(await ask(who as keyof typeof s.demo, mateo, pubId)), outcome(await ask(who as keyof typeof s.demo, maria, secretId))];
+    t.same(got, want, who);
+  }
+  // Errors: as Zulip's access_user_by_id (bots are not users here) and access_stream_by_id.
+  t.equal(outcome(await ask('owner', 999_999, pubId)), '400 No such user');
+  t.equal(outcome(await ask('owner', s.demo.bot.userId, pubId)), '400 No such user');
+  t.equal(outcome(await ask('owner', maria, 999_999)), '400 Invalid channel ID');
+  const gone = await newPerson(s, ROLE.member, uniq('Gone'));
+  await owner.ok('DELETE', `/users/${gone.userId}`);
+  t.equal(outcome(await ask('owner', gone.userId, pubId)), '400 User is deactivated');
+  const bad = await owner.get(`/users/${maria}/subscriptions/x`);
+  t.same([bad.status, bad.body.code], [400, 'BAD_REQUEST']);
+  t.equal((await s.api.get(`/users/${maria}/subscriptions/${pubId}`)).status, 401, 'without credentials');
+  // It follows leaving, and answers for an archived channel too.
+  await s.api.as(s.demo.member1).ok('DELETE', '/users/me/subscriptions', { subscriptions: [pub] });
+  t.equal(outcome(await ask('owner', maria, pubId)), 'false', 'after leaving');
+  await owner.ok('DELETE', `/streams/${pubId}`);
+  t.equal(outcome(await ask('owner', s.demo.owner.userId, pubId)), 'true', 'an archived channel');
+  const py = runPython(s.urls[0]!, s.demo.member1, `print(json.dumps(client.get_subscription_status(user_id=${s.demo.owner.userId}, stream_id=${secretId})))`) as { result: string; is_subscribed: boolean };
+  t.same([py.result, py.is_subscribed], ['success', true], "the Python client's get_subscription_status");
+});
+
+t.test('subscriptions - archived channels: left out of GET /users/me/subscriptions; in the register only with archived_channels', async (t) => {
+  const name = uniq('archived-sub');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  const cid = (await owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  const listed = async () => ((await owner.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).some((x) => x.stream_id === cid);
+  t.ok(await listed());
+  await owner.ok('DELETE', `/streams/${cid}`);
+  t.notOk(await listed(), 'archived: not listed, as Zulip');
+  const plain = await owner.ok('POST', '/register', { fetch_event_types: ['subscription'] });
+  t.notOk([...plain.subscriptions, ...plain.unsubscribed, ...plain.never_subscribed].some((x: any) => x.stream_id === cid), 'a register without the capability leaves it out');
+  const capable = await owner.ok('POST', '/register', { fetch_event_types: ['subscription'], client_capabilities: { archived_channels: true } });
+  t.equal(capable.subscriptions.find((x: any) => x.stream_id === cid)?.is_archived, true, 'with archived_channels, among the subscriptions');
+  await owner.ok('PATCH', `/streams/${cid}`, { is_archived: false });
+  t.ok(await listed(), 'listed again once unarchived');
 });

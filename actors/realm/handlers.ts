@@ -10,7 +10,7 @@ import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from
 import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
-import { listSubscriptions, subscribe } from './subscriptions.ts';
+import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
@@ -36,6 +36,7 @@ export const realmHandlers = {
   sendMessage,
   subscribe,
   listSubscriptions,
+  subscriptionStatus,
   snapshot,
   listUsers,
   createUser,

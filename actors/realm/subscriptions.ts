@@ -8,12 +8,12 @@ import type { SubscriptionObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
 import { GROUP_ID, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { actingUser, canAccess, channelAudience, resolvePerson, restrictedViews } from './access.ts';
+import { actingUser, canAccess, canSeeUser, channelAudience, resolvePerson, restrictedViews } from './access.ts';
 import { accessChangeEvents } from './people.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { channelActivity, checkChannelName, defaultStreamsDelivery } from './streams.ts';
+import { channelActivity, checkChannelName, defaultStreamsDelivery, hasMetadataAccess } from './streams.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -270,16 +270,44 @@ function announceChannels(state: RealmState, tx: Tx, actorId: number, created: n
   return sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: target, topic: 'new channels', content });
 }
 
-/** The user's subscriptions (`active`) or former subscriptions (`!active`). */
+/**
+ * The user's subscriptions (`active`) or former subscriptions (`!active`),
+ * without archived channels: Zulip's GET /users/me/subscriptions leaves them
+ * out (`gather_subscriptions` does not include archived channels; only the
+ * register gives them, to clients with the `archived_channels` capability).
+ */
 export function subscriptionObjects(state: Readonly<RealmState>, userId: number, withSubscribers: boolean, active = true): SubscriptionObject[] {
   const out: SubscriptionObject[] = [];
   for (const [streamId, subs] of state.subs) {
     const s = subs.get(userId);
-    if (!s || s.active !== active) continue;
-    out.push(formatSubscription(state.channels.get(streamId)!, s, withSubscribers ? state.activeSubscribers(streamId) : undefined));
+    const c = state.channels.get(streamId)!;
+    if (!s || s.active !== active || c.isArchived) continue;
+    out.push(formatSubscription(c, s, withSubscribers ? state.activeSubscribers(streamId) : undefined));
   }
   return out;
 }
+
+/**
+ * GET /users/{user_id}/subscriptions/{stream_id} (FL 12): whether a user is
+ * subscribed to a channel, as Zulip's `get_subscription_backend` answers it:
+ * the user as `access_user_by_id` finds them for reading (not a bot, active,
+ * visible to the caller), the channel as the caller may see its metadata
+ * (archived ones included); each failure the same 400 as Zulip's.
+ */
+export const subscriptionStatus = query({
+  type: 'subscriptionStatus',
+  fields: z.object({ userId: z.number().int(), streamId: z.number().int() }),
+  run(state, msg) {
+    const actor = actingUser(state, msg.caller);
+    const target = state.users.get(msg.userId);
+    if (!target || target.isBot) throw badRequest('No such user');
+    if (!target.isActive) throw badRequest('User is deactivated');
+    if (!canSeeUser(state, actor, target)) throw badRequest('Insufficient permission');
+    const c = state.channels.get(msg.streamId);
+    if (!c || !hasMetadataAccess(state, c, actor)) throw badRequest('Invalid channel ID');
+    return { is_subscribed: state.isSubscribed(c.id, target.id) };
+  },
+});
 
 export const listSubscriptions = query({
   type: 'listSubscriptions',

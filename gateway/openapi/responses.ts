@@ -133,6 +133,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
     },
   ),
   'GET /users/me/subscriptions': fields({ subscriptions: z.array(SubscriptionObject) }),
+  'GET /users/{user_id}/subscriptions/{stream_id}': fields({ is_subscribed: z.boolean() }),
   'DELETE /users/me/subscriptions': fields({ removed: z.array(z.string()), not_removed: z.array(z.string()) }),
   'POST /users/me/subscriptions/properties': empty(),
   'POST /users/me/subscriptions/{stream_id}': empty(),

@@ -9,7 +9,7 @@ import * as personal from './personal.ts';
 import { realmPresence, setTyping, updatePresence, userPresence } from './presence.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
-import { listSubscriptions, subscribe } from './subscriptions.ts';
+import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
 import { updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
@@ -34,6 +34,7 @@ export const ROUTES: Route[] = [
   renderMessage,
   subscribe,
   listSubscriptions,
+  subscriptionStatus,
   register,
   getEvents,
   deleteQueue,

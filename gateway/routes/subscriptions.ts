@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { IncludeSubscribers as IncludeSubscribersValue } from '../../actors/realm/subscriptions.ts';
 import { CHANNEL_GROUP_SETTINGS, GroupSettingValue, TopicsPolicy } from '../../storage/tables.ts';
-import { bool, json, str, wordOrInt } from '../params.ts';
+import { bool, int, json, str, wordOrInt } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
 export const IncludeSubscribers = str().pipe(IncludeSubscribersValue);
@@ -58,5 +58,16 @@ export const listSubscriptions = route({
   params: { include_subscribers: IncludeSubscribers.optional() },
   async handle(ctx, p) {
     return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'listSubscriptions', caller: caller(ctx), includeSubscribers: p.include_subscribers ?? 'false' });
+  },
+});
+
+/** GET /users/{user_id}/subscriptions/{stream_id} (FL 12): `is_subscribed`. */
+export const subscriptionStatus = route({
+  method: 'GET',
+  path: '/users/{user_id}/subscriptions/{stream_id}',
+  auth: 'required',
+  params: { user_id: int(), stream_id: int() },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'subscriptionStatus', caller: caller(ctx), userId: p.user_id, streamId: p.stream_id });
   },
 });
