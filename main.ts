@@ -16,6 +16,7 @@ const config = loadConfig();
 const parley = await startParley(config);
 log.info({ mode: config.mode, port: parley.port }, 'parley started');
 process.stdout.write(`Parley (${config.mode}, role ${config.role}) listening on http://${config.host}:${parley.port}\n`);
+if (parley.metricsPort !== null) process.stdout.write(`Metrics for Prometheus on http://${config.metrics!.host}:${parley.metricsPort}/metrics\n`);
 
 if (config.seedDemo && config.role !== 'actors') {
   const creds = await seedDemo(parley.actors);

@@ -6,6 +6,7 @@
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { ApiError } from '../lib/errors.ts';
+import { type CounterChild, type HistogramChild, httpDuration, httpRequests, secondsSince } from '../lib/metrics.ts';
 
 /** What a handler may keep of a request after it awaits. */
 export interface RequestInfo {
@@ -63,10 +64,49 @@ function framingProblem(req: HttpRequest, length: string): string | null {
   return null;
 }
 
+/**
+ * Where answers of one route template and method are counted
+ * (`parley_http_requests_total`, `parley_http_request_duration_seconds`):
+ * made once per route, so counting an answer builds no label string.
+ */
+export class RouteStats {
+  private byStatus = new Map<number, CounterChild>();
+  private readonly duration: HistogramChild;
+
+  constructor(
+    private readonly route: string,
+    private readonly method: string,
+  ) {
+    this.duration = httpDuration.child(route, method);
+  }
+
+  record(status: number, seconds: number): void {
+    let c = this.byStatus.get(status);
+    if (!c) this.byStatus.set(status, (c = httpRequests.child(this.route, this.method, String(status))));
+    c.inc();
+    this.duration.observe(seconds);
+  }
+}
+
+const routeStats = new Map<object | string, RouteStats>();
+
+/** The stats of a route (an API route or a page, by its object; a fixed path by itself), made on first use. */
+export function statsOf(key: object | string, route: string, method: string): RouteStats {
+  let s = routeStats.get(key);
+  if (!s) routeStats.set(key, (s = new RouteStats(route, method)));
+  return s;
+}
+
+/** Requests no route took (404, 405, refused framing): one series, whatever their path. */
+const UNMATCHED = statsOf('unmatched', 'unmatched', 'any');
+
 /** A response that knows whether the client went away. */
 export class Reply {
   aborted = false;
   done = false;
+  /** Where this answer is counted; the gateway sets it once it knows the route. */
+  stats: RouteStats = UNMATCHED;
+  private readonly started = performance.now();
   /** The connection is not read until this answer is written (`holdNextRequest`). */
   private holding = false;
   /** Sees every JSON reply as it is written (check mode: `gateway/openapi/check.ts`). */
@@ -75,6 +115,8 @@ export class Reply {
   constructor(private readonly res: HttpResponse) {
     res.onAborted(() => {
       this.aborted = true;
+      // Counted as nginx logs it: 499, the client closed the connection before the answer.
+      if (!this.done) this.stats.record(499, secondsSince(this.started));
     });
   }
 
@@ -142,6 +184,7 @@ export class Reply {
   send(status: number, contentType: string, body: string | Buffer, headers: Record<string, string> = {}, close = false): void {
     if (this.aborted || this.done) return;
     this.done = true;
+    this.stats.record(status, secondsSince(this.started));
     this.res.cork(() => {
       this.release();
       this.res.writeStatus(STATUS[status] ?? `${status}`);

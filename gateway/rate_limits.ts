@@ -15,6 +15,10 @@ import type { Authenticated } from '../actors/realm/users.ts';
 import { type ApiError, rateLimitHit } from '../lib/errors.ts';
 import type { Rule, Verdict } from '../lib/gcra.ts';
 import type { Limiter } from './limiter.ts';
+import { rateLimitHits } from '../lib/metrics.ts';
+
+/** `parley_rate_limit_hits_total` by the budget that ran out. */
+const HITS = { user: rateLimitHits.labels('user'), ip: rateLimitHits.labels('ip'), auth_failures: rateLimitHits.labels('auth_failures') };
 
 export interface RateLimitRules {
   /** Requests per authenticated user (Zulip's `api_by_user`). */
@@ -39,18 +43,21 @@ export class RateLimits {
   /** Counts a request of an authenticated user; throws the 429 when over its budget. */
   user(user: Authenticated): Promise<LimitHeaders> {
     const rule = this.rules.overrides.get(user.email.toLowerCase()) ?? this.rules.user;
-    return this.take(`user:${user.realmId}:${user.userId}`, rule);
+    return this.take(`user:${user.realmId}:${user.userId}`, rule, HITS.user);
   }
 
   /** Counts a request that carries no credentials, by its address; throws the 429 when over. */
   ip(ip: string): Promise<LimitHeaders> {
-    return this.take(`ip:${ip}`, this.rules.ip);
+    return this.take(`ip:${ip}`, this.rules.ip, HITS.ip);
   }
 
   /** Before credentials are verified: throws the 429 while the address has used up its failures. */
   async beforeCredentialCheck(ip: string): Promise<void> {
     const v = await this.limiter.check(`authfail:${ip}`, this.rules.authFailures, false);
-    if (!v.allowed) throw rateLimited(v);
+    if (!v.allowed) {
+      HITS.auth_failures.inc();
+      throw rateLimited(v);
+    }
   }
 
   /** Counts one failed authentication of the address. */
@@ -58,9 +65,12 @@ export class RateLimits {
     await this.limiter.check(`authfail:${ip}`, this.rules.authFailures, true);
   }
 
-  private async take(key: string, rule: Rule): Promise<LimitHeaders> {
+  private async take(key: string, rule: Rule, hits: { inc(): void }): Promise<LimitHeaders> {
     const v = await this.limiter.check(key, rule, true);
-    if (!v.allowed) throw rateLimited(v);
+    if (!v.allowed) {
+      hits.inc();
+      throw rateLimited(v);
+    }
     return headersOf(v);
   }
 }

@@ -10,7 +10,8 @@ import { ApiError, asApiError, invalidSubdomain, realmDeactivated, unavailable }
 import type { OrganizationRecord } from '../storage/tables.ts';
 import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
-import { readRequest, Reply, type RequestInfo } from './http.ts';
+import { readRequest, Reply, type RequestInfo, statsOf } from './http.ts';
+import { heldPolls, requestsInFlight } from '../lib/metrics.ts';
 import { checkResponse, RESPONSE_CHECK } from './openapi/check.ts';
 import { PathTable } from './path.ts';
 import type { LimitHeaders, RateLimits } from './rate_limits.ts';
@@ -87,6 +88,8 @@ export class Gateway {
   /** Requests being served, so a shutdown answers each of them before it exits. */
   private inflight = new Set<Reply>();
   private auth: AuthCache;
+  /** Removes this gateway's gauges (`lib/metrics.ts`) at close. */
+  private unreport: Array<() => void>;
 
   constructor(
     private readonly actors: ActorClient,
@@ -99,6 +102,7 @@ export class Gateway {
     for (const r of routes) this.router.add(r);
     this.served = new Set(routes.map((r) => `${r.method} ${r.path}`));
     this.featureLevel = featureLevel(this.served);
+    this.unreport = [heldPolls.add((set) => set(this.polls.size)), requestsInFlight.add((set) => set(this.inflight.size))];
     this.app = uWS.App().any('/*', (res, req) => {
       const info = readRequest(req, res, opts.trustForwardedFor);
       const reply = new Reply(res);
@@ -128,6 +132,7 @@ export class Gateway {
    */
   async close(graceMs = 10_000): Promise<void> {
     this.draining = true;
+    for (const stop of this.unreport) stop();
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
     for (const [reply, queueId] of this.polls) reply.json(200, { result: 'success', msg: '', events: [], queue_id: queueId });
@@ -155,7 +160,10 @@ export class Gateway {
     try {
       const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
       // A route may allow a larger body (uploads); every other request gets the gateway's limit.
-      const limit = byMethod?.get(info.method)?.route.maxBodyBytes ?? this.opts.maxBodyBytes;
+      const target = byMethod?.get(info.method)?.route;
+      if (target) reply.stats = statsOf(target, PREFIX + target.path, target.method);
+      else if (info.url === '/healthz' || info.url === '/readyz') reply.stats = statsOf(info.url, info.url, 'GET');
+      const limit = target?.maxBodyBytes ?? this.opts.maxBodyBytes;
       if (info.badFraming) return reply.jsonAndClose(400, new ApiError('BAD_REQUEST', info.badFraming, 400).envelope());
       if (this.draining && info.url !== '/readyz' && info.url !== '/healthz') return reply.jsonAndClose(503, unavailable('The server is shutting down; try again').envelope());
       if (info.contentLength !== null && info.contentLength > limit) {
@@ -170,6 +178,7 @@ export class Gateway {
       if (!info.url.startsWith(`${PREFIX}/`)) {
         const page = matchPage(this.opts.pages ?? (this.served.size ? PAGES : []), info.method, info.url);
         if (page) {
+          reply.stats = statsOf(page.page, page.page.path, page.page.method);
           if (limits) limitHeaders = await limits.ip(info.ip);
           const org = await this.organizationOf(info.host);
           if (page.page.organization !== 'none' && (!org || org.deactivated)) {

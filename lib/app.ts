@@ -21,6 +21,8 @@ import type { Store } from '../storage/store.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import type { Config } from './config.ts';
 import { log } from './log.ts';
+import { collectProcessMetrics, type MetricsServer, serveMetrics } from './metrics.ts';
+import { SERVER_VERSION } from './version.ts';
 
 export interface Parley {
   bus: Bus;
@@ -28,6 +30,8 @@ export interface Parley {
   node: ActorNode | null;
   gateway: Gateway | null;
   port: number | null;
+  /** The /metrics listener's port; null when off or its port was taken. */
+  metricsPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -78,6 +82,18 @@ async function clusterBackends(config: Config): Promise<Backends> {
   };
 }
 
+/** The /metrics listener; a port that is taken is logged and the process serves on without it. */
+async function startMetrics(config: Config): Promise<MetricsServer | null> {
+  if (!config.metrics) return null;
+  collectProcessMetrics({ role: config.role, mode: config.mode, version: SERVER_VERSION });
+  try {
+    return await serveMetrics(config.metrics.host, config.metrics.port);
+  } catch (err) {
+    log.error({ err, ...config.metrics }, 'cannot serve /metrics (PARLEY_METRICS_PORT); running without metrics');
+    return null;
+  }
+}
+
 export async function startParley(config: Config): Promise<Parley> {
   const backends = config.mode === 'embedded' ? await embeddedBackends(config) : await clusterBackends(config);
   const { bus } = backends;
@@ -124,13 +140,16 @@ export async function startParley(config: Config): Promise<Parley> {
     }, log.child({ component: 'health' }), []);
     port = await gateway.listen();
   }
+  const metrics = await startMetrics(config);
   return {
     bus,
     actors,
     node,
     gateway,
     port,
+    metricsPort: metrics?.port ?? null,
     async stop() {
+      await metrics?.close();
       await gateway?.close();
       if (node) await node.stop();
       await backends.close();

@@ -44,6 +44,9 @@ const Env = z.object({
   PARLEY_CHANNEL_CREATION_LIMIT: z.string().default(`${DEFAULT_ACTOR_LIMITS.channelCreation.max}/${DEFAULT_ACTOR_LIMITS.channelCreation.windowSecs}`),
   /** Behind a proxy that appends the client's address to X-Forwarded-For: limit by that address. */
   PARLEY_TRUST_FORWARDED_FOR: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** The /metrics listener (`lib/metrics.ts`): a port of its own, never the API's; `off`: none. */
+  PARLEY_METRICS_PORT: z.string().regex(/^(off|\d{1,5})$/, 'a port number or off').default('9464'),
+  PARLEY_METRICS_HOST: z.string().min(1).optional(),
 });
 
 /** A value parsed beyond zod, failing with the same message as the schema's checks. */
@@ -106,6 +109,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** null: no rate limits. */
     rateLimits: e.PARLEY_RATE_LIMITS ? rateLimitRules(e) : null,
     trustForwardedFor: e.PARLEY_TRUST_FORWARDED_FOR,
+    /** null: no metrics listener. */
+    metrics: e.PARLEY_METRICS_PORT === 'off' ? null : { host: e.PARLEY_METRICS_HOST ?? e.PARLEY_HOST, port: Number(e.PARLEY_METRICS_PORT) },
     actorLimits: {
       maxQueuesPerUser: e.PARLEY_MAX_QUEUES_PER_USER,
       channelCreation: parseOrExplain('PARLEY_CHANNEL_CREATION_LIMIT', () => parseRule(e.PARLEY_CHANNEL_CREATION_LIMIT)),

@@ -106,11 +106,13 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import cassandra from 'cassandra-driver';
 import { log as rootLog } from '../lib/log.ts';
+import { secondsSince, storeStats, timedCommit } from '../lib/metrics.ts';
 import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
 import { TABLE_SCHEMAS } from './tables.ts';
 
 const { consistencies, responseErrorCodes } = cassandra.types;
 const storeLog = rootLog.child({ component: 'cassandra-store' });
+const STATS = storeStats('cassandra');
 const DEFLATE = process.env.PARLEY_JOURNAL_DEFLATE !== '0';
 type Long = InstanceType<typeof cassandra.types.Long>;
 
@@ -333,7 +335,9 @@ export class CassandraStore implements Store {
 
   async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
     checkKey(this.schema(table), ck);
+    const t0 = performance.now();
     const rs = await this.client.execute(`SELECT v FROM ${this.ks}.${table} WHERE pk = ? AND ck = ?`, [pk, ck], this.readOptions());
+    STATS.get.observe(secondsSince(t0));
     const row = rs.first();
     return row ? (JSON.parse(row['v'] as string) as V) : undefined;
   }
@@ -364,9 +368,11 @@ export class CassandraStore implements Store {
       params.push(limit);
     }
     const rows: Row<V>[] = [];
+    const t0 = performance.now();
     const rs = await this.client.execute(cql, params, { ...this.readOptions(), fetchSize: bounded ? Math.min(limit, 5000) : 5000 });
     // Iterating the result set fetches the further pages of a long slice.
     for await (const row of rs) rows.push({ ck: fromCk(row['ck'] as Long | string), value: JSON.parse(row['v'] as string) as V });
+    STATS.range.observe(secondsSince(t0));
     return rows;
   }
 
@@ -379,6 +385,15 @@ export class CassandraStore implements Store {
    */
   async claim(scope: string, token: number): Promise<Writer | null> {
     checkToken(token);
+    const t0 = performance.now();
+    try {
+      return await this.claimNow(scope, token);
+    } finally {
+      STATS.claim.observe(secondsSince(t0));
+    }
+  }
+
+  private async claimNow(scope: string, token: number): Promise<Writer | null> {
     // A plain read is enough for a first guess: the LWT checks it.
     const guess = await this.client.execute(`SELECT owner, seq FROM ${this.ks}.${JOURNAL} WHERE scope = ?`, [scope], this.readOptions());
     let owner = toNumber(guess.first()?.['owner']);
@@ -687,7 +702,11 @@ class CassandraWriter implements Writer {
    * the writer refuses every later commit: claim the scope again, which
    * replays the committed entries to completion.
    */
-  async commit(ops: WriteOp[]): Promise<void> {
+  commit(ops: WriteOp[]): Promise<void> {
+    return timedCommit(STATS, ops.length, () => this.commitNow(ops));
+  }
+
+  private async commitNow(ops: WriteOp[]): Promise<void> {
     this.usable();
     // Invalid ops are refused here, before anything is written; the writer stays usable.
     const entries = this.journal.plan(ops);

@@ -15,6 +15,7 @@
 import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { secondsSince, storeStats, timedCommit } from '../lib/metrics.ts';
 import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
 import { TABLE_SCHEMAS } from './tables.ts';
 
@@ -26,6 +27,8 @@ import { TABLE_SCHEMAS } from './tables.ts';
  * (`bench/RESULTS.md`). Rows written without them (shapes inline) read the same.
  */
 export const TABLE_DB_OPTIONS = { sharedStructuresKey: Symbol.for('structures') };
+
+const STATS = storeStats('lmdb');
 
 export class EmbeddedStore implements Store {
   private root: RootDatabase;
@@ -60,13 +63,23 @@ export class EmbeddedStore implements Store {
   }
 
   async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
+    const t0 = performance.now();
     const { db } = this.table(table);
     // A key too long to store names no row (reads take user input: a path, a word).
     if (!fits(pk, ck)) return undefined;
-    return db.get([pk, ck]) as V | undefined;
+    const v = db.get([pk, ck]) as V | undefined;
+    STATS.get.observe(secondsSince(t0));
+    return v;
   }
 
   async range<V>(table: string, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
+    const t0 = performance.now();
+    const rows = this.rangeNow<V>(table, pk, opts);
+    STATS.range.observe(secondsSince(t0));
+    return rows;
+  }
+
+  private rangeNow<V>(table: string, pk: string, opts: RangeOptions): Row<V>[] {
     const { db, schema } = this.table(table);
     const max: Key = schema.ck === 'bigint' ? Number.MAX_SAFE_INTEGER : '\uffff\uffff';
     const min: Key = schema.ck === 'bigint' ? Number.MIN_SAFE_INTEGER : '';
@@ -96,15 +109,17 @@ export class EmbeddedStore implements Store {
 
   async claim(scope: string, token: number): Promise<Writer | null> {
     checkToken(token);
+    const t0 = performance.now();
     const ok = await this.root.transaction(() => {
       const current = (this.fences.get(scope) as number | undefined) ?? 0;
       if (current > token) return false;
       this.fences.put(scope, token, token);
       return true;
     });
+    STATS.claim.observe(secondsSince(t0));
     if (!ok) return null;
     // A commit is one transaction: there is never a committed write left to finish.
-    return { scope, token, commit: (ops) => this.commit(scope, token, ops) };
+    return { scope, token, commit: (ops) => timedCommit(STATS, ops.length, () => this.commit(scope, token, ops)) };
   }
 
   /** One block of writes on the condition that the scope's fence is still `token`: all or nothing, in one lmdb transaction. */

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { badEventQueue } from '../../lib/errors.ts';
+import { eventQueues, queuePolls } from '../../lib/metrics.ts';
 import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
 import { CHECK, checkClientEvent } from '../events/check.ts';
 import type { Delivery, Directory } from '../events/delivery.ts';
@@ -48,6 +49,19 @@ export const QueueOptions = z.object({
 });
 export type QueueOptions = z.infer<typeof QueueOptions>;
 
+/** The queue shards hosted in this process, for the scrape's gauges. */
+const hosted = new Set<QueueShard>();
+eventQueues.add((set) => {
+  let n = 0;
+  for (const s of hosted) n += s.queues.size;
+  set(n);
+});
+queuePolls.add((set) => {
+  let n = 0;
+  for (const s of hosted) for (const q of s.queues.values()) if (q.polling) n++;
+  set(n);
+});
+
 export class QueueShard {
   readonly queues = new Map<string, EventQueue>();
   readonly byUser = new Map<string, Set<EventQueue>>();
@@ -58,7 +72,9 @@ export class QueueShard {
     /** Live queues a user may have (`PARLEY_MAX_QUEUES_PER_USER`). */
     readonly maxQueuesPerUser: number,
     private readonly log: Logger,
-  ) {}
+  ) {
+    hosted.add(this);
+  }
 
   /**
    * The queue to end for a new one when the user is at `maxQueuesPerUser`
@@ -178,6 +194,7 @@ export class QueueShard {
 
   /** Ends every waiting poll (shutdown or shard handover). */
   closeAll(): void {
+    hosted.delete(this);
     for (const q of this.queues.values()) q.close();
   }
 }

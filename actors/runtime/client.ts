@@ -5,6 +5,7 @@
  * errors the client can retry; they never hang.
  */
 import { ApiError, unavailable } from '../../lib/errors.ts';
+import { busDuration, busErrors, type CounterChild, type HistogramChild, secondsSince } from '../../lib/metrics.ts';
 import { shardOf, subjects } from '../subjects.ts';
 import { type Bus, BusError } from './bus.ts';
 import type { ActorRef, MessageOf, ReplyFor } from './registry.ts';
@@ -15,6 +16,29 @@ const RETRY_BUDGET_MS = 3000;
 /** An actor's reply as JSON text, passed into an HTTP answer without decoding. */
 export class RawJson {
   constructor(readonly text: string) {}
+}
+
+/** A target kind's bus series (`lib/metrics.ts`), made once per kind. */
+class BusStats {
+  readonly duration: HistogramChild;
+  private errors = new Map<string, CounterChild>();
+  constructor(private readonly kind: string) {
+    this.duration = busDuration.child(kind);
+  }
+
+  error(reason: string): void {
+    let c = this.errors.get(reason);
+    if (!c) this.errors.set(reason, (c = busErrors.child(this.kind, reason)));
+    c.inc();
+  }
+}
+
+const busStats = new Map<string, BusStats>();
+
+function statsOf(kind: string): BusStats {
+  let s = busStats.get(kind);
+  if (!s) busStats.set(kind, (s = new BusStats(kind)));
+  return s;
 }
 
 export class ActorClient {
@@ -32,7 +56,7 @@ export class ActorClient {
   /** As `call`, with the reply left as JSON text, for a route that only forwards it. */
   async raw<H, M extends MessageOf<H>>(ref: ActorRef<H>, id: string, msg: M, timeoutMs = this.timeoutMs): Promise<RawJson> {
     const shard = shardOf(ref.placement(id), this.shards);
-    return new RawJson(await this.request(subjects.actor(shard, ref.kind, id), msg, timeoutMs));
+    return new RawJson(await this.request(subjects.actor(shard, ref.kind, id), msg, timeoutMs, statsOf(ref.kind)));
   }
 
   /**
@@ -41,17 +65,24 @@ export class ActorClient {
    * neither ran the request, so it is retried for up to RETRY_BUDGET_MS.
    * A timeout is not retried: the actor may have done the work.
    */
-  private async request(subject: string, body: unknown, timeoutMs: number): Promise<string> {
+  private async request(subject: string, body: unknown, timeoutMs: number, stats: BusStats): Promise<string> {
     const started = Date.now();
+    const t0 = performance.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.bus.requestText(subject, body, timeoutMs);
+        const text = await this.bus.requestText(subject, body, timeoutMs);
+        stats.duration.observe(secondsSince(t0));
+        return text;
       } catch (err) {
+        // Every failed attempt is counted; the duration once, for the outcome the caller gets.
+        if (err instanceof BusError) stats.error(err.reason);
+        else if (err instanceof ApiError && err.retryable) stats.error('shard_moving');
         const retryable = (err instanceof BusError && err.reason === 'no_responders') || (err instanceof ApiError && err.retryable);
         if (retryable && Date.now() - started < RETRY_BUDGET_MS) {
           await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 400)));
           continue;
         }
+        stats.duration.observe(secondsSince(t0));
         if (err instanceof ApiError) throw err.retryable ? err.forClient() : err;
         if (err instanceof BusError) {
           throw unavailable(err.reason === 'timeout' ? 'The server took too long to answer; try again' : 'The server is busy or restarting; try again');

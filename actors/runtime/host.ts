@@ -11,6 +11,7 @@
  * loads the actor again from the store.
  */
 import { ApiError } from '../../lib/errors.ts';
+import { mailboxStats } from '../../lib/metrics.ts';
 import { FencedError } from '../../storage/store.ts';
 import { T, type TimerRecord } from '../../storage/tables.ts';
 import type { Delivery } from '../events/delivery.ts';
@@ -22,7 +23,7 @@ import { Mailbox, Parked } from './mailbox.ts';
 import type { ActorKind } from './registry.ts';
 
 export class ActorHost<S> {
-  readonly mailbox = new Mailbox();
+  readonly mailbox: Mailbox;
   /** The state, once loaded (after the actor's scope was claimed, for durable kinds). */
   readonly state: Promise<S>;
   /** Null until loaded, and always for kinds whose state is memory only. */
@@ -37,6 +38,7 @@ export class ActorHost<S> {
     private readonly ctx: ActorContext,
     loaded: Promise<{ state: S; journal: Journal | null }>,
   ) {
+    this.mailbox = new Mailbox(mailboxStats(kind.name));
     this.state = loaded.then((l) => {
       this.journal = l.journal;
       this.current = l.state;

@@ -6,7 +6,10 @@
  * actor's memory may be ahead of the store, so the host drops the actor and
  * loads it again (its claim completes or discards the failed commit).
  */
+import { journalBatch } from '../../lib/metrics.ts';
 import type { Writer, WriteOp } from '../../storage/store.ts';
+
+const BATCH = journalBatch.child();
 
 /** Commits in flight at once (see `flush`). */
 const DEPTH = 2;
@@ -90,6 +93,7 @@ export class Journal {
         batch.push(p);
         size += p.ops.length;
       }
+      BATCH.observe(batch.length);
       let commit: Promise<void>;
       try {
         if (this.failure) throw this.failure;

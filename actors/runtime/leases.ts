@@ -7,6 +7,7 @@
  * An owner checks `valid()` before it makes a write durable, and the store
  * rejects writes fenced by an older token (see Store.claimFence).
  */
+import { shardMoves } from '../../lib/metrics.ts';
 
 export interface ShardGrant {
   shard: number;
@@ -41,6 +42,7 @@ export class LocalLeases implements Leases {
     for (let shard = 0; shard < shards; shard++) {
       await listener.acquired({ shard, token: 1 });
       this.owned.add(shard);
+      shardMoves.inc({ move: 'acquired' });
     }
     this.started = true;
   }

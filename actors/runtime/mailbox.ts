@@ -4,6 +4,7 @@
  * `await`. A handler that must wait for something other than its own work
  * (a long poll) returns a `Parked` reply, which frees the mailbox.
  */
+import { type MailboxStats, secondsSince } from '../../lib/metrics.ts';
 
 /** A reply that completes later, outside the mailbox. */
 export class Parked<T> {
@@ -14,11 +15,24 @@ export class Mailbox {
   private queue: Array<() => Promise<void>> = [];
   private running = false;
 
+  /** `stats`: the kind's depth and wait series (`lib/metrics.ts`); none in unit tests. */
+  constructor(private readonly stats: MailboxStats | null = null) {}
+
   /** Runs `fn` after every message posted before it has completed. */
   post<T>(fn: () => Promise<T> | T): Promise<T> {
-    if (!this.running && this.queue.length === 0) return this.runNow(fn);
+    if (!this.running && this.queue.length === 0) {
+      this.stats?.wait.observe(0);
+      return this.runNow(fn);
+    }
+    const stats = this.stats;
+    const queued = performance.now();
+    if (stats) stats.queued.depth++;
     return new Promise<T>((resolve, reject) => {
       this.queue.push(async () => {
+        if (stats) {
+          stats.queued.depth--;
+          stats.wait.observe(secondsSince(queued));
+        }
         try {
           resolve(await fn());
         } catch (err) {

@@ -8,6 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { ApiError, badRequest, shardMoving, unavailable } from '../../lib/errors.ts';
+import { actorsHosted, shardsOwned } from '../../lib/metrics.ts';
 import { FencedError, type Store } from '../../storage/store.ts';
 import type { TimerRecord } from '../../storage/tables.ts';
 import { CHECK } from '../events/check.ts';
@@ -48,6 +49,8 @@ export class ActorNode {
   private ticker: NodeJS.Timeout | null = null;
   private broadcastSub: Promise<Subscription> | null = null;
   private readonly perShardKinds: AnyKind[];
+  /** Removes this node's gauges (`lib/metrics.ts`) at stop. */
+  private unreport: Array<() => void> = [];
 
   constructor(
     private readonly bus: Bus,
@@ -66,6 +69,7 @@ export class ActorNode {
       lost: (shard) => this.release(shard),
     });
     this.bus.onEventsLost(() => this.eventsLost());
+    this.unreport = [shardsOwned.add((set) => set(this.shards.size)), actorsHosted.add((set) => this.countActors(set))];
     const tickMs = Math.max(50, Math.min(1000, (this.opts.heartbeatSecs * 1000) / 5));
     this.ticker = setInterval(() => this.tick(), tickMs);
     this.ticker.unref();
@@ -76,10 +80,18 @@ export class ActorNode {
   }
 
   async stop(): Promise<void> {
+    for (const stop of this.unreport) stop();
     if (this.ticker) clearInterval(this.ticker);
     await this.broadcastSub?.then((s) => s.unsubscribe()).catch(() => {});
     await this.leases.stop();
     for (const shard of [...this.shards.keys()]) await this.release(shard);
+  }
+
+  /** Actors loaded, by kind, for the scrape: O(actors), at scrape time only. */
+  private countActors(set: (value: number, labels: { kind: string }) => void): void {
+    const counts = new Map<string, number>();
+    for (const shard of this.shards.values()) for (const h of shard.hosts.values()) counts.set(h.kind.name, (counts.get(h.kind.name) ?? 0) + 1);
+    for (const [kind, n] of counts) set(n, { kind });
   }
 
   private tick(): void {

@@ -23,6 +23,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { fnv1a } from '../../lib/hash.ts';
 import { log as rootLog } from '../../lib/log.ts';
+import { leaseRenewals, leaseRenewDuration, liveNodes, shardMoves } from '../../lib/metrics.ts';
 import type { LeaseListener, Leases, ShardGrant } from './leases.ts';
 
 export interface RedisLeasesOptions {
@@ -220,6 +221,7 @@ export class RedisLeases implements Leases {
     await this.rebalancing;
     const listener = this.listener;
     const held = [...this.held];
+    shardMoves.inc({ move: 'handed_over' }, held.length);
     await Promise.all(held.map(([shard]) => this.enqueue(shard, () => listener.lost(shard))));
     this.held.clear();
     await this.release(held.map(([shard, h]) => [shard, h.value]));
@@ -303,11 +305,15 @@ export class RedisLeases implements Leases {
         this.scripts.parleyLeaseRenew(1 + held.length, this.key('nodes'), ...held.map(([s]) => this.key('lease', s)), this.nodeId, this.ttlMs, ...held.map(([, h]) => h.value)),
       );
     } catch (err) {
+      leaseRenewals.inc({ result: 'failed' });
       if (first) throw err;
       this.log.warn({ err: err instanceof Error ? err.message : err, shards: held.length }, 'lease renewal failed');
       return;
     }
+    leaseRenewals.inc({ result: 'ok' });
+    leaseRenewDuration.observe((performance.now() - sent) / 1000);
     this.live = Math.max(1, Number(res[0]));
+    liveNodes.set(this.live);
     const deadline = sent + this.ttlMs - this.safetyMs;
     const now = performance.now();
     held.forEach(([shard, h], i) => {
@@ -335,6 +341,7 @@ export class RedisLeases implements Leases {
     await Promise.all(leaving.map(([s]) => this.enqueue(s, () => listener.lost(s))));
     const still = leaving.filter(([s, h]) => this.held.get(s) === h);
     for (const [s] of still) this.held.delete(s);
+    shardMoves.inc({ move: 'handed_over' }, still.length);
     await this.release(still.map(([s, h]) => [s, h.value]));
   }
 
@@ -371,6 +378,7 @@ export class RedisLeases implements Leases {
     }
     if (late.length) await this.release(late);
     if (!grants.length) return;
+    shardMoves.inc({ move: 'acquired' }, grants.length);
     this.armWatchdog();
     this.log.info({ shards: grants.map((g) => g.shard), live: this.live }, 'shards acquired');
     await Promise.all(
@@ -393,6 +401,7 @@ export class RedisLeases implements Leases {
     const h = this.held.get(shard);
     if (!h) return;
     this.held.delete(shard);
+    shardMoves.inc({ move: 'lost' });
     this.log.warn({ shard, token: h.token }, `shard lost: ${why}`);
     const listener = this.listener!;
     void this.enqueue(shard, async () => {
