@@ -15,6 +15,8 @@ export interface ClusterProcess {
   name: string;
   pid: number;
   url: string;
+  /** Its /metrics (`lib/metrics.ts`), on a port of its own. */
+  metricsUrl: string;
   child: ChildProcess;
   output: () => string;
 }
@@ -53,10 +55,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts one `main.ts` process and resolves once it listens (and, if seeding, has written the zuliprc files). */
-export function startProcess(role: 'gateway' | 'actors', name: string, port: number, env: Record<string, string>, seed: boolean, nodeArgs: string[] = []): Promise<ClusterProcess> {
+export async function startProcess(role: 'gateway' | 'actors', name: string, port: number, env: Record<string, string>, seed: boolean, nodeArgs: string[] = []): Promise<ClusterProcess> {
+  const metricsPort = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, ...serverArgs()], {
     cwd: ROOT,
-    env: { ...process.env, PARLEY_MODE: 'cluster', PARLEY_ROLE: role, PARLEY_PORT: String(port), PARLEY_NODE_ID: name, PARLEY_SEED_DEMO: String(seed), ...env },
+    env: { ...process.env, PARLEY_MODE: 'cluster', PARLEY_ROLE: role, PARLEY_PORT: String(port), PARLEY_METRICS_PORT: String(metricsPort), PARLEY_NODE_ID: name, PARLEY_SEED_DEMO: String(seed), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   diesWithThisProcess(child);
@@ -71,7 +74,7 @@ export function startProcess(role: 'gateway' | 'actors', name: string, port: num
       keep(d);
       if (/listening on http/.test(out) && (!seed || out.includes('zuliprc'))) {
         clearTimeout(timer);
-        res({ role, name, pid: child.pid!, url: `http://127.0.0.1:${port}`, child, output: () => out });
+        res({ role, name, pid: child.pid!, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, child, output: () => out });
       }
     });
     child.once('exit', (code, signal) => {

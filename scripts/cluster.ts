@@ -37,9 +37,9 @@ const procs = await launchCluster({ gateways, actorNodes, demoDir, ports: Array.
 
 const file = join(ROOT, '.parley', 'cluster.json');
 mkdirSync(join(ROOT, '.parley'), { recursive: true });
-writeFileSync(file, JSON.stringify({ demoDir, processes: procs.map((p) => ({ role: p.role, name: p.name, pid: p.pid, url: p.url })) }, null, 2));
+writeFileSync(file, JSON.stringify({ demoDir, processes: procs.map((p) => ({ role: p.role, name: p.name, pid: p.pid, url: p.url, metricsUrl: p.metricsUrl })) }, null, 2));
 const banner = procs.find((p) => p.role === 'gateway')!.output().split('\n').filter((l) => !l.startsWith('{')).join('\n');
-process.stdout.write(`${banner}\nCluster up (${file}):\n${procs.map((p) => `  ${p.role.padEnd(8)} ${p.name.padEnd(11)} pid ${p.pid}  ${p.url}`).join('\n')}\n\nCtrl-C stops everything.\n`);
+process.stdout.write(`${banner}\nCluster up (${file}):\n${procs.map((p) => `  ${p.role.padEnd(8)} ${p.name.padEnd(11)} pid ${p.pid}  ${p.url}  metrics ${p.metricsUrl}`).join('\n')}\n\nCtrl-C stops everything.\n`);
 
 for (const p of procs) {
   p.child.once('exit', (code, signal) => {

@@ -187,6 +187,8 @@ export async function startParley(opts: ParleyOptions = {}): Promise<ParleyServe
     ...process.env,
     PARLEY_MODE: 'embedded',
     PARLEY_PORT: String(port),
+    // Metrics on (as in production), on a port of their own that never collides.
+    PARLEY_METRICS_PORT: '0',
     PARLEY_DATA_DIR: join(dir, 'data'),
     PARLEY_DEMO_DIR: demoDir,
     PARLEY_LOG_LEVEL: 'warn',

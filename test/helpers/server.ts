@@ -20,6 +20,10 @@ export type DemoKey = (typeof DEMO_KEYS)[number];
 export interface TestServer {
   /** Base URLs of the gateways (one in embedded mode). */
   urls: string[];
+  /** Their /metrics URLs, in the same order (`PARLEY_TEST_METRICS` in the cluster run). */
+  metricsUrls: string[];
+  /** The /metrics URLs of the processes hosting actors (the same process in embedded mode; `PARLEY_TEST_NODE_METRICS`). */
+  nodeMetricsUrls: string[];
   api: Api;
   demo: Record<DemoKey, Creds & { userId: number }>;
   dataDir: string | null;
@@ -60,9 +64,11 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const gateways = process.env.PARLEY_TEST_GATEWAYS;
   if (gateways && !opts.dataDir && !opts.env) {
     const urls = gateways.split(',');
+    const metricsUrls = process.env.PARLEY_TEST_METRICS?.split(',') ?? [];
+    const nodeMetricsUrls = process.env.PARLEY_TEST_NODE_METRICS?.split(',') ?? [];
     const api = new Api(urls[0]!);
     const demo = await loadDemo(api, process.env.PARLEY_TEST_DEMO_DIR ?? join(ROOT, '.parley', 'demo'));
-    const self: TestServer = { urls, api, demo, dataDir: null, process: null, stop: async () => null, restart: async () => self };
+    const self: TestServer = { urls, metricsUrls, nodeMetricsUrls, api, demo, dataDir: null, process: null, stop: async () => null, restart: async () => self };
     return self;
   }
   return spawnEmbedded(opts);
@@ -77,6 +83,7 @@ async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
       PARLEY_MODE: 'embedded',
       PARLEY_ROLE: 'all',
       PARLEY_PORT: '0',
+      PARLEY_METRICS_PORT: '0',
       PARLEY_DATA_DIR: join(dataDir, 'data'),
       PARLEY_DEMO_DIR: join(dataDir, 'demo'),
       PARLEY_LOG_LEVEL: process.env.PARLEY_LOG_LEVEL ?? 'warn',
@@ -87,7 +94,7 @@ async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
   diesWithThisProcess(child);
   let out = '';
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const port = await new Promise<number>((resolvePort, reject) => {
+  const [port, metricsPort] = await new Promise<[number, number | null]>((resolvePort, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
     child.stdout!.on('data', (d: Buffer) => {
       if (process.env.PARLEY_TEST_SERVER_OUTPUT) process.stderr.write(d); // the server's log, to see why a request failed
@@ -95,7 +102,8 @@ async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
       const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
       if (m && out.includes('zuliprc')) {
         clearTimeout(timer);
-        resolvePort(Number(m[1]));
+        const metrics = /Metrics for Prometheus on http:\/\/[^:]+:(\d+)/.exec(out);
+        resolvePort([Number(m[1]), metrics ? Number(metrics[1]) : null]);
       }
     });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
@@ -105,6 +113,8 @@ async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
   const demo = await loadDemo(api, join(dataDir, 'demo'));
   const self: TestServer = {
     urls: [url],
+    metricsUrls: metricsPort === null ? [] : [`http://127.0.0.1:${metricsPort}/metrics`],
+    nodeMetricsUrls: metricsPort === null ? [] : [`http://127.0.0.1:${metricsPort}/metrics`],
     api,
     demo,
     dataDir,
