@@ -105,6 +105,7 @@ API_TESTS=(
   test/rate_limits.test.ts
   test/caps.test.ts
   test/secrets_at_rest.test.ts
+  test/metrics.test.ts
 )
 
 # The invitation test accepts an invitation in a real headless browser.
@@ -142,10 +143,14 @@ if bash scripts/services.sh start all; then
     for _ in $(seq 1 120); do [ -f .parley/cluster.json ] && break; sleep 1; done
     if [ -f .parley/cluster.json ]; then
       GATEWAYS=$(node -e "const c=require('./.parley/cluster.json');console.log(c.processes.filter(p=>p.role==='gateway').map(p=>p.url).join(','))")
-      tapsuite cluster-api PARLEY_TEST_GATEWAYS="$GATEWAYS" PARLEY_TEST_DEMO_DIR="$ROOT/.parley/cluster-demo" PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
+      METRICS=$(node -e "const c=require('./.parley/cluster.json');console.log(c.processes.filter(p=>p.role==='gateway').map(p=>p.metricsUrl).join(','))")
+      NODE_METRICS=$(node -e "const c=require('./.parley/cluster.json');console.log(c.processes.filter(p=>p.role==='actors').map(p=>p.metricsUrl).join(','))")
+      tapsuite cluster-api PARLEY_TEST_GATEWAYS="$GATEWAYS" PARLEY_TEST_METRICS="$METRICS" PARLEY_TEST_NODE_METRICS="$NODE_METRICS" PARLEY_TEST_DEMO_DIR="$ROOT/.parley/cluster-demo" PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
       kill -INT "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; CLUSTER_PID=
       node --import tsx scripts/drop-keyspace.ts "parley_ci_$$" || echo "# could not drop keyspace parley_ci_$$"
       unset PARLEY_OUTBOX_DIR
+      # A real Prometheus scrapes a cluster in test/cluster/prometheus.test.ts.
+      step prometheus-install bash scripts/install-prometheus.sh
       [ -d test/cluster ] && tapsuite cluster PARLEY_LOG_LEVEL=warn -- test/cluster/*.test.ts
     else
       failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster-processes.log"
