@@ -10,7 +10,8 @@ COPY actors ./actors
 COPY storage ./storage
 COPY scripts/build.ts ./scripts/
 RUN node --import tsx scripts/build.ts
-ENV NODE_ENV=production PARLEY_HOST=0.0.0.0 PARLEY_MODE=cluster
+# PARLEY_PRODUCTION: no demo organization (its keys would be printed into the logs).
+ENV NODE_ENV=production PARLEY_PRODUCTION=true PARLEY_HOST=0.0.0.0 PARLEY_MODE=cluster
 USER node
 EXPOSE 9991
 # Exec form, so SIGTERM reaches Parley (graceful shard handover).

@@ -4,7 +4,7 @@
  * else to install) or cluster (NATS, Redis, Cassandra).
  */
 import { startParley } from './lib/app.ts';
-import { loadConfig } from './lib/config.ts';
+import { type Config, loadConfig } from './lib/config.ts';
 import { seedDemo, writeZuliprcs } from './lib/demo.ts';
 import { log } from './lib/log.ts';
 
@@ -12,7 +12,14 @@ import { log } from './lib/log.ts';
 // is readable by its own user only.
 process.umask(0o077);
 
-const config = loadConfig();
+let config: Config;
+try {
+  config = loadConfig();
+} catch (err) {
+  // A configuration mistake is the operator's to fix: its message, not a stack trace.
+  process.stderr.write(`parley: ${(err as Error).message}\n`);
+  process.exit(1);
+}
 const parley = await startParley(config);
 log.info({ mode: config.mode, port: parley.port }, 'parley started');
 process.stdout.write(`Parley (${config.mode}, role ${config.role}) listening on http://${config.host}:${parley.port}\n`);

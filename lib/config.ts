@@ -11,7 +11,10 @@ const Env = z.object({
   PARLEY_SITE_URL: z.string().url().optional(),
   PARLEY_DATA_DIR: z.string().min(1).default('.parley/data'),
   PARLEY_DEMO_DIR: z.string().min(1).default('.parley/demo'),
-  PARLEY_SEED_DEMO: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** A production deployment: no demo organization (its users' keys would be printed at start). */
+  PARLEY_PRODUCTION: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** Seeds the demo organization; true by default except in production, where it is refused. */
+  PARLEY_SEED_DEMO: z.enum(['true', 'false']).optional(),
   PARLEY_SHARDS: z.coerce.number().int().min(1).max(4096).optional(),
   PARLEY_NODE_ID: z.string().min(1).optional(),
   /** Set by Kubernetes (downward API): the default node identity for shard leases. */
@@ -77,6 +80,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new Error(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.PARLEY_PRODUCTION && e.PARLEY_SEED_DEMO === 'true') {
+    throw new Error('invalid configuration:\n  PARLEY_SEED_DEMO: a production deployment (PARLEY_PRODUCTION=true) never seeds the demo organization, whose users\' API keys are printed at start; unset PARLEY_SEED_DEMO, or unset PARLEY_PRODUCTION to run the demo');
+  }
   const siteUrl = e.PARLEY_SITE_URL ?? `http://${e.PARLEY_HOST === '0.0.0.0' ? '127.0.0.1' : e.PARLEY_HOST}:${e.PARLEY_PORT}`;
   return {
     role: e.PARLEY_ROLE,
@@ -86,7 +92,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     siteUrl,
     dataDir: e.PARLEY_DATA_DIR,
     demoDir: e.PARLEY_DEMO_DIR,
-    seedDemo: e.PARLEY_SEED_DEMO,
+    production: e.PARLEY_PRODUCTION,
+    seedDemo: e.PARLEY_SEED_DEMO === undefined ? !e.PARLEY_PRODUCTION : e.PARLEY_SEED_DEMO === 'true',
     // Shards spread actors over nodes; one process needs one (fewer event copies).
     shards: e.PARLEY_SHARDS ?? (e.PARLEY_MODE === 'embedded' ? 1 : 64),
     nodeId: e.PARLEY_NODE_ID ?? e.POD_NAME,
