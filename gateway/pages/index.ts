@@ -2,7 +2,8 @@
 import { confirmEmailPage } from './confirm_email.ts';
 import { emojiData } from './emoji.ts';
 import { joinPage, joinSubmit } from './join.ts';
+import { newOrganizationPage, newOrganizationSubmit } from './new_organization.ts';
 import type { Page } from './page.ts';
 import { videoProviderComplete } from './video.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit];
