@@ -116,6 +116,9 @@ tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts
 # Seeded fuzzing of every route on an embedded server of its own (it deactivates users and
 # regenerates keys, so never against the shared cluster); the seed is printed for a replay.
 tapsuite fuzz PARLEY_LOG_LEVEL=warn -- test/fuzz.test.ts
+# The organization-creation page in Chromium, on an embedded server in the test's own process (it asks the
+# directory actor for a creation link in-process, so it runs in the embedded mode only).
+tapsuite org-creation PARLEY_LOG_LEVEL=warn -- test/org-creation.test.ts
 
 cleanup() {
   [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
