@@ -20,6 +20,7 @@ import { Gateway } from '../gateway/server.ts';
 import type { Store } from '../storage/store.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import type { Config } from './config.ts';
+import { adminSocketPath, serveAdminSocket } from './admin-socket.ts';
 import { log } from './log.ts';
 import { collectProcessMetrics, type MetricsServer, serveMetrics } from './metrics.ts';
 import { SERVER_VERSION } from './version.ts';
@@ -111,6 +112,8 @@ export async function startParley(config: Config): Promise<Parley> {
     await node.start();
   }
   const leases = backends.leases;
+  // The operator's CLI reaches an embedded server through a socket only the server's OS user can open.
+  const adminSocket = config.mode === 'embedded' ? await serveAdminSocket(adminSocketPath(config.dataDir), bus) : null;
   let gateway: Gateway | null = null;
   let port: number | null = null;
   if (config.role !== 'actors') {
@@ -150,6 +153,7 @@ export async function startParley(config: Config): Promise<Parley> {
     metricsPort: metrics?.port ?? null,
     async stop() {
       await metrics?.close();
+      adminSocket?.close();
       await gateway?.close();
       if (node) await node.stop();
       await backends.close();

@@ -15,6 +15,7 @@ import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStr
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
 import { setRealmDeactivated } from './organization.ts';
+import { operatorIdentity, resetApiKey, setPassword } from './operator.ts';
 import { apiKeyForToken } from './token_login.ts';
 import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
 import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
@@ -31,6 +32,9 @@ import { createProfileField, deleteProfileField, listProfileFields, reorderProfi
 export const realmHandlers = {
   bootstrap,
   setRealmDeactivated,
+  operatorIdentity,
+  resetApiKey,
+  setPassword,
   authenticate,
   serverSettings,
   sendMessage,

@@ -43,7 +43,8 @@ function statsOf(kind: string): BusStats {
 
 export class ActorClient {
   constructor(
-    private readonly bus: Bus,
+    /** Any way to make a bus request: the process's bus, or the CLI's admin socket. */
+    private readonly bus: Pick<Bus, 'requestText'>,
     readonly shards: number,
     private readonly timeoutMs: number,
   ) {}

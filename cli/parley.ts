@@ -1,0 +1,51 @@
+/**
+ * `npx parley <command>`: the operator's command line, against a running
+ * deployment in either mode (see `cli/connect.ts`). `--help` on every
+ * command; `--json` for scripts; exit codes in `cli/output.ts`.
+ */
+import { Command, CommanderError } from 'commander';
+import { loadConfig } from '../lib/config.ts';
+import { channelCommands } from './commands/channels.ts';
+import { organizationCommands, type Run } from './commands/organizations.ts';
+import { userCommands } from './commands/users.ts';
+import { connect } from './connect.ts';
+import { EXIT, fail } from './output.ts';
+
+const program = new Command('parley')
+  .description("Parley's operator command line: organizations, users, channels and the cluster of a running deployment")
+  .option('--json', 'print JSON (for scripts)')
+  .option('--mode <mode>', 'embedded (the admin socket in the data directory) or cluster (NATS); default: PARLEY_MODE or embedded')
+  .option('--data-dir <dir>', 'the embedded server\'s data directory (default: PARLEY_DATA_DIR or .parley/data)')
+  .option('--nats-url <url>', "the cluster's NATS (default: PARLEY_NATS_URL)")
+  .option('--site-url <url>', "the site's URL, for organizations' links (default: PARLEY_SITE_URL)")
+  .showHelpAfterError()
+  .exitOverride();
+
+const run: Run = async (action) => {
+  const o = program.opts<{ json?: boolean; mode?: string; dataDir?: string; natsUrl?: string; siteUrl?: string }>();
+  const env = { ...process.env };
+  if (o.mode) env.PARLEY_MODE = o.mode;
+  if (o.dataDir) env.PARLEY_DATA_DIR = o.dataDir;
+  if (o.natsUrl) env.PARLEY_NATS_URL = o.natsUrl;
+  if (o.siteUrl) env.PARLEY_SITE_URL = o.siteUrl;
+  let dep;
+  try {
+    dep = await connect(loadConfig(env));
+    await action(dep, o.json === true);
+  } catch (err) {
+    await dep?.close().catch(() => {});
+    fail(err);
+  }
+  await dep.close();
+};
+
+organizationCommands(program, run);
+userCommands(program, run);
+channelCommands(program, run);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT.usage);
+  fail(err);
+}
