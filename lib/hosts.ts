@@ -53,6 +53,6 @@ export class SiteHosts {
 /** The URL of the organization at `subdomain` of the site at `siteUrl`, without a trailing slash. */
 export function realmUrl(siteUrl: string, subdomain: string): string {
   const url = new URL(siteUrl);
-  if (subdomain) url.hostname = `${subdomain}.${url.hostname}`;
-  return url.origin;
+  // Built as text: URL's hostname setter refuses `<label>.<IPv4 address>` (a test site on 127.0.0.1).
+  return subdomain ? `${url.protocol}//${subdomain}.${url.host}` : url.origin;
 }

@@ -106,6 +106,7 @@ API_TESTS=(
   test/caps.test.ts
   test/secrets_at_rest.test.ts
   test/metrics.test.ts
+  test/organizations.test.ts
 )
 
 # The invitation test accepts an invitation in a real headless browser.

@@ -1,0 +1,196 @@
+/**
+ * Organizations by host and the operator's CLI, in both modes: the CLI
+ * reaches the embedded server through its admin socket, a cluster over
+ * NATS; requests name their organization by `Host` as a browser under
+ * `<subdomain>.<site>` would.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import t from 'tap';
+import { type Creds, type Params, uniq } from './helpers/api.ts';
+import { startServer } from './helpers/server.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const server = await startServer();
+t.teardown(() => server.stop());
+const base = server.urls[0]!;
+const port = new URL(base).port;
+const work = mkdtempSync(join(tmpdir(), 'parley-orgs-'));
+
+/** The CLI against this suite's deployment: the embedded server's socket, or the cluster's NATS. */
+const cliEnv: Record<string, string> = server.dataDir
+  ? { PARLEY_MODE: 'embedded', PARLEY_DATA_DIR: join(server.dataDir, 'data') }
+  : { PARLEY_MODE: 'cluster' };
+
+function cli(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), ...args], { cwd: work, env: { ...process.env, ...cliEnv, PARLEY_SITE_URL: `http://127.0.0.1:${port}` } }, (err, stdout, stderr) =>
+      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(stdin ?? '');
+  });
+}
+
+async function cliJson(args: string[], stdin?: string): Promise<any> {
+  const r = await cli(['--json', ...args], stdin);
+  if (r.code !== 0) throw new Error(`parley ${args.join(' ')} -> ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** An API call to this deployment with the `Host` of `subdomain`'s organization (fetch cannot set Host). */
+function at(subdomain: string, method: string, path: string, params: Params = {}, creds: Creds | null = null): Promise<{ status: number; body: Record<string, any> }> {
+  const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  const body = method === 'GET' ? '' : qs.toString();
+  const headers: Record<string, string> = { host: subdomain ? `${subdomain}.127.0.0.1:${port}` : `127.0.0.1:${port}` };
+  if (creds) headers.authorization = `Basic ${Buffer.from(`${creds.email}:${creds.apiKey}`).toString('base64')}`;
+  if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, method, path: `/api/v1${path}${method === 'GET' && body === '' && qs.size ? `?${qs}` : ''}`, headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => done({ status: res.statusCode!, body: JSON.parse(text) }));
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+const sub = () => uniq('org').replace(/[^a-z0-9]/g, '').slice(0, 30);
+
+async function createOrg(name: string): Promise<{ subdomain: string; owner: Creds; realmId: number }> {
+  const subdomain = sub();
+  const email = `owner@${subdomain}.test`;
+  const zuliprc = join(work, `${subdomain}.zuliprc`);
+  const out = await cliJson(['org', 'create', '--name', name, '--subdomain', subdomain, '--owner-email', email, '--owner-name', 'Olga Owner', '--password-stdin', '--zuliprc', zuliprc], 'correct horse battery');
+  return { subdomain, owner: { email, apiKey: out.owner.api_key }, realmId: out.organization.realmId };
+}
+
+t.test('organizations - the CLI creates one: the owner works on its host, the zuliprc is 0600, the key works nowhere else', async (t) => {
+  const { subdomain, owner, realmId } = await createOrg('Acme Corp');
+  const zuliprc = join(work, `${subdomain}.zuliprc`);
+  t.equal(statSync(zuliprc).mode & 0o777, 0o600, 'zuliprc readable by its owner only');
+  t.match(readFileSync(zuliprc, 'utf8'), new RegExp(`key=${owner.apiKey}\\n`));
+  const settings = await at(subdomain, 'GET', '/server_settings');
+  t.equal(settings.body.realm_name, 'Acme Corp');
+  // The port is the site's (a test server's site URL may name port 0: it listens on a free one).
+  t.match(settings.body.realm_url, new RegExp(`^http://${subdomain}\\.127\\.0\\.0\\.1:\\d+$`));
+  const me = await at(subdomain, 'GET', '/users/me', {}, owner);
+  t.equal(me.status, 200);
+  t.equal(me.body.role, 100, 'the first user is the owner');
+  const reg = await at(subdomain, 'POST', '/register', { fetch_event_types: ['realm'] }, owner);
+  t.equal(reg.body.realm_name, 'Acme Corp');
+  t.equal(reg.body.realm_url, settings.body.realm_url);
+  // The demo organization's users are not this one's, and this owner is nobody at the demo's host.
+  const members = await at(subdomain, 'GET', '/users', {}, owner);
+  t.same(members.body.members.filter((m: any) => !m.is_bot).map((m: any) => m.email), [owner.email]);
+  t.equal((await at('', 'GET', '/users/me', {}, owner)).status, 401, "another organization's host refuses the key");
+  const key = await at(subdomain, 'POST', '/fetch_api_key', { username: owner.email, password: 'correct horse battery' });
+  t.equal(key.status, 200, 'the password given on standard input signs in');
+  const listed = await cliJson(['org', 'list']);
+  t.ok(listed.some((o: any) => o.realmId === realmId && o.subdomain === subdomain && o.state === 'active'));
+  const again = await cli(['org', 'create', '--name', 'Other', '--subdomain', subdomain, '--owner-email', 'x@y.test', '--owner-name', 'X']);
+  t.equal(again.code, 1);
+  t.match(again.stderr, /Subdomain already in use/);
+  const bad = await cli(['org', 'create', '--name', 'Other', '--subdomain', 'no_way!', '--owner-email', 'x@y.test', '--owner-name', 'X']);
+  t.equal(bad.code, 1);
+  t.match(bad.stderr, /Subdomain can only have lowercase letters/);
+});
+
+t.test('organizations - a host that names no organization: server_settings without realm keys, every other route NONEXISTENT_SUBDOMAIN', async (t) => {
+  const settings = await at('nobody-here', 'GET', '/server_settings');
+  t.equal(settings.status, 200);
+  t.notOk('realm_name' in settings.body, 'no realm keys');
+  t.equal(typeof settings.body.zulip_feature_level, 'number');
+  const r = await at('nobody-here', 'GET', '/users/me', {}, server.demo.owner);
+  t.equal(r.status, 404);
+  t.equal(r.body.code, 'NONEXISTENT_SUBDOMAIN');
+  const login = await at('nobody-here', 'POST', '/fetch_api_key', { username: 'a@b.c', password: 'x' });
+  t.equal(login.body.code, 'NONEXISTENT_SUBDOMAIN');
+});
+
+t.test('organizations - deactivated: clients told, every request REALM_DEACTIVATED, nothing deleted; reactivated: all back', async (t) => {
+  const { subdomain, owner } = await createOrg('Short Lived');
+  const sent = await at(subdomain, 'POST', '/messages', { type: 'stream', to: 'general', topic: 'hello', content: 'still here after?' }, owner);
+  // The organization starts with no channel: make one to write in.
+  if (sent.status !== 200) {
+    t.equal((await at(subdomain, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'general' }] }, owner)).status, 200);
+    t.equal((await at(subdomain, 'POST', '/messages', { type: 'stream', to: 'general', topic: 'hello', content: 'still here after?' }, owner)).status, 200);
+  }
+  const queue = await at(subdomain, 'POST', '/register', { event_types: ['realm'] }, owner);
+  t.equal(queue.status, 200);
+  t.equal((await cli(['org', 'deactivate', subdomain])).code, 0);
+  const refused = await at(subdomain, 'GET', '/users/me', {}, owner);
+  t.equal(refused.status, 401);
+  t.equal(refused.body.code, 'REALM_DEACTIVATED');
+  t.equal((await at(subdomain, 'GET', '/events', { queue_id: queue.body.queue_id, last_event_id: -1, dont_block: true }, owner)).body.code, 'REALM_DEACTIVATED', 'even its event queues');
+  t.equal((await at(subdomain, 'POST', '/fetch_api_key', { username: owner.email, password: 'correct horse battery' })).body.code, 'REALM_DEACTIVATED');
+  t.equal((await at(subdomain, 'GET', '/server_settings')).status, 200, 'server_settings still answers');
+  t.match((await cliJson(['org', 'list'])).find((o: any) => o.subdomain === subdomain), { state: 'deactivated' });
+  t.equal((await cli(['org', 'reactivate', subdomain])).code, 0);
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, owner)).status, 200);
+  const history = await at(subdomain, 'GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [] }, owner);
+  t.ok(history.body.messages.some((m: any) => m.content.includes('still here after?')), 'its messages are kept');
+  // The queue registered before saw the deactivation event (Zulip's realm/deactivated).
+  const events = await at(subdomain, 'GET', '/events', { queue_id: queue.body.queue_id, last_event_id: -1, dont_block: true }, owner);
+  if (events.status === 200) t.ok(events.body.events.some((e: any) => e.type === 'realm' && e.op === 'deactivated'), 'realm deactivated event');
+  else t.equal(events.body.code, 'BAD_EVENT_QUEUE_ID', 'or the queue is gone and the client registers again');
+});
+
+t.test('cli - users: create with a role, change roles, deactivate and reactivate, reset a key, set a password', async (t) => {
+  const { subdomain, owner } = await createOrg('People Inc');
+  const made = await cliJson(['users', '--org', subdomain, 'create', '--email', 'ann@people.test', '--name', 'Ann Admin', '--role', 'admin', '--password-stdin'], 'ann-password');
+  const list = await cliJson(['users', '--org', subdomain, 'list']);
+  t.match(list.find((u: any) => u.user_id === made.user_id), { email: 'ann@people.test', role: 200, state: 'active' });
+  t.equal((await cliJson(['users', '--org', subdomain, 'role', 'ann@people.test', 'moderator'])).role, 'moderator');
+  const ann = (await at(subdomain, 'POST', '/fetch_api_key', { username: 'ann@people.test', password: 'ann-password' })).body;
+  const annCreds = { email: 'ann@people.test', apiKey: ann.api_key as string };
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, annCreds)).body.role, 300);
+  await cliJson(['users', '--org', subdomain, 'deactivate', 'ann@people.test']);
+  const gone = await at(subdomain, 'GET', '/users/me', {}, annCreds);
+  t.equal(gone.status, 401, 'a deactivated user is refused at once (no cached authentication)');
+  await cliJson(['users', '--org', subdomain, 'reactivate', String(made.user_id)]);
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, annCreds)).status, 200);
+  const reset = await cliJson(['users', '--org', subdomain, 'reset-key', 'ann@people.test']);
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, annCreds)).status, 401, 'the old key stops working');
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, { email: annCreds.email, apiKey: reset.api_key })).status, 200, 'the new one works');
+  await cli(['users', '--org', subdomain, 'set-password', 'ann@people.test'], 'a-new-password');
+  t.equal((await at(subdomain, 'POST', '/fetch_api_key', { username: 'ann@people.test', password: 'a-new-password' })).status, 200);
+  t.equal((await at(subdomain, 'POST', '/fetch_api_key', { username: 'ann@people.test', password: 'ann-password' })).status, 401);
+  const lastOwner = await cli(['users', '--org', subdomain, 'role', owner.email, 'member']);
+  t.equal(lastOwner.code, 1, "the realm's rules hold for the CLI too");
+  t.match(lastOwner.stderr, /only organization owner/);
+});
+
+t.test('cli - channels: list and archive', async (t) => {
+  const { subdomain, owner } = await createOrg('Channels Ltd');
+  const name = uniq('ch');
+  t.equal((await at(subdomain, 'POST', '/users/me/subscriptions', { subscriptions: [{ name }] }, owner)).status, 200);
+  const listed = await cliJson(['channels', '--org', subdomain, 'list']);
+  t.match(listed.find((c: any) => c.name === name), { state: 'active', access: 'public' });
+  await cliJson(['channels', '--org', subdomain, 'archive', name]);
+  t.match((await cliJson(['channels', '--org', subdomain, 'list'])).find((c: any) => c.name === name), { state: 'archived' });
+  t.equal((await cli(['channels', '--org', subdomain, 'archive', name])).code, 2, 'an archived channel is no active one');
+});
+
+t.test('cli - usage: --help everywhere, clear errors and exit codes', async (t) => {
+  for (const args of [[], ['org', 'create'], ['users', 'create'], ['users', 'reset-key'], ['channels', 'archive']]) {
+    const r = await cli([...args, '--help']);
+    t.equal(r.code, 0, `parley ${args.join(' ')} --help`);
+    t.match(r.stdout, /Usage: parley/);
+  }
+  const unknown = await cli(['users', '--org', 'no-such-org-anywhere', 'list']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /No organization 'no-such-org-anywhere'/);
+  t.equal((await cli(['users', '--org', '.', 'role', 'olivia@parley.example', 'emperor'])).code, 2);
+  t.equal((await cli(['frobnicate'])).code, 2);
+  const link = await cliJson(['org', 'link', '--days', '1']);
+  t.match(link.url, /\/new\/[\w-]{20,}$/);
+  if (server.dataDir) {
+    const away = await cli(['--data-dir', join(work, 'nothing'), 'org', 'list']);
+    t.equal(away.code, 3, 'no server: exit 3');
+    t.match(away.stderr, /No running embedded server/);
+  }
+});
