@@ -125,6 +125,8 @@ export class HistogramFamily extends Family<HistogramChild> {
   async get() {
     const values: { value: number; labels: Labels; metricName: string }[] = [];
     for (const c of this.all()) {
+      // A child nothing observed yet (a store's series on a process that has none) is left out.
+      if (c.count === 0) continue;
       let acc = 0;
       this.buckets.forEach((le, i) => {
         acc += c.counts[i]!;
@@ -147,27 +149,39 @@ export type GaugeSource = (set: (value: number, labels?: Labels) => void) => voi
 /**
  * A gauge read at scrape time from the objects that report it (gateways,
  * actor nodes, queue shards: several may live in one process, as in tests),
- * summed per label set. Nothing is counted on the hot path.
+ * summed per label set. Nothing is counted on the hot path, and a process
+ * with no such object (a gateway has no shards) exports no series.
  */
 export class SourcedGauge {
   private sources = new Set<GaugeSource>();
-  constructor(name: string, help: string, labelNames: string[] = []) {
-    const sources = this.sources;
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      collect() {
-        this.reset();
-        for (const read of sources) read((value, labels) => (labels ? this.inc(labels, value) : this.inc(value)));
-      },
-    });
+  readonly type = 'gauge';
+  readonly aggregator = 'sum';
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[] = [],
+  ) {
+    register.registerMetric(this as unknown as Metric);
   }
 
   /** Adds a source; the returned function removes it. */
   add(read: GaugeSource): () => void {
     this.sources.add(read);
     return () => this.sources.delete(read);
+  }
+
+  async get() {
+    const sums = new Map<string, { value: number; labels: Labels }>();
+    for (const read of this.sources) {
+      read((value, labels = {}) => {
+        const key = this.labelNames.map((n) => labels[n] ?? '').join('\u0000');
+        const v = sums.get(key);
+        if (v) v.value += value;
+        else sums.set(key, { value, labels });
+      });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [...sums.values()] };
   }
 }
 
@@ -295,13 +309,13 @@ export const journalBatch = new HistogramFamily('parley_journal_commit_changes',
 
 export const shardMoves = new Counter({ name: 'parley_shard_moves_total', help: 'Shards this node took (acquired), lost (lease expired or taken) or handed over (rebalance, shutdown)', labelNames: ['move'] });
 export const leaseRenewals = new Counter({ name: 'parley_lease_renewals_total', help: 'Lease renewal rounds (one Redis call renews every lease held), by result', labelNames: ['result'] });
-export const leaseRenewDuration = new Histogram({ name: 'parley_lease_renewal_duration_seconds', help: 'Time of a lease renewal round', buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
-export const liveNodes = new Gauge({ name: 'parley_cluster_live_nodes', help: 'Actor nodes alive as this node saw at its last renewal' });
+export const leaseRenewDuration = new HistogramFamily('parley_lease_renewal_duration_seconds', 'Time of a lease renewal round (one Redis call)', []).child();
 
 export const rateLimitHits = new Counter({ name: 'parley_rate_limit_hits_total', help: 'Requests refused with 429, by the budget that ran out (user, ip, auth_failures)', labelNames: ['limit'] });
 
 export const heldPolls = new SourcedGauge('parley_http_long_polls_held', 'Long polls (GET /events) this gateway holds open, waiting for events');
 export const requestsInFlight = new SourcedGauge('parley_http_requests_in_flight', 'HTTP requests read and not yet answered (held long polls included)');
+export const liveNodes = new SourcedGauge('parley_cluster_live_nodes', 'Actor nodes alive as this node saw at its last lease renewal');
 export const shardsOwned = new SourcedGauge('parley_shards_owned', 'Shards this actor node owns');
 export const actorsHosted = new SourcedGauge('parley_actors', 'Actors loaded on this node, by kind', ['kind']);
 export const eventQueues = new SourcedGauge('parley_event_queues', 'Event queues held on this node');

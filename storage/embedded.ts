@@ -15,7 +15,7 @@
 import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { secondsSince, storeStats, timedCommit } from '../lib/metrics.ts';
+import { secondsSince, type StoreStats, storeStats, timedCommit } from '../lib/metrics.ts';
 import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
 import { TABLE_SCHEMAS } from './tables.ts';
 
@@ -28,12 +28,11 @@ import { TABLE_SCHEMAS } from './tables.ts';
  */
 export const TABLE_DB_OPTIONS = { sharedStructuresKey: Symbol.for('structures') };
 
-const STATS = storeStats('lmdb');
-
 export class EmbeddedStore implements Store {
   private root: RootDatabase;
   private dbs = new Map<string, { db: Database; schema: TableSchema }>();
   private fences: Database;
+  private readonly stats: StoreStats = storeStats('lmdb');
 
   constructor(path: string, tables: readonly TableSchema[] = TABLE_SCHEMAS) {
     // The store holds key hashes and password hashes: readable by the server's user only,
@@ -68,14 +67,14 @@ export class EmbeddedStore implements Store {
     // A key too long to store names no row (reads take user input: a path, a word).
     if (!fits(pk, ck)) return undefined;
     const v = db.get([pk, ck]) as V | undefined;
-    STATS.get.observe(secondsSince(t0));
+    this.stats.get.observe(secondsSince(t0));
     return v;
   }
 
   async range<V>(table: string, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
     const t0 = performance.now();
     const rows = this.rangeNow<V>(table, pk, opts);
-    STATS.range.observe(secondsSince(t0));
+    this.stats.range.observe(secondsSince(t0));
     return rows;
   }
 
@@ -116,10 +115,10 @@ export class EmbeddedStore implements Store {
       this.fences.put(scope, token, token);
       return true;
     });
-    STATS.claim.observe(secondsSince(t0));
+    this.stats.claim.observe(secondsSince(t0));
     if (!ok) return null;
     // A commit is one transaction: there is never a committed write left to finish.
-    return { scope, token, commit: (ops) => timedCommit(STATS, ops.length, () => this.commit(scope, token, ops)) };
+    return { scope, token, commit: (ops) => timedCommit(this.stats, ops.length, () => this.commit(scope, token, ops)) };
   }
 
   /** One block of writes on the condition that the scope's fence is still `token`: all or nothing, in one lmdb transaction. */

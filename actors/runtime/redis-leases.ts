@@ -139,6 +139,8 @@ export class RedisLeases implements Leases {
   private settled = false;
   private stopped = false;
   private lastErrorLog = 0;
+  /** Removes this node's live-node gauge at stop. */
+  private unreport: (() => void) | null = null;
 
   /** `redis` is a URL (the client is then owned and closed by stop()) or a client of the caller's. */
   constructor(redis: string | Redis, opts: RedisLeasesOptions = {}) {
@@ -183,6 +185,7 @@ export class RedisLeases implements Leases {
     this.shards = shards;
     this.listener = listener;
     this.log = this.log.child({ nodeId });
+    this.unreport = liveNodes.add((set) => set(this.live));
     if (this.ownsClient && this.redis.status === 'wait') await this.redis.connect();
     await this.watchChanges();
     await this.renew(true);
@@ -213,6 +216,7 @@ export class RedisLeases implements Leases {
   async stop(): Promise<void> {
     if (!this.listener || this.stopped) return;
     this.stopped = true;
+    this.unreport?.();
     if (this.loopTimer) clearTimeout(this.loopTimer);
     if (this.watchdog) clearTimeout(this.watchdog);
     if (this.quick) clearTimeout(this.quick);
@@ -313,7 +317,6 @@ export class RedisLeases implements Leases {
     leaseRenewals.inc({ result: 'ok' });
     leaseRenewDuration.observe((performance.now() - sent) / 1000);
     this.live = Math.max(1, Number(res[0]));
-    liveNodes.set(this.live);
     const deadline = sent + this.ttlMs - this.safetyMs;
     const now = performance.now();
     held.forEach(([shard, h], i) => {
