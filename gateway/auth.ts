@@ -72,6 +72,19 @@ export class AuthCache {
     if (hit && hit.expires > Date.now() && hit.user.realmId === realmId) return hit.user;
     const creds = parseBasic(header);
     if (!creds) throw unauthorized('Missing authorization header for basic auth');
+    return this.verify(actors, realmId, header, creds, ip);
+  }
+
+  /** The user of an API key given alone (Zulip accepts `?api_key=` on file URLs, for clients that cannot set headers on images). */
+  async authenticateApiKey(actors: ActorClient, realmId: number, apiKey: string, ip: string): Promise<Authenticated> {
+    const cacheKey = `api_key ${apiKey}`;
+    const hit = this.entries.get(cacheKey);
+    if (hit && hit.expires > Date.now() && hit.user.realmId === realmId) return hit.user;
+    return this.verify(actors, realmId, cacheKey, { email: null, apiKey }, ip);
+  }
+
+  /** Asks the realm (within the address's budget of failures) and caches a success under `header`. */
+  private async verify(actors: ActorClient, realmId: number, header: string, creds: { email: string | null; apiKey: string }, ip: string): Promise<Authenticated> {
     await this.rateLimits?.beforeCredentialCheck(ip);
     const asked = Date.now();
     let user: Authenticated;

@@ -188,7 +188,9 @@ export class Gateway {
           const params = await collectParams(info.query, info.contentType, body);
           for (const [k, v] of page.params) params.set(k, v);
           const hosts = this.opts.organizations!.hosts;
-          const r = await page.page.handle({ actors: this.actors, realmId: org?.realmId ?? 0, realmUrl: hosts.realmUrl(org?.subdomain ?? ''), hosts }, params);
+          const realmId = org?.realmId ?? 0;
+          const authenticate = (apiKey: string | null) => (apiKey === null ? this.auth.authenticate(this.actors, realmId, info.authorization, info.ip) : this.auth.authenticateApiKey(this.actors, realmId, apiKey, info.ip));
+          const r = await page.page.handle({ actors: this.actors, realmId, realmUrl: hosts.realmUrl(org?.subdomain ?? ''), hosts, authenticate }, params);
           return reply.send(r.status, r.contentType, r.body, { ...limitHeaders, ...r.headers });
         }
       }

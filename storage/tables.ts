@@ -371,7 +371,12 @@ export const SavedSnippetRecord = z.object({ id: Id, title: z.string(), content:
 export type SavedSnippetRecord = z.infer<typeof SavedSnippetRecord>;
 
 /** Numbers a user's own objects (drafts, saved snippets). */
-export const UserCounters = z.object({ draft: Id.default(1), snippet: Id.default(1) });
+export const UserCounters = z.object({
+  draft: Id.default(1),
+  snippet: Id.default(1),
+  /** The key that signs this user's temporary file URLs (random, made on first use; '' until then). */
+  fileUrlKey: z.string().default(''),
+});
 export type UserCounters = z.infer<typeof UserCounters>;
 
 export const MutedUserRecord = z.object({ userId: Id, mutedUserId: Id, timestamp: Id });

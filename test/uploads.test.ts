@@ -1,4 +1,5 @@
-// Uploads: POST /user_uploads, served to the uploader and to readers of a message that links the file.
+// Uploads: POST /user_uploads; the file at its /user_uploads/... URL (outside /api/v1, with Basic credentials or
+// ?api_key=) for the uploader and readers of a message that links it; temporary URLs from GET /api/v1/user_uploads/....
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,8 +23,14 @@ async function upload(c: Creds | null, files: Array<{ name: string; type: string
   const res = await fetch(`${base}/api/v1/user_uploads`, { method: 'POST', headers: c ? auth(c) : {}, body: fd });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
-/** Downloads go through the last gateway: in a cluster, not the one the file was uploaded through. */
-const download = async (c: Creds | null, url: string) => fetch(`${s.urls[s.urls.length - 1]}/api/v1${url}`, { headers: c ? auth(c) : {} });
+/** Downloads go through the last gateway (in a cluster, not the one the file was uploaded through), at the URL as content links it. */
+const last = s.urls[s.urls.length - 1]!;
+const download = async (c: Creds | null, url: string) => fetch(`${last}${url}`, { headers: c ? auth(c) : {} });
+/** GET /api/v1/user_uploads/...: the temporary URL (JSON). */
+const temporaryUrl = async (c: Creds, url: string) => {
+  const res = await fetch(`${base}/api/v1${url}`, { headers: auth(c) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+};
 
 t.test('uploads - upload and download by the uploader; every role may upload; 401 without credentials', async (t) => {
   const data = randomBytes(300 * 1024);
@@ -121,4 +128,82 @@ print(json.dumps(r))`) as any;
   t.equal(out.result, 'success');
   t.match(out.url, /\/notes\.txt$/);
   t.equal(await (await download(s.demo.member2, out.url)).text(), 'from python');
+});
+
+t.test('uploads - ?api_key= alone at the file URL (as Zulip takes it); a wrong key or other credentials are 401', async (t) => {
+  const r = await upload(s.demo.member1, [{ name: 'key.txt', type: 'text/plain', data: Buffer.from('by key') }]);
+  const byKey = await fetch(`${last}${r.body.url}?api_key=${encodeURIComponent(s.demo.member1.apiKey)}`);
+  t.equal(byKey.status, 200);
+  t.equal(await byKey.text(), 'by key');
+  t.equal((await fetch(`${last}${r.body.url}?api_key=${encodeURIComponent(s.demo.member2.apiKey)}`)).status, 403, "another user's key: that user's access");
+  const wrong = await fetch(`${last}${r.body.url}?api_key=nope`);
+  t.same([wrong.status, ((await wrong.json()) as any).code], [401, 'UNAUTHORIZED']);
+  const badBasic = await download({ email: s.demo.member1.email, apiKey: 'wrong' }, r.body.url);
+  t.same([badBasic.status, ((await badBasic.json()) as any).msg], [401, 'Invalid API key']);
+});
+
+t.test('uploads - GET /api/v1/user_uploads/... gives a temporary URL that serves the file without credentials, on any gateway, for 60 s', async (t) => {
+  const data = randomBytes(64 * 1024);
+  const r = await upload(s.demo.member1, [{ name: 'photo.jpg', type: 'image/jpeg', data }]);
+  const mine = await temporaryUrl(s.demo.member1, r.body.url);
+  t.equal(mine.status, 200);
+  t.match(mine.body.url, /^\/user_uploads\/temporary\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\/photo\.jpg$/);
+  const expires = JSON.parse(Buffer.from(mine.body.url.split('/')[3].split('.')[0], 'base64url').toString('utf8')).e;
+  t.ok(Math.abs(expires - (Date.now() / 1000 + 60)) < 5, 'it expires in 60 s');
+  for (const gateway of s.urls) {
+    const got = await fetch(`${gateway}${mine.body.url}`);
+    t.equal(got.status, 200, `served by ${gateway}`);
+    t.equal(got.headers.get('content-type'), 'image/jpeg');
+    t.ok(Buffer.from(await got.arrayBuffer()).equals(data));
+  }
+  // Who may have a URL: as who may download it.
+  const other = await temporaryUrl(s.demo.member2, r.body.url);
+  t.same([other.status, other.body.msg], [403, 'You are not authorized to view this file.']);
+  t.same((await temporaryUrl(s.demo.member1, r.body.url.replace(/\/[^/]+$/, '/none.jpg'))).status, 404);
+  t.equal((await fetch(`${base}/api/v1${r.body.url}`)).status, 401, 'without credentials');
+  // A token altered, one for another name, or one not signed by this server: 400, as Zulip.
+  const [, , , token, name] = mine.body.url.split('/');
+  const flipped = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A');
+  const cases: Array<[string, string]> = [
+    [`/user_uploads/temporary/${flipped}/${name}`, 'Invalid token'],
+    [`/user_uploads/temporary/${token}/other.jpg`, 'Invalid filename'],
+    [`/user_uploads/temporary/not-a-token/${name}`, 'Invalid token'],
+    [`/user_uploads/temporary/${Buffer.from(JSON.stringify({ u: s.demo.member1.userId, p: r.body.url.slice(14), e: 9e9 })).toString('base64url')}.forged/${name}`, 'Invalid token'],
+  ];
+  for (const [url, msg] of cases) {
+    const res = await fetch(`${last}${url}`);
+    t.same([res.status, ((await res.json()) as any).msg], [400, msg], url.slice(0, 60));
+  }
+});
+
+t.test('uploads - a temporary URL stops working when it expires', { skip: process.env.PARLEY_TEST_GATEWAYS ? 'starts an embedded server with a short URL lifetime; a cluster run has the shared one' : false }, async (t) => {
+  // URLs live 60 s by default (tested above through the expiry they carry); this server's live 1 s.
+  const quick = await serverFor(t, { env: { PARLEY_FILE_URL_TTL_SECS: '1' } });
+  const fd = new FormData();
+  fd.append('file', new Blob(['soon gone'], { type: 'text/plain' }), 'soon.txt');
+  const up = (await (await fetch(`${quick.urls[0]}/api/v1/user_uploads`, { method: 'POST', headers: auth(quick.demo.member1), body: fd })).json()) as any;
+  const made = (await (await fetch(`${quick.urls[0]}/api/v1${up.url}`, { headers: auth(quick.demo.member1) })).json()) as any;
+  t.equal(await (await fetch(`${quick.urls[0]}${made.url}`)).text(), 'soon gone', 'good at once');
+  await new Promise((r) => setTimeout(r, 2500));
+  const late = await fetch(`${quick.urls[0]}${made.url}`);
+  t.same([late.status, ((await late.json()) as any).msg], [400, 'Invalid token'], 'refused once expired');
+});
+
+t.test('uploads - the Python client: upload_file, then the file at its URL with the session of the client, and its temporary URL', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-py-upload-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'report.txt');
+  writeFileSync(file, 'fetched by python');
+  const out = runPython(base, s.demo.member1, `
+with open(${JSON.stringify(file)}, "rb") as fp:
+    up = client.upload_file(fp)
+client.ensure_session()
+site = client.base_url[: -len("/api/")] if client.base_url.endswith("/api/") else client.base_url.rsplit("/api", 1)[0]
+direct = client.session.get(site + up["uri"])
+temp = client.call_endpoint(url="user_uploads/" + up["uri"][len("/user_uploads/"):], method="GET")
+anon = __import__("requests").get(site + temp["url"])
+print(json.dumps({"direct": [direct.status_code, direct.text], "temp": temp["result"], "anon": [anon.status_code, anon.text]}))`) as any;
+  t.same(out.direct, [200, 'fetched by python'], 'Basic credentials of the client session at the server root');
+  t.equal(out.temp, 'success');
+  t.same(out.anon, [200, 'fetched by python'], 'the temporary URL, without credentials');
 });

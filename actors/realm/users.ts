@@ -46,14 +46,15 @@ export interface Authenticated {
 
 export const authenticate = query({
   type: 'authenticate',
-  fields: z.object({ email: z.string(), apiKey: z.string() }),
+  /** `email` null: the key alone (Zulip's `?api_key=` on file URLs, `authenticated_uploads_api_view`). */
+  fields: z.object({ email: z.string().nullable(), apiKey: z.string() }),
   run(state, msg): Authenticated {
     // Zulip's RealmDeactivatedError, before the key is looked at (the gateway refuses such hosts first).
     if (state.meta?.deactivated) throw realmDeactivated();
     const hash = sha256Hex(msg.apiKey);
     const user = state.usersByKeyHash.get(hash);
     const entry = user?.apiKeys.find((k) => sameDigest(k.hash, hash));
-    if (!user || !entry || user.email.toLowerCase() !== msg.email.trim().toLowerCase()) throw unauthorized('Invalid API key');
+    if (!user || !entry || (msg.email !== null && user.email.toLowerCase() !== msg.email.trim().toLowerCase())) throw unauthorized('Invalid API key');
     // Zulip's UserDeactivatedError: a client tells a deactivated account from a wrong key by the code.
     if (!user.isActive) throw userDeactivated();
     return { realmId: state.realmId, userId: user.id, email: user.email, role: user.role, isBot: user.isBot };

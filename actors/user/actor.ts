@@ -19,7 +19,7 @@ import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts
 import { createDrafts, createSnippet, deleteDraft, deleteSnippet, discardDrafts, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
 import { userRef } from './ref.ts';
-import { downloadFile, uploadFile } from './uploads.ts';
+import { downloadFile, fileUrl, temporaryFile, uploadFile } from './uploads.ts';
 
 export interface UserState {
   realmId: number;
@@ -146,6 +146,8 @@ export const userHandlers = {
   deleteSavedSnippet: deleteSnippet,
   uploadFile,
   downloadFile,
+  fileUrl,
+  temporaryFile,
 };
 
 export const userActor = defineActor({

@@ -4,13 +4,14 @@
  * GET /user_uploads/... serves them to the uploader and to whoever may read a
  * message that links to them (the realm records those links at send).
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { fileStoreFor, MAX_UPLOAD_MIB } from '../../storage/files.ts';
 import { type AttachmentRecord, T } from '../../storage/tables.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
-import { defineAction, defineQuery, later } from '../runtime/action.ts';
+import { type Caller, defineAction, defineQuery, later } from '../runtime/action.ts';
+import type { ActorContext } from '../runtime/context.ts';
 import type { UserState } from './actor.ts';
 import { readMessages } from './flags.ts';
 
@@ -68,23 +69,101 @@ export const uploadFile = action({
 
 const notFound = () => new ApiError('BAD_REQUEST', 'File not found.', 404);
 
+/**
+ * The upload at `path` if the user may see it (Zulip's `validate_attachment_request`):
+ * theirs, or linked from a message they may read; 404 when there is none, 403 otherwise.
+ * Reads the store: call outside the mailbox (in `later`) or in `prepare`.
+ */
+async function accessFile(s: Readonly<UserState>, ctx: ActorContext, path: string, caller: Caller): Promise<AttachmentRecord> {
+  const a = await T.attachments.at(s.realmId, path).get(ctx.store);
+  if (!a) throw notFound();
+  if (a.ownerId === s.userId) return a;
+  const ids = (await T.attachmentMessages.partition(s.realmId, path).range(ctx.store)).map((r) => Number(r.ck));
+  const view = ids.length ? await ctx.actors.call(realmRef, realmActorId(s.realmId), { type: 'readerView', caller }) : null;
+  const readable = view !== null && (await readMessages(ctx.store, s.realmId, ids)).some((m) => view.sources.some((src) => src.recipientKey === m.recipientKey && m.id >= src.minId));
+  if (!readable) throw new ApiError('BAD_REQUEST', 'You are not authorized to view this file.', 403);
+  return a;
+}
+
+async function fileBytes(ctx: ActorContext, path: string) {
+  const file = await fileStoreFor(ctx.store).get(path);
+  if (!file) throw notFound();
+  return { contentType: file.contentType, filename: file.filename, data: file.data.toString('base64') };
+}
+
+/** GET /user_uploads/<path> at the server root, with the user's credentials: the bytes. */
 export const downloadFile = query({
   type: 'downloadFile',
   fields: z.object({ path: z.string() }),
   run(s, msg, ctx) {
     return later(async () => {
-      const a = await T.attachments.at(s.realmId, msg.path).get(ctx.store);
-      if (!a) throw notFound();
-      if (a.ownerId !== s.userId) {
-        // Anyone who may read a message linking to the file may download it.
-        const ids = (await T.attachmentMessages.partition(s.realmId, msg.path).range(ctx.store)).map((r) => Number(r.ck));
-        const view = ids.length ? await ctx.actors.call(realmRef, realmActorId(s.realmId), { type: 'readerView', caller: msg.caller }) : null;
-        const readable = view !== null && (await readMessages(ctx.store, s.realmId, ids)).some((m) => view.sources.some((src) => src.recipientKey === m.recipientKey && m.id >= src.minId));
-        if (!readable) throw new ApiError('BAD_REQUEST', 'You are not authorized to view this file.', 403);
-      }
-      const file = await fileStoreFor(ctx.store).get(msg.path);
-      if (!file) throw notFound();
-      return { contentType: file.contentType, filename: file.filename, data: file.data.toString('base64') };
+      await accessFile(s, ctx, msg.path, msg.caller);
+      return fileBytes(ctx, msg.path);
     });
+  },
+});
+
+/** How long a temporary file URL works: Zulip's 60 s (`PARLEY_FILE_URL_TTL_SECS` shortens it for tests). */
+export const FILE_URL_TTL_SECS = Number(process.env.PARLEY_FILE_URL_TTL_SECS) || 60;
+
+const signToken = (key: string, payload: string) => createHmac('sha256', Buffer.from(key, 'base64url')).update(payload).digest('base64url');
+
+/**
+ * GET /api/v1/user_uploads/<path> (FL 1): a URL that serves the file
+ * without credentials for FILE_URL_TTL_SECS, for clients that cannot send
+ * credentials with the request (Zulip's `generate_unauthed_file_access_url`).
+ * The token names this user, the file and the expiry, signed with a key of
+ * this user's kept in the store (`user_counters.fileUrlKey`, made on first
+ * use), so whichever gateway the URL reaches asks this actor, which checks it.
+ */
+export const fileUrl = action({
+  type: 'fileUrl',
+  fields: z.object({ path: z.string() }),
+  async prepare(s, msg, ctx) {
+    await accessFile(s, ctx, msg.path, msg.caller);
+    return {};
+  },
+  check(s, msg) {
+    return { path: msg.path, key: s.counters.fileUrlKey || randomBytes(32).toString('base64url'), made: !s.counters.fileUrlKey };
+  },
+  apply(s, p, tx) {
+    if (p.made) {
+      s.counters.fileUrlKey = p.key;
+      tx.write(T.userCounters.at(s.realmId, s.userId).put({ ...s.counters }));
+    }
+    const payload = Buffer.from(JSON.stringify({ u: s.userId, p: p.path, e: Math.floor(Date.now() / 1000) + FILE_URL_TTL_SECS })).toString('base64url');
+    const filename = p.path.split('/').pop()!;
+    return { url: `/user_uploads/temporary/${payload}.${signToken(p.key, payload)}/${filename}` };
+  },
+});
+
+/** The user whose key signed a temporary file token (the page asks that user's actor), or null for a token that is not one. */
+export function tokenUser(token: string): number | null {
+  const payload = token.split('.')[0] ?? '';
+  try {
+    const u = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { u?: unknown }).u;
+    return typeof u === 'number' && Number.isSafeInteger(u) && u > 0 ? u : null;
+  } catch {
+    return null;
+  }
+}
+
+const invalidToken = () => badRequest('Invalid token');
+
+/** GET /user_uploads/temporary/<token>/<filename>: the bytes, without credentials, while the token is valid (Zulip's `serve_file_unauthed_from_token`). */
+export const temporaryFile = query({
+  type: 'temporaryFile',
+  fields: z.object({ token: z.string(), filename: z.string() }),
+  run(s, msg, ctx) {
+    const [payload = '', sig = '', ...rest] = msg.token.split('.');
+    const key = s.counters.fileUrlKey;
+    if (!key || rest.length || !payload || !sig) throw invalidToken();
+    const want = Buffer.from(signToken(key, payload));
+    const got = Buffer.from(sig);
+    if (want.length !== got.length || !timingSafeEqual(want, got)) throw invalidToken();
+    const { u, p, e } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { u: number; p: string; e: number };
+    if (u !== s.userId || e < Date.now() / 1000) throw invalidToken();
+    if (p.split('/').pop() !== msg.filename) throw badRequest('Invalid filename');
+    return later(() => fileBytes(ctx, p));
   },
 });

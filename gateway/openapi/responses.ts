@@ -280,7 +280,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
 
   // ---- files and custom emoji
   'POST /user_uploads': fields({ uri: z.string(), url: z.string(), filename: z.string() }),
-  'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': bytes('application/octet-stream', NOT_FOUND, FORBIDDEN),
+  'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': fields({ url: z.string() }, NOT_FOUND, FORBIDDEN),
   'POST /realm/emoji/{emoji_name}': empty(),
   'DELETE /realm/emoji/{emoji_name}': empty(),
   'GET /realm/emoji': fields({ emoji: z.record(z.string(), RealmEmojiObject) }),

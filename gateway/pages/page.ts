@@ -8,6 +8,7 @@ import { PathTable } from '../path.ts';
 import type { ActorClient } from '../../actors/runtime/client.ts';
 import type { RawParams } from '../params.ts';
 import type { SiteHosts } from '../../lib/hosts.ts';
+import type { Authenticated } from '../../actors/realm/users.ts';
 
 export interface PageContext {
   actors: ActorClient;
@@ -17,12 +18,18 @@ export interface PageContext {
   realmUrl: string;
   /** The site's host names (the creation page shows where a new organization will live). */
   hosts: SiteHosts;
+  /**
+   * The request's user, for pages that serve the API's clients (files):
+   * from its HTTP Basic credentials, or (`apiKey`) from a key given alone;
+   * throws UNAUTHORIZED as the API does.
+   */
+  authenticate(apiKey: string | null): Promise<Authenticated>;
 }
 
 export interface PageReply {
   status: number;
   contentType: string;
-  body: string;
+  body: string | Buffer;
   headers?: Record<string, string>;
 }
 

@@ -24,7 +24,7 @@ import { updateDisplaySettings, updateNotificationSettings, updateSettings, upda
 import { getStatus, updateStatus } from './user_status.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers, updateGroupSubgroups } from './user_groups.ts';
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
-import { addRealmEmoji, deleteRealmEmoji, downloadFile, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
+import { addRealmEmoji, deleteRealmEmoji, fileUrl, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
 import { updateUserTopic } from './user_topics.ts';
 import { openapiDocument } from './openapi.ts';
 
@@ -141,7 +141,7 @@ export const ROUTES: Route[] = [
   personal.muteUser,
   personal.unmuteUser,
   uploadFile,
-  downloadFile,
+  fileUrl,
   addRealmEmoji,
   deleteRealmEmoji,
   listRealmEmoji,

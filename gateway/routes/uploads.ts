@@ -1,4 +1,4 @@
-/** POST /user_uploads and GET /user_uploads/{realm_id}/{dir}/{name}/{filename} (files, served to those who may see them); custom emoji: POST, DELETE and GET /realm/emoji. */
+/** POST /user_uploads and GET /user_uploads/{realm_id}/{dir}/{name}/{filename} (a temporary URL of a file; the files themselves are pages: `gateway/pages/uploads.ts`); custom emoji: POST, DELETE and GET /realm/emoji. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
@@ -26,22 +26,22 @@ export const uploadFile = route({
   },
 });
 
-const Segment = str().pipe(z.string().regex(/^[^/\\]+$/, { message: 'is not a valid path segment' }).refine((x) => x !== '.' && x !== '..', { message: 'is not a valid path segment' }));
+export const Segment = str().pipe(z.string().regex(/^[^/\\]+$/, { message: 'is not a valid path segment' }).refine((x) => x !== '.' && x !== '..', { message: 'is not a valid path segment' }));
 
-export const downloadFile = route({
+/**
+ * GET /api/v1/user_uploads/<path> (FL 1): a temporary URL of the file
+ * (`/user_uploads/temporary/<token>/<filename>`, served without credentials
+ * for 60 s by `gateway/pages/uploads.ts`), as Zulip's `serve_file_url_backend`.
+ * The bytes themselves are at `/user_uploads/<path>` outside /api/v1.
+ */
+export const fileUrl = route({
   method: 'GET',
   path: '/user_uploads/{realm_id}/{dir}/{name}/{filename}',
   auth: 'required',
   params: { realm_id: Segment, dir: Segment, name: Segment, filename: Segment },
   async handle(ctx, p) {
     const u = me(ctx);
-    const file = await ctx.actors.call(userRef, userActorId(u.realmId, u.userId), { type: 'downloadFile', caller: caller(ctx), path: `${p.realm_id}/${p.dir}/${p.name}/${p.filename}` });
-    const inline = /^(image|video|audio)\//.test(file.contentType) || file.contentType === 'application/pdf';
-    return new BinaryReply(file.contentType, Buffer.from(file.data, 'base64'), {
-      'Content-Disposition': `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
-      'X-Content-Type-Options': 'nosniff',
-      'Content-Security-Policy': "default-src 'none'",
-    });
+    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'fileUrl', caller: caller(ctx), path: `${p.realm_id}/${p.dir}/${p.name}/${p.filename}` });
   },
 });
 
