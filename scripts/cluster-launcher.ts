@@ -94,10 +94,12 @@ export async function launchCluster(opts: LaunchOptions): Promise<ClusterProcess
     // Actor nodes first: they create the schema and take the shards.
     const actorPorts = await Promise.all(Array.from({ length: actorNodes }, async (_, i) => ports[gateways + i] ?? (await freePort())));
     procs.push(...(await Promise.all(actorPorts.map((p, i) => startProcess('actors', `actors-${i + 1}`, p, env, false, opts.nodeArgs)))));
+    // A production cluster has no demo (PARLEY_PRODUCTION refuses to seed one).
+    const production = (opts.env?.PARLEY_PRODUCTION ?? process.env.PARLEY_PRODUCTION) === 'true';
     for (let i = 0; i < gateways; i++) {
       const p = ports[i] ?? (await freePort());
       // The first gateway seeds the demo organization (idempotent).
-      procs.push(await startProcess('gateway', `gateway-${i + 1}`, p, env, i === 0, opts.nodeArgs));
+      procs.push(await startProcess('gateway', `gateway-${i + 1}`, p, env, i === 0 && !production, opts.nodeArgs));
     }
   } catch (err) {
     await stopAll(procs);
