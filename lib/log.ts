@@ -7,10 +7,17 @@ import { pino, type LoggerOptions } from 'pino';
  */
 const SECRET_FIELDS = ['authorization', 'apiKey', 'api_key', 'key', 'password', 'passwordHash', 'new_password', 'old_password', 'token', 'secret', 'client_secret'];
 
+/** A path segment that may be a link's token (invitation, confirmation and organization-creation links: 20+ URL-safe characters). */
+const TOKEN_SEGMENT = /\/[A-Za-z0-9_-]{20,}(?=[/?#]|$)/g;
+
+/** A logged `url` without the tokens its path may carry (`/new/<token>` → `/new/[redacted]`). */
+const redactUrl = (url: unknown): unknown => (typeof url === 'string' ? url.replace(TOKEN_SEGMENT, '/[redacted]') : url);
+
 export const logOptions: LoggerOptions = {
   level: process.env.PARLEY_LOG_LEVEL ?? 'info',
   base: { pid: process.pid, role: process.env.PARLEY_ROLE ?? 'all' },
   redact: { paths: SECRET_FIELDS.flatMap((f) => [f, `*.${f}`]), censor: '[redacted]' },
+  serializers: { url: redactUrl },
 };
 
 /** The process logger; children add `component` so lines say who wrote them. */

@@ -6,7 +6,6 @@
 // link` does; nothing else is seeded, as in production.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
@@ -16,7 +15,8 @@ import { startParley } from '../lib/app.ts';
 import { loadConfig } from '../lib/config.ts';
 import { diesWithThisProcess, freePort } from '../scripts/cluster-launcher.ts';
 import { serverArgs } from '../scripts/build.ts';
-import { encodeValue, type Params } from './helpers/api.ts';
+import type { Creds, Params } from './helpers/api.ts';
+import { atHost } from './org-creation-http.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -34,31 +34,7 @@ t.teardown(async () => {
 
 const newLink = async () => (await parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganizationLink', caller: SERVER_CALLER, validDays: 1 })).token;
 
-/** A request to the gateway with the `Host` a browser would send for `sub`'s organization (fetch cannot set `Host`). */
-function at(sub: string, method: string, path: string, params: Params = {}, creds?: { email: string; apiKey: string }): Promise<{ status: number; body: any }> {
-  const form = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, encodeValue(v)]));
-  const query = method === 'GET' && Object.keys(params).length ? `?${form}` : '';
-  const body = method === 'GET' ? '' : form.toString();
-  const headers: Record<string, string> = { host: `${sub ? `${sub}.` : ''}localhost:${port}`, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) };
-  if (creds) headers.authorization = `Basic ${Buffer.from(`${creds.email}:${creds.apiKey}`).toString('base64')}`;
-  return new Promise((res, rej) => {
-    const req = request({ host: '127.0.0.1', port, method, path: `${path}${query}`, headers }, (r) => {
-      let text = '';
-      r.on('data', (d: Buffer) => (text += d.toString()));
-      r.on('end', () => {
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // A page: the HTML as it is.
-        }
-        res({ status: r.statusCode!, body: parsed });
-      });
-    });
-    req.on('error', rej);
-    req.end(body);
-  });
-}
+const at = (sub: string, method: string, path: string, params?: Params, creds?: Creds) => atHost(`http://127.0.0.1:${port}`, sub, method, path, params, creds);
 
 async function fillForm(page: Page, v: { name: string; subdomain: string; fullName: string; email: string; password: string; password2?: string }) {
   await page.fill('#name', v.name);
