@@ -107,7 +107,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import cassandra from 'cassandra-driver';
 import { log as rootLog } from '../lib/log.ts';
 import { secondsSince, storeStats, timedCommit } from '../lib/metrics.ts';
-import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
+import { FencedError, type Key, type RangeOptions, type Row, type Scannable, type ScannedRow, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
 import { TABLE_SCHEMAS } from './tables.ts';
 
 const { consistencies, responseErrorCodes } = cassandra.types;
@@ -224,7 +224,7 @@ interface Journal {
   apply(info: ApplyInfo, ops: Prepared[], viaHook: boolean): Promise<void>;
 }
 
-export class CassandraStore implements Store {
+export class CassandraStore implements Store, Scannable {
   private readonly client: cassandra.Client;
   private readonly ks: string;
   private readonly schemas = new Map<string, TableSchema>();
@@ -374,6 +374,16 @@ export class CassandraStore implements Store {
     for await (const row of rs) rows.push({ ck: fromCk(row['ck'] as Long | string), value: JSON.parse(row['v'] as string) as V });
     STATS.range.observe(secondsSince(t0));
     return rows;
+  }
+
+  /** See Scannable: the whole table, a page of 1,000 rows at a time, in token order; the prefix is checked here. */
+  async *scan<V>(table: string, pkPrefix: string): AsyncIterable<ScannedRow<V>> {
+    this.schema(table);
+    const rs = await this.client.execute(`SELECT pk, ck, v FROM ${this.ks}.${table}`, [], { ...this.readOptions(), fetchSize: 1000 });
+    for await (const row of rs) {
+      const pk = row['pk'] as string;
+      if (pk.startsWith(pkPrefix)) yield { pk, ck: fromCk(row['ck'] as Long | string), value: JSON.parse(row['v'] as string) as V };
+    }
   }
 
   /**

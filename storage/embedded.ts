@@ -16,7 +16,7 @@ import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { secondsSince, type StoreStats, storeStats, timedCommit } from '../lib/metrics.ts';
-import { FencedError, type Key, type RangeOptions, type Row, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
+import { FencedError, type Key, type RangeOptions, type Row, type Scannable, type ScannedRow, type Store, type TableSchema, type Writer, type WriteOp } from './store.ts';
 import { TABLE_SCHEMAS } from './tables.ts';
 
 /**
@@ -28,7 +28,7 @@ import { TABLE_SCHEMAS } from './tables.ts';
  */
 export const TABLE_DB_OPTIONS = { sharedStructuresKey: Symbol.for('structures') };
 
-export class EmbeddedStore implements Store {
+export class EmbeddedStore implements Store, Scannable {
   private root: RootDatabase;
   private dbs = new Map<string, { db: Database; schema: TableSchema }>();
   private fences: Database;
@@ -104,6 +104,28 @@ export class EmbeddedStore implements Store {
       if (first !== undefined) rows.push({ ck: min, value: first as V });
     }
     return rows;
+  }
+
+  /** See Scannable: keys sort by partition key first, so the rows of a prefix are one contiguous range. */
+  async *scan<V>(table: string, pkPrefix: string): AsyncIterable<ScannedRow<V>> {
+    const { db } = this.table(table);
+    for (const { key, value } of db.getRange({ start: [pkPrefix] })) {
+      const [pk, ck] = key as [string, Key];
+      if (!pk.startsWith(pkPrefix)) break;
+      yield { pk, ck, value: value as V };
+    }
+  }
+
+  /**
+   * Copies the whole environment to `dir` (created; must not hold a store)
+   * while writers go on: lmdb's copy reads one consistent snapshot, a
+   * read transaction, so the copy is every commit acknowledged before it
+   * started and nothing half-written. `compact` leaves out free pages.
+   */
+  async backup(dir: string, compact = true): Promise<void> {
+    // lmdb writes data.mdb into an existing directory (the environment is a directory, not one file).
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    await this.root.backup(dir, compact);
   }
 
   async claim(scope: string, token: number): Promise<Writer | null> {

@@ -84,6 +84,26 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** A row with its partition key, as a scan yields it. */
+export interface ScannedRow<V = unknown> extends Row<V> {
+  pk: string;
+}
+
+/**
+ * Reading a whole table, for exports and backups only (never on a request's
+ * path): both stores implement it beside the Store interface.
+ */
+export interface Scannable {
+  /**
+   * Every row of `table` whose partition key starts with `pkPrefix`, in no
+   * promised order, read a page at a time. Embedded: O(matching rows), one
+   * consistent snapshot. Cassandra: a full scan of the table (O(table), every
+   * node), filtered here, and not a snapshot: rows written meanwhile may or
+   * may not be seen.
+   */
+  scan<V>(table: string, pkPrefix: string): AsyncIterable<ScannedRow<V>>;
+}
+
 /** A write refused because a newer owner (a greater fencing token) claimed the scope. Nothing was written. */
 export class FencedError extends Error {
   constructor(scope: string) {
