@@ -124,7 +124,7 @@ export interface NodetoolOptions {
   jmxPort: number;
   /** The Cassandra jars (default: where scripts/services.sh installs them). */
   cassandraLib?: string;
-  /** A Java 17 (default `java` on the PATH). */
+  /** A Java 17 (default: $JAVA_HOME/bin/java, else `java` on the PATH). */
   java?: string;
 }
 
@@ -140,7 +140,7 @@ export async function nodetool(opts: NodetoolOptions, commands: string[][]): Pro
   const target = ['-h', opts.jmxHost, '-p', String(opts.jmxPort)];
   const args = [...jvmOptions, '-cp', `${opts.cassandraLib ?? defaultCassandraLib()}/*`, join(ROOT, 'scripts', 'cassandra', 'NodetoolBatch.java'), ...commands.map((c) => [...target, ...c].join('\t'))];
   try {
-    const { stdout } = await run(opts.java ?? 'java', args, { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run(opts.java ?? (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java'), args, { maxBuffer: 64 * 1024 * 1024 });
     return stdout;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
