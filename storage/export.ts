@@ -46,8 +46,13 @@ import { T, TimerRecord, type Table } from './tables.ts';
 
 export const EXPORT_VERSION = 1;
 
-/** Tables not partitioned by realm: timers (per shard; the realm's are exported apart), the timer cursors, and file bytes (read through the FileStore). */
-export const NOT_REALM_TABLES: ReadonlySet<string> = new Set([T.timers.schema.name, T.timerCursors.schema.name, T.fileChunks.schema.name]);
+/**
+ * Tables not partitioned by realm: timers (per shard; the realm's are
+ * exported apart), the timer cursors, file bytes (read through the
+ * FileStore), and the deployment's directory of organizations (the target
+ * registers the imported one in its own).
+ */
+export const NOT_REALM_TABLES: ReadonlySet<string> = new Set([T.timers, T.timerCursors, T.fileChunks, T.organizations, T.organizationLinks].map((t) => t.schema.name));
 
 const TABLES = new Map<string, Table<unknown, never[], never[]>>(Object.values(T).map((t) => [t.schema.name, t as unknown as Table<unknown, never[], never[]>]));
 /** The tables an export carries, in the order it writes them. */

@@ -39,7 +39,7 @@ const file = join(scratch, 'org.parley.gz');
   }
 }
 
-t.test('export - every table but timers, timer cursors and file chunks is partitioned by realm first', async (t) => {
+t.test('export - every table but timers, timer cursors, file chunks and the directory is partitioned by realm first', async (t) => {
   for (const table of Object.values(T)) {
     const partition = table.partition as unknown as (...args: unknown[]) => { pk: string };
     const pk = partition(7, 3, 5).pk;
