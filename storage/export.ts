@@ -17,14 +17,18 @@
  * FileStore (a directory embedded, `file_chunks` in a cluster), so an
  * embedded export imports into a cluster and back.
  *
- * IDs are kept: user, channel, message and group IDs are numbered per realm,
- * and upload URLs in message content (`/user_uploads/<realm>/…`) name the
- * realm, so the organization is imported under its own realm ID and every ID
- * and link stays valid. The import therefore refuses a realm ID the target
- * deployment already has (rewriting it would mean rewriting message
- * content, upload paths and every key). The realm's `realms` row is written
- * last, once everything else is durable: until then the organization does
- * not exist for the server, and a failed import can simply be run again.
+ * IDs: user, channel, message and group IDs are numbered per realm and
+ * kept as they are. The realm ID itself is kept by default; a deployment
+ * numbers its organizations from 1, so importing into one that has
+ * organizations usually needs another realm ID (`ImportOptions.realmId`):
+ * then every key, upload path and upload link in content
+ * (`/user_uploads/<realm>/…`) is rewritten to it (`Relabel`), and old links
+ * keep working on the new deployment. A realm ID the target already has is
+ * refused, never merged into. The realm's `realms` row is written last, once
+ * everything else is durable: until then the organization does not exist
+ * for the server, and a failed import can simply be run again. Registering
+ * it in the target's directory (its host) is the caller's next step
+ * (`registerImported`).
  *
  * Consistency: the export reads table after table. Embedded, each table is
  * one snapshot; in a cluster a scan sees rows written meanwhile or not. For
@@ -36,13 +40,16 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
+import { DIRECTORY_ID, directoryRef, SERVER_CALLER } from '../actors/directory/ref.ts';
+import { Role } from '../actors/model.ts';
 import { realmRef } from '../actors/realm/ref.ts';
+import type { ActorClient } from '../actors/runtime/client.ts';
 import type { ActorRef } from '../actors/runtime/registry.ts';
 import { shardOf } from '../actors/subjects.ts';
 import { userRef } from '../actors/user/ref.ts';
 import type { FileStore } from './files.ts';
 import type { Key, Scannable, Store, WriteOp } from './store.ts';
-import { T, TimerRecord, type Table } from './tables.ts';
+import { type RealmMeta, T, TimerRecord, type Table, type UserRecord } from './tables.ts';
 
 export const EXPORT_VERSION = 1;
 
@@ -125,8 +132,22 @@ export async function exportRealm(store: Store & Scannable, files: FileStore, re
 export interface ImportOptions {
   /** The target deployment's shard count (`PARLEY_SHARDS`, see lib/config.ts): timers are filed under their actor's shard there. */
   shards: number;
+  /** The realm ID to import as (default: the export's own). Another ID rewrites every key, upload path and upload link. */
+  realmId?: number;
+  /** The organization's subdomain in the target (its realm's `stringId`); default: as exported. */
+  subdomain?: string;
   /** Ops per commit (default 500). */
   batch?: number;
+}
+
+export interface ImportResult extends ExportCounts {
+  realmId: number;
+  /** The realm ID in the export. */
+  exportedRealmId: number;
+  name: string;
+  subdomain: string;
+  /** The organization's first active owner, for registering it (the directory's createOrganization). */
+  owner: { email: string; fullName: string } | null;
 }
 
 /** Ops per commit, and their JSON size at most (well under a Cassandra journal entry's 4 MiB). */
@@ -137,9 +158,9 @@ const BATCH_BYTES = 1024 * 1024;
  * Imports an export file into `store` and `files`. Refuses (ExportError,
  * nothing written) when the realm ID is taken here, and (before the realm
  * is made visible) on a file that is truncated, of another version, or has a
- * row, timer or file outside its realm. Resolves with the realm ID.
+ * row, timer or file outside its realm.
  */
-export async function importRealm(store: Store, files: FileStore, file: string, opts: ImportOptions): Promise<{ realmId: number } & ExportCounts> {
+export async function importRealm(store: Store, files: FileStore, file: string, opts: ImportOptions): Promise<ImportResult> {
   const input = createReadStream(file).pipe(createGunzip());
   const lines = createInterface({ input, crlfDelay: Infinity });
   const it = lines[Symbol.asyncIterator]();
@@ -148,9 +169,11 @@ export async function importRealm(store: Store, files: FileStore, file: string, 
     const header = first.done ? undefined : (parseLine(first.value, 1) as Partial<ReturnType<typeof Header>>);
     if (header?.format !== 'parley-export') throw new ExportError(`${file} is not a Parley export`);
     if (header.version !== EXPORT_VERSION) throw new ExportError(`${file} is an export of version ${header.version}; this server reads version ${EXPORT_VERSION}`);
-    const realmId = header.realmId;
-    if (!Number.isSafeInteger(realmId) || realmId! < 0) throw new ExportError(`${file}: bad realm ID ${realmId}`);
-    return await importBody(store, files, realmId!, { next: () => it.next() }, opts);
+    const from = header.realmId;
+    if (!Number.isSafeInteger(from) || from! < 1) throw new ExportError(`${file}: bad realm ID ${from}`);
+    const to = opts.realmId ?? from!;
+    if (!Number.isSafeInteger(to) || to < 1) throw new ExportError(`bad target realm ID ${to}`);
+    return await importBody(store, files, new Relabel(from!, to), { next: () => it.next() }, opts);
   } catch (err) {
     if (/^Z_/.test((err as NodeJS.ErrnoException).code ?? '')) throw new ExportError(`${file} is not a gzipped Parley export (${(err as Error).message})`);
     throw err;
@@ -160,11 +183,68 @@ export async function importRealm(store: Store, files: FileStore, file: string, 
   }
 }
 
-async function importBody(store: Store, files: FileStore, realmId: number, lines: { next(): Promise<IteratorResult<string>> }, opts: ImportOptions): Promise<{ realmId: number } & ExportCounts> {
-  if (await T.realms.at(realmId).get(store)) throw new ExportError(`realm ID ${realmId} is already an organization in this deployment: import refused (IDs and upload links are kept, so the ID must be free)`);
+/**
+ * Moves an organization from realm ID `from` to `to`: partition keys
+ * (`<realm>…`), upload paths (`<realm>/…`: attachment rows and their keys,
+ * custom emoji files, the files themselves) and upload links in any text
+ * (`/user_uploads/<realm>/…` in messages, their edit history, drafts,
+ * scheduled messages), and timers' actor IDs. Nothing else in a row holds
+ * the realm ID (other IDs are numbered per realm and stay as they are).
+ */
+class Relabel {
+  private readonly link: RegExp;
+
+  constructor(
+    readonly from: number,
+    readonly to: number,
+  ) {
+    this.link = new RegExp(`/user_uploads/${from}/`, 'g');
+  }
+
+  get same(): boolean {
+    return this.from === this.to;
+  }
+
+  /** `<from>…` -> `<to>…`, for partition keys (checked to be the realm's) and actor IDs. */
+  private prefix(key: string): string {
+    return `${this.to}${key.slice(String(this.from).length)}`;
+  }
+
+  path(p: string): string {
+    return this.same ? p : `${this.to}/${p.slice(String(this.from).length + 1)}`;
+  }
+
+  private text(v: unknown): unknown {
+    if (typeof v === 'string') return v.replace(this.link, `/user_uploads/${this.to}/`);
+    if (Array.isArray(v)) return v.map((x) => this.text(x));
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, this.text(x)]));
+    return v;
+  }
+
+  row(table: string, pk: string, ck: Key, value: unknown): { pk: string; ck: Key; value: unknown } {
+    if (this.same) return { pk, ck, value };
+    let v = this.text(value) as Record<string, unknown>;
+    if (table === T.attachments.schema.name) {
+      v = { ...v, path: this.path(v.path as string) };
+      ck = this.path(ck as string);
+    }
+    if (table === T.realmEmoji.schema.name) v = { ...v, fileName: this.path(v.fileName as string) };
+    // attachment_messages: `<realm>:<path>`, and the path names the realm too.
+    const newPk = table === T.attachmentMessages.schema.name ? `${this.to}:${this.path(pk.slice(String(this.from).length + 1))}` : this.prefix(pk);
+    return { pk: newPk, ck, value: v };
+  }
+
+  timer(t: TimerRecord): TimerRecord {
+    return this.same ? t : { ...t, actor: this.prefix(t.actor), payload: this.text(t.payload) };
+  }
+}
+
+async function importBody(store: Store, files: FileStore, relabel: Relabel, lines: { next(): Promise<IteratorResult<string>> }, opts: ImportOptions): Promise<ImportResult> {
+  const { from, to } = relabel;
+  if (await T.realms.at(to).get(store)) throw new ExportError(`realm ID ${to} is already an organization in this deployment: import refused (choose a free realm ID to import as)`);
   // A scope of the import's own: the realm's actors claim theirs when they first load, after the import.
-  const writer = await store.claim(`import:${realmId}`, 1);
-  if (!writer) throw new ExportError(`realm ${realmId} is being imported by another process`);
+  const writer = await store.claim(`import:${to}`, 1);
+  if (!writer) throw new ExportError(`realm ${to} is being imported by another process`);
   const counts: ExportCounts = { rows: 0, timers: 0, files: 0 };
   let pending: WriteOp[] = [];
   let pendingBytes = 0;
@@ -179,7 +259,8 @@ async function importBody(store: Store, files: FileStore, realmId: number, lines
     pendingBytes += bytes;
     if (pending.length >= (opts.batch ?? BATCH_OPS) || pendingBytes >= BATCH_BYTES) await flush();
   };
-  let meta: WriteOp | null = null;
+  let meta: RealmMeta | null = null;
+  let owner: UserRecord | null = null;
   let end: ExportCounts | null = null;
   for (let n = 2; ; n++) {
     const next = await lines.next();
@@ -190,24 +271,32 @@ async function importBody(store: Store, files: FileStore, realmId: number, lines
       const [table, pk, ck, value] = line.row;
       const def = TABLES.get(table);
       if (!def || NOT_REALM_TABLES.has(table)) throw new ExportError(`line ${n}: table ${JSON.stringify(table)} is not an organization's`);
-      if (typeof pk !== 'string' || !isRealmPartition(realmId, pk)) throw new ExportError(`line ${n}: row ${table}/${pk} is not realm ${realmId}'s`);
+      if (typeof pk !== 'string' || !isRealmPartition(from, pk)) throw new ExportError(`line ${n}: row ${table}/${pk} is not realm ${from}'s`);
+      if ((table === T.attachments.schema.name || table === T.attachmentMessages.schema.name) && !String(table === T.attachments.schema.name ? ck : pk.slice(String(from).length + 1)).startsWith(`${from}/`)) {
+        throw new ExportError(`line ${n}: an upload of ${table} that is not realm ${from}'s`);
+      }
       const decoded = def.codec.safeParse(value);
       if (!decoded.success) throw new ExportError(`line ${n}: ${table}/${pk}/${String(ck)} does not decode: ${decoded.error.issues[0]?.message}`);
-      const op: WriteOp = { op: 'put', table, pk, ck, value };
+      const row = relabel.row(table, pk, ck, value);
       counts.rows++;
+      if (table === T.users.schema.name) {
+        const u = decoded.data as UserRecord;
+        if (u.role === Role.OWNER && u.isActive && !u.isBot && (!owner || u.id < owner.id)) owner = u;
+      }
       // The realm's own row makes it exist: written after everything else.
-      if (table === T.realms.schema.name) meta = op;
-      else await add(op, next.value.length);
+      if (table === T.realms.schema.name) meta = row.value as RealmMeta;
+      else await add({ op: 'put', table, ...row }, next.value.length);
     } else if (line.timer) {
       const t = TimerRecord.safeParse(line.timer);
-      if (!t.success || !isRealmTimer(realmId, t.data)) throw new ExportError(`line ${n}: a timer that is not realm ${realmId}'s`);
-      const shard = shardOf(TIMER_KINDS[t.data.kind]!.placement(t.data.actor), opts.shards);
+      if (!t.success || !isRealmTimer(from, t.data)) throw new ExportError(`line ${n}: a timer that is not realm ${from}'s`);
+      const timer = relabel.timer(t.data);
+      const shard = shardOf(TIMER_KINDS[timer.kind]!.placement(timer.actor), opts.shards);
       counts.timers++;
-      await add(T.timers.at(shard, t.data).put(t.data), next.value.length);
+      await add(T.timers.at(shard, timer).put(timer), next.value.length);
     } else if (line.file) {
       const f = line.file;
-      if (typeof f.path !== 'string' || !f.path.startsWith(`${realmId}/`)) throw new ExportError(`line ${n}: file ${JSON.stringify(f.path)} is not realm ${realmId}'s`);
-      await files.put(f.path, { contentType: f.contentType, filename: f.filename, data: Buffer.from(f.data, 'base64') });
+      if (typeof f.path !== 'string' || !f.path.startsWith(`${from}/`)) throw new ExportError(`line ${n}: file ${JSON.stringify(f.path)} is not realm ${from}'s`);
+      await files.put(relabel.path(f.path), { contentType: f.contentType, filename: f.filename, data: Buffer.from(f.data, 'base64') });
       counts.files++;
     } else if (line.end) {
       end = line.end;
@@ -219,10 +308,37 @@ async function importBody(store: Store, files: FileStore, realmId: number, lines
   if (end.rows !== counts.rows || end.timers !== counts.timers || end.files !== counts.files) {
     throw new ExportError(`the export says ${JSON.stringify(end)} but holds ${JSON.stringify(counts)}`);
   }
-  if (!meta) throw new ExportError(`the export has no realms row for realm ${realmId}`);
+  if (!meta) throw new ExportError(`the export has no realms row for realm ${from}`);
+  const visible: RealmMeta = opts.subdomain === undefined ? meta : { ...meta, stringId: opts.subdomain };
   await flush();
-  await writer.commit([meta]);
-  return { realmId, ...counts };
+  await writer.commit([T.realms.at(to).put(visible)]);
+  const o = owner as UserRecord | null;
+  return { realmId: to, exportedRealmId: from, name: visible.name, subdomain: visible.stringId, owner: o && { email: o.email, fullName: o.fullName }, ...counts };
+}
+
+/** A realm ID no organization of the target's directory has (after its greatest), to import as. */
+export async function freeRealmId(actors: ActorClient): Promise<number> {
+  const { organizations } = await actors.call(directoryRef, DIRECTORY_ID, { type: 'listOrganizations', caller: SERVER_CALLER });
+  return Math.max(0, ...organizations.map((o) => o.realmId)) + 1;
+}
+
+/**
+ * Registers an imported organization in the target deployment's directory
+ * under its subdomain (the directory adopts the existing realm), so its
+ * host serves it; every gateway hears of it at once. Refused (ApiError) if
+ * the subdomain is another organization's.
+ */
+export async function registerImported(actors: ActorClient, imported: ImportResult) {
+  if (!imported.owner) throw new ExportError(`realm ${imported.realmId} has no active owner to register it with`);
+  const { organization } = await actors.call(directoryRef, DIRECTORY_ID, {
+    type: 'createOrganization',
+    caller: SERVER_CALLER,
+    subdomain: imported.subdomain,
+    name: imported.name,
+    realmId: imported.realmId,
+    users: [{ email: imported.owner.email, fullName: imported.owner.fullName, role: Role.OWNER }],
+  });
+  return organization;
 }
 
 function parseLine(text: string, n: number): unknown {

@@ -2,6 +2,7 @@
 // embedded -> cluster (PARLEY_TEST_CASSANDRA=1), checked through the HTTP API of a server started on the
 // target; IDs, logins and upload links stay valid. And what the importer refuses.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -11,7 +12,10 @@ import { shardOf } from '../actors/subjects.ts';
 import { dropKeyspace } from '../scripts/drop-keyspace.ts';
 import { CassandraStore } from '../storage/cassandra.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
-import { exportRealm, ExportError, importRealm, isRealmPartition, NOT_REALM_TABLES, REALM_TABLES } from '../storage/export.ts';
+import { exportRealm, ExportError, freeRealmId, importRealm, isRealmPartition, NOT_REALM_TABLES, REALM_TABLES, registerImported } from '../storage/export.ts';
+import { startParley } from '../lib/app.ts';
+import { loadConfig } from '../lib/config.ts';
+import type { Creds } from './helpers/api.ts';
 import { ChunkedFileStore, DirFileStore } from '../storage/files.ts';
 import type { Store } from '../storage/store.ts';
 import { T, timerHour } from '../storage/tables.ts';
@@ -73,6 +77,58 @@ t.test('export - embedded to embedded: imported into a fresh deployment, served 
   const target = await serverFor(t, { dataDir: dir });
   await checkRestored(t, target, org, org.sent);
   await scheduledBack(t, target);
+});
+
+/** A GET through the gateway with the `Host` of an organization (fetch cannot set Host). */
+function hostGet(port: number, host: string, path: string, creds: Creds): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const auth = `Basic ${Buffer.from(`${creds.email}:${creds.apiKey}`).toString('base64')}`;
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host, authorization: auth } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+t.test('export - imported under another realm ID: keys, upload paths and links rewritten, registered in the directory, served at its host', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-import-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = new EmbeddedStore(join(dir, 'data'));
+  const files = new DirFileStore(join(dir, 'data', 'uploads'));
+  const got = await importRealm(store, files, file, { shards: 1, realmId: 2, subdomain: 'acme' });
+  t.match(got, { realmId: 2, exportedRealmId: REALM, subdomain: 'acme', owner: { email: source.demo.owner.email } });
+  const users = [];
+  for await (const r of store.scan('users', '')) users.push(r.pk);
+  t.ok(users.length > 0 && users.every((pk) => pk.startsWith('2:')), 'every user row is under realm 2');
+  const newPath = org.upload.url.replace(`/user_uploads/${REALM}/`, '/user_uploads/2/').slice('/user_uploads/'.length);
+  t.ok(await files.get(newPath), 'the upload is stored under realm 2');
+  t.ok(await T.attachments.at(2, newPath).get(store), 'and recorded there');
+  await store.close();
+
+  process.env.PARLEY_DATA_DIR = join(dir, 'data'); // where this process's file store is (storage/files.ts)
+  const parley = await startParley(loadConfig({ ...process.env, PARLEY_MODE: 'embedded', PARLEY_PORT: '0', PARLEY_DATA_DIR: join(dir, 'data'), PARLEY_LOG_LEVEL: 'warn' }));
+  t.teardown(() => parley.stop());
+  t.equal(await freeRealmId(parley.actors), 1, 'an empty directory: realm 1 is free');
+  const registered = await registerImported(parley.actors, got);
+  t.match(registered, { realmId: 2, subdomain: 'acme', name: 'Parley Demo' });
+  t.equal(await freeRealmId(parley.actors), 3);
+
+  const host = `acme.127.0.0.1:${parley.port}`;
+  const me = await hostGet(parley.port!, host, '/api/v1/users/me', org.user.creds);
+  t.equal(JSON.parse(me.body.toString()).user_id, org.user.id, 'the imported user logs in at the host, same ID and key');
+  const narrow = encodeURIComponent(JSON.stringify([{ operator: 'channel', operand: org.channel }]));
+  const msgs = JSON.parse((await hostGet(parley.port!, host, `/api/v1/messages?anchor=newest&num_before=100&num_after=0&apply_markdown=false&narrow=${narrow}`, org.user.creds)).body.toString());
+  const byId = new Map((msgs.messages as Array<{ id: number; content: string }>).map((m) => [m.id, m.content]));
+  const expected = org.sent.map((m) => ({ id: m.id, content: m.content.replaceAll(`/user_uploads/${REALM}/`, '/user_uploads/2/') }));
+  t.same(expected.filter((m) => byId.get(m.id) !== m.content), [], 'every message, same ID, links pointing at realm 2');
+  const download = await hostGet(parley.port!, host, `/api/v1/user_uploads/${newPath}`, org.user.creds);
+  t.equal(download.status, 200);
+  t.ok(download.body.equals(org.upload.data), 'the linked upload is served with its bytes');
+  const root = await hostGet(parley.port!, `127.0.0.1:${parley.port}`, '/api/v1/users/me', org.user.creds);
+  t.match({ status: root.status, ...JSON.parse(root.body.toString()) }, { status: 404, code: 'NONEXISTENT_SUBDOMAIN' }, 'and not at the root domain, which has no organization here');
 });
 
 t.test('export - refuses a truncated file, a row of another realm and a file that is no export, leaving the realm absent', async (t) => {
