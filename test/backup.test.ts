@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { dropKeyspace } from '../scripts/drop-keyspace.ts';
 import { backupEmbedded, BackupError, restoreCassandra, restoreEmbedded, snapshotCassandra } from '../storage/backup.ts';
-import { checkRestored, dirWithDemo, keepWriting, populate } from './helpers/backup-org.ts';
+import { checkRestored, dirWithDemo, keepWriting, NO_LIMITS, populate } from './helpers/backup-org.ts';
 import { serverFor, type TestServer } from './helpers/server.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -28,7 +28,7 @@ async function writing(s: TestServer, org: Awaited<ReturnType<typeof populate>>)
 }
 
 t.test('backup - embedded: copied while the server takes writes, restored on a fresh server, every acknowledged message, user, upload and setting is back', async (t) => {
-  const s = await serverFor(t);
+  const s = await serverFor(t, { env: NO_LIMITS });
   const org = await populate(s);
   const { w, before } = await writing(s, org);
   const out = join(scratch(t), 'backup');
@@ -40,7 +40,7 @@ t.test('backup - embedded: copied while the server takes writes, restored on a f
   const dir = dirWithDemo(s);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   await restoreEmbedded(out, join(dir, 'data'));
-  const restored = await serverFor(t, { dataDir: dir });
+  const restored = await serverFor(t, { dataDir: dir, env: NO_LIMITS });
   await checkRestored(t, restored, org, before, w.acked.slice(before.length - org.sent.length));
 });
 
@@ -50,7 +50,7 @@ t.test('backup - embedded: refuses a non-empty target, a directory that is no ba
   writeFileSync(join(dir, 'full', 'x'), 'x');
   await t.rejects(backupEmbedded(join(dir, 'nothing'), join(dir, 'b')), BackupError);
   await t.rejects(restoreEmbedded(join(dir, 'full'), join(dir, 'new')), { name: 'BackupError', message: /not a Parley backup/ });
-  const s = await serverFor(t);
+  const s = await serverFor(t, { env: NO_LIMITS });
   await t.rejects(backupEmbedded(join(s.dataDir!, 'data'), join(dir, 'full')), { message: /not empty/ });
   await backupEmbedded(join(s.dataDir!, 'data'), join(dir, 'ok'));
   await t.rejects(restoreEmbedded(join(dir, 'ok'), join(dir, 'full')), { message: /not empty/ });
@@ -59,7 +59,7 @@ t.test('backup - embedded: refuses a non-empty target, a directory that is no ba
 const jmxPort = process.env.PARLEY_CASSANDRA_JMX_PORT;
 t.test('backup - cluster: a Cassandra snapshot taken under writes, imported into a new keyspace, serves everything acknowledged', { skip: process.env.PARLEY_TEST_CASSANDRA !== '1' || !jmxPort ? 'needs PARLEY_TEST_CASSANDRA=1 and a Cassandra with JMX (PARLEY_CASSANDRA_JMX_PORT)' : false }, async (t) => {
   const tag = `bk${process.pid}${Math.random().toString(36).slice(2, 6)}`;
-  const cluster = (ks: string) => ({ PARLEY_MODE: 'cluster', PARLEY_CASSANDRA_KEYSPACE: ks, PARLEY_REDIS_PREFIX: `parley_${ks}`, PARLEY_SHARDS: '4' });
+  const cluster = (ks: string) => ({ ...NO_LIMITS, PARLEY_MODE: 'cluster', PARLEY_CASSANDRA_KEYSPACE: ks, PARLEY_REDIS_PREFIX: `parley_${ks}`, PARLEY_SHARDS: '4' });
   const [from, to] = [`parley_${tag}_a`, `parley_${tag}_b`];
   t.teardown(async () => {
     for (const ks of [from, to]) await dropKeyspace(ks).catch(() => {});

@@ -19,7 +19,7 @@ import type { Creds } from './helpers/api.ts';
 import { ChunkedFileStore, DirFileStore } from '../storage/files.ts';
 import type { Store } from '../storage/store.ts';
 import { T, timerHour } from '../storage/tables.ts';
-import { checkRestored, dirWithDemo, populate } from './helpers/backup-org.ts';
+import { checkRestored, dirWithDemo, NO_LIMITS, populate } from './helpers/backup-org.ts';
 import { serverFor } from './helpers/server.ts';
 
 const REALM = 1; // the demo realm
@@ -27,7 +27,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'parley-export-'));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 
 // The source: an embedded server with the fixture and a scheduled message (a durable timer), exported while it runs.
-const source = await serverFor(t);
+const source = await serverFor(t, { env: NO_LIMITS });
 const org = await populate(source);
 const deliverAt = Math.floor(Date.now() / 1000) + 3 * 3600;
 const { stream_id } = await source.api.as(source.demo.owner).ok('GET', '/get_stream_id', { stream: org.channel });
@@ -74,7 +74,7 @@ t.test('export - embedded to embedded: imported into a fresh deployment, served 
   t.ok(await timerFiled(store, 1), 'the timer is filed');
   await t.rejects(importRealm(store, files, file, { shards: 1 }), { name: 'ExportError', message: /already an organization/ }, 'a second import of the realm is refused');
   await store.close();
-  const target = await serverFor(t, { dataDir: dir });
+  const target = await serverFor(t, { dataDir: dir, env: NO_LIMITS });
   await checkRestored(t, target, org, org.sent);
   await scheduledBack(t, target);
 });
@@ -168,7 +168,7 @@ t.test('export - embedded to cluster: imported into a Cassandra keyspace with th
   t.ok(await timerFiled(store, 4), 'the timer is filed under its shard among 4');
   const dir = dirWithDemo(source);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const target = await serverFor(t, { dataDir: dir, env: { PARLEY_MODE: 'cluster', PARLEY_CASSANDRA_KEYSPACE: keyspace, PARLEY_REDIS_PREFIX: `parley_${keyspace}`, PARLEY_SHARDS: '4' } });
+  const target = await serverFor(t, { dataDir: dir, env: { ...NO_LIMITS, PARLEY_MODE: 'cluster', PARLEY_CASSANDRA_KEYSPACE: keyspace, PARLEY_REDIS_PREFIX: `parley_${keyspace}`, PARLEY_SHARDS: '4' } });
   await checkRestored(t, target, org, org.sent);
   await scheduledBack(t, target);
 });

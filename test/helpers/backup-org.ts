@@ -8,9 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
 import { type Api, type Creds, uniq } from './api.ts';
 import type { TestServer } from './server.ts';
+
+/** Server settings for these tests: the writer sends faster than a user's default budget allows. */
+export const NO_LIMITS = { PARLEY_RATE_LIMITS: 'false' } as const;
 
 export interface Sent {
   id: number;
@@ -60,7 +64,11 @@ export function keepWriting(s: TestServer, org: OrgFixture): { acked: Sent[]; st
   const acked: Sent[] = [];
   let running = true;
   const loop = (async () => {
-    for (let i = 0; running; i++) acked.push(await send(s.api.as(s.demo.member1), org.channel, `during ${i} ${uniq('w')}`));
+    // Paced: writes keep coming without taking the CPU the backup needs (servers here run without rate limits, NO_LIMITS).
+    for (let i = 0; running; i++) {
+      acked.push(await send(s.api.as(s.demo.member1), org.channel, `during ${i} ${uniq('w')}`));
+      await sleep(20);
+    }
   })();
   return {
     acked,
