@@ -24,7 +24,7 @@
  * another's; every write acknowledged before the snapshot began is in it.
  */
 import { execFile } from 'node:child_process';
-import { cp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, lstat, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -104,9 +104,15 @@ export async function backupEmbedded(dataDir: string, outDir: string): Promise<B
   // After the store: every file a copied row names was written before that row committed.
   for (const entry of await readdir(dataDir)) {
     if (LMDB_FILES.has(entry)) continue;
-    await cp(join(dataDir, entry), join(target, entry), { recursive: true, filter: (src) => !src.endsWith('.tmp') });
+    await cp(join(dataDir, entry), join(target, entry), { recursive: true, filter: copied });
   }
   return writeManifest(outDir, { mode: 'embedded' });
+}
+
+/** What a backup copies besides the store: files and directories, not a half-written file or the server's admin socket. */
+async function copied(src: string): Promise<boolean> {
+  const st = await lstat(src);
+  return (st.isDirectory() || st.isFile()) && !src.endsWith('.tmp');
 }
 
 /** Makes `dataDir` (new or empty; no server on it) a copy of the backup in `backupDir`. Start a server on it afterwards. */
