@@ -25,9 +25,23 @@ export interface RequestInfo {
   ip: string;
 }
 
+/**
+ * The address the nearest proxy appended to X-Forwarded-For: the last entry
+ * of the header's last line. nginx appends to the line the client sent;
+ * HAProxy (`option forwardfor`) adds a line of its own after it; uWS's
+ * `getHeader` gives the first line only, the one a client may have written.
+ */
+function forwardedFor(req: HttpRequest): string {
+  let last = '';
+  req.forEach((name, value) => {
+    if (name === 'x-forwarded-for') last = value;
+  });
+  return last.slice(last.lastIndexOf(',') + 1).trim();
+}
+
 export function readRequest(req: HttpRequest, res: HttpResponse, trustForwardedFor = false): RequestInfo {
   const length = req.getHeader('content-length');
-  const forwarded = trustForwardedFor ? req.getHeader('x-forwarded-for').split(',').at(-1)!.trim() : '';
+  const forwarded = trustForwardedFor ? forwardedFor(req) : '';
   return {
     badFraming: length === '' && req.getHeader('transfer-encoding') === '' ? null : framingProblem(req, length),
     ip: forwarded || Buffer.from(res.getRemoteAddressAsText()).toString(),
@@ -109,6 +123,7 @@ export class Reply {
   private readonly started = performance.now();
   /** The connection is not read until this answer is written (`holdNextRequest`). */
   private holding = false;
+
   /** Sees every JSON reply as it is written (check mode: `gateway/openapi/check.ts`). */
   onJson: ((status: number, text: string) => void) | null = null;
 
