@@ -39,9 +39,12 @@ async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, 'shutting down');
-  const force = setTimeout(() => process.exit(1), 20_000);
+  const drainMs = config.role === 'actors' ? 0 : config.drainDelaySecs * 1000;
+  const force = setTimeout(() => process.exit(1), 20_000 + drainMs);
   force.unref();
   try {
+    // Behind a load balancer: out of its rotation before the listener closes (deploy/README.md).
+    if (drainMs > 0) await parley.gateway?.drain(drainMs);
     await parley.stop();
   } catch (err) {
     log.error({ err }, 'error during shutdown');

@@ -123,7 +123,8 @@ export class Reply {
   private readonly started = performance.now();
   /** The connection is not read until this answer is written (`holdNextRequest`). */
   private holding = false;
-
+  /** The connection is closed once this answer is written (`closeAfterAnswer`). */
+  private closing = false;
   /** Sees every JSON reply as it is written (check mode: `gateway/openapi/check.ts`). */
   onJson: ((status: number, text: string) => void) | null = null;
 
@@ -172,6 +173,11 @@ export class Reply {
     this.res.pause();
   }
 
+  /** Closes the connection after this request's answer, whatever the answer (a gateway that is draining). */
+  closeAfterAnswer(): void {
+    this.closing = true;
+  }
+
   /** Reading the connection again, inside the cork that writes the answer (the response is gone after `end`). */
   private release(): void {
     if (!this.holding) return;
@@ -205,7 +211,7 @@ export class Reply {
       this.res.writeStatus(STATUS[status] ?? `${status}`);
       this.res.writeHeader('Content-Type', contentType);
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      this.res.end(body, close);
+      this.res.end(body, close || this.closing);
     });
   }
 

@@ -128,19 +128,44 @@ export class Gateway {
    * (through another gateway) instead of losing the connection at exit, and
    * lets the requests in flight finish: each gets its answer, or after
    * `graceMs` a 503, never a reset connection. A request that arrives on an
-   * open connection meanwhile gets a 503 and the connection is closed.
+   * open connection meanwhile is served (a long poll answered at once, with
+   * no events) and the connection closed after its answer, so a load
+   * balancer in front loses no request: its next connection to this gateway
+   * is refused, which it retries on another one.
    */
   async close(graceMs = 10_000): Promise<void> {
     this.draining = true;
     for (const stop of this.unreport) stop();
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
-    for (const [reply, queueId] of this.polls) reply.json(200, { result: 'success', msg: '', events: [], queue_id: queueId });
-    this.polls.clear();
+    this.answerHeldPolls();
     const unanswered = () => [...this.inflight].filter((r) => !r.done && !r.aborted);
     const deadline = Date.now() + graceMs;
     while (unanswered().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     for (const reply of unanswered()) reply.jsonAndClose(503, unavailable('The server is shutting down; try again').envelope());
+  }
+
+  /**
+   * Before `close`, behind a load balancer: for `delayMs` this gateway still
+   * serves every request, also on new connections, but /readyz answers 503
+   * (an active health check takes it out of rotation), every answer closes
+   * its connection and long polls are answered at once. After the delay the
+   * load balancer holds no idle connection to it (the shipped configs drop
+   * an idle one after 4 s), so none is closed under a request at exit.
+   */
+  async drain(delayMs: number): Promise<void> {
+    this.draining = true;
+    this.answerHeldPolls();
+    await new Promise((r) => setTimeout(r, delayMs));
+  }
+
+  /** Answers every held long poll with no events, closing its connection: the client polls again, elsewhere. */
+  private answerHeldPolls(): void {
+    for (const [reply, queueId] of this.polls) {
+      reply.closeAfterAnswer();
+      reply.json(200, { result: 'success', msg: '', events: [], queue_id: queueId });
+    }
+    this.polls.clear();
   }
 
   /** The organization a request's host names, or null (a gateway without a directory serves none). */
@@ -165,7 +190,9 @@ export class Gateway {
       else if (info.url === '/healthz' || info.url === '/readyz') reply.stats = statsOf(info.url, info.url, 'GET');
       const limit = target?.maxBodyBytes ?? this.opts.maxBodyBytes;
       if (info.badFraming) return reply.jsonAndClose(400, new ApiError('BAD_REQUEST', info.badFraming, 400).envelope());
-      if (this.draining && info.url !== '/readyz' && info.url !== '/healthz') return reply.jsonAndClose(503, unavailable('The server is shutting down; try again').envelope());
+      // Draining: still served, and the connection closed after the answer, so that a proxy in
+      // front keeps no connection to this gateway and sends its next request elsewhere.
+      if (this.draining) reply.closeAfterAnswer();
       if (info.contentLength !== null && info.contentLength > limit) {
         throw new ApiError('REQUEST_TOO_LARGE', `Request body too large (limit: ${limit} bytes)`, 413);
       }
@@ -238,6 +265,8 @@ export class Gateway {
         if (reply.aborted) return;
       }
       const queueId = route === getEvents ? (params as { queue_id?: string }).queue_id : undefined;
+      // As `close` answers the polls it held: the client polls again, through another gateway.
+      if (queueId !== undefined && this.draining) return reply.json(200, { result: 'success', msg: '', events: [], queue_id: queueId });
       if (queueId !== undefined) this.polls.set(reply, queueId);
       let data: Awaited<ReturnType<Route['handle']>>;
       try {

@@ -50,6 +50,8 @@ const Env = z.object({
   /** The /metrics listener (`lib/metrics.ts`): a port of its own, never the API's; `off`: none. */
   PARLEY_METRICS_PORT: z.string().regex(/^(off|\d{1,5})$/, 'a port number or off').default('9464'),
   PARLEY_METRICS_HOST: z.string().min(1).optional(),
+  /** On SIGTERM, how long a gateway keeps serving while it tells its load balancer to go elsewhere (`Gateway.drain`). */
+  PARLEY_DRAIN_DELAY_SECS: z.coerce.number().min(0).max(120).default(0),
 });
 
 /** A value parsed beyond zod, failing with the same message as the schema's checks. */
@@ -118,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     trustForwardedFor: e.PARLEY_TRUST_FORWARDED_FOR,
     /** null: no metrics listener. */
     metrics: e.PARLEY_METRICS_PORT === 'off' ? null : { host: e.PARLEY_METRICS_HOST ?? e.PARLEY_HOST, port: Number(e.PARLEY_METRICS_PORT) },
+    drainDelaySecs: e.PARLEY_DRAIN_DELAY_SECS,
     actorLimits: {
       maxQueuesPerUser: e.PARLEY_MAX_QUEUES_PER_USER,
       channelCreation: parseOrExplain('PARLEY_CHANNEL_CREATION_LIMIT', () => parseRule(e.PARLEY_CHANNEL_CREATION_LIMIT)),
