@@ -163,6 +163,9 @@ if bash scripts/services.sh start all; then
       failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster-processes.log"
     fi
   fi
+  # nginx, HAProxy and ingress-nginx's directives, from deploy/ and k8s/, in front of a cluster of their own.
+  step lb-install bash scripts/install-lb.sh
+  tapsuite lb PARLEY_LOG_LEVEL=warn -- test/lb/lb.test.ts
 else
   failed=$((failed + 1)); echo "not ok - backing services did not start"
 fi
