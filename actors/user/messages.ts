@@ -164,8 +164,10 @@ export class MessageReader {
     // before the user subscribed (historical ones they marked unread, as Zulip keeps a UserMessage row for).
     const bySource = new Map(sources.filter((s) => s.receivedFrom !== null).map((s) => [s.recipientKey, s]));
     const scanned = (m: StoredMessage, src: MessageSource) => m.id >= this.readBelow && m.id >= src.receivedFrom!;
+    // IDs at or above the watermark and every source's start were in the scan whatever their source: not read again.
+    const scannedEverywhere = Math.max(this.readBelow, ...[...bySource.values()].map((s) => s.receivedFrom!));
     const older: StoredMessage[] = [];
-    for (const m of await readMessages(this.store, this.realmId, this.unreadRows)) {
+    for (const m of await readMessages(this.store, this.realmId, [...this.unreadRows].filter((id) => id < scannedEverywhere))) {
       const src = bySource.get(m.recipientKey);
       if (src && m.id >= src.minId && !scanned(m, src) && matchesNarrow(unreadNarrow, messageView(m, await this.flagsFor(m, src)))) older.push(m);
     }
