@@ -169,6 +169,7 @@ t.test('uploads - GET /api/v1/user_uploads/... gives a temporary URL that serves
     [`/user_uploads/temporary/${token}/other.jpg`, 'Invalid filename'],
     [`/user_uploads/temporary/not-a-token/${name}`, 'Invalid token'],
     [`/user_uploads/temporary/${Buffer.from(JSON.stringify({ u: s.demo.member1.userId, p: r.body.url.slice(14), e: 9e9 })).toString('base64url')}.forged/${name}`, 'Invalid token'],
+    [`/user_uploads/temporary/${Buffer.from(JSON.stringify({ u: 987_654_321, p: r.body.url.slice(14), e: 9e9 })).toString('base64url')}.forged/${name}`, 'Invalid token'],
   ];
   for (const [url, msg] of cases) {
     const res = await fetch(`${last}${url}`);

@@ -6,6 +6,7 @@ import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.t
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { renderContent } from './render.ts';
+import { isActiveUser } from './files.ts';
 import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
 import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
@@ -126,6 +127,7 @@ export const realmHandlers = {
   presenceAccess,
   sendMessageWithTopicWildcard,
   renderContent,
+  isActiveUser,
   muteUser,
   listAlertWords,
   changeAlertWords,

@@ -12,8 +12,10 @@
  *   to see: 403.
  * - `/user_uploads/temporary/<token>/<filename>`: no credentials, while the
  *   token that GET /api/v1/user_uploads/... made is valid (60 s); the user
- *   actor that signed it checks it, so any gateway serves it.
+ *   actor that signed it checks it, so any gateway serves it (once the realm
+ *   says the token's user is an active member).
  */
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { tokenUser } from '../../actors/user/uploads.ts';
 import { badRequest } from '../../lib/errors.ts';
@@ -62,6 +64,9 @@ export const temporaryUpload: Page = {
     const token = segment(params, 'token');
     const userId = tokenUser(token);
     if (userId === null) throw badRequest('Invalid token');
+    // A forged token may name any ID: only an active member's actor is asked to check it.
+    const { active } = await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'isActiveUser', caller: { realmId: ctx.realmId, userId: null }, userId });
+    if (!active) throw badRequest('Invalid token');
     const file = await ctx.actors.call(userRef, userActorId(ctx.realmId, userId), { type: 'temporaryFile', caller: { realmId: ctx.realmId, userId: null }, token, filename: segment(params, 'filename') });
     return fileReply(file);
   },
