@@ -30,6 +30,10 @@ export const subjects = {
   /** Events every node takes (e.g. public-channel messages for all_public_streams queues). */
   broadcast: (realmId: number) => `parley.broadcast.${realmId}`,
   broadcastAll: 'parley.broadcast.>',
+  /** The operator's questions any one actor node answers (the cluster's leases). */
+  admin: 'parley.admin',
+  /** The operator's questions for one actor node (its counts; drain). */
+  nodeAdmin: (nodeId: string) => `parley.node.${nodeId.replace(/[^\w-]/g, '_')}`,
   /** Every gateway takes these: an organization created, renamed, deactivated or reactivated (the directory actor's). */
   directory: 'parley.directory',
   /** Every gateway takes these: credentials that stopped working (deactivation, a new API key). */

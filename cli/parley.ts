@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../lib/config.ts';
 import { channelCommands } from './commands/channels.ts';
+import { clusterCommands } from './commands/cluster.ts';
 import { organizationCommands, type Run } from './commands/organizations.ts';
 import { userCommands } from './commands/users.ts';
 import { connect } from './connect.ts';
@@ -42,6 +43,7 @@ const run: Run = async (action) => {
 organizationCommands(program, run);
 userCommands(program, run);
 channelCommands(program, run);
+clusterCommands(program, run);
 
 try {
   await program.parseAsync(process.argv);

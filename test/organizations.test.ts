@@ -194,3 +194,26 @@ t.test('cli - usage: --help everywhere, clear errors and exit codes', async (t) 
     t.match(away.stderr, /No running embedded server/);
   }
 });
+
+t.test('cli - cluster status: every actor node with its shards, event queues and held polls; every shard owned', async (t) => {
+  const poll = await at('', 'POST', '/register', { event_types: ['message'] }, server.demo.member1);
+  t.equal(poll.status, 200);
+  const status = await cliJson(['cluster', 'status']);
+  t.ok(status.nodes.length >= 1, 'live nodes listed');
+  t.ok(status.shards.length >= 1 && status.shards.every((s: any) => typeof s.owner === 'string' && s.owner.length > 0), 'every shard has an owner');
+  t.equal(status.nodes.reduce((n: number, x: any) => n + x.shards.length, 0), status.shards.length, "the nodes' shards add up to all of them");
+  t.ok(status.nodes.reduce((n: number, x: any) => n + x.queues, 0) >= 1, 'the queue just registered is counted');
+  t.ok(status.shards.every((s: any) => s.renewedMsAgo === null || s.renewedMsAgo >= 0));
+  const human = await cli(['cluster', 'status']);
+  t.match(human.stdout, /shards owned/);
+});
+
+// Last: it leaves the embedded server owning nothing.
+t.test('cli - cluster drain: the node hands its shards over and serves nothing more (embedded: the only node)', { skip: server.dataDir ? false : 'drains the shared cluster: covered by the cluster suite' }, async (t) => {
+  const { nodes } = await cliJson(['cluster', 'status']);
+  const drained = await cliJson(['cluster', 'drain', nodes[0].nodeId]);
+  t.same(drained.shards, []);
+  t.equal(drained.draining, true);
+  const r = await at('', 'GET', '/users/me', {}, server.demo.owner);
+  t.equal(r.status, 503, 'no node owns the shard: the client is told to retry');
+});

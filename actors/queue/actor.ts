@@ -339,5 +339,10 @@ export const queueActor = defineActor({
   wantsBroadcasts: (shard) => shard.allPublic.size > 0,
   eventsLost: (shard) => shard.dropAll(),
   tick: (shard, now) => shard.tick(now),
+  stats: (shard) => {
+    let polls = 0;
+    for (const q of shard.queues.values()) if (q.polling) polls++;
+    return { queues: shard.queues.size, polls };
+  },
   unload: (shard) => shard.closeAll(),
 });

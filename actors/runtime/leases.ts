@@ -31,6 +31,13 @@ export interface Leases {
   ready(): boolean;
   /** Releases every shard (handing them over) and leaves the cluster. */
   stop(): Promise<void>;
+  /** The cluster as the leases see it: live nodes, and each shard's owner and the time since its lease was last renewed (the operator's CLI). */
+  describe(): Promise<LeaseView>;
+}
+
+export interface LeaseView {
+  nodes: Array<{ nodeId: string; heartbeatExpiresInMs: number }>;
+  shards: Array<{ shard: number; owner: string | null; token: number | null; renewedMsAgo: number | null }>;
 }
 
 /** Embedded mode: one node owns every shard, forever. */
@@ -38,7 +45,8 @@ export class LocalLeases implements Leases {
   private owned = new Set<number>();
   private started = false;
 
-  async start(_nodeId: string, shards: number, listener: LeaseListener): Promise<void> {
+  async start(nodeId: string, shards: number, listener: LeaseListener): Promise<void> {
+    this.nodeId = nodeId;
     for (let shard = 0; shard < shards; shard++) {
       await listener.acquired({ shard, token: 1 });
       this.owned.add(shard);
@@ -57,5 +65,11 @@ export class LocalLeases implements Leases {
 
   async stop(): Promise<void> {
     this.owned.clear();
+  }
+
+  private nodeId = '';
+
+  async describe(): Promise<LeaseView> {
+    return { nodes: this.started && this.owned.size ? [{ nodeId: this.nodeId, heartbeatExpiresInMs: 0 }] : [], shards: [...this.owned].map((shard) => ({ shard, owner: this.nodeId, token: 1, renewedMsAgo: 0 })) };
   }
 }

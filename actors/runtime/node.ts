@@ -47,6 +47,10 @@ interface ShardHost {
 export class ActorNode {
   private shards = new Map<number, ShardHost>();
   private ticker: NodeJS.Timeout | null = null;
+  /** The operator's subjects (`parley cluster ...`). */
+  private adminSubs: Subscription[] = [];
+  /** Told by the operator to hand its shards over (`parley cluster drain`). */
+  private draining = false;
   private broadcastSub: Promise<Subscription> | null = null;
   private readonly perShardKinds: AnyKind[];
   /** Removes this node's gauges (`lib/metrics.ts`) at stop. */
@@ -68,6 +72,9 @@ export class ActorNode {
       acquired: (grant) => this.acquire(grant),
       lost: (shard) => this.release(shard),
     });
+    // The operator's CLI: the cluster's leases from any node, this node's counts and drain from this one.
+    this.adminSubs.push(await this.bus.serve(subjects.admin, () => this.leases.describe()));
+    this.adminSubs.push(await this.bus.serve(subjects.nodeAdmin(this.opts.nodeId), (body) => this.admin(body)));
     this.bus.onEventsLost(() => this.eventsLost());
     this.unreport = [shardsOwned.add((set) => set(this.shards.size)), actorsHosted.add((set) => this.countActors(set))];
     const tickMs = Math.max(50, Math.min(1000, (this.opts.heartbeatSecs * 1000) / 5));
@@ -77,6 +84,32 @@ export class ActorNode {
 
   get ownedShards(): number[] {
     return [...this.shards.keys()];
+  }
+
+  /** What the operator asks this node: its counts (`status`), or to hand every shard over (`drain`, as SIGTERM does, the process staying up). */
+  private async admin(body: unknown): Promise<unknown> {
+    const op = (body as { op?: string } | null)?.op;
+    if (op === 'drain') {
+      this.draining = true;
+      // No longer the one to ask about the cluster: its leases are gone.
+      await this.adminSubs.shift()?.unsubscribe();
+      await this.stop();
+      return this.status();
+    }
+    if (op === 'status') return this.status();
+    throw badRequest(`unknown node operation ${String(op)}`);
+  }
+
+  private async status(): Promise<Record<string, unknown>> {
+    const totals: Record<string, number> = {};
+    for (const host of this.shards.values()) {
+      for (const kind of this.perShardKinds) {
+        if (!kind.stats) continue;
+        const h = this.hostFor(host, kind, '0');
+        for (const [k, v] of Object.entries(kind.stats(await h.state))) totals[k] = (totals[k] ?? 0) + v;
+      }
+    }
+    return { nodeId: this.opts.nodeId, draining: this.draining, shards: this.ownedShards.sort((a, b) => a - b), ...totals };
   }
 
   async stop(): Promise<void> {

@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import { fnv1a } from '../../lib/hash.ts';
 import { log as rootLog } from '../../lib/log.ts';
 import { leaseRenewals, leaseRenewDuration, liveNodes, shardMoves } from '../../lib/metrics.ts';
-import type { LeaseListener, Leases, ShardGrant } from './leases.ts';
+import type { LeaseListener, Leases, LeaseView, ShardGrant } from './leases.ts';
 
 export interface RedisLeasesOptions {
   /** Lease and heartbeat lifetime in Redis. */
@@ -205,6 +205,24 @@ export class RedisLeases implements Leases {
 
   ready(): boolean {
     return this.settled && !this.stopped;
+  }
+
+  async describe(): Promise<LeaseView> {
+    const now = Date.now();
+    const nodes = await this.redis.zrange(this.key('nodes'), '0', '-1', 'WITHSCORES');
+    const out: LeaseView = { nodes: [], shards: [] };
+    // The scores are Redis's clock; this process's is close enough for an operator's view.
+    for (let i = 0; i < nodes.length; i += 2) out.nodes.push({ nodeId: nodes[i]!, heartbeatExpiresInMs: Math.max(0, Number(nodes[i + 1]) - now) });
+    const pipe = this.redis.pipeline();
+    for (let s = 0; s < this.shards; s++) pipe.get(this.key('lease', s)).pttl(this.key('lease', s));
+    const res = (await pipe.exec()) ?? [];
+    for (let s = 0; s < this.shards; s++) {
+      const value = res[2 * s]?.[1] as string | null;
+      const pttl = Number(res[2 * s + 1]?.[1]);
+      const at = value ? value.lastIndexOf(':') : -1;
+      out.shards.push(value ? { shard: s, owner: value.slice(0, at), token: Number(value.slice(at + 1)), renewedMsAgo: pttl >= 0 ? Math.max(0, this.ttlMs - pttl) : null } : { shard: s, owner: null, token: null, renewedMsAgo: null });
+    }
+    return out;
   }
 
   /** Shards held now, for logs and tests. */

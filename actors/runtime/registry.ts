@@ -49,6 +49,8 @@ export interface ActorKindDef<S, H extends Record<string, AnyHandler<S>>> {
   eventsLost?(state: S): void;
   /** Per-shard kinds: called a few times a second (heartbeats, expiry). */
   tick?(state: S, now: number): void;
+  /** Per-shard kinds: counts for the operator's view of a node (`parley cluster status`); read-only. */
+  stats?(state: S): Record<string, number>;
   /** Called when the node stops hosting the actor (shard released). */
   unload?(state: S): void;
 }
