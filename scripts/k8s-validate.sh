@@ -82,6 +82,19 @@ for target in base overlays/dev overlays/production; do
   fi
 done
 
+# k8s/monitoring (PodMonitor, Grafana dashboard) is applied beside an overlay:
+# validated together with the production render, whose pods it must select.
+if "$KUSTOMIZE" build "$ROOT/k8s/monitoring" >"$OUT_DIR/monitoring.yaml" 2>"$OUT_DIR/monitoring.kustomize.log"; then
+  if "$VALIDATOR" -label "k8s/monitoring + k8s/overlays/production" "$OUT_DIR/production.yaml" "$OUT_DIR/monitoring.yaml"; then
+    pass "k8s/monitoring with k8s/overlays/production (rendered: ${OUT_DIR#"$ROOT"/}/monitoring.yaml)"
+  else
+    fail "k8s/monitoring with k8s/overlays/production"
+  fi
+else
+  cat "$OUT_DIR/monitoring.kustomize.log" >&2
+  fail "kustomize build k8s/monitoring"
+fi
+
 # --- strictness fixtures ------------------------------------------------------
 shopt -s nullglob
 good=("$VALIDATE_DIR"/testdata/good-*.yaml)

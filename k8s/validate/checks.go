@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -117,6 +118,9 @@ func check(docs []*Doc) []Finding {
 	}
 	for _, d := range s.all("RoleBinding") {
 		s.checkRoleBinding(d)
+	}
+	for _, d := range s.all("PodMonitor") {
+		s.checkPodMonitor(d)
 	}
 	for _, w := range s.workloads {
 		s.checkParley(w)
@@ -549,6 +553,16 @@ func (s *set) checkEnv(d *Doc, path, ns string, c *corev1.Container) {
 
 // portResolves reports whether a probe/Service port refers to a port the
 // container declares (by name, or by number).
+// containerPortOf returns the number of the container port that port (a name or a number) refers to.
+func containerPortOf(c *corev1.Container, port intstr.IntOrString) (int32, bool) {
+	for _, cp := range c.Ports {
+		if (port.Type == intstr.String && cp.Name == port.StrVal) || (port.Type == intstr.Int && cp.ContainerPort == port.IntVal) {
+			return cp.ContainerPort, true
+		}
+	}
+	return 0, false
+}
+
 func portResolves(c *corev1.Container, port intstr.IntOrString) bool {
 	for _, cp := range c.Ports {
 		if port.Type == intstr.String && cp.Name == port.StrVal {
@@ -690,6 +704,14 @@ func (s *set) checkService(d *Doc) {
 			}
 			if !found {
 				s.errorf(d, fmt.Sprintf("spec.ports[%d].targetPort", i), "port %s is not declared by any container of %s", target.String(), w)
+			}
+			for j := range w.template.Spec.Containers {
+				c := &w.template.Spec.Containers[j]
+				if mp, ok := s.parleyMetricsPort(w.doc, c); ok {
+					if cp, ok := containerPortOf(c, target); ok && cp == mp {
+						s.errorf(d, fmt.Sprintf("spec.ports[%d].targetPort", i), "exposes PARLEY_METRICS_PORT %d of %s: /metrics must stay off Services (a load balancer's way in); Prometheus scrapes the pods", mp, w)
+					}
+				}
 			}
 		}
 	}
@@ -930,6 +952,24 @@ func (s *set) checkParley(w *workload) {
 				s.checkParleyProbe(d, p+".livenessProbe", c, c.LivenessProbe, "/healthz", int32(port))
 			}
 		}
+		// /metrics: on a declared port of its own, which the scrape annotations name.
+		if v, ok := cfg["PARLEY_METRICS_PORT"]; ok && v != "off" {
+			port, err := strconv.Atoi(v)
+			switch {
+			case err != nil || port < 1 || port > 65535:
+				s.errorf(d, p+".env", "PARLEY_METRICS_PORT %q is not a port number (or off)", v)
+			case cfg["PARLEY_PORT"] == v:
+				s.errorf(d, p+".env", "PARLEY_METRICS_PORT %d is the API port: /metrics needs a port of its own, off the load balancer's path", port)
+			default:
+				if !portResolves(c, intstr.FromInt(port)) {
+					s.errorf(d, p+".ports", "PARLEY_METRICS_PORT %d is not declared as a containerPort", port)
+				}
+				ann := w.template.Annotations
+				if ann["prometheus.io/scrape"] == "true" && ann["prometheus.io/port"] != v {
+					s.errorf(d, w.path+".metadata.annotations", "prometheus.io/port %q is not PARLEY_METRICS_PORT %d", ann["prometheus.io/port"], port)
+				}
+			}
+		}
 		if v, ok := cfg["PARLEY_SHARDS"]; ok {
 			if n, err := strconv.Atoi(v); err != nil || n < 1 {
 				s.errorf(d, p+".env", "PARLEY_SHARDS %q must be a positive integer", v)
@@ -1158,6 +1198,78 @@ func (s *set) checkCassandra(d *Doc, path, ns string, cfg map[string]string) {
 					s.errorf(d, path+".env", "PARLEY_CASSANDRA_DC %q differs from CASSANDRA_DC %q of StatefulSet %q", dc, e.Value, sts.Name)
 				}
 			}
+		}
+	}
+}
+
+// parleyMetricsPort returns the /metrics port of a Parley container (PARLEY_METRICS_PORT), if it has one.
+func (s *set) parleyMetricsPort(d *Doc, c *corev1.Container) (int32, bool) {
+	isParley := false
+	for _, e := range c.Env {
+		if e.Name == "PARLEY_ROLE" {
+			isParley = true
+		}
+	}
+	if !isParley {
+		return 0, false
+	}
+	v, ok := s.containerEnv(d, c)["PARLEY_METRICS_PORT"]
+	if !ok || v == "off" {
+		return 0, false
+	}
+	port, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, false
+	}
+	return int32(port), true
+}
+
+// ---------------------------------------------------------------- PodMonitor
+
+// checkPodMonitor checks that a PodMonitor selects pods of this set and
+// scrapes a port those pods declare (their /metrics port, for Parley pods).
+func (s *set) checkPodMonitor(d *Doc) {
+	pm := d.Obj.(*monitoringv1.PodMonitor)
+	sel, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector)
+	if err != nil {
+		s.errorf(d, "spec.selector", "%v", err)
+		return
+	}
+	if sel.Empty() {
+		s.errorf(d, "spec.selector", "required: an empty selector scrapes every pod of the namespace")
+		return
+	}
+	matched := s.selecting(d.Namespace(), sel)
+	if len(matched) == 0 {
+		s.errorf(d, "spec.selector", "selector %v matches no workload's pod template in namespace %q", sel, d.Namespace())
+		return
+	}
+	if len(pm.Spec.PodMetricsEndpoints) == 0 {
+		s.errorf(d, "spec.podMetricsEndpoints", "at least one endpoint is required")
+	}
+	for i, ep := range pm.Spec.PodMetricsEndpoints {
+		p := fmt.Sprintf("spec.podMetricsEndpoints[%d]", i)
+		if ep.Port == nil || *ep.Port == "" {
+			s.errorf(d, p+".port", "required: the name of the pods' metrics port")
+			continue
+		}
+		for _, w := range matched {
+			found := false
+			for j := range w.template.Spec.Containers {
+				c := &w.template.Spec.Containers[j]
+				if cp, ok := containerPortOf(c, intstr.FromString(*ep.Port)); ok {
+					found = true
+					if mp, isMetrics := s.parleyMetricsPort(w.doc, c); isMetrics && mp != cp {
+						s.errorf(d, p+".port", "port %q of %s is %d, not its PARLEY_METRICS_PORT %d", *ep.Port, w, cp, mp)
+					}
+				}
+			}
+			if !found {
+				s.errorf(d, p+".port", "port %q is not declared by any container of %s", *ep.Port, w)
+			}
+		}
+		if ep.Path != "" && ep.Path != "/metrics" {
+			s.errorf(d, p+".path", "Parley serves /metrics, not %q", ep.Path)
 		}
 	}
 }

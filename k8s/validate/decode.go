@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -46,6 +47,9 @@ var registry = map[string]func() metav1.Object{
 
 	"rbac.authorization.k8s.io/v1/Role":        func() metav1.Object { return &rbacv1.Role{} },
 	"rbac.authorization.k8s.io/v1/RoleBinding": func() metav1.Object { return &rbacv1.RoleBinding{} },
+
+	// The Prometheus Operator's scrape configuration (k8s/monitoring).
+	"monitoring.coreos.com/v1/PodMonitor": func() metav1.Object { return &monitoringv1.PodMonitor{} },
 }
 
 // clusterScoped lists the registered kinds that have no namespace.
