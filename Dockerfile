@@ -14,5 +14,7 @@ RUN node --import tsx scripts/build.ts
 ENV NODE_ENV=production PARLEY_PRODUCTION=true PARLEY_HOST=0.0.0.0 PARLEY_MODE=cluster
 USER node
 EXPOSE 9991
+# GET /metrics for Prometheus (PARLEY_METRICS_PORT): scrape it, never route it through the load balancer.
+EXPOSE 9464
 # Exec form, so SIGTERM reaches Parley (graceful shard handover).
 CMD ["node", "--enable-source-maps", "dist/main.mjs"]
