@@ -2,11 +2,11 @@
 // a running cluster (two gateways, two actor nodes) on 127.0.0.1, and what its
 // HTTP API answers is the traffic this test made: per gateway, per node.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { diesWithThisProcess, freePort } from '../../scripts/cluster-launcher.ts';
+import { diesWithThisProcess, freePort, ROOT } from '../../scripts/cluster-launcher.ts';
 import { Api } from '../helpers/api.ts';
 import { SHARDS, startTestCluster } from './helpers.ts';
 
@@ -126,4 +126,19 @@ t.test('prometheus - rate-limit hits', async (t) => {
   t.equal(Number(hits[0]!.value[1]), refused);
   const answered = await eventually('429s counted', () => query('sum(parley_http_requests_total{status="429"})'), (v) => Number(v[0]?.value[1]) >= refused);
   t.equal(Number(answered[0]!.value[1]), refused);
+});
+
+t.test('prometheus - every series the Grafana dashboard queries is scraped from the cluster', async (t) => {
+  const dashboard = JSON.parse(readFileSync(join(ROOT, 'k8s/monitoring/grafana/parley.json'), 'utf8')) as { panels: Array<{ title: string; targets?: Array<{ expr: string }> }> };
+  const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((x) => ({ panel: p.title, expr: x.expr })));
+  t.ok(exprs.length >= 20, `${exprs.length} queries`);
+  const scraped = new Set((await query('group by (__name__) ({job="parley"})')).map((s) => s.metric.__name__));
+  for (const { panel, expr } of exprs) {
+    const names = new Set([...expr.matchAll(/\b((?:parley|nodejs|process)_[a-z0-9_]+)\b/g)].map((m) => m[1]!));
+    t.ok(names.size > 0, `${panel}: queries a series`);
+    for (const name of names) t.ok(scraped.has(name), `${panel}: ${name} is scraped`);
+    // Each query is valid PromQL and answers (an empty vector is fine for a counter of rare events).
+    const r = await fetch(`${base}/api/v1/query?${new URLSearchParams({ query: expr.replaceAll('$__rate_interval', '1m') })}`);
+    t.equal(r.status, 200, `${panel}: ${expr}`);
+  }
 });
