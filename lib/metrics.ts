@@ -8,7 +8,7 @@
  * child once, which the caller keeps, and a count or an observation is a few
  * number updates with no allocation. prom-client's own labelled metrics hash
  * the label set into a string and allocate an object on every call
- * (`histogram.labels(...).observe` measured at ~0.5 µs, ours ~0.02 µs); here
+ * (`bench/metrics.ts`: 0.4–1.2 µs a call against 4–40 ns here); here
  * prom-client formats these families at scrape time through its registry,
  * which takes any object with `name` and `get()`. Series off the hot path
  * (shard moves, lease renewals, rate-limit hits) and gauges read at scrape

@@ -24,6 +24,8 @@ class BusStats {
   private errors = new Map<string, CounterChild>();
   constructor(private readonly kind: string) {
     this.duration = busDuration.child(kind);
+    // Every error series from zero, so a rate over it starts at the first one.
+    for (const reason of BUS_ERRORS) this.errors.set(reason, busErrors.child(kind, reason));
   }
 
   error(reason: string): void {
@@ -32,6 +34,9 @@ class BusStats {
     c.inc();
   }
 }
+
+/** Why a call got no answer (BusError's reasons, and a shard that was moving). */
+const BUS_ERRORS = ['timeout', 'no_responders', 'busy', 'closed', 'shard_moving'] as const;
 
 const busStats = new Map<string, BusStats>();
 
