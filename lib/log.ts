@@ -7,8 +7,8 @@ import { pino, type LoggerOptions } from 'pino';
  */
 const SECRET_FIELDS = ['authorization', 'apiKey', 'api_key', 'key', 'password', 'passwordHash', 'new_password', 'old_password', 'token', 'secret', 'client_secret'];
 
-/** A path segment that may be a link's token (invitation, confirmation and organization-creation links: 20+ URL-safe characters). */
-const TOKEN_SEGMENT = /\/[A-Za-z0-9_-]{20,}(?=[/?#]|$)/g;
+/** A path segment that may be a token (invitation, confirmation and organization-creation links, 20+ URL-safe characters; a temporary upload URL's `<payload>.<signature>`). */
+const TOKEN_SEGMENT = /\/[A-Za-z0-9_-]{20,}(\.[A-Za-z0-9_-]+)?(?=[/?#]|$)/g;
 
 /** A logged `url` without the tokens its path may carry (`/new/<token>` → `/new/[redacted]`). */
 const redactUrl = (url: unknown): unknown => (typeof url === 'string' ? url.replace(TOKEN_SEGMENT, '/[redacted]') : url);
