@@ -208,3 +208,16 @@ print(json.dumps({"direct": [direct.status_code, direct.text], "temp": temp["res
   t.equal(out.temp, 'success');
   t.same(out.anon, [200, 'fetched by python'], 'the temporary URL, without credentials');
 });
+
+t.test('uploads - by role: a file linked in a public channel is for every member who may read its history, not for a guest outside it', async (t) => {
+  const open = uniq('uploads-open');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: open }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  const r = await upload(s.demo.member1, [{ name: 'plan.txt', type: 'text/plain', data: Buffer.from('the plan') }]);
+  await maria.ok('POST', '/messages', { type: 'stream', to: open, topic: 'files', content: `[plan](${r.body.url})` });
+  const expected: Record<string, number> = { owner: 200, admin: 200, moderator: 200, member1: 200, member2: 200, bot: 200, guest: 403 };
+  for (const [who, status] of Object.entries(expected)) {
+    const creds = s.demo[who as keyof typeof s.demo];
+    t.equal((await download(creds, r.body.url)).status, status, `${who}: the file`);
+    t.equal((await temporaryUrl(creds, r.body.url)).status, status, `${who}: a temporary URL`);
+  }
+});
