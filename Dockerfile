@@ -8,6 +8,9 @@ COPY lib ./lib
 COPY gateway ./gateway
 COPY actors ./actors
 COPY storage ./storage
+# The operator's command line: `kubectl exec deploy/parley-gateway -- npx parley --help`.
+COPY cli ./cli
+COPY bin ./bin
 COPY scripts/build.ts ./scripts/
 RUN node --import tsx scripts/build.ts
 # PARLEY_PRODUCTION: no demo organization (its keys would be printed into the logs).
