@@ -124,7 +124,7 @@ t.test('export - imported under another realm ID: keys, upload paths and links r
   const byId = new Map((msgs.messages as Array<{ id: number; content: string }>).map((m) => [m.id, m.content]));
   const expected = org.sent.map((m) => ({ id: m.id, content: m.content.replaceAll(`/user_uploads/${REALM}/`, '/user_uploads/2/') }));
   t.same(expected.filter((m) => byId.get(m.id) !== m.content), [], 'every message, same ID, links pointing at realm 2');
-  const download = await hostGet(parley.port!, host, `/api/v1/user_uploads/${newPath}`, org.user.creds);
+  const download = await hostGet(parley.port!, host, `/user_uploads/${newPath}`, org.user.creds);
   t.equal(download.status, 200);
   t.ok(download.body.equals(org.upload.data), 'the linked upload is served with its bytes');
   const root = await hostGet(parley.port!, `127.0.0.1:${parley.port}`, '/api/v1/users/me', org.user.creds);

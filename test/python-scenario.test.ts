@@ -68,6 +68,9 @@ def ok(r):
 def api_get(path):
     # The client's own authenticated session: these routes answer bytes, not JSON.
     return client.session.get(client.base_url + "v1/" + path)
+def site_get(path):
+    # A URL of the server outside /api (an uploaded file as message content links it), with the client's session.
+    return client.session.get(client.base_url[: -len("api/")] + path)
 `;
 
 /**
@@ -308,7 +311,7 @@ f.name = "minutes.txt"
 up = ok(client.upload_file(f))
 uri = up.get("url") or up["uri"]
 dm = ok(client.send_message({"type": "private", "to": [${member2.userId}], "content": f"[minutes]({uri})"}))["id"]
-body = api_get(uri[1:])
+body = site_get(uri[1:])
 ok(client.call_endpoint("drafts", method="POST", request={"drafts": [{"type": "stream", "to": [${streamId}], "topic": ${J(topic)}, "content": "maybe sushi", "timestamp": int(time.time())}]}))
 drafts = ok(client.call_endpoint("drafts", method="GET"))["drafts"]
 did = [d["id"] for d in drafts if d["content"] == "maybe sushi"][0]
@@ -342,10 +345,27 @@ print(json.dumps({"uri": uri, "dm": dm, "download": [body.status_code, body.text
   dmMsg = out.dm;
 
   const seen = step(t, member2, ['GET /user_uploads/{realm_id}/{dir}/{name}/{filename}'], `
-r = api_get(${J(out.uri)}[1:])
+r = site_get(${J(out.uri)}[1:])
 print(json.dumps([r.status_code, r.text]))`);
   t.same(seen, [200, 'minutes of the lunch meeting\n'], 'the recipient of a linking message may read the file');
   t.ok(dmMsg > 0);
+});
+
+t.test('python scenario - a preview rendered, a subscription status, and a temporary file URL', async (t) => {
+  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}'], `
+import io
+preview = ok(client.render_message({"content": "**town** meeting"}))["rendered"]
+mine = ok(client.get_subscription_status(user_id=${member2.userId}, stream_id=${streamId}))["is_subscribed"]
+f = io.BytesIO(b"agenda")
+f.name = "agenda.txt"
+uri = ok(client.upload_file(f))["uri"]
+temporary = ok(client.call_endpoint(url=uri[1:], method="GET"))["url"]
+print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary}))`);
+  t.equal(out.preview, '<p><strong>town</strong> meeting</p>');
+  t.equal(out.subscribed, true);
+  t.match(out.temporary, /^\/user_uploads\/temporary\/[^/]+\/agenda\.txt$/);
+  const anonymous = await fetch(`${site}${out.temporary}`);
+  t.same([anonymous.status, await anonymous.text()], [200, 'agenda'], 'the temporary URL serves the file without credentials');
 });
 
 t.test('python scenario - scheduled messages, subscriptions, status, presence and settings', async (t) => {
@@ -521,11 +541,9 @@ print(json.dumps({"moved": moved, "members": members, "active": [${sideId} in ac
 /** The Python client's methods whose routes this server does not have, with the route each calls. */
 const NO_ROUTE_HERE: Record<string, [route: string, why: string]> = {
   get_attachments: ['GET /attachments', 'listing uploads is not implemented'],
-  get_subscription_status: ['GET /users/{user_id}/subscriptions/{stream_id}', 'not implemented'],
   mute_topic: ['PATCH /users/me/subscriptions/muted_topics', 'the legacy muting route; POST /user_topics (called above) replaces it'],
   get_stream_email_address: ['GET /streams/{stream_id}/email_address', 'no email gateway'],
   remove_user_group: ['DELETE /user_groups/{user_group_id}', 'gone from Zulip: groups are deactivated (called above)'],
-  render_message: ['POST /messages/render', 'not implemented'],
   update_storage: ['PUT /bot_storage', 'bot storage is not implemented'],
   get_storage: ['GET /bot_storage', 'bot storage is not implemented'],
 };

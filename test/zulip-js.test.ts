@@ -97,7 +97,7 @@ t.test('zulip-js - channels: ID, list, topics, typing, alert words, leave and ar
   t.notOk((await owner.streams.retrieve()).streams.some((c: { stream_id: number }) => c.stream_id === stream_id), 'an archived channel is not listed');
 });
 
-t.test('zulip-js - messages: edit, by ID, history, flags, reactions, delete; custom emoji', async (t) => {
+t.test('zulip-js - messages: edit, by ID, history, flags, reactions, delete, render; custom emoji', async (t) => {
   const maria = await as(s.demo.member1);
   const mateo = await as(s.demo.member2);
   const sent = await maria.messages.send({ type: 'direct', to: JSON.stringify([s.demo.member2.userId]), content: 'first words' });
@@ -129,6 +129,10 @@ t.test('zulip-js - messages: edit, by ID, history, flags, reactions, delete; cus
   const gone = await mateo.messages.getById({ message_id });
   t.equal(gone.result, 'error');
 
+  // The preview of a message: the realm's renderer, nothing sent (both forms zulip-js takes).
+  t.same(await maria.messages.render('**bold** @**Mateo Member**'), { result: 'success', msg: '', rendered: `<p><strong>bold</strong> <span class="user-mention" data-user-id="${s.demo.member2.userId}">@Mateo Member</span></p>` });
+  t.equal((await maria.messages.render({ content: ':tada:' })).rendered, '<p><span aria-label="tada" class="emoji emoji-1f389" role="img" title="tada">:tada:</span></p>');
+
   const emoji = await maria.emojis.retrieve();
   t.equal(emoji.result, 'success');
   t.type(emoji.emoji, 'object');
@@ -136,7 +140,6 @@ t.test('zulip-js - messages: edit, by ID, history, flags, reactions, delete; cus
 
 /** zulip-js methods not called, with the route each calls. */
 const NOT_CALLED: Record<string, [route: string | null, why: string]> = {
-  'messages.render': ['POST /messages/render', 'this server does not render previews'],
   'filters.retrieve': ['GET /realm/filters', 'the legacy linkifier listing, deprecated in Zulip for GET /realm/linkifiers, which this server serves (called by the Python scenario)'],
   'users.me.pointer.retrieve': ['GET /users/me/pointer', 'the pointer is gone from Zulip (read flags replace it)'],
   'users.me.pointer.update': ['POST /users/me/pointer', 'the pointer is gone from Zulip (read flags replace it)'],

@@ -114,7 +114,7 @@ export async function checkRestored(t: Test, s: TestServer, org: OrgFixture, mus
   const torn = may.filter((m) => got.has(m.id) && got.get(m.id) !== m.content);
   if (may.length > 0) t.same(torn, [], `messages sent during the backup are whole or absent (${may.filter((m) => got.has(m.id)).length} of ${may.length} in it)`);
   for (const who of [s.demo.member1, org.user.creds]) {
-    const res = await fetch(`${s.urls[0]}/api/v1${org.upload.url}`, { headers: auth(who) });
+    const res = await fetch(`${s.urls[0]}${org.upload.url}`, { headers: auth(who) });
     t.equal(res.status, 200, `upload served to ${who.email}`);
     t.ok(Buffer.from(await res.arrayBuffer()).equals(org.upload.data), 'with its bytes');
   }
