@@ -52,6 +52,12 @@ t.test('org creation - an unknown link is a clear page, not an error', async (t)
   const posted = await at('', 'POST', '/new/not-a-token', { name: 'X', subdomain: 'xyz', full_name: 'X', email: 'x@x.example', password: 'long enough', password2: 'long enough' });
   t.equal(posted.status, 404, 'nor can it be posted to');
   t.match(posted.body, /invalid, has expired/);
+  // A link past its validity (here under a second) is refused the same way.
+  const { token } = await parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganizationLink', caller: SERVER_CALLER, validDays: 0.5 / 86_400 });
+  await new Promise((r) => setTimeout(r, 700));
+  const expired = await at('', 'GET', `/new/${token}`);
+  t.equal(expired.status, 404, 'an expired link');
+  t.match(expired.body, /invalid, has expired/);
 });
 
 t.test('org creation - the page in a browser creates the organization and its owner', async (t) => {
