@@ -2,9 +2,16 @@
 import { DIRECTORY_ID, directoryRef, SERVER_CALLER } from '../actors/directory/ref.ts';
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
 import type { Caller } from '../actors/runtime/action.ts';
+import type { Command } from 'commander';
 import type { OrganizationRecord } from '../storage/tables.ts';
 import type { Deployment } from './connect.ts';
 import { UsageError } from './output.ts';
+
+/** A command group whose commands act in one organization, named by the group's `--org`; `orgOf(subcommand)` reads it. */
+export function organizationGroup(program: Command, name: string, description: string): { group: Command; orgOf: (cmd: Command) => string } {
+  const group = program.command(name).description(description).requiredOption('--org <org>', "the organization: its subdomain, its realm ID, or '.' for the root domain's");
+  return { group, orgOf: (cmd) => (cmd.parent!.opts() as { org: string }).org };
+}
 
 export async function listOrganizations(dep: Deployment): Promise<OrganizationRecord[]> {
   return (await dep.actors.call(directoryRef, DIRECTORY_ID, { type: 'listOrganizations', caller: SERVER_CALLER })).organizations;

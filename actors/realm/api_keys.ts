@@ -82,6 +82,15 @@ export function loginEvents(state: Readonly<RealmState>, p: Login): Delivery[] {
   return [userUpdate(state, u.id, { user_id: u.id, date_joined: u.dateJoined })];
 }
 
+/** Makes `key` the user's only API key (every older one stops working); returns the user. */
+export function replaceKeys(state: RealmState, tx: Tx, userId: number, key: string) {
+  const u = state.users.get(userId)!;
+  const next = { ...u, apiKeys: [{ hash: sha256Hex(key), created: Math.floor(Date.now() / 1000) }] };
+  state.indexUser(next);
+  tx.write(T.users.at(state.realmId, u.id).put(next));
+  return next;
+}
+
 /** POST /users/me/api_key/regenerate: a new key; every older key stops working. */
 export const regenerateApiKey = action({
   type: 'regenerateApiKey',
@@ -90,10 +99,7 @@ export const regenerateApiKey = action({
     return { userId: actingUser(state, msg.caller).id, key: newApiKey() };
   },
   apply(state, p, tx) {
-    const u = state.users.get(p.userId)!;
-    const next = { ...u, apiKeys: [{ hash: sha256Hex(p.key), created: Math.floor(Date.now() / 1000) }] };
-    state.indexUser(next);
-    tx.write(T.users.at(state.realmId, u.id).put(next));
-    return { api_key: p.key, revoked: [u.id] };
+    replaceKeys(state, tx, p.userId, p.key);
+    return { api_key: p.key, revoked: [p.userId] };
   },
 });

@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { badRequest, unauthorized } from '../../lib/errors.ts';
-import { hashPassword, newApiKey, sha256Hex } from '../../lib/secrets.ts';
+import { hashPassword, newApiKey } from '../../lib/secrets.ts';
+import { replaceKeys } from './api_keys.ts';
 import { T } from '../../storage/tables.ts';
 import { Role } from '../model.ts';
 import { type Caller, defineAction, defineQuery } from '../runtime/action.ts';
@@ -53,10 +54,7 @@ export const resetApiKey = action({
     return { userId: target(state, msg.userId).id, key: newApiKey() };
   },
   apply(state, p, tx) {
-    const u = state.users.get(p.userId)!;
-    const next = { ...u, apiKeys: [{ hash: sha256Hex(p.key), created: Math.floor(Date.now() / 1000) }] };
-    state.indexUser(next);
-    tx.write(T.users.at(state.realmId, u.id).put(next));
+    const u = replaceKeys(state, tx, p.userId, p.key);
     return { api_key: p.key, email: u.email, user_id: u.id, revoked: [u.id] };
   },
 });

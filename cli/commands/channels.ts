@@ -1,15 +1,14 @@
 /** `parley channels ...`: list and archive an organization's channels. */
 import type { Command } from 'commander';
 import { realmRef } from '../../actors/realm/ref.ts';
-import { inOrganization } from '../organization.ts';
+import { inOrganization, organizationGroup } from '../organization.ts';
 import { print, table, UsageError } from '../output.ts';
 import type { Run } from './organizations.ts';
 
 type Channel = { stream_id: number; name: string; invite_only: boolean; is_archived?: boolean; subscriber_count?: number };
 
 export function channelCommands(program: Command, run: Run): void {
-  const channels = program.command('channels').description("an organization's channels").requiredOption('--org <org>', "the organization: its subdomain, its realm ID, or '.' for the root domain's");
-  const orgOf = (cmd: Command) => (cmd.parent!.opts() as { org: string }).org;
+  const { group: channels, orgOf } = organizationGroup(program, 'channels', "an organization's channels");
 
   channels
     .command('list')

@@ -5,7 +5,7 @@ import { realmRef } from '../../actors/realm/ref.ts';
 import { subjects } from '../../actors/subjects.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { hashPassword } from '../../lib/secrets.ts';
-import { findUser, inOrganization } from '../organization.ts';
+import { findUser, inOrganization, organizationGroup } from '../organization.ts';
 import { print, readSecret, table, UsageError } from '../output.ts';
 import { type Run, writeZuliprc } from './organizations.ts';
 
@@ -19,8 +19,7 @@ function roleOf(name: string): number {
 }
 
 export function userCommands(program: Command, run: Run): void {
-  const users = program.command('users').description("an organization's users").requiredOption('--org <org>', "the organization: its subdomain, its realm ID, or '.' for the root domain's");
-  const orgOf = (cmd: Command) => (cmd.parent!.opts() as { org: string }).org;
+  const { group: users, orgOf } = organizationGroup(program, 'users', "an organization's users");
 
   users
     .command('list')
