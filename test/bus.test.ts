@@ -9,6 +9,8 @@ import t, { type Test } from 'tap';
 import { type Bus, BusError } from '../actors/runtime/bus.ts';
 import { LocalBus } from '../actors/runtime/local-bus.ts';
 import { NatsBus } from '../actors/runtime/nats-bus.ts';
+import { CHUNKED_HEADER } from '../actors/runtime/nats-chunks.ts';
+import { Empty, headers } from '@nats-io/transport-node';
 import { ApiError, streamDoesNotExist } from '../lib/errors.ts';
 import { startNats, startRelay } from './helpers/services.ts';
 
@@ -366,20 +368,91 @@ t.test('NatsBus', async (t) => {
     t.equal(lost, 1, 'the bus told its listener once, after reconnecting');
   });
 
-  await t.test('nats bus - bodies beyond the server max_payload fail at once with a typed error', async (t) => {
-    const a = await connectBus(t, 'big-a');
-    const b = await connectBus(t, 'big-b');
+  await t.test('nats bus - requests and replies larger than max_payload cross in chunks', async (t) => {
+    const small = await startNats({ maxPayload: 64 * 1024 });
+    t.teardown(() => small.stop());
+    const a = await NatsBus.connect(small.url, 'chunks-a', { maxInFlight: 2, log });
+    const b = await NatsBus.connect(small.url, 'chunks-b', { log });
+    t.teardown(async () => {
+      await a.close();
+      await b.close();
+    });
     const max = a.nc.info!.max_payload;
-    await b.serve('t.big.>', async (_body, subject) => (subject === 't.big.reply' ? 'x'.repeat(max + 1) : 'fine'));
+    t.equal(max, 64 * 1024, 'the server announces the small max_payload');
+    // Multi-byte characters, so chunk boundaries fall inside them.
+    const text = (n: number, seed: string) => Array.from({ length: n }, (_, i) => `${seed}${i}é👋`).join(',');
+    const bigReply = { users: text(80_000, 'u'), n: 1 };
+    await b.serve('t.chunks.>', async (body, subject) => {
+      if (subject === 't.chunks.echo') return body;
+      if (subject === 't.chunks.big') return bigReply;
+      if (subject === 't.chunks.small') return 'fine';
+      throw streamDoesNotExist(text(20_000, 'e'));
+    });
+    await b.flush();
+    const replyBytes = Buffer.byteLength(JSON.stringify(bigReply));
+    t.ok(replyBytes > 15 * max, `the reply is ${replyBytes} bytes, ${(replyBytes / max).toFixed(1)} × max_payload`);
+    const start = performance.now();
+    t.strictSame(await a.request('t.chunks.big', {}, 5000), bigReply, 'a reply of many chunks arrives whole');
+    t.comment(`a ${(replyBytes / 1e6).toFixed(1)} MB reply in ${Math.ceil(replyBytes / max)} chunks took ${(performance.now() - start).toFixed(0)} ms`);
+    const bigRequest = { text: text(30_000, 'r') };
+    t.ok(Buffer.byteLength(JSON.stringify(bigRequest)) > 5 * max, 'the request exceeds max_payload');
+    t.strictSame(await a.request('t.chunks.echo', bigRequest, 5000), bigRequest, 'a request of many chunks reaches the server whole, and its echo comes back');
+    const err = await rejection(a.request('t.chunks.error', {}, 5000));
+    t.ok(err instanceof ApiError && err.code === 'STREAM_DOES_NOT_EXIST' && (err.extra.stream as string).length > max, 'an error reply larger than max_payload arrives as the same ApiError');
+    t.strictSame(
+      await Promise.all([a.request('t.chunks.big', {}, 5000), a.request('t.chunks.echo', bigRequest, 5000)]),
+      [bigReply, bigRequest],
+      'two chunked requests at once, each with its own chunks',
+    );
+    for (let i = 0; i < 3; i++) t.equal(await a.request('t.chunks.small', {}, 2000), 'fine', `in-flight slots (2) were all given back (${i + 1})`);
+    const text2 = await a.requestText('t.chunks.big', {}, 5000);
+    t.equal(text2, JSON.stringify(bigReply), 'requestText gives the reply value\'s JSON text');
+  });
+
+  await t.test('nats bus - a chunked reply whose sender is gone fails at once with BusError closed, which callers do not retry', async (t) => {
+    const a = await connectBus(t, 'gone-a');
+    const b = await connectBus(t, 'gone-b');
+    // A server that answers with a chunked reply's header, then is gone: nothing serves its chunks.
+    const sub = b.nc.subscribe('t.gone', {
+      callback: (_err, msg) => {
+        const h = headers();
+        h.set(CHUNKED_HEADER, `_INBOX.nobody.1 ${3 * 1024 * 1024} ${1024 * 1024}`);
+        msg.respond(Empty, { headers: h });
+      },
+    });
+    t.teardown(() => sub.unsubscribe());
     await b.flush();
     const start = performance.now();
-    const err = await rejection(a.request('t.big.request', 'x'.repeat(max + 1), 5000));
-    t.ok(err instanceof ApiError);
-    t.match(err, { code: 'REQUEST_TOO_LARGE', status: 413 });
-    const err2 = await rejection(a.request('t.big.reply', {}, 5000));
-    t.match(err2, { code: 'INTERNAL_SERVER_ERROR', status: 500 }, 'a reply too large to send becomes a 500, not a timeout');
-    t.ok(performance.now() - start < 1000);
-    t.equal(await a.request('t.big.ok', {}, 2000), 'fine', 'the connection is still usable');
+    const err = await rejection(a.request('t.gone', {}, 5000));
+    const ms = performance.now() - start;
+    t.match(err, { name: 'BusError', reason: 'closed', subject: 't.gone' }, 'not no_responders: the request ran, so it must not be retried');
+    t.ok(ms < 1000, `answered in ${ms.toFixed(0)} ms`);
+  });
+
+  await t.test('nats bus - a chunk that never comes ends in BusError timeout at the request\'s timeout', async (t) => {
+    const a = await connectBus(t, 'lost-a');
+    const b = await connectBus(t, 'lost-b');
+    const fetched: string[] = [];
+    const silent = b.nc.subscribe('_INBOX.silent.>', { callback: (_err, msg) => void fetched.push(msg.subject) });
+    const sub = b.nc.subscribe('t.lost', {
+      callback: (_err, msg) => {
+        const h = headers();
+        h.set(CHUNKED_HEADER, `_INBOX.silent.1 ${2 * 1024 * 1024} ${1024 * 1024}`);
+        msg.respond(Empty, { headers: h });
+      },
+    });
+    t.teardown(() => {
+      sub.unsubscribe();
+      silent.unsubscribe();
+    });
+    await b.flush();
+    const start = performance.now();
+    const err = await rejection(a.request('t.lost', {}, 600));
+    const ms = performance.now() - start;
+    t.match(err, { name: 'BusError', reason: 'timeout', subject: 't.lost' });
+    t.ok(ms >= 550 && ms < 1500, `timed out after ${ms.toFixed(0)} ms, the request's own timeout`);
+    t.strictSame(fetched.sort(), ['_INBOX.silent.1.0', '_INBOX.silent.1.1'], 'both chunks were asked for');
+    t.equal(await a.request('t.lost.none', {}, 500).catch((e: BusError) => e.reason), 'no_responders', 'the bus goes on');
   });
 
   await t.test('nats bus - close() lets a running handler reply first', async (t) => {

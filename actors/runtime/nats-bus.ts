@@ -10,22 +10,31 @@
  * event that also matched a served `>` subject could go to the server (which
  * runs it without replying) instead of the subscriber. subjects.ts keeps
  * them apart (`parley.shard.*` vs `parley.events.*`).
+ *
+ * A request or reply larger than one NATS message (the server's
+ * max_payload) crosses in chunks its receiver pulls (nats-chunks.ts), within
+ * the request's timeout: a lost chunk ends as a timeout, a sender that died
+ * meanwhile as BusError 'closed', never a hang. Events must fit in one
+ * message.
  */
 import {
   ClosedConnectionError,
   connect,
   DrainingConnectionError,
+  Empty,
   type Msg,
   type NatsConnection,
   NoRespondersError,
   RequestError,
+  type RequestOptions,
   type Subscription as NatsSubscription,
   TimeoutError,
 } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import { ApiError } from '../../lib/errors.ts';
+import { unavailable } from '../../lib/errors.ts';
 import { log as rootLog } from '../../lib/log.ts';
 import { type SubscribeOptions, type Bus, BusError, encodeReply, INTERNAL_ERROR_REPLY, replyText, sharedEvent, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
+import { ChunkFetchError, chunkBytes, chunkedHeader, ChunkStore, fetchChunks } from './nats-chunks.ts';
 
 export interface NatsBusOptions {
   /** Requests this bus may have waiting for a reply at once; more get BusError('busy'). */
@@ -40,6 +49,12 @@ export interface NatsBusOptions {
    * other's requests. `parley` (the default) leaves them as they are.
    */
   namespace?: string;
+  /**
+   * How long a reply too large for one message is held for its caller to
+   * fetch, and how long a server waits for the chunks of a large request.
+   * The caller's own timeout bounds what it waits for.
+   */
+  chunkTtlMs?: number;
   log?: Logger;
 }
 
@@ -55,8 +70,6 @@ const decoder = new TextDecoder();
 
 const encode = (v: unknown): Uint8Array => encoder.encode(JSON.stringify(v ?? null));
 const decode = (data: Uint8Array): unknown => (data.length === 0 ? null : JSON.parse(decoder.decode(data)));
-
-/** Sent when a handler's reply cannot be encoded or exceeds the server's max_payload. */
 
 export class NatsBus implements Bus {
   readonly sharesEvents = false;
@@ -79,6 +92,9 @@ export class NatsBus implements Bus {
   private offline = false;
   /** Told after a reconnect that events may have been lost meanwhile (`onEventsLost`). */
   private readonly lostListeners: Array<() => void> = [];
+  /** Requests and replies too large for one message, held for their receivers. */
+  private readonly chunks: ChunkStore;
+  private readonly chunkTtlMs: number;
 
   constructor(
     readonly nc: NatsConnection,
@@ -89,6 +105,8 @@ export class NatsBus implements Bus {
     this.closeGraceMs = opts.closeGraceMs ?? 10_000;
     this.log = opts.log ?? rootLog.child({ component: 'nats-bus' });
     this.ns = opts.namespace && opts.namespace !== 'parley' ? `${opts.namespace}.` : null;
+    this.chunkTtlMs = opts.chunkTtlMs ?? 30_000;
+    this.chunks = new ChunkStore(nc, this.log);
   }
 
   /** The subject on the wire for a subject of subjects.ts. */
@@ -158,22 +176,41 @@ export class NatsBus implements Bus {
     if (this.closing || this.offline || this.nc.isClosed()) throw new BusError('closed', subject);
     if (this.inFlight >= this.maxInFlight) throw new BusError('busy', subject);
     const data = encode(body);
+    const deadline = Date.now() + timeoutMs;
+    // The slot is held until the whole reply is in, chunks included.
     this.inFlight++;
-    let msg: Msg;
+    let reply: Uint8Array;
     let abandon!: () => void;
     const abandoned = new Promise<never>((_, reject) => (abandon = () => reject(new BusError('closed', subject))));
     this.waiting.add(abandon);
+    let held: number | null = null;
     try {
-      const reply = this.batched(() => this.nc.request(this.wire(subject), data, { timeout: timeoutMs }));
-      reply.catch(() => {}); // its timeout may come after it was abandoned
-      msg = await Promise.race([reply, abandoned]);
+      let payload = data;
+      const opts: RequestOptions = { timeout: timeoutMs };
+      const size = chunkBytes(this.nc);
+      if (data.length > size) {
+        const offer = this.chunks.offer(data, size, timeoutMs);
+        held = offer.id;
+        payload = Empty;
+        opts.headers = offer.headers;
+      }
+      const sent = this.batched(() => this.nc.request(this.wire(subject), payload, opts));
+      sent.catch(() => {}); // its timeout may come after it was abandoned
+      const msg = await Promise.race([sent, abandoned]);
+      const header = chunkedHeader(msg);
+      if (header) {
+        const whole = fetchChunks(this.nc, header, deadline);
+        whole.catch(() => {});
+        reply = await Promise.race([whole, abandoned]);
+      } else reply = msg.data;
     } catch (err) {
-      throw this.requestError(err, subject, data.length);
+      throw this.requestError(err, subject);
     } finally {
       this.inFlight--;
       this.waiting.delete(abandon);
+      if (held !== null) this.chunks.drop(held);
     }
-    return replyText(decoder.decode(msg.data));
+    return replyText(decoder.decode(reply));
   }
 
   /**
@@ -282,6 +319,7 @@ export class NatsBus implements Bus {
     if (this.closing) return;
     this.closing = true;
     if (this.nc.isClosed()) return;
+    const graceEnds = Date.now() + this.closeGraceMs;
     await Promise.allSettled([...this.subs].map((s) => s.drain()));
     if (this.running.size) {
       let timer: NodeJS.Timeout | undefined;
@@ -290,6 +328,10 @@ export class NatsBus implements Bus {
       clearTimeout(timer);
       if (this.running.size) this.log.warn({ handlers: this.running.size }, 'closing with handlers still running; their callers will time out');
     }
+    // Replies sent in chunks are still being fetched by their callers.
+    await this.chunks.idle(Math.max(0, graceEnds - Date.now()));
+    if (this.chunks.size) this.log.warn({ replies: this.chunks.size }, 'closing with chunked replies not fetched; their callers will fail');
+    this.chunks.close();
     try {
       await this.nc.drain();
     } catch {
@@ -320,7 +362,9 @@ export class NatsBus implements Bus {
   private async answer(msg: Msg, handler: RequestHandler): Promise<void> {
     let reply: WireReply;
     try {
-      reply = encodeReply({ status: 'fulfilled', value: await handler(decode(msg.data), this.local(msg.subject)) });
+      const header = chunkedHeader(msg);
+      const data = header ? await this.fetchRequest(header) : msg.data;
+      reply = encodeReply({ status: 'fulfilled', value: await handler(decode(data), this.local(msg.subject)) });
     } catch (err) {
       reply = encodeReply({ status: 'rejected', reason: err });
     }
@@ -328,9 +372,23 @@ export class NatsBus implements Bus {
     await this.batched(() => this.respond(msg, reply));
   }
 
+  /** The body of a request sent in chunks; a 503 (the handler never ran) if its caller no longer holds it. */
+  private async fetchRequest(header: string): Promise<Uint8Array> {
+    try {
+      return await fetchChunks(this.nc, header, Date.now() + this.chunkTtlMs);
+    } catch (err) {
+      this.log.warn({ err }, 'request chunks could not be fetched');
+      throw unavailable('The request could not be read in full; try again');
+    }
+  }
+
+  /** Sends the reply, in chunks its caller fetches if it exceeds one message. */
   private respond(msg: Msg, reply: WireReply): void {
     try {
-      msg.respond(encoder.encode(reply));
+      const data = encoder.encode(reply);
+      const size = chunkBytes(this.nc);
+      if (data.length <= size) msg.respond(data);
+      else msg.respond(Empty, { headers: this.chunks.offer(data, size, this.chunkTtlMs).headers });
     } catch (err) {
       this.log.error({ err, subject: msg.subject }, 'reply could not be sent');
       try {
@@ -341,11 +399,12 @@ export class NatsBus implements Bus {
     }
   }
 
-  private requestError(err: unknown, subject: string, size: number): Error {
+  private requestError(err: unknown, subject: string): Error {
+    if (err instanceof BusError) return err;
     if (err instanceof TimeoutError) return new BusError('timeout', subject);
     if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) return new BusError('no_responders', subject);
-    const maxPayload = this.nc.info?.max_payload;
-    if (maxPayload !== undefined && size > maxPayload) return new ApiError('REQUEST_TOO_LARGE', 'Request too large for the bus', 413);
+    // The request ran (its reply's chunks were offered): never 'no_responders', which callers retry.
+    if (err instanceof ChunkFetchError) return err.reason === 'timeout' ? new BusError('timeout', subject) : new BusError('closed', subject);
     return this.transportError(err, subject);
   }
 

@@ -5,7 +5,10 @@
  * `apt-get install -y nats-server redis-server`); it is never skipped.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface Service {
   url: string;
@@ -30,10 +33,25 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** nats-server on 127.0.0.1, ready once it sends its INFO banner. */
-export async function startNats(opts: { port?: number } = {}): Promise<Service> {
+/**
+ * nats-server on 127.0.0.1, ready once it sends its INFO banner.
+ * `maxPayload` (bytes) replaces the server's 1 MiB default (it has no flag for it: a config file is written).
+ */
+export async function startNats(opts: { port?: number; maxPayload?: number } = {}): Promise<Service> {
   const port = opts.port ?? (await freePort());
-  return start('nats-server', ['-a', '127.0.0.1', '-p', String(port)], port, `nats://127.0.0.1:${port}`, (s) => s.startsWith('INFO '));
+  const args = ['-a', '127.0.0.1', '-p', String(port)];
+  let dir: string | null = null;
+  if (opts.maxPayload !== undefined) {
+    dir = mkdtempSync(join(tmpdir(), 'parley-nats-'));
+    writeFileSync(join(dir, 'nats.conf'), `max_payload: ${opts.maxPayload}\n`);
+    args.push('-c', join(dir, 'nats.conf'));
+  }
+  try {
+    return await start('nats-server', args, port, `nats://127.0.0.1:${port}`, (s) => s.startsWith('INFO '));
+  } finally {
+    // Read once at start; a restart (`startNats({ port })`) writes its own.
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** redis-server on 127.0.0.1 without persistence, ready once PING gets PONG. */
