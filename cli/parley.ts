@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../lib/config.ts';
+import { backupCommands, type Offline } from './commands/backup.ts';
 import { channelCommands } from './commands/channels.ts';
 import { clusterCommands } from './commands/cluster.ts';
 import { organizationCommands, type Run } from './commands/organizations.ts';
@@ -22,17 +23,23 @@ const program = new Command('parley')
   .showHelpAfterError()
   .exitOverride();
 
-const run: Run = async (action) => {
-  const o = program.opts<{ json?: boolean; mode?: string; dataDir?: string; natsUrl?: string; siteUrl?: string }>();
+/** The configuration the global options and the environment give. */
+function configOf() {
+  const o = program.opts<{ mode?: string; dataDir?: string; natsUrl?: string; siteUrl?: string }>();
   const env = { ...process.env };
   if (o.mode) env.PARLEY_MODE = o.mode;
   if (o.dataDir) env.PARLEY_DATA_DIR = o.dataDir;
   if (o.natsUrl) env.PARLEY_NATS_URL = o.natsUrl;
   if (o.siteUrl) env.PARLEY_SITE_URL = o.siteUrl;
+  return loadConfig(env);
+}
+const json = () => program.opts<{ json?: boolean }>().json === true;
+
+const run: Run = async (action) => {
   let dep;
   try {
-    dep = await connect(loadConfig(env));
-    await action(dep, o.json === true);
+    dep = await connect(configOf());
+    await action(dep, json());
   } catch (err) {
     await dep?.close().catch(() => {});
     fail(err);
@@ -40,10 +47,20 @@ const run: Run = async (action) => {
   await dep.close();
 };
 
+/** Commands on the deployment's storage itself, with or without a running server (backup, restore, export). */
+const offline: Offline = async (action) => {
+  try {
+    await action(configOf(), json());
+  } catch (err) {
+    fail(err);
+  }
+};
+
 organizationCommands(program, run);
 userCommands(program, run);
 channelCommands(program, run);
 clusterCommands(program, run);
+backupCommands(program, offline);
 
 try {
   await program.parseAsync(process.argv);

@@ -30,7 +30,10 @@ import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import cassandra from 'cassandra-driver';
 import { CassandraStore, type CassandraStoreOptions } from './cassandra.ts';
+import type { Config } from '../lib/config.ts';
 import { EmbeddedStore } from './embedded.ts';
+import { ChunkedFileStore, DirFileStore, type FileStore } from './files.ts';
+import type { Scannable, Store } from './store.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
@@ -83,6 +86,22 @@ export async function readManifest(dir: string, mode: BackupManifest['mode']): P
   if (m.format !== 'parley-backup' || m.version !== BACKUP_VERSION) throw new BackupError(`${dir}: a backup of format ${m.format} version ${m.version}; this server reads version ${BACKUP_VERSION}`);
   if (m.mode !== mode) throw new BackupError(`${dir} is a backup of ${m.mode} mode, not ${mode}`);
   return m;
+}
+
+/**
+ * A deployment's storage opened directly (the CLI's backup, export and
+ * import): the embedded data directory (beside a running server, as lmdb
+ * allows) or the cluster's keyspace, with the uploads' FileStore of that mode.
+ */
+export async function openStorage(config: Config): Promise<{ store: Store & Scannable; files: FileStore; close(): Promise<void> }> {
+  if (config.mode === 'embedded') {
+    if (!(await stat(join(config.dataDir, 'data.mdb')).catch(() => null))) throw new BackupError(`${resolve(config.dataDir)} holds no embedded store (pass --data-dir or PARLEY_DATA_DIR)`);
+    const store = new EmbeddedStore(config.dataDir);
+    return { store, files: new DirFileStore(join(config.dataDir, 'uploads')), close: () => store.close() };
+  }
+  const store = await CassandraStore.connect(config.cassandra);
+  await store.init();
+  return { store, files: new ChunkedFileStore(store), close: () => store.close() };
 }
 
 // ---- embedded ----------------------------------------------------------------

@@ -183,6 +183,26 @@ export async function importRealm(store: Store, files: FileStore, file: string, 
   }
 }
 
+/** The realm ID an export file holds (its first line). */
+export async function exportedRealmId(file: string): Promise<number> {
+  const input = createReadStream(file).pipe(createGunzip());
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  try {
+    for await (const line of lines) {
+      const header = parseLine(line, 1) as Partial<ReturnType<typeof Header>>;
+      if (header.format === 'parley-export' && Number.isSafeInteger(header.realmId)) return header.realmId!;
+      break;
+    }
+  } catch (err) {
+    if (/^Z_/.test((err as NodeJS.ErrnoException).code ?? '')) throw new ExportError(`${file} is not a gzipped Parley export`);
+    throw err;
+  } finally {
+    lines.close();
+    input.destroy();
+  }
+  throw new ExportError(`${file} is not a Parley export`);
+}
+
 /**
  * Moves an organization from realm ID `from` to `to`: partition keys
  * (`<realm>…`), upload paths (`<realm>/…`: attachment rows and their keys,

@@ -2,7 +2,6 @@
 // embedded -> cluster (PARLEY_TEST_CASSANDRA=1), checked through the HTTP API of a server started on the
 // target; IDs, logins and upload links stay valid. And what the importer refuses.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -15,11 +14,10 @@ import { EmbeddedStore } from '../storage/embedded.ts';
 import { exportRealm, ExportError, freeRealmId, importRealm, isRealmPartition, NOT_REALM_TABLES, REALM_TABLES, registerImported } from '../storage/export.ts';
 import { startParley } from '../lib/app.ts';
 import { loadConfig } from '../lib/config.ts';
-import type { Creds } from './helpers/api.ts';
 import { ChunkedFileStore, DirFileStore } from '../storage/files.ts';
 import type { Store } from '../storage/store.ts';
 import { T, timerHour } from '../storage/tables.ts';
-import { checkRestored, dirWithDemo, NO_LIMITS, populate } from './helpers/backup-org.ts';
+import { checkRestored, dirWithDemo, hostGet, NO_LIMITS, populate } from './helpers/backup-org.ts';
 import { serverFor } from './helpers/server.ts';
 
 const REALM = 1; // the demo realm
@@ -78,20 +76,6 @@ t.test('export - embedded to embedded: imported into a fresh deployment, served 
   await checkRestored(t, target, org, org.sent);
   await scheduledBack(t, target);
 });
-
-/** A GET through the gateway with the `Host` of an organization (fetch cannot set Host). */
-function hostGet(port: number, host: string, path: string, creds: Creds): Promise<{ status: number; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const auth = `Basic ${Buffer.from(`${creds.email}:${creds.apiKey}`).toString('base64')}`;
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host, authorization: auth } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 t.test('export - imported under another realm ID: keys, upload paths and links rewritten, registered in the directory, served at its host', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-import-'));

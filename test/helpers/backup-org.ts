@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
@@ -114,10 +115,25 @@ export async function checkRestored(t: Test, s: TestServer, org: OrgFixture, mus
   const torn = may.filter((m) => got.has(m.id) && got.get(m.id) !== m.content);
   if (may.length > 0) t.same(torn, [], `messages sent during the backup are whole or absent (${may.filter((m) => got.has(m.id)).length} of ${may.length} in it)`);
   for (const who of [s.demo.member1, org.user.creds]) {
+    // The file itself is outside /api/v1 (there, GET gives a temporary URL).
     const res = await fetch(`${s.urls[0]}${org.upload.url}`, { headers: auth(who) });
     t.equal(res.status, 200, `upload served to ${who.email}`);
     t.ok(Buffer.from(await res.arrayBuffer()).equals(org.upload.data), 'with its bytes');
   }
   const reg = await s.api.as(s.demo.owner).ok('POST', '/register', { fetch_event_types: JSON.stringify(['realm']) });
   t.ok((reg.realm_description as string).includes(org.description), 'the changed setting is back');
+}
+
+/** A GET through the gateway with the `Host` of an organization (fetch cannot set Host). */
+export function hostGet(port: number, host: string, path: string, creds: Creds): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const auth = `Basic ${Buffer.from(`${creds.email}:${creds.apiKey}`).toString('base64')}`;
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host, authorization: auth } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

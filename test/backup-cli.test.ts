@@ -1,0 +1,73 @@
+// `parley backup | restore | export | import` against embedded servers: the commands an operator runs,
+// their JSON output and exit codes, and the restored or imported organization checked through HTTP.
+// (The cluster paths of the same library functions: test/backup.test.ts, test/export.test.ts.)
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import t from 'tap';
+import { checkRestored, dirWithDemo, hostGet, NO_LIMITS, populate } from './helpers/backup-org.ts';
+import { serverFor } from './helpers/server.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'parley-backup-cli-'));
+t.teardown(() => rmSync(work, { recursive: true, force: true }));
+
+function parley(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), ...args], { cwd: work, env: { ...process.env, PARLEY_MODE: 'embedded', ...env } }, (err, stdout, stderr) =>
+      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const source = await serverFor(t, { env: NO_LIMITS });
+const org = await populate(source, 5);
+const sourceData = join(source.dataDir!, 'data');
+const target = dirWithDemo(source);
+t.teardown(() => rmSync(target, { recursive: true, force: true }));
+
+t.test('backup cli - backup of a running server and restore into a new data directory; a second restore is refused', async (t) => {
+  const b = await parley(['--json', 'backup', join(work, 'b1'), '--data-dir', sourceData]);
+  t.equal(b.code, 0, b.stderr);
+  t.match(JSON.parse(b.stdout), { mode: 'embedded', format: 'parley-backup' });
+  const r = await parley(['--json', 'restore', join(work, 'b1'), '--data-dir', join(target, 'data')]);
+  t.equal(r.code, 0, r.stderr);
+  const again = await parley(['restore', join(work, 'b1'), '--data-dir', join(target, 'data')]);
+  t.equal(again.code, 1);
+  t.match(again.stderr, /not empty: restore into a new data directory/);
+  const cluster = await parley(['backup', join(work, 'b2'), '--cassandra-data-dir', '/nowhere'], { PARLEY_MODE: 'cluster', PARLEY_CASSANDRA_JMX_PORT: '' });
+  t.equal(cluster.code, 2, 'cluster mode without a JMX port is a usage error');
+  t.match(cluster.stderr, /JMX port/);
+});
+
+t.test('backup cli - export from a running server, import into another under a new subdomain and realm ID, served at its host', async (t) => {
+  const restored = await serverFor(t, { dataDir: target, env: NO_LIMITS });
+  await checkRestored(t, restored, org, org.sent);
+
+  const file = join(work, 'org.parley.gz');
+  const e = await parley(['--json', 'export', file, '--org', '.', '--data-dir', sourceData]);
+  t.equal(e.code, 0, e.stderr);
+  t.match(JSON.parse(e.stdout), { realmId: 1, subdomain: '', files: 1 });
+  t.equal((await parley(['export', file, '--org', 'nope', '--data-dir', sourceData])).code, 2, 'an unknown organization is a usage error');
+
+  // The restored deployment has the demo as realm 1: the import takes the next free ID.
+  const i = await parley(['--json', 'import', file, '--subdomain', 'acme', '--data-dir', join(target, 'data')]);
+  t.equal(i.code, 0, i.stderr);
+  const imported = JSON.parse(i.stdout);
+  t.match(imported, { realmId: 2, exportedRealmId: 1, subdomain: 'acme', organization: { realmId: 2, subdomain: 'acme' } });
+
+  const port = Number(new URL(restored.urls[0]!).port);
+  const host = `acme.127.0.0.1:${port}`;
+  const me = await hostGet(port, host, '/api/v1/users/me', org.user.creds);
+  t.equal(JSON.parse(me.body.toString()).user_id, org.user.id, 'the imported user logs in at acme with the same ID and key');
+  const upload = await hostGet(port, host, org.upload.url.replace('/user_uploads/1/', '/user_uploads/2/'), org.user.creds);
+  t.equal(upload.status, 200);
+  t.ok(upload.body.equals(org.upload.data), 'the upload is served under the new realm ID');
+
+  const taken = await parley(['import', file, '--subdomain', 'acme', '--data-dir', join(target, 'data')]);
+  t.equal(taken.code, 2, 'a subdomain in use is a usage error');
+  t.match(taken.stderr, /Subdomain 'acme' is organization 2's/);
+  const down = await parley(['import', file, '--subdomain', 'other', '--data-dir', join(work, 'no-server')]);
+  t.equal(down.code, 3, 'no running deployment: unreachable');
+});
