@@ -146,6 +146,19 @@ t.test('subscriptions - archived channels: left out of GET /users/me/subscriptio
   t.notOk([...plain.subscriptions, ...plain.unsubscribed, ...plain.never_subscribed].some((x: any) => x.stream_id === cid), 'a register without the capability leaves it out');
   const capable = await owner.ok('POST', '/register', { fetch_event_types: ['subscription'], client_capabilities: { archived_channels: true } });
   t.equal(capable.subscriptions.find((x: any) => x.stream_id === cid)?.is_archived, true, 'with archived_channels, among the subscriptions');
+  // The other lists: one left before it was archived (unsubscribed), one never joined (never_subscribed).
+  const left = uniq('archived-left');
+  const never = uniq('archived-never');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: left }, { name: never }] });
+  const [leftId, neverId] = [(await owner.ok('GET', '/get_stream_id', { stream: left })).stream_id, (await owner.ok('GET', '/get_stream_id', { stream: never })).stream_id];
+  await s.api.as(s.demo.member1).ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: left }] });
+  await s.api.as(s.demo.member1).ok('DELETE', '/users/me/subscriptions', { subscriptions: [left] });
+  await owner.ok('DELETE', `/streams/${leftId}`);
+  await owner.ok('DELETE', `/streams/${neverId}`);
+  const lists = (r: any) => [r.subscriptions, r.unsubscribed, r.never_subscribed].map((l: any[]) => l.filter((x) => x.stream_id === leftId || x.stream_id === neverId).map((x) => [x.stream_id, x.is_archived]));
+  const member = s.api.as(s.demo.member1);
+  t.same(lists(await member.ok('POST', '/register', { fetch_event_types: ['subscription'] })), [[], [], []], 'without archived_channels: in no list');
+  t.same(lists(await member.ok('POST', '/register', { fetch_event_types: ['subscription'], client_capabilities: { archived_channels: true } })), [[], [[leftId, true]], [[neverId, true]]], 'with it: unsubscribed and never_subscribed, archived');
   await owner.ok('PATCH', `/streams/${cid}`, { is_archived: false });
   t.ok(await listed(), 'listed again once unarchived');
 });
