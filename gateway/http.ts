@@ -111,6 +111,9 @@ export function statsOf(key: object | string, route: string, method: string): Ro
   return s;
 }
 
+/** The stats of a route made earlier, if any: a lookup that builds no label. */
+export const knownStats = (key: object | string): RouteStats | undefined => routeStats.get(key);
+
 /** Requests no route took (404, 405, refused framing): one series, whatever their path. */
 const UNMATCHED = statsOf('unmatched', 'unmatched', 'any');
 

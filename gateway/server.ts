@@ -10,7 +10,7 @@ import { ApiError, asApiError, invalidSubdomain, realmDeactivated, unavailable }
 import type { OrganizationRecord } from '../storage/tables.ts';
 import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
-import { readRequest, Reply, type RequestInfo, statsOf } from './http.ts';
+import { knownStats, readRequest, Reply, type RequestInfo, statsOf } from './http.ts';
 import { heldPolls, requestsInFlight } from '../lib/metrics.ts';
 import { checkResponse, RESPONSE_CHECK } from './openapi/check.ts';
 import { PathTable } from './path.ts';
@@ -186,7 +186,7 @@ export class Gateway {
       const byMethod = info.url.startsWith(`${PREFIX}/`) ? this.router.match(info.url.slice(PREFIX.length)) : null;
       // A route may allow a larger body (uploads); every other request gets the gateway's limit.
       const target = byMethod?.get(info.method)?.route;
-      if (target) reply.stats = statsOf(target, PREFIX + target.path, target.method);
+      if (target) reply.stats = knownStats(target) ?? statsOf(target, PREFIX + target.path, target.method);
       else if (info.url === '/healthz' || info.url === '/readyz') reply.stats = statsOf(info.url, info.url, 'GET');
       const limit = target?.maxBodyBytes ?? this.opts.maxBodyBytes;
       if (info.badFraming) return reply.jsonAndClose(400, new ApiError('BAD_REQUEST', info.badFraming, 400).envelope());
