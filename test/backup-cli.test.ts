@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import t from 'tap';
+import { dropKeyspace } from '../scripts/drop-keyspace.ts';
 import { checkRestored, dirWithDemo, hostGet, NO_LIMITS, populate } from './helpers/backup-org.ts';
 import { serverFor } from './helpers/server.ts';
 
@@ -70,4 +71,25 @@ t.test('backup cli - export from a running server, import into another under a n
   t.match(taken.stderr, /Subdomain 'acme' is organization 2's/);
   const down = await parley(['import', file, '--subdomain', 'other', '--data-dir', join(work, 'no-server')]);
   t.equal(down.code, 3, 'no running deployment: unreachable');
+});
+
+t.test('backup cli - import into a running cluster deployment over NATS and Cassandra, export it back from the cluster', { skip: process.env.PARLEY_TEST_CASSANDRA !== '1' ? 'needs PARLEY_TEST_CASSANDRA=1' : false }, async (t) => {
+  const keyspace = `parley_cli${process.pid}${Math.random().toString(36).slice(2, 6)}`;
+  t.teardown(() => dropKeyspace(keyspace).catch(() => {}));
+  const env = { PARLEY_MODE: 'cluster', PARLEY_CASSANDRA_KEYSPACE: keyspace, PARLEY_REDIS_PREFIX: `parley_${keyspace}`, PARLEY_SHARDS: '4' };
+  const home = mkdtempSync(join(tmpdir(), 'parley-cli-cluster-'));
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
+  const cluster = await serverFor(t, { dataDir: home, env: { ...NO_LIMITS, ...env } });
+  const file = join(work, 'org.parley.gz');
+  const i = await parley(['--json', 'import', file, '--subdomain', 'acme'], env);
+  t.equal(i.code, 0, i.stderr);
+  t.match(JSON.parse(i.stdout), { realmId: 2, exportedRealmId: 1, subdomain: 'acme', files: 1 });
+  const port = Number(new URL(cluster.urls[0]!).port);
+  const host = `acme.127.0.0.1:${port}`;
+  t.equal(JSON.parse((await hostGet(port, host, '/api/v1/users/me', org.user.creds)).body.toString()).user_id, org.user.id, 'the imported user logs in at acme');
+  const upload = await hostGet(port, host, org.upload.url.replace('/user_uploads/1/', '/user_uploads/2/'), org.user.creds);
+  t.ok(upload.status === 200 && upload.body.equals(org.upload.data), 'the upload is served from Cassandra under the new realm ID');
+  const back = await parley(['--json', 'export', join(work, 'back.parley.gz'), '--org', 'acme'], env);
+  t.equal(back.code, 0, back.stderr);
+  t.match(JSON.parse(back.stdout), { realmId: 2, subdomain: 'acme', files: 1, timers: 0 });
 });
