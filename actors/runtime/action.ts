@@ -128,9 +128,16 @@ export interface QueryDef<S, Z extends Fields, R> {
 }
 
 /** A durable timer's handler: an action whose message is the timer's payload. */
-export interface TimerDef<S, V, P, R> {
+export interface TimerDef<S, V, P, R, E = undefined> {
   name: string;
-  check(state: Readonly<S>, payload: V, ctx: ActorContext): P;
+  /**
+   * Work outside the mailbox before the handler runs (a side effect such as
+   * sending mail, which must not hold the actor): it reads the state without
+   * changing it. If it throws, the timer runs again later (its row stays);
+   * its result reaches `check`, whose commit records that the work is done.
+   */
+  effect?(state: Readonly<S>, payload: V, ctx: ActorContext): Promise<E>;
+  check(state: Readonly<S>, payload: V, ctx: ActorContext, done: E): P;
   apply(state: S, plan: P, tx: Tx, ctx: ActorContext): R;
   events?(state: Readonly<S>, plan: P, reply: R): Delivery[];
 }
@@ -147,7 +154,7 @@ export function defineQuery<S>() {
 
 /** Declares a durable timer's handler. */
 export function defineTimer<S>() {
-  return <V, P, R>(def: TimerDef<S, V, P, R>): TimerDef<S, V, P, R> => def;
+  return <V, P, R, E = undefined>(def: TimerDef<S, V, P, R, E>): TimerDef<S, V, P, R, E> => def;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -70,7 +70,9 @@ export class ActorHost<S> {
     const state = await this.state;
     const def = this.kind.timers?.[timer.name];
     if (!def) throw new Error(`${this.kind.name}: no timer handler ${timer.name}`);
-    const out = await this.mailbox.post(() => this.runTimer(def, state, timer, timer.payload));
+    // A failed effect throws out of `fire`: the wheel runs the timer again later.
+    const done = def.effect ? await def.effect(state, timer.payload, this.ctx) : undefined;
+    const out = await this.mailbox.post(() => this.runTimer(def, state, timer, timer.payload, done));
     if (out instanceof Parked) await out.promise;
   }
 
@@ -84,11 +86,11 @@ export class ActorHost<S> {
     })();
   }
 
-  private runTimer(def: TimerDef<S, unknown, unknown, unknown>, state: S, timer: TimerRecord, payload: unknown): unknown {
+  private runTimer(def: TimerDef<S, unknown, unknown, unknown, unknown>, state: S, timer: TimerRecord, payload: unknown, effect: unknown): unknown {
     const done = T.timers.at(this.ctx.shard, timer).delete();
     let plan: unknown;
     try {
-      plan = def.check(state, payload, this.ctx);
+      plan = def.check(state, payload, this.ctx, effect);
     } catch (err) {
       // A timer whose work is no longer possible (or already done) is deleted all the same.
       if (!(err instanceof ApiError)) throw err;

@@ -40,7 +40,7 @@ export interface ActorKindDef<S, H extends Record<string, AnyHandler<S>>> {
   load(ctx: ActorContext, id: string, first: Msg<unknown>): Promise<S>;
   handlers: H;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  timers?: Record<string, TimerDef<S, any, any, any>>;
+  timers?: Record<string, TimerDef<S, any, any, any, any>>;
   /** Per-shard kinds: takes the events published for the shard (or, `broadcast`, for every node). */
   onDelivery?(state: S, delivery: Delivery, broadcast: boolean): void;
   /** Per-shard kinds: whether the node must take broadcast deliveries for this shard now. */
