@@ -9,10 +9,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 
-export interface Mail {
-  to: string;
+/** What a mail says: its subject and its text, with an HTML version where it has one. */
+export interface MailPart {
   subject: string;
   text: string;
+  html?: string;
+}
+
+export interface Mail extends MailPart {
+  to: string;
+  /** A Message-ID of the sender's choosing (`<id@host>`): the same for a mail sent again, so a repeat is recognizable. */
+  messageId?: string;
 }
 
 let transport: Transporter | null = null;

@@ -344,6 +344,10 @@ export const TimerRecord = z.object({
 });
 export type TimerRecord = z.infer<typeof TimerRecord>;
 
+/** Why a user is mailed about a message (Zulip's `trigger`: private_message, mentioned, stream_wildcard_mentioned, followed_topic_email_notify, stream_email_notify). */
+export const MissedEmail = z.object({ trigger: z.string() });
+export type MissedEmail = z.infer<typeof MissedEmail>;
+
 export const TimerCursor = z.object({ hour: Id });
 
 /**
@@ -748,6 +752,19 @@ export const T = {
     codec: ScheduledMessage,
     pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
     row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
+  }),
+  /**
+   * Missed-message emails decided at send (`actors/realm/notifications.ts`),
+   * written in the message's commit and deleted in the commit of the timer
+   * that mails them: one partition per realm, bounded by the notifications
+   * waiting for their batch.
+   */
+  missedEmails: defineTable({
+    name: 'missed_emails',
+    ck: 'text',
+    codec: MissedEmail,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, userId: number, messageId: number) => ({ pk: String(realm), ck: `${userId}:${messageId}` }),
   }),
   timers: defineTable({
     name: 'timers',

@@ -17,6 +17,7 @@ import type { Delivery, Directory } from '../events/delivery.ts';
 import { avatarUrl, defaultFlags, formatMessage, topicForClient } from '../format.ts';
 import { defineAction, defineQuery, type Msg } from '../runtime/action.ts';
 import { Parked } from '../runtime/mailbox.ts';
+import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { messageView } from '../user/messages.ts';
 import { EventQueue, eventText, MAX_PENDING_EVENTS, type PollReply } from './event-queue.ts';
@@ -62,8 +63,18 @@ queuePolls.add((set) => {
   set(n);
 });
 
+/** How often a polling user is reported to their realm (less than its idle window, `IDLE_SECS`). */
+const ACTIVITY_REPORT_MS = 60_000;
+
+/** Tells a realm which of its users were seen polling at `at` (for missed-message email: `actors/realm/notifications.ts`). */
+export type ActivityReport = (realmId: number, userIds: number[], at: number) => void;
+
 export class QueueShard {
   readonly queues = new Map<string, EventQueue>();
+  /** `${realm}:${user}` -> when they were last reported active; pruned once stale. */
+  private reported = new Map<string, number>();
+  /** realm -> users to report at the next tick. */
+  private toReport = new Map<number, Set<number>>();
   readonly byUser = new Map<string, Set<EventQueue>>();
   readonly allPublic = new Set<EventQueue>();
 
@@ -72,8 +83,32 @@ export class QueueShard {
     /** Live queues a user may have (`PARLEY_MAX_QUEUES_PER_USER`). */
     readonly maxQueuesPerUser: number,
     private readonly log: Logger,
+    private readonly reportActivity: ActivityReport = () => {},
   ) {
     hosted.add(this);
+  }
+
+  /** A user registered or polled: reported to their realm at the next tick, at most once per ACTIVITY_REPORT_MS. */
+  noteActive(realmId: number, userId: number, now: number): void {
+    const key = `${realmId}:${userId}`;
+    if (now - (this.reported.get(key) ?? 0) < ACTIVITY_REPORT_MS) return;
+    this.reported.set(key, now);
+    let users = this.toReport.get(realmId);
+    if (!users) this.toReport.set(realmId, (users = new Set()));
+    users.add(userId);
+  }
+
+  private flushActivity(now: number): void {
+    for (const [realmId, users] of this.toReport) this.reportActivity(realmId, [...users], now);
+    this.toReport.clear();
+  }
+
+  private prunedAt = 0;
+
+  /** Forgets users not seen for a report period (O(users seen), once per period). */
+  private pruneReported(now: number): void {
+    this.prunedAt = now;
+    for (const [key, at] of this.reported) if (now - at >= ACTIVITY_REPORT_MS) this.reported.delete(key);
   }
 
   /**
@@ -173,6 +208,8 @@ export class QueueShard {
 
   /** Heartbeats for polls that waited long enough; discards queues idle too long. */
   tick(now: number): void {
+    if (this.toReport.size) this.flushActivity(now);
+    if (now - this.prunedAt >= ACTIVITY_REPORT_MS) this.pruneReported(now);
     for (const q of this.queues.values()) {
       if (q.polling) {
         const beat = q.heartbeatIfDue(now);
@@ -298,6 +335,7 @@ const register = action({
     if (p.evict) shard.drop(p.evict);
     const q = new EventQueue(randomBytes(12).toString('base64url'), p.caller.realmId, p.caller.userId!, p.options);
     shard.add(q);
+    shard.noteActive(q.realmId, q.userId, Date.now());
     return { queue_id: q.id, last_event_id: q.lastEventId };
   },
 });
@@ -309,6 +347,7 @@ const getEvents = query({
     const q = shard.own(msg.caller, msg.queueId);
     if (msg.lastEventId !== null) q.acknowledge(msg.lastEventId);
     q.lastActive = Date.now();
+    shard.noteActive(q.realmId, q.userId, q.lastActive);
     if (q.pending > 0 || msg.dontBlock) return q.reply();
     const jitter = 0.9 + Math.random() * 0.2;
     return new Parked(q.wait(Date.now() + shard.heartbeatSecs * 1000 * jitter));
@@ -333,7 +372,12 @@ export const queueActor = defineActor({
   ref: queueRef,
   durable: false,
   perShard: true,
-  load: async (ctx) => new QueueShard(ctx.heartbeatSecs, ctx.limits.maxQueuesPerUser, ctx.log.child({ actor: 'queue' })),
+  load: async (ctx) => {
+    const log = ctx.log.child({ actor: 'queue' });
+    const report: ActivityReport = (realmId, userIds, at) =>
+      void ctx.actors.call(realmRef, realmActorId(realmId), { type: 'noteActivity', caller: { realmId, userId: null }, userIds, at }).catch((err: unknown) => log.warn({ err, realmId }, 'activity report failed'));
+    return new QueueShard(ctx.heartbeatSecs, ctx.limits.maxQueuesPerUser, log, report);
+  },
   handlers: queueHandlers,
   onDelivery: (shard, d, broadcast) => shard.deliver(d, broadcast),
   wantsBroadcasts: (shard) => shard.allPublic.size > 0,

@@ -8,6 +8,7 @@ import { realmHandlers } from './handlers.ts';
 import { realmRef } from './ref.ts';
 import { deliverScheduled } from './scheduled_messages.ts';
 import { expireInvite } from './invites.ts';
+import { missedMessageEmails } from './notifications.ts';
 import { RealmState } from './state.ts';
 
 export const realmActor = defineActor({
@@ -19,5 +20,5 @@ export const realmActor = defineActor({
     return state;
   },
   handlers: realmHandlers,
-  timers: { [deliverScheduled.name]: deliverScheduled, [expireInvite.name]: expireInvite },
+  timers: { [deliverScheduled.name]: deliverScheduled, [expireInvite.name]: expireInvite, [missedMessageEmails.name]: missedMessageEmails },
 });

@@ -20,6 +20,7 @@ import { topicLinks } from '../../lib/linkifiers.ts';
 import { emojiImageUrl } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 import { type ServiceTrigger, serviceTriggers } from './bots.ts';
+import { decideMissedEmails } from './notifications.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -299,6 +300,8 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     state.knownBuckets.add(bucketKey);
   }
   tx.write(T.messages.at(realm, recipientKey, id).put(message), T.messageLocator.at(realm, id).put({ recipientKey }));
+  // Who is mailed about it, in the same commit (`notifications.ts`).
+  decideMissedEmails(state, message, tx);
   // Uploads the message links to may be downloaded by its readers.
   for (const path of uploadPaths(realm, plan.content)) tx.write(T.attachmentMessages.at(realm, path, id).put(1));
   return message;

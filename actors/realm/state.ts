@@ -90,6 +90,10 @@ export class RealmState {
   readonly alertWords = new Map<number, string[]>();
   /** userId -> `${streamId}:${lower-cased topic}` -> visibility policy (user_topics). */
   readonly userTopics = new Map<number, Map<string, UserTopicRecord>>();
+  /** userId -> message ID -> trigger: missed-message emails waiting for their batch (`notifications.ts`). */
+  readonly missedEmails = new Map<number, Map<number, string>>();
+  /** userId -> when a queue of theirs was last seen polling (memory only: reported by the queue actors). */
+  readonly activeAt = new Map<number, number>();
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
   readonly knownBuckets = new Set<string>();
   private nextMessageId = 1;
@@ -127,6 +131,12 @@ export class RealmState {
     }
     for (const list of await eachLimited([...s.users.keys()], (id) => T.mutedUsers.partition(realmId, id).values(store))) for (const r of list) s.setMuted(r.userId, r.mutedUserId, r.timestamp);
     for (const [i, words] of (await eachLimited([...s.users.keys()], (id) => T.alertWords.at(realmId, id).get(store))).entries()) if (words?.length) s.alertWords.set([...s.users.keys()][i]!, words);
+    for (const r of await T.missedEmails.partition(realmId).range(store)) {
+      const [userId, messageId] = String(r.ck).split(':').map(Number) as [number, number];
+      let mine = s.missedEmails.get(userId);
+      if (!mine) s.missedEmails.set(userId, (mine = new Map()));
+      mine.set(messageId, r.value.trigger);
+    }
     return s;
   }
 

@@ -18,6 +18,7 @@ import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } f
 import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts';
 import { createDrafts, createSnippet, deleteDraft, deleteSnippet, discardDrafts, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
+import { unreadMessages } from './notifications.ts';
 import { userRef } from './ref.ts';
 import { downloadFile, fileUrl, temporaryFile, uploadFile } from './uploads.ts';
 
@@ -148,6 +149,7 @@ export const userHandlers = {
   downloadFile,
   fileUrl,
   temporaryFile,
+  unreadMessages,
 };
 
 export const userActor = defineActor({

@@ -1,0 +1,215 @@
+/**
+ * Missed-message email (Zulip's `notification_data.py`, `message_send.py`'s
+ * `get_recipient_info`, and the `missedmessage_emails` worker).
+ *
+ * Who is mailed about a message is decided once, where it is sent
+ * (`applySend` calls `decideMissedEmails`): each recipient the send already
+ * walks (the DM's participants, or the channel's subscribers) is looked at in
+ * O(1): not the sender (nor anyone, for the organization's system bots), not a bot, not someone who muted the sender, not
+ * someone active now (a queue of theirs polled within `IDLE_SECS`: the queue
+ * actors report the users they see polling, `noteActivity`), and then one of
+ * Zulip's triggers per the user's settings: a direct message, a personal or
+ * group mention, a channel wildcard mention, a followed topic, or the
+ * channel's email notifications. The decision is a row of `missed_emails`
+ * written in the message's commit, so a node lost after the send loses no
+ * notification.
+ *
+ * Each user's notifications wait for their batch
+ * (`email_notifications_batching_period_seconds`) on a durable timer of the
+ * realm, set by the first of them. The timer's `effect` runs outside the
+ * realm's mailbox: it asks the user's actor which of the messages are still
+ * unread (a message read before the batch leaves is not mailed), renders one
+ * mail per conversation and sends it; the timer's commit then deletes the rows
+ * it mailed. A failed send leaves the rows and the timer, which runs again.
+ * A node lost between the mail and that commit mails the batch again (at
+ * least once; every mail carries a Message-ID derived from the batch, so a
+ * repeat is recognizable).
+ *
+ * Calls go one way (`docs/architecture.md`): the realm's mailbox never waits
+ * on a user actor. The effect is not in the mailbox (it holds nothing while
+ * it asks), as Zulip's worker reads flags outside the send's transaction.
+ */
+import { z } from 'zod';
+import { badRequest } from '../../lib/errors.ts';
+import { type MailPart, sendMail, siteUrl } from '../../lib/mail.ts';
+import { type StoredMessage, T } from '../../storage/tables.ts';
+import { defineAction, defineTimer, type Tx } from '../runtime/action.ts';
+import { userActorId, userRef } from '../user/ref.ts';
+import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
+import type { RealmState } from './state.ts';
+import { VisibilityPolicy } from './user_topics.ts';
+
+const action = defineAction<RealmState>();
+const timer = defineTimer<RealmState>();
+
+/** A user whose queues polled within this long is active and not mailed (Zulip's presence idle window, OFFLINE_THRESHOLD_SECS). */
+export const IDLE_SECS = Number(process.env.PARLEY_NOTIFY_IDLE_SECS ?? 140);
+
+const MISSED = 'missedMessageEmails';
+
+const setting = (state: Readonly<RealmState>, userId: number, name: string): boolean | number | string => state.setting(userId, name, DEFAULT_USER_SETTINGS[name]!);
+const on = (state: Readonly<RealmState>, userId: number, name: string) => setting(state, userId, name) === true;
+
+export const isIdle = (state: Readonly<RealmState>, userId: number, now: number): boolean => now - (state.activeAt.get(userId) ?? 0) > IDLE_SECS * 1000;
+
+/** Why `userId` is mailed about `m`, or null (Zulip's UserMessageNotificationsData, email side). */
+function triggerFor(state: Readonly<RealmState>, m: StoredMessage, userId: number): string | null {
+  if (state.mutedUsers.get(userId)?.has(m.senderId)) return null;
+  const offline = on(state, userId, 'enable_offline_email_notifications');
+  if (m.streamId === null) return offline ? 'private_message' : null;
+  if (offline && m.mentions.includes(userId)) return 'mentioned';
+  const sub = state.subs.get(m.streamId)?.get(userId);
+  if (!sub) return null;
+  const policy = state.userTopics.get(userId)?.get(`${m.streamId}:${m.topic.toLowerCase()}`)?.policy ?? VisibilityPolicy.INHERIT;
+  const muted = policy === VisibilityPolicy.MUTED || (sub.isMuted && policy !== VisibilityPolicy.UNMUTED && policy !== VisibilityPolicy.FOLLOWED);
+  if (muted) return null;
+  if (offline && m.wildcard === 'stream' && (sub.wildcardMentionsNotify ?? on(state, userId, 'wildcard_mentions_notify'))) return 'stream_wildcard_mentioned';
+  if (policy === VisibilityPolicy.FOLLOWED && on(state, userId, 'enable_followed_topic_email_notifications')) return 'followed_topic_email_notify';
+  if (sub.emailNotifications ?? on(state, userId, 'enable_stream_email_notifications')) return 'stream_email_notify';
+  return null;
+}
+
+/**
+ * Records who is mailed about a just-stored message, in its commit, and
+ * starts each new batch's timer. O(recipients): the ones the send's delivery
+ * walks too.
+ */
+export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx): void {
+  // The organization's own bots (Welcome Bot, Notification Bot) mail nobody: a new user would be
+  // mailed their welcome message before they ever logged in (a Parley choice).
+  if (state.systemBots.has(m.senderId)) return;
+  const now = Date.now();
+  const recipients = m.streamId !== null ? state.activeSubscribers(m.streamId) : m.dmUserIds!;
+  for (const userId of recipients) {
+    if (userId === m.senderId || !isIdle(state, userId, now)) continue;
+    const user = state.users.get(userId);
+    if (!user || user.isBot || !user.isActive) continue;
+    const trigger = triggerFor(state, m, userId);
+    if (trigger) addMissed(state, tx, userId, m.id, trigger, now);
+  }
+}
+
+function addMissed(state: RealmState, tx: Tx, userId: number, messageId: number, trigger: string, now: number): void {
+  let mine = state.missedEmails.get(userId);
+  if (!mine) state.missedEmails.set(userId, (mine = new Map()));
+  // The first notification of a batch starts its timer; the rest ride along.
+  if (mine.size === 0) startBatch(state, tx, userId, now);
+  mine.set(messageId, trigger);
+  tx.write(T.missedEmails.at(state.realmId, userId, messageId).put({ trigger }));
+}
+
+function startBatch(state: Readonly<RealmState>, tx: Tx, userId: number, now: number): void {
+  const period = Number(setting(state, userId, 'email_notifications_batching_period_seconds'));
+  tx.setTimer(MISSED, now + period * 1000, { userId }, userId);
+}
+
+/** The queue actors' report of users seen polling (memory only: a reloaded realm counts everyone idle until the next report). */
+export const noteActivity = action({
+  type: 'noteActivity',
+  fields: z.object({ userIds: z.array(z.number().int()), at: z.number().int() }),
+  check(_state, msg) {
+    if (msg.caller.userId !== null) throw badRequest('Only the server reports activity');
+    return msg;
+  },
+  apply(state, msg) {
+    for (const id of msg.userIds) if (state.users.has(id) && (state.activeAt.get(id) ?? 0) < msg.at) state.activeAt.set(id, msg.at);
+    return {};
+  },
+});
+
+/** One mail of a batch: a conversation's messages. */
+interface Conversation {
+  key: string;
+  messages: StoredMessage[];
+}
+
+/** Links into the web app, as Zulip's `near_message_url`: the conversation, at its first missed message. */
+function conversationUrl(state: Readonly<RealmState>, m: StoredMessage): string {
+  const base = siteUrl();
+  if (m.streamId === null) return `${base}/#narrow/dm/${m.dmUserIds!.join(',')}/near/${m.id}`;
+  const channel = state.channels.get(m.streamId);
+  const slug = `${m.streamId}-${encodeURIComponent((channel?.name ?? '').replace(/ /g, '-'))}`;
+  return `${base}/#narrow/channel/${slug}/topic/${encodeURIComponent(m.topic)}/near/${m.id}`;
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const nameOf = (state: Readonly<RealmState>, id: number) => state.users.get(id)?.fullName ?? 'Unknown user';
+
+/** The mail for one conversation (Zulip's `build_message_list` and `missed_message` templates, in short). */
+export function composeMissedEmail(state: Readonly<RealmState>, userId: number, conv: Conversation): MailPart & { messageId: string } {
+  const first = conv.messages[0]!;
+  const realmName = state.meta?.name ?? 'Parley';
+  const withContent = on(state, userId, 'message_content_in_email_notifications');
+  let subject: string;
+  if (first.streamId === null) {
+    const others = first.dmUserIds!.filter((id) => id !== userId).map((id) => nameOf(state, id));
+    subject = others.length === 1 ? `DMs with ${others[0]}` : `Group DMs with ${others.join(', ')}`;
+  } else {
+    subject = `#${state.channels.get(first.streamId)?.name ?? 'channel'} > ${first.topic || (state.meta?.emptyTopicDisplayName ?? 'general chat')}`;
+  }
+  const url = conversationUrl(state, first);
+  const footer = 'This server has no incoming email gateway: replies to this email are not delivered. Reply in the app instead.';
+  const text: string[] = [`You have unread messages in ${realmName}: ${subject}`, ''];
+  const html: string[] = [`<p>You have unread messages in ${escapeHtml(realmName)}: <b>${escapeHtml(subject)}</b></p>`];
+  for (const m of conv.messages) {
+    const sender = nameOf(state, m.senderId);
+    if (withContent) {
+      text.push(`${sender}: ${m.content}`);
+      html.push(`<div class="message"><b>${escapeHtml(sender)}</b>: ${m.renderedContent}</div>`);
+    } else {
+      text.push(`${sender} sent a message (content hidden by the organization's or your settings).`);
+      html.push(`<div class="message"><b>${escapeHtml(sender)}</b> sent a message.</div>`);
+    }
+  }
+  text.push('', `View or reply: ${url}`, '', footer);
+  html.push(`<p><a href="${escapeHtml(url)}">View or reply in ${escapeHtml(realmName)}</a></p>`, `<p><small>${escapeHtml(footer)}</small></p>`);
+  return { subject, text: text.join('\n'), html: html.join('\n'), messageId: `<missed.${state.realmId}.${userId}.${first.id}.${conv.messages.at(-1)!.id}@parley>` };
+}
+
+/** What the effect handled: these rows are done (mailed, read, or no longer to be mailed). */
+interface Handled {
+  ids: number[];
+}
+
+/**
+ * A user's batch leaves: the unread ones are mailed, one mail per
+ * conversation, and every row the effect looked at is deleted. Rows added
+ * while it ran start a new batch.
+ */
+export const missedMessageEmails = timer({
+  name: MISSED,
+  async effect(state, payload: { userId: number }, ctx): Promise<Handled> {
+    const pending = state.missedEmails.get(payload.userId);
+    const ids = pending ? [...pending.keys()].sort((a, b) => a - b) : [];
+    const user = state.users.get(payload.userId);
+    if (!ids.length || !user?.isActive) return { ids };
+    const caller = { realmId: state.realmId, userId: payload.userId };
+    const { messages } = await ctx.actors.call(userRef, userActorId(state.realmId, payload.userId), { type: 'unreadMessages', caller, ids });
+    const byConversation = new Map<string, Conversation>();
+    for (const m of messages) {
+      const key = m.streamId === null ? m.recipientKey : `${m.streamId}:${m.topic.toLowerCase()}`;
+      let conv = byConversation.get(key);
+      if (!conv) byConversation.set(key, (conv = { key, messages: [] }));
+      conv.messages.push(m);
+    }
+    for (const conv of byConversation.values()) {
+      const mail = composeMissedEmail(state, payload.userId, conv);
+      await sendMail({ to: user.email, ...mail });
+    }
+    ctx.log.info({ realm: state.realmId, user: payload.userId, messages: messages.length, mails: byConversation.size }, 'missed-message emails sent');
+    return { ids };
+  },
+  check(state, payload: { userId: number }, _ctx, done: Handled) {
+    return { userId: payload.userId, ids: done.ids };
+  },
+  apply(state, p, tx) {
+    const mine = state.missedEmails.get(p.userId);
+    for (const id of p.ids) {
+      mine?.delete(id);
+      tx.write(T.missedEmails.at(state.realmId, p.userId, id).delete());
+    }
+    if (mine?.size) startBatch(state, tx, p.userId, Date.now());
+    else state.missedEmails.delete(p.userId);
+    return null;
+  },
+});

@@ -1,0 +1,154 @@
+// Missed-message email over HTTP, read from a real SMTP server
+// (`test/helpers/smtp.ts`): who is mailed about what, the batch, a message
+// read before its batch leaves, muted senders, content left out, and the
+// mail itself (HTML and text, the link, the footer). Embedded mode: the
+// server under test is started with PARLEY_SMTP_URL pointing at the test's
+// SMTP server.
+import t from 'tap';
+import type { ParsedMail } from 'mailparser';
+import { type Api, uniq } from './helpers/api.ts';
+import { register, poll } from './helpers/events.ts';
+import { newPerson, type Person } from './helpers/people.ts';
+import { serverFor } from './helpers/server.ts';
+import { startSmtp } from './helpers/smtp.ts';
+
+const smtp = await startSmtp();
+t.teardown(() => smtp.close());
+const s = await serverFor(t, { env: { PARLEY_SMTP_URL: smtp.url, PARLEY_SITE_URL: 'http://parley.test' } });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const textOf = (m: ParsedMail) => m.text ?? '';
+const mailsTo = (p: Person) => smtp.to(p.email);
+
+/** A new member, idle (never polled), whose batches leave after `batchSecs`. */
+async function idlePerson(batchSecs = 1): Promise<{ p: Person; api: Api }> {
+  const p = await newPerson(s);
+  const api = s.api.as(p);
+  await api.ok('PATCH', '/settings', { email_notifications_batching_period_seconds: batchSecs });
+  return { p, api };
+}
+
+const dm = (from: Api, to: Person, content: string) => from.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([to.userId]), content });
+
+t.test('a direct message to an idle user is mailed once, after the batch period, with its content', async (t) => {
+  const sender = await newPerson(s, undefined, 'Sender');
+  const { p } = await idlePerson(2);
+  const content = `hello ${uniq('dm')}`;
+  const sentAt = Date.now();
+  const { id } = await dm(s.api.as(sender), p, content);
+  await sleep(1000);
+  t.equal(mailsTo(p).length, 0, 'nothing before the batch period');
+  await smtp.waitFor(() => mailsTo(p).length > 0);
+  t.ok(Date.now() - sentAt >= 2000, 'mailed after the batch period');
+  const [mail] = mailsTo(p);
+  t.match(mail!.subject, `DMs with ${sender.fullName}`);
+  t.match(textOf(mail!), content, 'the text has the content');
+  t.match(textOf(mail!), `${sender.fullName}: `, 'and the sender');
+  t.match(String(mail!.html), `<b>${sender.fullName}</b>`, 'the HTML has the sender');
+  t.match(String(mail!.html), content, 'and the rendered content');
+  t.match(textOf(mail!), `http://parley.test/#narrow/dm/`, 'a link to the conversation');
+  t.match(textOf(mail!), `/near/${id}`, 'at the message');
+  t.match(textOf(mail!), /no incoming email gateway/, 'the footer says replies are not delivered');
+  t.notOk(mail!.replyTo, 'no reply address');
+  t.match(String(mail!.messageId), /^<missed\./, 'a Message-ID derived from the batch');
+  await sleep(2500);
+  t.equal(mailsTo(p).length, 1, 'mailed once');
+});
+
+t.test('a user whose client is polling is not mailed', async (t) => {
+  const sender = await newPerson(s);
+  const { p, api } = await idlePerson(1);
+  const q = await register(api, { event_types: ['message'] });
+  const polling = poll(q, { timeoutMs: 8000 }).catch(() => []);
+  await sleep(1500); // the queue actor reports activity on its next tick
+  await dm(s.api.as(sender), p, `while active ${uniq('a')}`);
+  await polling;
+  await sleep(2500);
+  t.equal(mailsTo(p).length, 0, 'no mail for an active user');
+});
+
+t.test('a message read before its batch leaves is not mailed; the unread one in the same batch is', async (t) => {
+  const sender = s.api.as(await newPerson(s));
+  const { p, api } = await idlePerson(3);
+  const read = `read-first ${uniq('r')}`;
+  const unread = `still-unread ${uniq('u')}`;
+  const first = await dm(sender, p, read);
+  await api.ok('POST', '/messages/flags', { messages: JSON.stringify([first.id]), op: 'add', flag: 'read' });
+  await dm(sender, p, unread);
+  await smtp.waitFor(() => mailsTo(p).length > 0);
+  const [mail] = mailsTo(p);
+  t.match(textOf(mail!), unread);
+  t.notMatch(textOf(mail!), read, 'the read message is left out');
+
+  // Everything read: no mail at all.
+  const { p: p2, api: api2 } = await idlePerson(2);
+  const only = await dm(sender, p2, `read ${uniq('x')}`);
+  await api2.ok('POST', '/messages/flags', { messages: JSON.stringify([only.id]), op: 'add', flag: 'read' });
+  await sleep(3500);
+  t.equal(mailsTo(p2).length, 0, 'a batch with nothing unread sends nothing');
+});
+
+t.test('a mention in a channel is mailed, a plain channel message is not', async (t) => {
+  const sender = await newPerson(s);
+  const senderApi = s.api.as(sender);
+  const { p } = await idlePerson(1);
+  const name = uniq('notify');
+  await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([sender.userId, p.userId]) });
+  const plain = `plain ${uniq('p')}`;
+  const mention = `@**${p.fullName}** look ${uniq('m')}`;
+  await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'tea', content: plain });
+  await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'tea', content: mention });
+  await smtp.waitFor(() => mailsTo(p).length > 0);
+  await sleep(1500);
+  const mails = mailsTo(p);
+  t.equal(mails.length, 1, 'one mail for the conversation');
+  t.match(mails[0]!.subject, `#${name} > tea`);
+  t.match(textOf(mails[0]!), 'look ');
+  t.notMatch(textOf(mails[0]!), plain, 'the plain message is not mailed');
+  t.match(textOf(mails[0]!), '#narrow/channel/');
+
+  // A plain message alone mails nothing.
+  const { p: p2 } = await idlePerson(1);
+  await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([p2.userId]) });
+  await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'tea', content: `plain again ${uniq('p')}` });
+  await sleep(2500);
+  t.equal(mailsTo(p2).length, 0, 'no mail for a plain channel message');
+});
+
+t.test('messages from a muted user are not mailed; the sender is never mailed', async (t) => {
+  const muted = await newPerson(s);
+  const other = await newPerson(s);
+  const { p, api } = await idlePerson(1);
+  await api.ok('POST', `/users/me/muted_users/${muted.userId}`);
+  await dm(s.api.as(muted), p, `from muted ${uniq('mu')}`);
+  const fine = `from other ${uniq('ok')}`;
+  await dm(s.api.as(other), p, fine);
+  await smtp.waitFor(() => mailsTo(p).length > 0);
+  await sleep(1500);
+  t.equal(mailsTo(p).length, 1);
+  t.match(textOf(mailsTo(p)[0]!), fine);
+  t.notMatch(textOf(mailsTo(p)[0]!), 'from muted');
+  t.equal(smtp.to(muted.email).length + smtp.to(other.email).length, 0, 'no sender is mailed about their own message');
+});
+
+t.test('content is left out when the setting says so', async (t) => {
+  const sender = await newPerson(s);
+  const { p, api } = await idlePerson(1);
+  await api.ok('PATCH', '/settings', { message_content_in_email_notifications: false });
+  const secret = `secret ${uniq('s')}`;
+  await dm(s.api.as(sender), p, secret);
+  await smtp.waitFor(() => mailsTo(p).length > 0);
+  const [mail] = mailsTo(p);
+  t.notMatch(textOf(mail!), secret, 'no content in the text');
+  t.notMatch(String(mail!.html), secret, 'nor in the HTML');
+  t.match(textOf(mail!), `${sender.fullName} sent a message`);
+});
+
+t.test('enable_offline_email_notifications off: no mail for a direct message', async (t) => {
+  const sender = await newPerson(s);
+  const { p, api } = await idlePerson(1);
+  await api.ok('PATCH', '/settings', { enable_offline_email_notifications: false });
+  await dm(s.api.as(sender), p, `off ${uniq('o')}`);
+  await sleep(2500);
+  t.equal(mailsTo(p).length, 0);
+});
