@@ -120,6 +120,9 @@ tapsuite fuzz PARLEY_LOG_LEVEL=warn -- test/fuzz.test.ts
 # The organization-creation page in Chromium, on an embedded server in the test's own process (it asks the
 # directory actor for a creation link in-process, so it runs in the embedded mode only).
 tapsuite org-creation PARLEY_LOG_LEVEL=warn -- test/org-creation.test.ts
+# Missed-message email, read from a real SMTP server the test starts (the server under test mails it
+# through PARLEY_SMTP_URL, so it runs on an embedded server of its own).
+tapsuite notifications PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts
 
 cleanup() {
   [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
