@@ -36,7 +36,7 @@ export async function connect(config: Config): Promise<Deployment> {
       throw new UnreachableError(`Cannot connect to ${path}: ${(err as Error).message}`);
     }
     return {
-      actors: new ActorClient(client, config.shards, config.requestTimeoutMs),
+      actors: new ActorClient(client, config.shards, config.requestTimeoutMs, config.shardMoveWaitMs),
       requestText: (s, b, t) => client.requestText(s, b, t),
       publish: (s, b) => client.publish(s, b),
       siteUrl: config.siteUrl,
@@ -51,7 +51,7 @@ export async function connect(config: Config): Promise<Deployment> {
     throw new UnreachableError(`Cannot connect to NATS at ${config.natsUrl}: ${(err as Error).message}`);
   }
   return {
-    actors: new ActorClient(bus, config.shards, config.requestTimeoutMs),
+    actors: new ActorClient(bus, config.shards, config.requestTimeoutMs, config.shardMoveWaitMs),
     requestText: (s, b, t) => bus.requestText(s, b, t),
     publish: async (s, b) => {
       bus.publish(s, b);

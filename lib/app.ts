@@ -99,7 +99,7 @@ export async function startParley(config: Config): Promise<Parley> {
   const backends = config.mode === 'embedded' ? await embeddedBackends(config) : await clusterBackends(config);
   const { bus } = backends;
   let node: ActorNode | null = null;
-  const actors = new ActorClient(bus, config.shards, config.requestTimeoutMs);
+  const actors = new ActorClient(bus, config.shards, config.requestTimeoutMs, config.shardMoveWaitMs);
   if (config.role !== 'gateway' && backends.leases && backends.store) {
     const nodeId = config.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     node = new ActorNode(bus, backends.leases, backends.store, actors, {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { shardMoveWaitMs } from '../actors/runtime/client.ts';
 import { DEFAULT_ACTOR_LIMITS } from '../actors/runtime/context.ts';
+import { DEFAULT_LEASE_TTL_MS } from '../actors/runtime/leases.ts';
 import { parseOverrides, parseRule } from './gcra.ts';
 
 /** Process configuration, read once from the environment and validated. */
@@ -28,7 +30,7 @@ const Env = z.object({
   PARLEY_CASSANDRA_DC: z.string().default('datacenter1'),
   PARLEY_CASSANDRA_KEYSPACE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default('parley'),
   PARLEY_CASSANDRA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(9).default(1),
-  PARLEY_LEASE_TTL_MS: z.coerce.number().int().min(500).default(5000),
+  PARLEY_LEASE_TTL_MS: z.coerce.number().int().min(500).default(DEFAULT_LEASE_TTL_MS),
   PARLEY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000),
   PARLEY_HEARTBEAT_SECS: z.coerce.number().min(0.2).default(50),
   PARLEY_QUEUE_IDLE_SECS: z.coerce.number().min(1).default(600),
@@ -110,6 +112,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       replicationFactor: e.PARLEY_CASSANDRA_REPLICATION_FACTOR,
     },
     leaseTtlMs: e.PARLEY_LEASE_TTL_MS,
+    /** How long a call waits for a moving shard's new owner (derived from the lease TTL: `shardMoveWaitMs`). */
+    shardMoveWaitMs: shardMoveWaitMs(e.PARLEY_LEASE_TTL_MS),
     requestTimeoutMs: e.PARLEY_REQUEST_TIMEOUT_MS,
     heartbeatSecs: e.PARLEY_HEARTBEAT_SECS,
     queueIdleSecs: e.PARLEY_QUEUE_IDLE_SECS,

@@ -8,10 +8,20 @@ import { ApiError, unavailable } from '../../lib/errors.ts';
 import { busDuration, busErrors, type CounterChild, type HistogramChild, secondsSince } from '../../lib/metrics.ts';
 import { shardOf, subjects } from '../subjects.ts';
 import { type Bus, BusError } from './bus.ts';
+import { DEFAULT_LEASE_TTL_MS } from './leases.ts';
 import type { ActorRef, MessageOf, ReplyFor } from './registry.ts';
 
-/** How long a request may wait for a moving shard to get its new owner. */
-const RETRY_BUDGET_MS = 3000;
+/**
+ * How long a request may wait for a moving shard to get its new owner, for
+ * shard leases of `leaseTtlMs`. After a kill -9 the dead owner's lease
+ * lapses within its TTL; another node takes it at its next round of
+ * acquisition (every TTL/3, redis-leases.ts), subscribes, and loads the
+ * actor while the request waits in its mailbox (its own timeout). The rest
+ * of the budget, 2/3 of a TTL, is room for a loaded node's late rounds.
+ */
+export function shardMoveWaitMs(leaseTtlMs: number): number {
+  return 2 * leaseTtlMs;
+}
 
 /** An actor's reply as JSON text, passed into an HTTP answer without decoding. */
 export class RawJson {
@@ -52,6 +62,8 @@ export class ActorClient {
     private readonly bus: Pick<Bus, 'requestText'>,
     readonly shards: number,
     private readonly timeoutMs: number,
+    /** How long to retry a shard that is moving (`shardMoveWaitMs` of the cluster's lease TTL). */
+    private readonly retryBudgetMs = shardMoveWaitMs(DEFAULT_LEASE_TTL_MS),
   ) {}
 
   /** Sends `msg` to actor `id` of the kind `ref` names and decodes the reply. */
@@ -68,8 +80,9 @@ export class ActorClient {
   /**
    * One bus request. While a shard moves it may have no owner for a moment
    * (no responders) or reach a node that just let it go (a `retryable` 503);
-   * neither ran the request, so it is retried for up to RETRY_BUDGET_MS.
-   * A timeout is not retried: the actor may have done the work.
+   * neither ran the request, so it is retried for up to `retryBudgetMs`:
+   * clients see the takeover of a dead node's shards as latency. A timeout
+   * is not retried: the actor may have done the work.
    */
   private async request(subject: string, body: unknown, timeoutMs: number, stats: BusStats): Promise<string> {
     const started = Date.now();
@@ -84,8 +97,9 @@ export class ActorClient {
         if (err instanceof BusError) stats.error(err.reason);
         else if (err instanceof ApiError && err.retryable) stats.error('shard_moving');
         const retryable = (err instanceof BusError && err.reason === 'no_responders') || (err instanceof ApiError && err.retryable);
-        if (retryable && Date.now() - started < RETRY_BUDGET_MS) {
-          await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 400)));
+        if (retryable && Date.now() - started < this.retryBudgetMs) {
+          // Short waits: a no-responders answer is cheap, and every wait is added to the takeover's latency.
+          await new Promise((r) => setTimeout(r, Math.min(25 * 2 ** attempt, 200)));
           continue;
         }
         stats.duration.observe(secondsSince(t0));

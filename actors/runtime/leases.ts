@@ -9,6 +9,9 @@
  */
 import { shardMoves } from '../../lib/metrics.ts';
 
+/** How long a shard lease lives without a renewal (PARLEY_LEASE_TTL_MS). */
+export const DEFAULT_LEASE_TTL_MS = 5000;
+
 export interface ShardGrant {
   shard: number;
   /** Fencing token: strictly greater than any earlier owner's token. */
