@@ -67,24 +67,34 @@ t.test('backup - cluster: a Cassandra snapshot taken under writes, imported into
     for (const ks of [from, to]) await dropKeyspace(ks).catch(() => {});
   });
   const home = scratch(t);
+  let mark = Date.now();
+  const lap = (what: string) => {
+    t.comment(`${what}: ${((Date.now() - mark) / 1000).toFixed(1)} s`);
+    mark = Date.now();
+  };
   const s = await serverFor(t, { dataDir: join(home, 'a'), env: cluster(from) });
+  lap('a cluster-mode server on a new keyspace');
   const org = await populate(s);
   const { w, before } = await writing(s, org);
   const contactPoints = (process.env.PARLEY_CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',');
   const jmx = { jmxHost: contactPoints[0]!.split(':')[0]!, jmxPort: Number(jmxPort) };
   const out = join(home, 'snapshot');
   const cassandraDataDir = join(process.env.PARLEY_SERVICES_DIR ?? join(ROOT, '.parley', 'services'), 'cassandra', 'data');
+  lap('the organization made');
   const manifest = await snapshotCassandra({ ...jmx, keyspace: from, cassandraDataDir, outDir: out });
+  lap('snapshot (nodetool snapshot, copy, clearsnapshot)');
   await w.stop();
   t.ok(manifest.tables?.includes('messages') && manifest.tables.includes('file_chunks') && manifest.tables.includes('journal'), 'the snapshot has the data, the uploads and the journal');
 
   const store = { contactPoints, localDataCenter: process.env.PARLEY_CASSANDRA_DC ?? 'datacenter1', replicationFactor: 1 };
   const { tables } = await restoreCassandra({ ...jmx, backupDir: out, cassandra: { ...store, keyspace: to } });
+  lap('restore (schema, nodetool import)');
   t.ok(tables > 5, `${tables} tables imported`);
   await t.rejects(restoreCassandra({ ...jmx, backupDir: out, cassandra: { ...store, keyspace: to } }), { message: /exists/ }, 'a second restore into the same keyspace is refused');
 
   const dir = dirWithDemo(s);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const restored = await serverFor(t, { dataDir: dir, env: cluster(to) });
+  lap('a server on the restored keyspace');
   await checkRestored(t, restored, org, before, w.acked.slice(before.length - org.sent.length));
 });
