@@ -17,7 +17,8 @@ const scrape = async () => new Scrape(parseMetrics(await register.metrics()));
 t.test('metrics - a call nobody serves counts no_responders per attempt, and a call that never answers counts a timeout', async (t) => {
   const bus = new LocalBus();
   t.teardown(() => bus.close());
-  const client = new ActorClient(bus, 1, 200);
+  // A 3 s retry budget for a shard without an owner (a cluster's is 2 × its lease TTL).
+  const client = new ActorClient(bus, 1, 200, 3000);
   const nobody = actorRef<Record<string, never>>('metrics_nobody', (id) => id);
   const err = await client.raw(nobody, '1', { type: 'x', caller: { realmId: 1, userId: null } } as never).catch((e: Error) => e);
   t.match(err, { code: 'SERVICE_UNAVAILABLE' });

@@ -7,6 +7,7 @@
 // message answered `success` is in history exactly once; and no event queue
 // skipped one of them and went on (one that may have missed events ends).
 import t, { type Test } from 'tap';
+import { shardMoveWaitMs } from '../../actors/runtime/client.ts';
 import { startProcess } from '../../scripts/cluster-launcher.ts';
 import { uniq } from '../helpers/api.ts';
 import { channelSend, checkAcked, type Sent, startTestCluster, type TestCluster, traffic, transportFailure, transportFailureSent } from './helpers.ts';
@@ -31,8 +32,8 @@ t.teardown(async () => {
 });
 const maria = c.member;
 
-/** No answer may take longer: a request timeout (3 s here) plus the gateway's retries of a moving shard (3 s), with margin. */
-const ANSWER_BOUND_MS = 10_000;
+/** No answer may take longer: the gateway's retries of a moving shard (`shardMoveWaitMs`: 8 s here), then a last request's timeout (3 s here), with margin. */
+const ANSWER_BOUND_MS = shardMoveWaitMs(Number(c.env.PARLEY_LEASE_TTL_MS)) + Number(c.env.PARLEY_REQUEST_TIMEOUT_MS) + 2000;
 /** A long poll waits up to 1.1 × the heartbeat (5 s here) plus 10 s for the bus hop before the gateway gives up with a 503. */
 const POLL_BOUND_MS = 20_000;
 
