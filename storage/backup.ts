@@ -155,22 +155,42 @@ export interface NodetoolOptions {
 
 const defaultCassandraLib = () => join(process.env.PARLEY_SERVICES_HOME ?? join(homedir(), '.cache', 'parley-services'), `cassandra-${process.env.PARLEY_CASSANDRA_VERSION ?? '5.0.8'}`, 'lib');
 
-/** Runs nodetool commands (each a list of words) against one node, in one JVM; resolves with their output. */
+/**
+ * Runs nodetool commands (each a list of words) against one node; resolves
+ * with their output. With a JDK, all in one JVM (NodetoolBatch.java, run
+ * from source); a JRE alone (no jdk.compiler) runs nodetool once per command.
+ */
 export async function nodetool(opts: NodetoolOptions, commands: string[][]): Promise<string> {
+  const java = opts.java ?? (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java');
   const jvmOptions = (await readFile(join(ROOT, 'scripts', 'cassandra', 'jvm.options'), 'utf8'))
     .split('\n')
     .map((l) => l.replace(/#.*/, '').trim())
     .filter((l) => /^--add-(exports|opens) /.test(l))
     .flatMap((l) => l.split(/\s+/));
+  const base = [...jvmOptions, '-cp', `${opts.cassandraLib ?? defaultCassandraLib()}/*`];
   const target = ['-h', opts.jmxHost, '-p', String(opts.jmxPort)];
-  const args = [...jvmOptions, '-cp', `${opts.cassandraLib ?? defaultCassandraLib()}/*`, join(ROOT, 'scripts', 'cassandra', 'NodetoolBatch.java'), ...commands.map((c) => [...target, ...c].join('\t'))];
+  const runs = (await hasCompiler(java))
+    ? [[...base, join(ROOT, 'scripts', 'cassandra', 'NodetoolBatch.java'), ...commands.map((c) => [...target, ...c].join('\t'))]]
+    : commands.map((c) => [...base, 'org.apache.cassandra.tools.NodeTool', ...target, ...c]);
+  let out = '';
+  for (const args of runs) {
+    try {
+      out += (await run(java, args, { maxBuffer: 64 * 1024 * 1024 })).stdout;
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string; message: string };
+      const said = `${e.stdout ?? ''}\n${e.stderr ?? ''}`.split('\n').filter((l) => l && !/ DEBUG |^\s+at /.test(l)).slice(-15).join('\n');
+      throw new BackupError(`nodetool ${commands.map((c) => c[0]).join(', ')} failed on ${opts.jmxHost}:${opts.jmxPort}:\n${said || e.message}`);
+    }
+  }
+  return out;
+}
+
+/** Whether `java` can run a program from source (a JDK: the jdk.compiler module). */
+async function hasCompiler(java: string): Promise<boolean> {
   try {
-    const { stdout } = await run(opts.java ?? (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java'), args, { maxBuffer: 64 * 1024 * 1024 });
-    return stdout;
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string; message: string };
-    const said = `${e.stdout ?? ''}\n${e.stderr ?? ''}`.split('\n').filter((l) => l && !/ DEBUG |^\s+at /.test(l)).slice(-15).join('\n');
-    throw new BackupError(`nodetool ${commands.map((c) => c[0]).join(', ')} failed on ${opts.jmxHost}:${opts.jmxPort}:\n${said || e.message}`);
+    return /^jdk\.compiler@/m.test((await run(java, ['--list-modules'])).stdout);
+  } catch {
+    return false;
   }
 }
 
