@@ -455,6 +455,26 @@ t.test('NatsBus', async (t) => {
     t.equal(await a.request('t.lost.none', {}, 500).catch((e: BusError) => e.reason), 'no_responders', 'the bus goes on');
   });
 
+  await t.test('nats bus - close() waits for a chunked reply to be fetched before it closes the connection', async (t) => {
+    const small = await startNats({ maxPayload: 64 * 1024 });
+    t.teardown(() => small.stop());
+    const a = await NatsBus.connect(small.url, 'close-chunks-a', { log });
+    const b = await NatsBus.connect(small.url, 'close-chunks-b', { log });
+    t.teardown(() => a.close());
+    const big = 'y'.repeat(1024 * 1024);
+    await b.serve('t.close.big', async () => {
+      await sleep(100);
+      return big;
+    });
+    await b.flush();
+    const pending = a.request('t.close.big', {}, 5000);
+    await sleep(30);
+    const closed = b.close();
+    t.equal(await pending, big, 'the reply of 17 chunks arrived whole while its server was closing');
+    await closed;
+    t.ok(b.nc.isClosed(), 'then the connection closed');
+  });
+
   await t.test('nats bus - close() lets a running handler reply first', async (t) => {
     const a = await connectBus(t, 'close-a');
     const b = await NatsBus.connect(nats.url, 'close-b', { log });
