@@ -20,7 +20,12 @@ export interface Mail extends MailPart {
   to: string;
   /** A Message-ID of the sender's choosing (`<id@host>`): the same for a mail sent again, so a repeat is recognizable. */
   messageId?: string;
+  /** A List-Unsubscribe URL (RFC 2369), which mail clients offer as a button. */
+  listUnsubscribe?: string;
 }
+
+/** Where a missed-message email's unsubscribe link leads (Zulip's /accounts/unsubscribe/<type>/<key>): `gateway/pages/unsubscribe.ts`. */
+export const UNSUBSCRIBE_PATH = '/accounts/unsubscribe/missed_messages';
 
 let transport: Transporter | null = null;
 const FROM = () => process.env.PARLEY_MAIL_FROM ?? 'Parley <noreply@parley.invalid>';
@@ -28,7 +33,8 @@ const FROM = () => process.env.PARLEY_MAIL_FROM ?? 'Parley <noreply@parley.inval
 /** Where mail goes when no SMTP server is configured. */
 export const outboxDir = (env: NodeJS.ProcessEnv = process.env): string => env.PARLEY_OUTBOX_DIR ?? join(env.PARLEY_DATA_DIR ?? '.parley/data', 'outbox');
 
-export async function sendMail(mail: Mail): Promise<void> {
+export async function sendMail({ listUnsubscribe, ...rest }: Mail): Promise<void> {
+  const mail = { ...rest, ...(listUnsubscribe ? { list: { unsubscribe: listUnsubscribe } } : {}) };
   if (process.env.PARLEY_SMTP_URL) {
     transport ??= nodemailer.createTransport(process.env.PARLEY_SMTP_URL);
     await transport.sendMail({ from: FROM(), ...mail });

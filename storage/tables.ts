@@ -759,6 +759,14 @@ export const T = {
    * that mails them: one partition per realm, bounded by the notifications
    * waiting for their batch.
    */
+  /** The key an organization signs its mails' unsubscribe links with (made with its first missed-message email). */
+  unsubscribeKeys: defineTable({
+    name: 'unsubscribe_keys',
+    ck: 'text',
+    codec: z.object({ key: z.string() }),
+    pk: (realm: number) => String(realm),
+    row: (realm: number) => ({ pk: String(realm), ck: 'key' }),
+  }),
   missedEmails: defineTable({
     name: 'missed_emails',
     ck: 'text',

@@ -152,3 +152,37 @@ t.test('enable_offline_email_notifications off: no mail for a direct message', a
   await sleep(2500);
   t.equal(mailsTo(p).length, 0);
 });
+
+t.test('the unsubscribe link works without logging in and turns missed-message email off', async (t) => {
+  const sender = s.api.as(await newPerson(s));
+  const { p, api } = await idlePerson(1);
+  await dm(sender, p, `first ${uniq('f')}`);
+  await smtp.waitFor(() => mailsTo(p).length > 0);
+  const [mail] = mailsTo(p);
+  const link = /http:\/\/parley\.test(\/accounts\/unsubscribe\/missed_messages\/\S+)/.exec(textOf(mail!))?.[1];
+  t.ok(link, 'the mail has an unsubscribe link');
+  t.match(String(mail!.html), link!, 'in the HTML too');
+  t.match(JSON.stringify(mail!.headers.get('list') ?? ''), link!, 'and as List-Unsubscribe');
+
+  // A token whose signature is not the organization's, or names another user, changes nothing.
+  const other = await newPerson(s);
+  const forged = link!.replace(/\/(\d+)\./, `/${other.userId}.`);
+  for (const bad of [forged, link!.slice(0, -2) + 'xx', '/accounts/unsubscribe/missed_messages/nonsense']) {
+    const r = await fetch(s.urls[0] + bad);
+    t.equal(r.status, 404, `refused: ${bad.slice(-12)}`);
+    t.match(await r.text(), 'Invalid or expired unsubscribe link');
+  }
+
+  const r = await fetch(s.urls[0] + link!); // no credentials
+  t.equal(r.status, 200);
+  t.match(await r.text(), `${p.email} will no longer get emails about missed messages`);
+  const settings = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['user_settings']) });
+  t.equal(settings.user_settings.enable_offline_email_notifications, false, 'the setting is off');
+  const otherSettings = await s.api.as(other).ok('POST', '/register', { fetch_event_types: JSON.stringify(['user_settings']) });
+  t.equal(otherSettings.user_settings.enable_offline_email_notifications, true, "the forged link left the other user's setting alone");
+
+  await dm(sender, p, `after unsubscribing ${uniq('a')}`);
+  await sleep(2500);
+  t.equal(mailsTo(p).length, 1, 'no further mail');
+  t.equal((await fetch(s.urls[0] + link!)).status, 200, 'following the link again is harmless');
+});

@@ -3,7 +3,7 @@ import { allPublicStreamsAccess, directory, messageSources, narrowForQueue, send
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
-import { noteActivity } from './notifications.ts';
+import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { renderContent } from './render.ts';
@@ -126,6 +126,7 @@ export const realmHandlers = {
   typingAudience,
   presenceDirectory,
   noteActivity,
+  unsubscribeMissedEmails,
   presenceAccess,
   sendMessageWithTopicWildcard,
   renderContent,

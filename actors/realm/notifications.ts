@@ -29,13 +29,16 @@
  * on a user actor. The effect is not in the mailbox (it holds nothing while
  * it asks), as Zulip's worker reads flags outside the send's transaction.
  */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
-import { type MailPart, sendMail, siteUrl } from '../../lib/mail.ts';
+import { realmUrl } from '../../lib/hosts.ts';
+import { type MailPart, sendMail, UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
 import { type StoredMessage, T } from '../../storage/tables.ts';
 import { defineAction, defineTimer, type Tx } from '../runtime/action.ts';
 import { userActorId, userRef } from '../user/ref.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
+import { settingEvents, writeSetting } from './settings.ts';
 import type { RealmState } from './state.ts';
 import { VisibilityPolicy } from './user_topics.ts';
 
@@ -92,6 +95,10 @@ export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx):
 function addMissed(state: RealmState, tx: Tx, userId: number, messageId: number, trigger: string, now: number): void {
   let mine = state.missedEmails.get(userId);
   if (!mine) state.missedEmails.set(userId, (mine = new Map()));
+  if (state.unsubscribeKey === null) {
+    state.unsubscribeKey = randomBytes(32).toString('base64url');
+    tx.write(T.unsubscribeKeys.at(state.realmId).put({ key: state.unsubscribeKey }));
+  }
   // The first notification of a batch starts its timer; the rest ride along.
   if (mine.size === 0) startBatch(state, tx, userId, now);
   mine.set(messageId, trigger);
@@ -124,8 +131,7 @@ interface Conversation {
 }
 
 /** Links into the web app, as Zulip's `near_message_url`: the conversation, at its first missed message. */
-function conversationUrl(state: Readonly<RealmState>, m: StoredMessage): string {
-  const base = siteUrl();
+function conversationUrl(state: Readonly<RealmState>, base: string, m: StoredMessage): string {
   if (m.streamId === null) return `${base}/#narrow/dm/${m.dmUserIds!.join(',')}/near/${m.id}`;
   const channel = state.channels.get(m.streamId);
   const slug = `${m.streamId}-${encodeURIComponent((channel?.name ?? '').replace(/ /g, '-'))}`;
@@ -136,7 +142,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', 
 const nameOf = (state: Readonly<RealmState>, id: number) => state.users.get(id)?.fullName ?? 'Unknown user';
 
 /** The mail for one conversation (Zulip's `build_message_list` and `missed_message` templates, in short). */
-export function composeMissedEmail(state: Readonly<RealmState>, userId: number, conv: Conversation): MailPart & { messageId: string } {
+export function composeMissedEmail(state: Readonly<RealmState>, site: string, userId: number, conv: Conversation): MailPart & { messageId: string; unsubscribe: string } {
   const first = conv.messages[0]!;
   const realmName = state.meta?.name ?? 'Parley';
   const withContent = on(state, userId, 'message_content_in_email_notifications');
@@ -147,7 +153,9 @@ export function composeMissedEmail(state: Readonly<RealmState>, userId: number, 
   } else {
     subject = `#${state.channels.get(first.streamId)?.name ?? 'channel'} > ${first.topic || (state.meta?.emptyTopicDisplayName ?? 'general chat')}`;
   }
-  const url = conversationUrl(state, first);
+  const base = realmUrl(site, state.meta?.stringId ?? '');
+  const url = conversationUrl(state, base, first);
+  const unsubscribe = `${base}${UNSUBSCRIBE_PATH}/${unsubscribeToken(state, userId)}`;
   const footer = 'This server has no incoming email gateway: replies to this email are not delivered. Reply in the app instead.';
   const text: string[] = [`You have unread messages in ${realmName}: ${subject}`, ''];
   const html: string[] = [`<p>You have unread messages in ${escapeHtml(realmName)}: <b>${escapeHtml(subject)}</b></p>`];
@@ -161,9 +169,9 @@ export function composeMissedEmail(state: Readonly<RealmState>, userId: number, 
       html.push(`<div class="message"><b>${escapeHtml(sender)}</b> sent a message.</div>`);
     }
   }
-  text.push('', `View or reply: ${url}`, '', footer);
-  html.push(`<p><a href="${escapeHtml(url)}">View or reply in ${escapeHtml(realmName)}</a></p>`, `<p><small>${escapeHtml(footer)}</small></p>`);
-  return { subject, text: text.join('\n'), html: html.join('\n'), messageId: `<missed.${state.realmId}.${userId}.${first.id}.${conv.messages.at(-1)!.id}@parley>` };
+  text.push('', `View or reply: ${url}`, '', footer, `Unsubscribe from missed-message emails: ${unsubscribe}`);
+  html.push(`<p><a href="${escapeHtml(url)}">View or reply in ${escapeHtml(realmName)}</a></p>`, `<p><small>${escapeHtml(footer)} <a href="${escapeHtml(unsubscribe)}">Unsubscribe</a> from missed-message emails.</small></p>`);
+  return { subject, text: text.join('\n'), html: html.join('\n'), messageId: `<missed.${state.realmId}.${userId}.${first.id}.${conv.messages.at(-1)!.id}@parley>`, unsubscribe };
 }
 
 /** What the effect handled: these rows are done (mailed, read, or no longer to be mailed). */
@@ -193,8 +201,8 @@ export const missedMessageEmails = timer({
       conv.messages.push(m);
     }
     for (const conv of byConversation.values()) {
-      const mail = composeMissedEmail(state, payload.userId, conv);
-      await sendMail({ to: user.email, ...mail });
+      const { unsubscribe, ...mail } = composeMissedEmail(state, ctx.siteUrl, payload.userId, conv);
+      await sendMail({ to: user.email, ...mail, listUnsubscribe: unsubscribe });
     }
     ctx.log.info({ realm: state.realmId, user: payload.userId, messages: messages.length, mails: byConversation.size }, 'missed-message emails sent');
     return { ids };
@@ -211,5 +219,46 @@ export const missedMessageEmails = timer({
     if (mine?.size) startBatch(state, tx, p.userId, Date.now());
     else state.missedEmails.delete(p.userId);
     return null;
+  },
+});
+
+
+const signature = (key: string, realmId: number, userId: number) => createHmac('sha256', Buffer.from(key, 'base64url')).update(`${realmId}:${userId}:missed_messages`).digest('base64url');
+
+/** `<user ID>.<signature>`: works without logging in, for as long as the organization's key. */
+function unsubscribeToken(state: Readonly<RealmState>, userId: number): string {
+  return `${userId}.${signature(state.unsubscribeKey!, state.realmId, userId)}`;
+}
+
+/** The user a token names, if its signature is this organization's; null otherwise. */
+function tokenUser(state: Readonly<RealmState>, token: string): number | null {
+  const m = /^(\d{1,10})\.([A-Za-z0-9_-]{43})$/.exec(token);
+  if (!m || state.unsubscribeKey === null) return null;
+  const userId = Number(m[1]);
+  const want = Buffer.from(signature(state.unsubscribeKey, state.realmId, userId));
+  const got = Buffer.from(m[2]!);
+  return want.length === got.length && timingSafeEqual(want, got) && state.users.has(userId) ? userId : null;
+}
+
+/**
+ * The unsubscribe link, followed without credentials (one click, as Zulip's):
+ * turns `enable_offline_email_notifications` off for the user the token
+ * names, with the settings event a change from the settings page gives.
+ */
+export const unsubscribeMissedEmails = action({
+  type: 'unsubscribeMissedEmails',
+  fields: z.object({ token: z.string().max(200) }),
+  check(state, msg) {
+    if (msg.caller.userId !== null) throw badRequest('Only the server follows unsubscribe links');
+    const userId = tokenUser(state, msg.token);
+    if (userId === null) throw badRequest('Invalid or expired unsubscribe link');
+    return { userId, change: on(state, userId, 'enable_offline_email_notifications') };
+  },
+  apply(state, p, tx) {
+    if (p.change) writeSetting(state, tx, p.userId, 'enable_offline_email_notifications', false, true);
+    return { email: state.users.get(p.userId)!.email };
+  },
+  events(state, p) {
+    return p.change ? settingEvents(state, p.userId, 'enable_offline_email_notifications', false) : [];
   },
 });

@@ -81,7 +81,7 @@ function checkValues(changes: Record<string, SettingValue>, forDefaults: boolean
 }
 
 /** One user's setting change: the write of their settings row (or record, for timezone) and what they edited. */
-function writeSetting(state: RealmState, tx: Tx, userId: number, name: string, value: SettingValue, byThemselves: boolean): void {
+export function writeSetting(state: RealmState, tx: Tx, userId: number, name: string, value: SettingValue, byThemselves: boolean): void {
   if (name === 'timezone') {
     const next = { ...state.users.get(userId)!, timezone: value as string };
     state.indexUser(next);

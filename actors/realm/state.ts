@@ -94,6 +94,8 @@ export class RealmState {
   readonly missedEmails = new Map<number, Map<number, string>>();
   /** userId -> when a queue of theirs was last seen polling (memory only: reported by the queue actors). */
   readonly activeAt = new Map<number, number>();
+  /** The key unsubscribe links are signed with (`notifications.ts`); null until the first missed-message email. */
+  unsubscribeKey: string | null = null;
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
   readonly knownBuckets = new Set<string>();
   private nextMessageId = 1;
@@ -131,6 +133,7 @@ export class RealmState {
     }
     for (const list of await eachLimited([...s.users.keys()], (id) => T.mutedUsers.partition(realmId, id).values(store))) for (const r of list) s.setMuted(r.userId, r.mutedUserId, r.timestamp);
     for (const [i, words] of (await eachLimited([...s.users.keys()], (id) => T.alertWords.at(realmId, id).get(store))).entries()) if (words?.length) s.alertWords.set([...s.users.keys()][i]!, words);
+    s.unsubscribeKey = (await T.unsubscribeKeys.at(realmId).get(store))?.key ?? null;
     for (const r of await T.missedEmails.partition(realmId).range(store)) {
       const [userId, messageId] = String(r.ck).split(':').map(Number) as [number, number];
       let mine = s.missedEmails.get(userId);

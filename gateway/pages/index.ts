@@ -4,7 +4,8 @@ import { emojiData } from './emoji.ts';
 import { joinPage, joinSubmit } from './join.ts';
 import { newOrganizationPage, newOrganizationSubmit } from './new_organization.ts';
 import type { Page } from './page.ts';
+import { unsubscribePage } from './unsubscribe.ts';
 import { temporaryUpload, userUpload } from './uploads.ts';
 import { videoProviderComplete } from './video.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage];
