@@ -417,6 +417,8 @@ export const RealmSettings = z.object({
   waitingPeriodThreshold: Id.default(0),
   defaultLanguage: z.string().default('en'),
   enableReadReceipts: z.boolean().default(true),
+  /** Whether missed-message emails may carry messages' content (`actors/realm/notifications.ts`). */
+  messageContentAllowedInEmailNotifications: z.boolean().default(true),
   mandatoryTopics: z.boolean().default(false),
   messageContentEditLimitSeconds: Id.nullable().default(600),
   messageContentDeleteLimitSeconds: Id.nullable().default(null),

@@ -186,3 +186,27 @@ t.test('the unsubscribe link works without logging in and turns missed-message e
   t.equal(mailsTo(p).length, 1, 'no further mail');
   t.equal((await fetch(s.urls[0] + link!)).status, 200, 'following the link again is harmless');
 });
+
+t.test('content is left out when the organization does not allow it in email', async (t) => {
+  const owner = s.api.as(s.demo.owner);
+  const member = s.api.as(s.demo.member1);
+  const r = await member.call('PATCH', '/realm', { message_content_allowed_in_email_notifications: false });
+  t.equal(r.status, 400, 'a member may not change it');
+  const admin = s.api.as(s.demo.admin);
+  const q = await register(owner, { event_types: JSON.stringify(['realm']) });
+  await admin.ok('PATCH', '/realm', { message_content_allowed_in_email_notifications: false });
+  t.teardown(() => admin.ok('PATCH', '/realm', { message_content_allowed_in_email_notifications: true }));
+  const events = await poll(q);
+  t.match(events, [{ type: 'realm', op: 'update', property: 'message_content_allowed_in_email_notifications', value: false }]);
+  t.equal((await owner.ok('POST', '/register', { fetch_event_types: JSON.stringify(['realm']) })).realm_message_content_allowed_in_email_notifications, false);
+
+  const sender = await newPerson(s);
+  const { p } = await idlePerson(1);
+  const secret = `org secret ${uniq('o')}`;
+  await dm(s.api.as(sender), p, secret);
+  await smtp.waitFor(() => mailsTo(p).length > 0);
+  const [mail] = mailsTo(p);
+  t.notMatch(textOf(mail!), secret, 'no content in the text');
+  t.notMatch(String(mail!.html), secret, 'nor in the HTML');
+  t.match(textOf(mail!), `${sender.fullName} sent a message`);
+});

@@ -145,7 +145,7 @@ const nameOf = (state: Readonly<RealmState>, id: number) => state.users.get(id)?
 export function composeMissedEmail(state: Readonly<RealmState>, site: string, userId: number, conv: Conversation): MailPart & { messageId: string; unsubscribe: string } {
   const first = conv.messages[0]!;
   const realmName = state.meta?.name ?? 'Parley';
-  const withContent = on(state, userId, 'message_content_in_email_notifications');
+  const withContent = state.org.settings.messageContentAllowedInEmailNotifications && on(state, userId, 'message_content_in_email_notifications');
   let subject: string;
   if (first.streamId === null) {
     const others = first.dmUserIds!.filter((id) => id !== userId).map((id) => nameOf(state, id));

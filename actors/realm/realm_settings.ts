@@ -79,6 +79,7 @@ const PLAIN = {
   message_content_edit_limit_seconds: { owner: false },
   message_content_delete_limit_seconds: { owner: false },
   enable_read_receipts: { owner: false },
+  message_content_allowed_in_email_notifications: { owner: false },
   mandatory_topics: { owner: false },
   welcome_message_custom_text: { owner: false },
   new_stream_announcements_stream_id: { owner: false },
@@ -116,6 +117,8 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.messageContentDeleteLimitSeconds;
     case 'enable_read_receipts':
       return st.enableReadReceipts;
+    case 'message_content_allowed_in_email_notifications':
+      return st.messageContentAllowedInEmailNotifications;
     case 'mandatory_topics':
       return st.mandatoryTopics;
     case 'welcome_message_custom_text':
@@ -211,6 +214,7 @@ export const RealmChanges = z.object({
   message_content_edit_limit_seconds: Seconds.optional(),
   message_content_delete_limit_seconds: Seconds.optional(),
   enable_read_receipts: z.boolean().optional(),
+  message_content_allowed_in_email_notifications: z.boolean().optional(),
   mandatory_topics: z.boolean().optional(),
   welcome_message_custom_text: z.string().optional(),
   /** -1: no announcements. */
@@ -306,6 +310,9 @@ export const updateRealm = action({
           break;
         case 'enable_read_receipts':
           settings.enableReadReceipts = Boolean(value);
+          break;
+        case 'message_content_allowed_in_email_notifications':
+          settings.messageContentAllowedInEmailNotifications = Boolean(value);
           break;
         case 'mandatory_topics':
           settings.mandatoryTopics = Boolean(value);

@@ -150,6 +150,7 @@ export const RegisterFields = {
   realm_waiting_period_threshold: Id.optional(),
   realm_allow_message_editing: z.boolean().optional(),
   realm_enable_read_receipts: z.boolean().optional(),
+  realm_message_content_allowed_in_email_notifications: z.boolean().optional(),
   realm_mandatory_topics: z.boolean().optional(),
   realm_is_zephyr_mirror_realm: z.boolean().optional(),
   realm_web_public_access_enabled: z.boolean().optional(),
