@@ -329,7 +329,8 @@ async function importBody(store: Store, files: FileStore, relabel: Relabel, line
     throw new ExportError(`the export says ${JSON.stringify(end)} but holds ${JSON.stringify(counts)}`);
   }
   if (!meta) throw new ExportError(`the export has no realms row for realm ${from}`);
-  const visible: RealmMeta = opts.subdomain === undefined ? meta : { ...meta, stringId: opts.subdomain };
+  // Active here whatever it was at the source (deactivating the source is how to export it unchanged); the directory registers it active.
+  const visible: RealmMeta = { ...meta, ...(opts.subdomain === undefined ? {} : { stringId: opts.subdomain }), deactivated: false };
   await flush();
   await writer.commit([T.realms.at(to).put(visible)]);
   const o = owner as UserRecord | null;
