@@ -2,46 +2,231 @@
  * What this server implements, by feature level, and the level it therefore
  * advertises.
  *
- * Clients read `service_feature_level` to choose between encodings and code
- * paths: a level of N promises every feature of every level up to N. The
- * table lists each feature-level note of the API contract
- * (`../shared/spec/api-spec.md`, plus `with` from Zulip's narrow language),
- * each with what implements it: routes of the gateway (implemented when the
- * gateway serves all of them) or a behaviour already in place (`done`).
+ * Clients read `service_feature_level` (and `zulip_feature_level`) to choose
+ * between encodings and code paths: a level of N promises every change of
+ * every level up to N of Zulip's API changelog (`api_docs/changelog.md`).
+ * So the table has an entry for every feature level of that changelog from 1
+ * up (a level with several changes has several entries), each naming the
+ * routes, parameters, events or behaviour it stands for and the test case that
+ * shows it, or what is missing.
  *
- * The rule: the advertised level is one below the lowest level that has a
- * feature not implemented; when every listed feature is implemented, it is
- * the highest level listed. So the level rises as routes land, and never
- * claims a feature that answers 404.
+ * The rule, by construction: the advertised level is the highest L such that
+ * every level 1..L has an entry and every entry at or below L is implemented.
+ * A level without an entry stops it as a missing entry does, so levels the
+ * table does not cover (above the changelog entries written down here) are
+ * never claimed. test/features.test.ts fails if an entry at or below the
+ * advertised level is not implemented or names a test case that does not
+ * exist.
+ *
+ * An entry is implemented when it is `done` (or gives `routes`, all served)
+ * and names no `missing`. Where Zulip later replaced what a level added (a
+ * policy by a permission group, a field by another), the entry is done when
+ * this server implements the replacement, and says so.
  */
 
 export interface Feature {
   level: number;
   what: string;
-  /** Implemented when the gateway serves every one of these (`METHOD /path` as routes declare them). */
+  /** Implemented only when the gateway serves every one of these (`METHOD /path` as routes declare them). */
   routes?: string[];
-  /** Implemented by behaviour already in place. An entry with neither `routes` nor `done` is not implemented yet. */
+  /** Implemented by behaviour in place, shown by `test`. */
   done?: true;
+  /** A test case that shows it: a file under test/ and the exact name of a `t.test` in it. */
+  test?: { file: string; name: string };
+  /** What is not implemented: an entry with `missing` is not done, whatever else it says. */
+  missing?: string;
+  /** A level Zulip used for a release or reserved: no API change to implement. */
+  noChange?: true;
 }
 
-export const FEATURES: readonly Feature[] = [
+const T = (file: string, name: string) => ({ file: `test/${file}.test.ts`, name });
+const NO_TEST = 'no test shows it';
+
+/** Levels 1 to 148 of Zulip's API changelog (Zulip 3.0 to 6.0). */
+const CHANGELOG: readonly Feature[] = [
   // Level 0: operations from before feature levels that this server added since.
-  { level: 0, what: 'POST /messages/render', routes: ['POST /messages/render'] },
-  { level: 1, what: 'is_announcement_only on channel objects (deprecated)', done: true },
-  // GET /api/v1/user_uploads/... answers 404 for a path naming no file, so the route check of features.test.ts does not
-  // fit; test/uploads.test.ts shows it (the URL, its use on every gateway, its expiry).
-  { level: 1, what: 'temporary upload URLs: GET /user_uploads/{realm_id}/{dir}/{name}/{filename} gives /user_uploads/temporary/...', done: true },
-  { level: 9, what: 'principals as user IDs', done: true },
-  { level: 12, what: 'GET /users/{user_id}/subscriptions/{stream_id}', routes: ['GET /users/{user_id}/subscriptions/{stream_id}'] },
-  { level: 30, what: 'date_created on channels', done: true },
-  { level: 36, what: 'POST /users needs can_create_users', routes: ['POST /users'] },
-  { level: 78, what: 'unsupported parameters are not silently accepted', done: true },
-  { level: 80, what: 'PATCH /settings/display and /settings/notifications as aliases of PATCH /settings', routes: ['PATCH /settings', 'PATCH /settings/display', 'PATCH /settings/notifications'] },
-  { level: 86, what: 'status emoji', routes: ['POST /users/me/status'] },
-  { level: 91, what: "message_retention_days 'unlimited'", done: true },
-  { level: 98, what: 'is_web_public on subscribe (refused while web-public channels are off)', done: true },
-  { level: 126, what: 'invite_expires_in_minutes', routes: ['POST /invites', 'POST /invites/multiuse', 'GET /invites', 'DELETE /invites/{invite_id}', 'DELETE /invites/multiuse/{invite_id}', 'POST /invites/{invite_id}/resend'] },
-  { level: 148, what: 'away replaced by presence_enabled', routes: ['POST /users/me/status', 'PATCH /settings', 'GET /users/{user_id}/status'] },
+  { level: 0, what: 'POST /messages/render', routes: ['POST /messages/render'], test: T('markdown', 'markdown - the Python client: render_message') },
+  // Level 1 (Zulip 3.0).
+  { level: 1, what: 'PATCH /messages/{message_id}: stream_id moves messages to another channel', done: true, test: T('message_edit', 'message edit - moving to another channel moves the rows; members may, guests may not') },
+  { level: 1, what: 'prev_stream (and stream) in edit_history and in GET /messages/{message_id}/history snapshots', done: true, test: T('message_edit', 'message edit - moving to another channel moves the rows; members may, guests may not') },
+  { level: 1, what: 'zulip_feature_level in GET /server_settings and POST /register', done: true, test: T('http', 'http - health, readiness and server settings need no credentials') },
+  { level: 1, what: 'bot_owner_id on bot user objects (GET /users)', done: true, test: T('users', 'users - GET /users lists members with their roles') },
+  { level: 1, what: 'GET /users/{user_id}', routes: ['GET /users/{user_id}'], test: T('people-users', 'people users - GET /users/me, /users/{id} and /users/{email} as every role') },
+  { level: 1, what: 'GET /messages: string anchors (newest, oldest, first_unread)', done: true, test: T('messages', 'messages - anchors: oldest, first_unread, include_anchor and found_* flags') },
+  { level: 1, what: 'topic_links on message objects', done: true, test: T('linkifiers', 'linkifiers - messages and topics are rendered with them (GET /messages and events)') },
+  { level: 1, what: 'stream_post_policy on channel objects (derived from can_send_message_group, its replacement at FL 333)', done: true, test: T('streams', 'streams - PATCH /streams/{id} changes every property, with its rules') },
+  // GET /api/v1/user_uploads/... answers 404 for a path naming no file, so the route check of features.test.ts does not fit.
+  { level: 1, what: 'temporary upload URLs: GET /user_uploads/{realm_id}/{dir}/{name}/{filename} gives /user_uploads/temporary/...', done: true, test: T('uploads', 'uploads - a temporary URL stops working when it expires') },
+  { level: 1, what: "email_address_visibility 'nobody' (a user setting since FL 163)", missing: 'the setting is stored, but every user object carries the real address (email and delivery_email) whatever it says' },
+  { level: 1, what: 'private_message_policy (direct_message_permission_group since FL 270)', missing: 'direct_message_permission_group is reported but no send checks it' },
+  { level: 1, what: 'muted_topics as [channel, topic, date_muted]', done: true, test: T('topics', 'topics - user_topics: mute, follow, inherit; events and snapshot plus events') },
+  { level: 1, what: 'gitlab in GET /server_settings authentication_methods', missing: 'authentication_methods has password, dev and email only' },
+  { level: 1, what: "video_chat_provider with a 'none' option (PATCH /realm, realm_video_chat_provider)", missing: 'no realm_video_chat_provider setting' },
+  // Levels 2-27 (Zulip 3.0, 3.1).
+  { level: 2, what: 'POST /messages/{message_id}/reactions: reaction_type optional; user_id on reaction objects', missing: 'user_id is shown (reactions.test.ts), but no test sends a reaction without reaction_type' },
+  { level: 3, what: 'zulip_version and zulip_feature_level always in POST /register', done: true, test: T('register', 'register - the realm bundle: organization properties and what the server does') },
+  { level: 3, what: 'presence_enabled user setting', done: true, test: T('people-status', 'people status - away is the negation of presence_enabled (FL 148)') },
+  { level: 4, what: 'server fields in POST /register: jitsi_server_url, development_environment, server_generation, password_min_length, password_min_guesses, max_file_upload_size_mib, max_avatar_file_size_mib, server_inline_*_preview, server_*_changes_disabled', missing: 'server_generation and max_avatar_file_size_mib are absent' },
+  { level: 5, what: 'realm_bot events carry owner_id', done: true, test: T('system-bots', 'system bots - snapshot + realm_bot and realm events == a fresh register (owner of the bot, administrator, bystander)') },
+  { level: 6, what: 'avatar_version on user objects and in realm_user avatar events', missing: NO_TEST },
+  { level: 7, what: 'PATCH /users/{user_id}: role (is_admin and is_guest removed); realm_user role events', done: true, test: T('people-users', 'people users - role changes: only owners touch the owner role, never the last owner') },
+  { level: 7, what: 'custom emoji author_id', done: true, test: T('realm_emoji', 'realm emoji - add, list, image, deactivate; snapshot plus events, both formats') },
+  { level: 8, what: 'is_owner on user objects', done: true, test: T('users', 'users - GET /users lists members with their roles') },
+  { level: 8, what: 'time mentions in Markdown', done: true, test: T('markdown', 'markdown - channel and topic links, time, emoji, math') },
+  { level: 9, what: 'principals by user ID on subscribe and unsubscribe', done: true, test: T('subscriptions', 'subscriptions - principals by ID and by email; bad principals are 400') },
+  { level: 9, what: 'PATCH /messages/{message_id}: send_notification_to_old_thread and send_notification_to_new_thread', missing: 'reported in ignored_parameters_unsupported: moves post no Notification Bot notice' },
+  { level: 10, what: 'GET /users/me: avatar_version, is_guest, is_active, timezone, date_joined', missing: NO_TEST },
+  { level: 11, what: 'realm_community_topic_editing_limit_seconds and is_owner in POST /register; typing recipients by ID only', missing: 'no realm_community_topic_editing_limit_seconds' },
+  { level: 12, what: 'GET /users/{user_id}/subscriptions/{stream_id}', routes: ['GET /users/{user_id}/subscriptions/{stream_id}'], test: T('subscriptions', "subscriptions - GET /users/{user_id}/subscriptions/{stream_id}: is_subscribed for every role, with Zulip's errors") },
+  { level: 13, what: 'bulk_message_deletion: delete_message events with message_ids', done: true, test: T('message_edit', 'message delete - sender, administrators and the channel permission; events for both capabilities') },
+  { level: 14, what: 'is_old_stream left out of channel objects', done: true, test: T('openapi', 'openapi - replies validate against the document') },
+  { level: 15, what: 'spoilers in Markdown', done: true, test: T('markdown', 'markdown - code blocks with a language, quotes, spoilers; HTML is escaped') },
+  { level: 16, what: 'no pointer in GET /users/me; time mentions as <time>', done: true, test: T('markdown', 'markdown - channel and topic links, time, emoji, math') },
+  { level: 17, what: 'message_retention_days on channel objects, subscribe and PATCH /streams/{stream_id}', done: true, test: T('streams', 'streams - PATCH /streams/{id} changes every property, with its rules') },
+  { level: 18, what: 'user_avatar_url_field_optional client capability', done: true, test: T('features', 'features - parameters accepted without effect are reported in ignored_parameters_unsupported') },
+  { level: 19, what: 'peer_add and peer_remove name the channel by ID', done: true, test: T('events', 'events - subscription and stream events, checked against their schemas') },
+  { level: 20, what: 'inviting users as organization owners', done: true, test: T('invites', 'invites - who may send email invitations, and for which roles') },
+  { level: 21, what: 'color_scheme display setting (night_mode replaced)', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
+  { level: 22, what: 'GET /attachments date_sent; GET /invites invited_by_user_id; unlimited realm_message_retention_days as -1', missing: 'GET /attachments is not served' },
+  { level: 23, what: 'the pointer routes removed', done: true, test: T('http', 'http - unknown paths are 404 and wrong methods 405, in the envelope') },
+  { level: 24, what: '!avatar() and !gravatar() Markdown removed', missing: NO_TEST },
+  { level: 25, what: 'Zulip 3.0 release', noChange: true, done: true },
+  { level: 26, what: 'no sender_short_name, no short_name in display_recipient', done: true, test: T('openapi', 'openapi - replies validate against the document') },
+  { level: 27, what: 'no short_name in display_recipient (POST /users)', done: true, test: T('openapi', 'openapi - replies validate against the document') },
+  { level: 28, what: 'reserved for 3.x', noChange: true, done: true },
+  { level: 29, what: 'reserved for 3.x', noChange: true, done: true },
+  // Levels 30-65 (Zulip 4.0).
+  { level: 30, what: 'date_created on channels; POST /users and POST /bots return the new user_id', done: true, test: T('users', 'users - POST /users: owners with can_create_users; others are refused') },
+  { level: 31, what: 'role on subscription objects (removed again at FL 133)', done: true, test: T('openapi', 'openapi - replies validate against the document') },
+  { level: 32, what: 'op on update_message_flags events', done: true, test: T('message_flags', 'message flags - star and unstar by ID, with the event and starred_messages') },
+  { level: 33, what: 'data-code-language on code blocks', done: true, test: T('markdown', 'markdown - code blocks with a language, quotes, spoilers; HTML is escaped') },
+  { level: 34, what: 'wildcard_mention_policy (can_mention_many_users_group since FL 352)', done: true, test: T('markdown', 'markdown - a topic wildcard in a topic with many participants needs permission') },
+  { level: 35, what: 'peer_add and peer_remove with user_ids and stream_ids', done: true, test: T('events', 'events - subscription and stream events, checked against their schemas') },
+  { level: 36, what: 'POST /users needs can_create_users', routes: ['POST /users'], test: T('users', 'users - POST /users: owners with can_create_users; others are refused') },
+  { level: 36, what: 'code in rate-limit errors', done: true, test: T('rate_limits', 'rate limits - a user over the default 200 requests a minute gets 429 RATE_LIMIT_HIT, other users do not') },
+  { level: 37, what: 'subscribers always given with include_subscribers', missing: NO_TEST },
+  { level: 38, what: 'realm_community_topic_editing_limit_seconds of 3 days', missing: 'no realm_community_topic_editing_limit_seconds' },
+  { level: 39, what: 'GET /users/{email}', done: true, test: T('people-users', 'people users - GET /users/me, /users/{id} and /users/{email} as every role') },
+  { level: 40, what: 'no email in subscription update events', done: true, test: T('events', 'events - subscription and stream events, checked against their schemas') },
+  { level: 41, what: 'no name in subscription update events', done: true, test: T('events', 'events - subscription and stream events, checked against their schemas') },
+  { level: 42, what: 'default_view setting (web_home_view since)', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
+  { level: 43, what: 'GET /users/{user_id_or_email}/presence by user ID', done: true, test: T('typing_presence', "presence - a ping answers with everyone's presence; GET /realm/presence and /users/{id}/presence") },
+  { level: 44, what: 'old_unreads_missing in unread_msgs', done: true, test: T('messages', 'messages - register reports unread_msgs by channel topic, direct message and mention') },
+  { level: 45, what: 'no op in custom_profile_fields events', done: true, test: T('people-profile-fields', 'people profile fields - events: the field list, and realm_user updates for values') },
+  { level: 46, what: 'topic_links as objects', done: true, test: T('linkifiers', 'linkifiers - messages and topics are rendered with them (GET /messages and events)') },
+  { level: 47, what: 'giphy_api_key in POST /register', done: true, test: T('register', 'register - fetch_event_types selects keys as Zulip does') },
+  { level: 48, what: 'muted users: POST and DELETE /users/me/muted_users/{muted_user_id}, muted_users events', routes: ['POST /users/me/muted_users/{muted_user_id}', 'DELETE /users/me/muted_users/{muted_user_id}'], test: T('personal', "muted users - mute, unmute, events; a muted user's new messages arrive read") },
+  { level: 49, what: 'code playgrounds: POST /realm/playgrounds, DELETE /realm/playgrounds/{playground_id}, realm_playgrounds in POST /register and its event', routes: ['POST /realm/playgrounds', 'DELETE /realm/playgrounds/{playground_id}'], missing: 'not implemented: realm_playgrounds is always empty' },
+  { level: 50, what: 'invite_to_realm_policy (can_invite_users_group since)', done: true, test: T('invites', 'invites - who may send email invitations, and for which roles') },
+  { level: 51, what: 'can_invite_others_to_realm in POST /register', done: true, test: T('register', 'register - the own user: avatar URL, medium avatar and permissions by role') },
+  { level: 52, what: 'PATCH /realm: name, description, default_language and default_code_block_language as plain strings', missing: 'default_code_block_language cannot be changed' },
+  { level: 53, what: 'max_topic_length, max_message_length, max_stream_name_length, max_stream_description_length in POST /register', done: true, test: T('events', 'events - register snapshot: always-present keys, limits and fetch_event_types filtering') },
+  { level: 54, what: 'GET /realm/linkifiers and realm_linkifiers events', routes: ['GET /realm/linkifiers'], test: T('linkifiers', 'linkifiers - realm_linkifiers events only for clients with linkifier_url_template; snapshot plus events') },
+  { level: 55, what: 'giphy_rating (PATCH /realm, realm_giphy_rating, giphy_rating_options)', missing: 'no giphy_rating setting' },
+  { level: 56, what: 'move_messages_between_streams_policy (can_move_messages_between_channels_group since FL 310)', done: true, test: T('message_edit', 'message edit - moving to another channel moves the rows; members may, guests may not') },
+  { level: 57, what: 'PATCH /realm/filters/{filter_id}', routes: ['PATCH /realm/filters/{filter_id}'], test: T('linkifiers', 'linkifiers - update, delete and reorder, with their errors') },
+  { level: 58, what: 'typing notifications in channels (stream_typing_notifications)', done: true, test: T('typing_presence', 'typing - channel notices only for queues with stream_typing_notifications, not to the sender') },
+  { level: 59, what: 'role on user objects and realm_user events', done: true, test: T('users', 'users - GET /users lists members with their roles') },
+  { level: 59, what: 'zulip_version and zulip_feature_level in restart events', missing: 'no restart event is sent' },
+  { level: 60, what: 'the moderator role (is_moderator, role 300)', done: true, test: T('people-users', 'people users - role changes: only owners touch the owner role, never the last owner') },
+  { level: 61, what: 'inviting users as moderators', done: true, test: T('invites', 'invites - who may send email invitations, and for which roles') },
+  { level: 62, what: "wildcard_mention_policy 'moderators only' (a group since FL 352)", done: true, test: T('markdown', 'markdown - a topic wildcard in a topic with many participants needs permission') },
+  { level: 63, what: 'plain strings on PATCH /settings/notifications, /settings/display, POST /users/me/tutorial_status, POST /realm/domains, PATCH /default_stream_groups/{id}, POST /users/me/hotspots', missing: 'realm domains and default channel groups are not served' },
+  { level: 64, what: 'plain strings on PATCH /streams/{stream_id} and PATCH /settings/display', done: true, test: T('http', 'http - strings are kept as sent (only a channel name may come JSON-encoded); a message with a NUL is refused') },
+  { level: 65, what: 'Zulip 4.0 release', noChange: true, done: true },
+  { level: 66, what: 'reserved for 4.x', noChange: true, done: true },
+  { level: 67, what: 'reserved for 4.x', noChange: true, done: true },
+  { level: 68, what: 'reserved for 4.x', noChange: true, done: true },
+  { level: 69, what: 'reserved for 4.x', noChange: true, done: true },
+  // Levels 70-122 (Zulip 5.0).
+  { level: 70, what: 'server_timestamp with presences in POST /register', done: true, test: T('typing_presence', 'presence - snapshot plus presence events equals a fresh register, slim and legacy') },
+  { level: 71, what: 'is_web_public on stream events changing invite_only', missing: NO_TEST },
+  { level: 72, what: 'max_icon_file_size_mib, realm_upload_quota_mib, max_logo_file_size_mib in POST /register', missing: 'max_icon_file_size_mib and max_logo_file_size_mib are absent' },
+  { level: 73, what: 'is_billing_admin on user objects', missing: 'absent' },
+  { level: 74, what: 'server_needs_upgrade and event_queue_longpoll_timeout_seconds in POST /register', done: true, test: T('register', 'register - the realm bundle: organization properties and what the server does') },
+  { level: 75, what: 'edit_topic_policy (can_move_messages_between_topics_group since FL 310)', done: true, test: T('register', 'register - the editing settings it reports are the ones enforced') },
+  { level: 76, what: '401 for authentication errors and for deactivated users and organizations', done: true, test: T('organizations', 'organizations - deactivated: clients told, every request REALM_DEACTIVATED, nothing deleted; reactivated: all back') },
+  { level: 77, what: 'no recipient_id and sender_id on direct delete_message events', done: true, test: T('message_edit', 'message delete - sender, administrators and the channel permission; events for both capabilities') },
+  { level: 78, what: 'PATCH /settings: ignored_parameters_unsupported', done: true, test: T('http', 'http - unsupported parameters are listed in ignored_parameters_unsupported') },
+  { level: 79, what: 'subscribers as user IDs (GET /users/me/subscriptions, GET /streams/{stream_id}/members)', done: true, test: T('streams', 'streams - GET /streams/{id}, /get_stream_id and members by role') },
+  { level: 80, what: 'PATCH /settings/display and /settings/notifications as aliases of PATCH /settings', routes: ['PATCH /settings', 'PATCH /settings/display', 'PATCH /settings/notifications'], test: T('people-settings', 'people settings - PATCH /settings as every role; bots are refused') },
+  { level: 81, what: 'enter_sends through PATCH /settings', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
+  { level: 82, what: 'email_notifications_batching_period_seconds setting', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
+  { level: 83, what: 'is_system_bot in cross_realm_bots', done: true, test: T('system-bots', 'system bots - in cross_realm_bots for every role, never in realm_users; GET /users/{id} names them') },
+  { level: 84, what: 'enter_sends with update_display_settings', done: true, test: T('people-settings', 'people settings - clients without user_settings_object get the legacy top-level settings and events') },
+  { level: 85, what: 'add_custom_emoji_policy (can_add_custom_emoji_group since)', done: true, test: T('realm_emoji', 'realm emoji - permissions per role and errors') },
+  { level: 86, what: 'status emoji', routes: ['POST /users/me/status'], test: T('people-status', 'people status - only what is passed changes; emoji by name, code or both') },
+  { level: 87, what: 'drafts: GET, POST /drafts, PATCH, DELETE /drafts/{draft_id}; enable_drafts_synchronization', routes: ['GET /drafts', 'POST /drafts', 'PATCH /drafts/{draft_id}', 'DELETE /drafts/{draft_id}'], test: T('personal', 'drafts - create, list, edit, delete, with events; errors') },
+  { level: 88, what: 'zulip_merge_base', done: true, test: T('register', 'register - the realm bundle: organization properties and what the server does') },
+  { level: 89, what: 'user_settings events and object; user_settings_object capability', done: true, test: T('people-settings', 'people settings - user_settings events, to the user only; a time zone also as realm_user') },
+  { level: 90, what: 'no sender_ids in unread_msgs streams', done: true, test: T('messages', 'messages - register reports unread_msgs by channel topic, direct message and mention') },
+  { level: 91, what: "message_retention_days 'unlimited'", done: true, test: T('realm', 'realm - settings show in register and GET /server_settings') },
+  { level: 92, what: 'client_gravatar defaults to true', missing: NO_TEST },
+  { level: 93, what: 'is_system_group on user groups', done: true, test: T('people-groups', 'people groups - the system groups follow roles') },
+  { level: 94, what: 'demo_organization_scheduled_deletion_date', missing: 'absent' },
+  { level: 95, what: 'realm_user_settings_defaults and its event', done: true, test: T('people-settings', 'people settings - organization defaults: administrators only; new users start from them') },
+  { level: 96, what: 'PATCH /realm/user_settings_defaults; invite expiry (in minutes since FL 126)', routes: ['PATCH /realm/user_settings_defaults'], test: T('people-settings', 'people settings - organization defaults: administrators only; new users start from them') },
+  { level: 97, what: 'still_url on custom emoji', done: true, test: T('realm_emoji', 'realm emoji - add, list, image, deactivate; snapshot plus events, both formats') },
+  { level: 98, what: 'is_web_public on subscribe and PATCH /streams/{stream_id} (refused while web-public channels are off)', done: true, test: T('subscriptions', 'subscriptions - invalid input gets clear 400s') },
+  { level: 99, what: 'twenty_four_hour_time in the organization defaults', done: true, test: T('people-settings', 'people settings - organization defaults: administrators only; new users start from them') },
+  { level: 100, what: "message_content_delete_limit_seconds null and 'unlimited'", done: true, test: T('realm', 'realm - invalid settings are 400s and change nothing') },
+  { level: 101, what: 'delete_own_message_policy (can_delete_own_message_group since FL 407)', done: true, test: T('message_edit', 'message delete - sender, administrators and the channel permission; events for both capabilities') },
+  { level: 102, what: 'create_private_stream_policy and create_public_stream_policy (groups since)', done: true, test: T('register', 'register - permission changes and a role change: snapshot plus events equals a fresh register') },
+  { level: 103, what: 'create_web_public_stream_policy and can_create_web_public_streams', done: true, test: T('register', 'register - the own user: avatar URL, medium avatar and permissions by role') },
+  { level: 104, what: 'PATCH /realm: string_id', missing: 'not accepted' },
+  { level: 105, what: 'send_private_typing_notifications, send_stream_typing_notifications, send_read_receipts', missing: 'stored, but typing notices are sent whatever they say, and there are no read receipts' },
+  { level: 106, what: 'PATCH /users/{user_id}: full_name as a plain string', done: true, test: T('people-users', 'people users - full name and email changes by administrators') },
+  { level: 107, what: 'escape_navigates_to_default_view setting', missing: 'absent' },
+  { level: 108, what: "user_id in the mobile login flow's zulip:// redirect", missing: 'no mobile login flow' },
+  { level: 109, what: 'enable_spectator_access realm setting', done: true, test: T('realm', 'realm - settings show in register and GET /server_settings') },
+  { level: 110, what: 'server_web_public_streams_enabled in POST /register', done: true, test: T('people-guests', 'people guests - spectators: no organization here has web-public access, so GET /users without credentials is refused') },
+  { level: 111, what: 'POST /users/me/subscriptions/properties: ignored_parameters_unsupported, no subscription_data', done: true, test: T('streams', 'streams - POST /users/me/subscriptions/properties sets personal settings') },
+  { level: 112, what: 'stream_id on update_message events of channel messages', done: true, test: T('message_edit', 'message edit - snapshot plus update and delete events equals a fresh register') },
+  { level: 113, what: 'still_url always present (null when not animated)', done: true, test: T('realm_emoji', 'realm emoji - add, list, image, deactivate; snapshot plus events, both formats') },
+  { level: 114, what: 'rendering_only, edit_timestamp and user_id on update_message events', missing: NO_TEST },
+  { level: 115, what: 'stream_id in push notifications (no push notifications are sent: realm_push_notifications_enabled is false)', done: true, test: T('register', 'register - the realm bundle: organization properties and what the server does') },
+  { level: 116, what: 'realm_web_public_access_enabled in GET /server_settings', done: true, test: T('realm', 'realm - settings show in register and GET /server_settings') },
+  { level: 117, what: 'invitations that never expire (null expiry)', missing: NO_TEST },
+  { level: 118, what: 'edit_history with prev_topic/topic and prev_stream/stream; stream in history snapshots', done: true, test: T('message_edit', 'message edit - topic moves with propagate_mode one, later and all') },
+  { level: 119, what: 'other_user_id in unread_msgs pms', done: true, test: T('messages', 'messages - register reports unread_msgs by channel topic, direct message and mention') },
+  { level: 120, what: 'GET /messages/{message_id} gives the full message', routes: ['GET /messages/{message_id}'], test: T('message_reads', 'message reads - GET /messages/{id} for every role, raw_content and flags') },
+  { level: 121, what: 'message_details on update_message_flags events removing read', done: true, test: T('message_flags', 'message flags - read and unread by ID; the event for unread carries message_details') },
+  { level: 122, what: 'Zulip 5.0 release', noChange: true, done: true },
+  { level: 123, what: 'reserved for 5.x', noChange: true, done: true },
+  { level: 124, what: 'reserved for 5.x', noChange: true, done: true },
+  // Levels 125-148 (Zulip 6.0).
+  { level: 125, what: 'display_emoji_reaction_users setting', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
+  { level: 126, what: 'invite_expires_in_minutes', routes: ['POST /invites', 'POST /invites/multiuse', 'GET /invites', 'DELETE /invites/{invite_id}', 'DELETE /invites/multiuse/{invite_id}', 'POST /invites/{invite_id}/resend'], test: T('invites', 'invites - listing, revoking and resending by role') },
+  { level: 127, what: 'user group subgroups: POST /user_groups/{id}/subgroups, GET .../members, .../members/{user_id}, .../subgroups; add_subgroups and remove_subgroups events', routes: ['POST /user_groups/{user_group_id}/subgroups', 'GET /user_groups/{user_group_id}/members', 'GET /user_groups/{user_group_id}/members/{user_id}', 'GET /user_groups/{user_group_id}/subgroups'], test: T('people-groups', 'people groups - members and subgroups') },
+  { level: 128, what: 'org_type realm setting', missing: 'realm_org_type is fixed; PATCH /realm does not take org_type' },
+  { level: 129, what: 'want_advertise_in_communities_directory realm setting', missing: 'fixed false; PATCH /realm does not take it' },
+  { level: 130, what: "PATCH /bots/{bot_user_id}: the bot's role", routes: ['PATCH /bots/{bot_user_id}'], missing: 'PATCH /bots/{bot_user_id} is not served' },
+  { level: 131, what: 'direct_subgroup_ids on user groups', done: true, test: T('people-groups', 'people groups - members and subgroups') },
+  { level: 132, what: 'GET /streams/{stream_id}', routes: ['GET /streams/{stream_id}'], test: T('streams', 'streams - GET /streams/{id}, /get_stream_id and members by role') },
+  { level: 133, what: 'no role on subscription objects', done: true, test: T('openapi', 'openapi - replies validate against the document') },
+  { level: 134, what: 'user_topic events and user_topics in POST /register', done: true, test: T('topics', 'topics - user_topics: mute, follow, inherit; events and snapshot plus events') },
+  { level: 135, what: 'DELETE /users/{user_id}: deactivation_notification_comment', done: true, test: T('people-users', 'people users - deactivation: who may, and the key and queues end at once') },
+  { level: 136, what: 'PATCH /streams/{stream_id}: history_public_to_subscribers alone; a public channel with protected history refused', done: true, test: T('streams', 'streams - PATCH /streams/{id} changes every property, with its rules') },
+  { level: 137, what: 'GET /messages/{message_id}/read_receipts; enable_read_receipts realm setting', routes: ['GET /messages/{message_id}/read_receipts'], missing: 'read receipts are not served' },
+  { level: 138, what: "message_content_edit_limit_seconds null and 'unlimited'", done: true, test: T('realm', 'realm - invalid settings are 400s and change nothing') },
+  { level: 139, what: 'subscription update events for is_muted and in_home_view', done: true, test: T('streams', 'streams - POST /users/me/subscriptions/properties sets personal settings') },
+  { level: 140, what: 'server_emoji_data_url in POST /register', done: true, test: T('register', 'register - server_emoji_data_url: the emoji names, without credentials') },
+  { level: 141, what: 'user_list_style setting', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
+  { level: 142, what: 'can_remove_subscribers_group on channel and subscription objects', done: true, test: T('streams', 'streams - DELETE /users/me/subscriptions: leaving, and removing others with permission') },
+  { level: 143, what: 'owner-only realm settings (disallow_disposable_email_addresses, emails_restricted_to_domains, invite_required, waiting_period_threshold) and realm domains', missing: 'waiting_period_threshold is open to administrators; realm domains are not served' },
+  { level: 144, what: 'read receipts leave out muted users', missing: 'read receipts are not served' },
+  { level: 145, what: 'DELETE /users/me/subscriptions: members remove bots they own', missing: NO_TEST },
+  { level: 146, what: 'display_in_profile_summary on custom profile fields', done: true, test: T('people-profile-fields', 'people profile fields - at most two in the profile summary') },
+  { level: 147, what: 'POST /streams/{stream_id}/delete_topic deletes in batches', routes: ['POST /streams/{stream_id}/delete_topic'], missing: 'POST /streams/{stream_id}/delete_topic is not served' },
+  { level: 148, what: 'away replaced by presence_enabled', routes: ['POST /users/me/status', 'PATCH /settings', 'GET /users/{user_id}/status'], test: T('people-status', 'people status - away is the negation of presence_enabled (FL 148)') },
+];
+
+/**
+ * Levels above 148 that the API contract (`../shared/spec/api-spec.md`)
+ * names. The table does not cover every level above 148 yet, so none of
+ * these can be advertised until the levels between them are written down.
+ */
+const CONTRACT: readonly Feature[] = [
   { level: 149, what: 'unauthenticated POST /register (spectators)' },
   { level: 151, what: 'pronouns custom profile fields', routes: ['POST /realm/profile_fields'] },
   { level: 155, what: 'POST /messages/flags/narrow', routes: ['POST /messages/flags/narrow'] },
@@ -118,12 +303,26 @@ export const FEATURES: readonly Feature[] = [
   { level: 496, what: 'bots may edit user groups', routes: ['PATCH /user_groups/{user_group_id}'] },
 ];
 
-export const isImplemented = (f: Feature, served: ReadonlySet<string>): boolean => f.done === true || (f.routes !== undefined && f.routes.every((r) => served.has(r)));
+export const FEATURES: readonly Feature[] = [...CHANGELOG, ...CONTRACT];
 
-/** The feature level a server serving `served` (`METHOD /path`) advertises. */
+export const isImplemented = (f: Feature, served: ReadonlySet<string>): boolean =>
+  f.missing === undefined && (f.routes === undefined || f.routes.every((r) => served.has(r))) && (f.done === true || f.routes !== undefined);
+
+/**
+ * The feature level a server serving `served` (`METHOD /path`) advertises:
+ * the highest L such that every level 1..L has an entry and every entry at or
+ * below L (level 0 included) is implemented; 0 when level 1 is not.
+ */
 export function featureLevel(served: ReadonlySet<string>): number {
-  const missing = FEATURES.filter((f) => !isImplemented(f, served)).map((f) => f.level);
-  return missing.length ? Math.min(...missing) - 1 : Math.max(...FEATURES.map((f) => f.level));
+  const byLevel = new Map<number, Feature[]>();
+  for (const f of FEATURES) byLevel.set(f.level, [...(byLevel.get(f.level) ?? []), f]);
+  if (!(byLevel.get(0) ?? []).every((f) => isImplemented(f, served))) return 0;
+  let level = 0;
+  for (;;) {
+    const next = byLevel.get(level + 1);
+    if (!next || !next.every((f) => isImplemented(f, served))) return level;
+    level += 1;
+  }
 }
 
 /**

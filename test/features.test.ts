@@ -1,6 +1,7 @@
 // An honest server: the feature level it advertises is what it serves, narrow
 // operators it does not implement are refused, and parameters it accepts but
 // does not act on are named in ignored_parameters_unsupported.
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { CLIENT_CAPABILITIES, FEATURES, isImplemented } from '../lib/features.ts';
 import { ROUTES } from '../gateway/routes/index.ts';
@@ -15,14 +16,57 @@ const served = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
 /** A concrete path for a route template (`{id}` segments filled with 1). */
 const concrete = (path: string) => path.replace(/\{[^}]+\}/g, '1');
 
-t.test('features - the advertised level is one below the first feature not implemented', async (t) => {
+t.test('features - the advertised level is one below the first feature level not implemented', async (t) => {
   const settings = await s.api.ok('GET', '/server_settings');
   const register = await maria.ok('POST', '/register', { fetch_event_types: ['realm'] });
   t.equal(settings.service_feature_level, ADVERTISED);
   t.equal(register.service_feature_level, ADVERTISED);
   t.equal(register.zulip_feature_level, ADVERTISED, 'the spelling older clients read says the same');
-  const next = FEATURES.filter((f) => f.level > ADVERTISED).sort((a, b) => a.level - b.level)[0];
-  if (next) t.notOk(isImplemented(next, served), `level ${next.level} (${next.what}) is not implemented yet, so it is not advertised`);
+  for (const f of FEATURES.filter((f) => f.level <= ADVERTISED)) t.ok(isImplemented(f, served), `level ${f.level} (${f.what}) is advertised, so it is implemented`);
+  for (let level = 1; level <= ADVERTISED; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
+  const next = FEATURES.filter((f) => f.level === ADVERTISED + 1);
+  t.ok(next.length === 0 || next.some((f) => !isImplemented(f, served)), `level ${ADVERTISED + 1} is not advertised: it has no entry or one not implemented`);
+});
+
+/** The names of the `t.test` cases of a test file, as written (quotes unescaped). */
+function caseNames(file: string): Set<string> {
+  const text = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+  const names = new Set<string>();
+  for (const m of text.matchAll(/t\.test\(\s*(['"`])((?:\\.|(?!\1)[^\\])*)\1/g)) names.add(m[2]!.replace(/\\(.)/g, '$1'));
+  return names;
+}
+
+t.test('features - every level of Zulip\'s changelog up to 148 has entries; each done one names a test case that exists', async (t) => {
+  for (let level = 1; level <= 148; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
+  const cases = new Map<string, Set<string>>();
+  for (const f of FEATURES) {
+    if (f.missing !== undefined) {
+      t.notOk(isImplemented(f, served), `level ${f.level} (${f.what}) is missing: ${f.missing}`);
+      continue;
+    }
+    if (f.level > 148 && !f.test) continue;
+    if (f.noChange) {
+      t.notOk(f.test || f.routes, `level ${f.level} is a release or reserved level with nothing to show`);
+      continue;
+    }
+    if (!f.test) {
+      t.fail(`level ${f.level} (${f.what}) is done but names no test`);
+      continue;
+    }
+    const { file, name } = f.test;
+    if (!cases.has(file)) cases.set(file, caseNames(file));
+    t.ok(cases.get(file)!.has(name), `level ${f.level}: ${file} has the case "${name}"`);
+  }
+});
+
+t.test('features - the derived level stops at the first level not implemented, and at a level without an entry', async (t) => {
+  const missing = FEATURES.filter((f) => f.level >= 1 && !isImplemented(f, served)).map((f) => f.level);
+  const first = Math.min(...missing);
+  t.ok(ADVERTISED < first, `nothing at or above level ${first} (${FEATURES.find((f) => f.level === first && !isImplemented(f, served))?.what}) is advertised`);
+  const covered = new Set(FEATURES.map((f) => f.level));
+  let gap = 1;
+  while (covered.has(gap)) gap++;
+  t.ok(ADVERTISED < gap, `level ${gap} has no entry, so nothing from it up is advertised`);
 });
 
 t.test('features - every route of every advertised feature answers (no 404)', async (t) => {
@@ -70,7 +114,7 @@ t.test('features - every is:/has: operand of Zulip is served; anything else is B
 t.test('features - parameters accepted without effect are reported in ignored_parameters_unsupported', async (t) => {
   const sub = await maria.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('announced') }], announce: true });
   t.equal(sub.ignored_parameters_unsupported, undefined, 'announce acts (Notification Bot announces channels)');
-  const caps = { user_settings_object: true, simplified_presence_events: true, notification_settings_null: true, empty_topic_name: true };
+  const caps = { user_avatar_url_field_optional: true, user_settings_object: true, simplified_presence_events: true, notification_settings_null: true, empty_topic_name: true };
   const reg = await maria.ok('POST', '/register', { fetch_event_types: ['realm'], slim_presence: true, client_capabilities: caps });
   for (const k of Object.keys(caps)) {
     const reported = (reg.ignored_parameters_unsupported ?? []).includes(`client_capabilities.${k}`);
