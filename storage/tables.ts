@@ -459,6 +459,15 @@ export const LinkifierRecord = z.object({
 });
 export type LinkifierRecord = z.infer<typeof LinkifierRecord>;
 
+/** A code playground: where code blocks of a language may be opened (`url_template` with the sole variable `code`). */
+export const PlaygroundRecord = z.object({
+  id: Id,
+  name: z.string(),
+  pygmentsLanguage: z.string(),
+  urlTemplate: z.string(),
+});
+export type PlaygroundRecord = z.infer<typeof PlaygroundRecord>;
+
 /** An email invitation or a reusable invitation link (`email` null). */
 export const InviteRecord = z.object({
   id: Id,
@@ -819,6 +828,13 @@ export const T = {
     pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
     row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
   }),
+  playgrounds: defineTable({
+    name: 'realm_playgrounds',
+    ck: 'bigint',
+    codec: PlaygroundRecord,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
+  }),
   invites: defineTable({
     name: 'invites',
     ck: 'bigint',
@@ -826,11 +842,11 @@ export const T = {
     pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
     row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
   }),
-  /** The org's counters (folders, linkifiers, invitations), apart from `allocators` so both can grow independently. */
+  /** The org's counters (folders, linkifiers, invitations, playgrounds), apart from `allocators` so both can grow independently. */
   orgAllocators: defineTable({
     name: 'org_allocators',
     ck: 'text',
-    codec: z.object({ folder: Id.default(1), linkifier: Id.default(1), invite: Id.default(1) }),
+    codec: z.object({ folder: Id.default(1), linkifier: Id.default(1), invite: Id.default(1), playground: Id.default(1) }),
     pk: (realm: number) => String(realm),
     row: (realm: number) => ({ pk: String(realm), ck: 'ids' }),
   }),

@@ -154,9 +154,12 @@ t.test('python scenario - folders, linkifiers, profile fields, groups and emoji'
     'POST /user_groups/{user_group_id}/subgroups', 'GET /user_groups/{user_group_id}/members', 'GET /user_groups/{user_group_id}/members/{user_id}',
     'GET /user_groups/{user_group_id}/subgroups', 'POST /user_groups/{user_group_id}/deactivate',
     'POST /realm/emoji/{emoji_name}', 'GET /realm/emoji', 'GET /realm/emoji/{emoji_id}/image', 'DELETE /realm/emoji/{emoji_name}',
+    'POST /realm/playgrounds', 'DELETE /realm/playgrounds/{playground_id}',
   ], `
 import io
 tag = ${J(uniq('x').slice(-6))}
+playground = ok(client.call_endpoint("realm/playgrounds", method="POST", request={"name": "Py " + tag, "pygments_language": "python", "url_template": "https://play.example/?code={code}"}))["id"]
+ok(client.call_endpoint(f"realm/playgrounds/{playground}", method="DELETE"))
 folder = ok(client.call_endpoint("channel_folders/create", method="POST", request={"name": "Py " + tag, "description": "python things"}))["channel_folder_id"]
 ok(client.call_endpoint(f"channel_folders/{folder}", method="PATCH", request={"description": "python and snakes"}))
 # The new order names every folder, archived ones too.

@@ -104,10 +104,9 @@ t.test('register - fetch_event_types selects keys as Zulip does', async (t) => {
   t.ok(all.includes('muted_topics') && all.includes('user_topics'), 'everything when nothing is named');
   // Features this server has none of: their honest empty values, each under its own type.
   const empty = await maria.ok('POST', '/register', {
-    fetch_event_types: ['realm_playgrounds', 'realm_filters', 'realm_domains', 'default_stream_groups', 'onboarding_steps', 'reminders', 'realm_embedded_bots', 'realm_incoming_webhook_bots', 'realm_billing', 'giphy', 'push_device', 'stop_words'],
+    fetch_event_types: ['realm_filters', 'realm_domains', 'default_stream_groups', 'onboarding_steps', 'reminders', 'realm_embedded_bots', 'realm_incoming_webhook_bots', 'realm_billing', 'giphy', 'push_device', 'stop_words'],
   });
   t.match(empty, {
-    realm_playgrounds: [],
     realm_filters: [],
     realm_domains: [],
     realm_default_stream_groups: [],

@@ -209,6 +209,10 @@ export const LinkifierObject = z
   .strict();
 export type LinkifierObject = z.infer<typeof LinkifierObject>;
 
+/** A code playground (`realm_playgrounds` at register and in its event). */
+export const PlaygroundObject = z.object({ id: Id, name: z.string(), pygments_language: z.string(), url_template: z.string() }).strict();
+export type PlaygroundObject = z.infer<typeof PlaygroundObject>;
+
 /** A bot as its administrators see it (`realm_bots`, `realm_bot` add). No `api_key`: bots' keys are stored only as hashes. */
 export const RealmBotObject = z
   .object({
@@ -231,6 +235,7 @@ export const ORG_EVENT_BODIES = [
   z.object({ type: z.literal('realm_bot'), op: z.literal('add'), bot: RealmBotObject }).strict(),
   z.object({ type: z.literal('realm_bot'), op: z.literal('update'), bot: z.object({ user_id: Id, full_name: z.string().optional(), is_active: z.boolean().optional() }).strict() }).strict(),
   z.object({ type: z.literal('realm_linkifiers'), realm_linkifiers: z.array(LinkifierObject) }).strict(),
+  z.object({ type: z.literal('realm_playgrounds'), realm_playgrounds: z.array(PlaygroundObject) }).strict(),
   z.object({ type: z.literal('invites_changed') }).strict(),
   z.object({ type: z.literal('has_videoprovider_token'), value: z.boolean() }).strict(),
   z.object({ type: z.literal('channel_folder'), op: z.literal('add'), channel_folder: ChannelFolderObject }).strict(),

@@ -22,6 +22,7 @@ import { apiKeyForToken } from './token_login.ts';
 import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
 import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
+import { createPlayground, deletePlayground } from './playgrounds.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 import { authenticate, bootstrap, createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
 import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
@@ -77,6 +78,8 @@ export const realmHandlers = {
   updateLinkifier,
   deleteLinkifier,
   reorderLinkifiers,
+  createPlayground,
+  deletePlayground,
   apiKeyForToken,
   createInvites,
   createMultiuseInvite,

@@ -1,6 +1,6 @@
 /**
  * The organization's part of the realm actor's state: realm settings beyond
- * `RealmMeta`, channel traffic, channel folders, linkifiers, invitations and
+ * `RealmMeta`, channel traffic, channel folders, linkifiers, code playgrounds, invitations and
  * video-call provider tokens. Loaded with the rest of the realm state
  * (`RealmState.load`) and changed only in `apply`, each change with its write.
  */
@@ -9,6 +9,7 @@ import {
   type ChannelFolderRecord,
   type InviteRecord,
   type LinkifierRecord,
+  type PlaygroundRecord,
   objectBucket,
   RealmSettings,
   T,
@@ -26,7 +27,7 @@ export const RECENTLY_ACTIVE_DAYS = 180;
 export const utcDay = (secs: number): number => Math.floor(secs / DAY_SECS);
 export const today = (): number => utcDay(Date.now() / 1000);
 
-export type OrgCounter = 'folder' | 'linkifier' | 'invite';
+export type OrgCounter = 'folder' | 'linkifier' | 'invite' | 'playground';
 
 /** What the realm knows of a channel's traffic: messages per day over the last TRAFFIC_DAYS, and its newest day. */
 export interface Traffic {
@@ -39,10 +40,11 @@ export class OrgState {
   readonly traffic = new Map<number, Traffic>();
   readonly folders = new Map<number, ChannelFolderRecord>();
   readonly linkifiers = new Map<number, LinkifierRecord>();
+  readonly playgrounds = new Map<number, PlaygroundRecord>();
   readonly invites = new Map<number, InviteRecord>();
   readonly invitesByToken = new Map<string, InviteRecord>();
   readonly videoTokens = new Map<number, VideoProviderToken>();
-  private ids = { folder: 1, linkifier: 1, invite: 1 };
+  private ids = { folder: 1, linkifier: 1, invite: 1, playground: 1 };
   private compiled: CompiledLinkifier[] | null = null;
 
   /** The linkifiers in their order. */
@@ -72,6 +74,7 @@ export class OrgState {
     const buckets = (next: number) => Array.from({ length: objectBucket(Math.max(0, next - 1)) + 1 }, (_, b) => b);
     for (const list of await each(buckets(this.ids.folder), (b) => T.channelFolders.partition(realmId, b).values(store))) for (const f of list) this.folders.set(f.id, f);
     for (const list of await each(buckets(this.ids.linkifier), (b) => T.linkifiers.partition(realmId, b).values(store))) for (const l of list) this.linkifiers.set(l.id, l);
+    for (const list of await each(buckets(this.ids.playground), (b) => T.playgrounds.partition(realmId, b).values(store))) for (const p of list) this.playgrounds.set(p.id, p);
     for (const list of await each(buckets(this.ids.invite), (b) => T.invites.partition(realmId, b).values(store))) for (const i of list) this.indexInvite(i);
     const maxUser = Math.max(0, ...userIds);
     for (const list of await each(buckets(maxUser + 1), (b) => T.videoProviderTokens.partition(realmId, b).range(store))) for (const r of list) this.videoTokens.set(Number(r.ck), r.value);

@@ -15,6 +15,7 @@ import { realmGroupSetting, realmSnapshot } from './realm_settings.ts';
 import { moveLimit } from './message_edit.ts';
 import { foldersOf } from './channel_folders.ts';
 import { linkifiersOf } from './linkifiers.ts';
+import { playgroundsOf } from './playgrounds.ts';
 import { renderDescription } from './markdown.ts';
 import { emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
@@ -212,7 +213,6 @@ export const snapshot = query({
     if (want('onboarding_steps')) Object.assign(out, { onboarding_steps: [], navigation_tour_video_url: null });
     if (want('reminders')) out.reminders = [];
     if (want('realm_domains')) out.realm_domains = [];
-    if (want('realm_playgrounds')) out.realm_playgrounds = [];
     if (want('default_stream_groups')) out.realm_default_stream_groups = [];
     if (want('realm_bot')) out.realm_bots = realmBotsOf(state, user);
     if (want('realm_embedded_bots')) out.realm_embedded_bots = [];
@@ -224,6 +224,7 @@ export const snapshot = query({
     if (want('stop_words')) out.stop_words = [];
     // Legacy linkifiers: always empty in Zulip, whose url_template form they cannot carry.
     if (want('realm_filters')) out.realm_filters = [];
+    if (want('realm_playgrounds')) out.realm_playgrounds = playgroundsOf(state);
     if (want('realm_linkifiers')) out.realm_linkifiers = msg.capabilities.linkifier_url_template === true ? linkifiersOf(state) : [];
     if (want('custom_profile_fields')) {
       out.custom_profile_fields = fieldObjects(state);

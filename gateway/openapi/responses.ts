@@ -159,6 +159,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'PATCH /realm/filters/{filter_id}': empty(ADMIN),
   'DELETE /realm/filters/{filter_id}': empty(ADMIN),
   'PATCH /realm/linkifiers': empty(ADMIN),
+  'POST /realm/playgrounds': fields({ id: Id }, ADMIN),
+  'DELETE /realm/playgrounds/{playground_id}': empty(ADMIN),
   'POST /invites': empty(['INVITATION_FAILED', 400]),
   'POST /invites/multiuse': fields({ invite_link: z.string() }),
   'GET /invites': fields({ invites: z.array(InviteObject) }),

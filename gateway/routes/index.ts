@@ -15,6 +15,7 @@ import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
 import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
+import { createPlayground, deletePlayground } from './playgrounds.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
 import * as bots from './bots.ts';
@@ -69,6 +70,8 @@ export const ROUTES: Route[] = [
   updateLinkifier,
   deleteLinkifier,
   reorderLinkifiers,
+  createPlayground,
+  deletePlayground,
   jwtFetchApiKey,
   createInvites,
   createMultiuseInvite,

@@ -155,6 +155,9 @@ export const APPLIERS: Record<string, Applier> = {
   realm_linkifiers(snap, e) {
     snap.realm_linkifiers = e.realm_linkifiers;
   },
+  realm_playgrounds(snap, e) {
+    snap.realm_playgrounds = e.realm_playgrounds;
+  },
   /** Carries no data: clients fetch GET /invites again; no register key changes. */
   invites_changed() {},
   has_videoprovider_token(snap, e) {
