@@ -76,6 +76,7 @@ API_TESTS=(
   test/realm.test.ts
   test/channel_folders.test.ts
   test/linkifiers.test.ts
+  test/playgrounds.test.ts
   test/jwt.test.ts
   test/invites.test.ts
   test/video_calls.test.ts
