@@ -109,6 +109,14 @@ export const str = () => wire(z.string(), { kind: 'string' });
  */
 export const channelName = () => wire(z.string().transform(unquoted), { kind: 'string' });
 
+/**
+ * A user's full name on PATCH /users/{user_id}: before FL 106 Zulip took it
+ * JSON-encoded, and clients reading a level below 106 send it so (the Python
+ * client's update_user_by_id). A name may not contain `"`, so a quoted value
+ * is only ever that encoding.
+ */
+export const fullName = () => wire(z.string().transform(unquoted), { kind: 'string' });
+
 /** A channel name as the contract reads it: JSON string text decoded, anything else as sent. */
 function unquoted(s: string): string {
   if (s.length >= 2 && s.startsWith('"') && s.endsWith('"')) {

@@ -124,3 +124,13 @@ t.test('features - parameters accepted without effect are reported in ignored_pa
   const unknown = await maria.ok('GET', '/users/me/subscriptions', { no_such_parameter: 1 });
   t.same(unknown.ignored_parameters_unsupported, ['no_such_parameter']);
 });
+
+t.test('features - what clients send below a level is taken: a JSON-encoded full_name (Zulip before FL 106)', async (t) => {
+  const admin = s.api.as(s.demo.admin);
+  const id = s.demo.member2.userId;
+  const before = (await admin.ok('GET', `/users/${id}`)).user.full_name;
+  await admin.ok('PATCH', `/users/${id}`, { full_name: JSON.stringify(`${before} Q`) });
+  t.equal((await admin.ok('GET', `/users/${id}`)).user.full_name, `${before} Q`, 'the JSON string is decoded');
+  await admin.ok('PATCH', `/users/${id}`, { full_name: before });
+  t.equal((await admin.ok('GET', `/users/${id}`)).user.full_name, before, 'a plain one is taken as sent');
+});

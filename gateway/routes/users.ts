@@ -13,7 +13,7 @@ import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { hashPassword } from '../../lib/secrets.ts';
 import { SERVER_VERSION } from '../../lib/version.ts';
 import { announceRevocation } from '../auth.ts';
-import { bool, int, json, str, unsupported } from '../params.ts';
+import { bool, fullName, int, json, str, unsupported } from '../params.ts';
 import { caller, me, route, serverCaller } from '../route.ts';
 
 const realmOf = (ctx: Parameters<typeof me>[0]) => realmActorId(me(ctx).realmId);
@@ -93,7 +93,7 @@ export const updateUser = route({
   auth: 'required',
   params: {
     user_id: UserId,
-    full_name: str().optional(),
+    full_name: fullName().optional(),
     role: Role.optional(),
     profile_data: json(z.array(ProfileDataEntry)).optional(),
     new_email: Email.optional(),
