@@ -2,6 +2,7 @@
 // errors, the realm_* register keys, GET /server_settings, and the realm
 // events (snapshot plus events equals a fresh register).
 import t from 'tap';
+import { ADVERTISED } from './helpers/features.ts';
 import { uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
@@ -97,7 +98,7 @@ settings = client.get_server_settings()
 print(json.dumps({"r": r["result"], "name": settings["realm_name"], "level": settings["zulip_feature_level"]}))`) as Record<string, any>;
   t.equal(out.r, 'success');
   t.type(out.name, 'string');
-  t.ok(out.level > 0);
+  t.equal(out.level, ADVERTISED, 'the level derived from the feature table (lib/features.ts)');
 });
 
 t.test('realm - can_create_groups decides who creates user groups; permissions nothing reads are reported, not stored', async (t) => {
