@@ -210,3 +210,36 @@ t.test('content is left out when the organization does not allow it in email', a
   t.notMatch(String(mail!.html), secret, 'nor in the HTML');
   t.match(textOf(mail!), `${sender.fullName} sent a message`);
 });
+
+t.test("channel rules: followed topics, the channel's email setting, wildcard mentions; muted topics excluded", async (t) => {
+  const sender = await newPerson(s);
+  const senderApi = s.api.as(sender);
+  const name = uniq('rules');
+  const follower = await idlePerson(1);
+  const channelMail = await idlePerson(1);
+  const wildcardOff = await idlePerson(1);
+  const mutedTopic = await idlePerson(1);
+  const everyone = [sender, follower.p, channelMail.p, wildcardOff.p, mutedTopic.p];
+  await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify(everyone.map((p) => p.userId)) });
+  const streamId = (await senderApi.ok('GET', '/get_stream_id', { stream: name })).stream_id;
+  await follower.api.ok('POST', '/user_topics', { stream_id: streamId, topic: 'followed', visibility_policy: 3 });
+  await channelMail.api.ok('POST', '/users/me/subscriptions/properties', { subscription_data: JSON.stringify([{ stream_id: streamId, property: 'email_notifications', value: true }]) });
+  await wildcardOff.api.ok('PATCH', '/settings', { wildcard_mentions_notify: false });
+  await mutedTopic.api.ok('POST', '/user_topics', { stream_id: streamId, topic: 'followed', visibility_policy: 1 });
+  await mutedTopic.api.ok('POST', '/users/me/subscriptions/properties', { subscription_data: JSON.stringify([{ stream_id: streamId, property: 'email_notifications', value: true }]) });
+
+  const inFollowed = `in followed ${uniq('f')}`;
+  await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'followed', content: inFollowed });
+  const wildcard = `@**all** everyone ${uniq('w')}`;
+  await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'other', content: wildcard });
+  await smtp.waitFor(() => mailsTo(follower.p).length > 0 && mailsTo(channelMail.p).length >= 2);
+  await sleep(1500);
+
+  t.match(textOf(mailsTo(follower.p).find((m) => m.subject?.endsWith('> followed'))!), inFollowed, 'a followed topic is mailed');
+  t.ok(mailsTo(follower.p).some((m) => textOf(m).includes('everyone ')), 'a channel wildcard mention is mailed (wildcard_mentions_notify on)');
+  t.equal(mailsTo(channelMail.p).length, 2, "the channel's email_notifications mails every topic");
+  t.notOk(mailsTo(wildcardOff.p).some((m) => textOf(m).includes('everyone ')), 'wildcard_mentions_notify off: no mail for @all');
+  t.equal(mailsTo(wildcardOff.p).length, 0, 'nor for the rest');
+  t.notOk(mailsTo(mutedTopic.p).some((m) => textOf(m).includes(inFollowed)), 'a muted topic is not mailed, even with channel email on');
+  t.ok(mailsTo(mutedTopic.p).some((m) => textOf(m).includes('everyone ')), 'its other topics are');
+});
