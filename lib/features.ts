@@ -200,7 +200,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 127, what: 'user group subgroups: POST /user_groups/{id}/subgroups, GET .../members, .../members/{user_id}, .../subgroups; add_subgroups and remove_subgroups events', routes: ['POST /user_groups/{user_group_id}/subgroups', 'GET /user_groups/{user_group_id}/members', 'GET /user_groups/{user_group_id}/members/{user_id}', 'GET /user_groups/{user_group_id}/subgroups'], test: T('people-groups', 'people groups - members and subgroups') },
   { level: 128, what: 'org_type realm setting', missing: 'realm_org_type is fixed; PATCH /realm does not take org_type' },
   { level: 129, what: 'want_advertise_in_communities_directory realm setting', missing: 'fixed false; PATCH /realm does not take it' },
-  { level: 130, what: "PATCH /bots/{bot_user_id}: the bot's role", routes: ['PATCH /bots/{bot_user_id}'], missing: 'PATCH /bots/{bot_user_id} is not served' },
+  { level: 130, what: "PATCH /bots/{bot_id}: the bot's role (administrators; the owner role by owners), with its name, owner and service", routes: ['PATCH /bots/{bot_id}'], test: T('bot-update', 'bot update - the role (FL 130): administrators only, the owner role by owners only') },
   { level: 131, what: 'direct_subgroup_ids on user groups', done: true, test: T('people-groups', 'people groups - members and subgroups') },
   { level: 132, what: 'GET /streams/{stream_id}', routes: ['GET /streams/{stream_id}'], test: T('streams', 'streams - GET /streams/{id}, /get_stream_id and members by role') },
   { level: 133, what: 'no role on subscription objects', done: true, test: T('openapi', 'openapi - replies validate against the document') },

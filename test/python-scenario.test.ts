@@ -492,14 +492,16 @@ print(json.dumps({"renamed": renamed, "old": old.get("code"), "after": after.get
 
 t.test('python scenario - a member adds a bot, which posts in the channel', async (t) => {
   const short = uniq('pybot').slice(-10).replace(/[^a-z0-9]/g, '');
-  const out = step(t, member1, ['POST /bots', 'GET /bots', 'GET /server_settings', 'POST /messages', 'GET /messages'], `
+  const out = step(t, member1, ['POST /bots', 'PATCH /bots/{bot_id}', 'GET /bots', 'GET /server_settings', 'POST /messages', 'GET /messages'], `
 made = ok(client.call_endpoint("bots", method="POST", request={"full_name": "Lunch Bot ${short}", "short_name": ${J(short)}}))
+renamed = ok(client.call_endpoint(f"bots/{made['user_id']}", method="PATCH", request={"full_name": "Lunch Bot ${short} Renamed"}))["full_name"]
 mine = [b for b in ok(client.call_endpoint("bots", method="GET"))["bots"] if b["user_id"] == made["user_id"]][0]
 bot = zulip.Client(email=mine["username"], api_key=made["api_key"], site=client.base_url[:-len("/api/")])
 posted = ok(bot.send_message({"type": "stream", "to": ${J(channel)}, "topic": "menu", "content": "Today: soup"}))["id"]
 seen = ok(client.get_messages({"anchor": posted, "num_before": 0, "num_after": 0, "apply_markdown": False}))["messages"][0]
-print(json.dumps({"bot": made["user_id"], "owner": mine["owner_id"], "type": mine["bot_type"], "sender": seen["sender_id"], "content": seen["content"]}))`);
+print(json.dumps({"bot": made["user_id"], "owner": mine["owner_id"], "type": mine["bot_type"], "sender": seen["sender_id"], "content": seen["content"], "renamed": renamed, "name": mine["full_name"]}))`);
   t.same([out.owner, out.type], [member1.userId, 1], 'listed as the member\'s generic bot');
+  t.same([out.renamed, out.name], [`Lunch Bot ${short} Renamed`, `Lunch Bot ${short} Renamed`], 'its owner renamed it (PATCH /bots/{bot_id})');
   t.same([out.sender, out.content], [out.bot, 'Today: soup'], 'the bot posts with the key it was given');
 });
 

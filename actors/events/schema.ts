@@ -233,7 +233,16 @@ export type RealmBotObject = z.infer<typeof RealmBotObject>;
 
 export const ORG_EVENT_BODIES = [
   z.object({ type: z.literal('realm_bot'), op: z.literal('add'), bot: RealmBotObject }).strict(),
-  z.object({ type: z.literal('realm_bot'), op: z.literal('update'), bot: z.object({ user_id: Id, full_name: z.string().optional(), is_active: z.boolean().optional() }).strict() }).strict(),
+  z
+    .object({
+      type: z.literal('realm_bot'),
+      op: z.literal('update'),
+      bot: z
+        .object({ user_id: Id, full_name: z.string().optional(), is_active: z.boolean().optional(), owner_id: Id.optional(), services: RealmBotObject.shape.services.optional() })
+        .strict(),
+    })
+    .strict(),
+  z.object({ type: z.literal('realm_bot'), op: z.literal('delete'), bot: z.object({ user_id: Id }).strict() }).strict(),
   z.object({ type: z.literal('realm_linkifiers'), realm_linkifiers: z.array(LinkifierObject) }).strict(),
   z.object({ type: z.literal('realm_playgrounds'), realm_playgrounds: z.array(PlaygroundObject) }).strict(),
   z.object({ type: z.literal('invites_changed') }).strict(),
@@ -346,6 +355,7 @@ const SettingValue = z.union([z.string(), z.number(), z.boolean()]);
 const PersonUpdate = z.union([
   z.object({ user_id: Id, full_name: z.string() }).strict(),
   z.object({ user_id: Id, role: UserObject.shape.role }).strict(),
+  z.object({ user_id: Id, bot_owner_id: Id }).strict(),
   z.object({ user_id: Id, is_active: z.boolean() }).strict(),
   z.object({ user_id: Id, email: z.string(), timezone: z.string() }).strict(),
   z.object({ user_id: Id, delivery_email: z.string().nullable() }).strict(),

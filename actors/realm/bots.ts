@@ -1,5 +1,6 @@
 /**
- * Bots created through the API (Zulip's `POST /bots`, `GET /bots`): generic
+ * Bots created through the API (Zulip's `POST /bots`, `GET /bots`, `PATCH
+ * /bots/{bot_id}`): generic
  * bots, incoming-webhook bots and outgoing-webhook bots. An outgoing-webhook
  * bot has a service: every message that mentions it, or a direct message to
  * it, is posted to its URL, and the answer is sent back as the bot
@@ -11,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { newApiKey } from '../../lib/secrets.ts';
-import type { UserRecord } from '../../storage/tables.ts';
+import { T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import type { RealmBotObject } from '../events/schema.ts';
 import { formatUser } from '../format.ts';
@@ -20,7 +21,8 @@ import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
-import { addUser, checkFullName, newUserEvents } from './users.ts';
+import { addUser, checkFullName, newUserEvents, updateUser } from './users.ts';
+import { userUpdate } from './people.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -161,6 +163,96 @@ export const listBots = query({
           services: servicesOf(b),
         })),
     };
+  },
+});
+
+/**
+ * PATCH /bots/{bot_id} (Zulip's `patch_bot_backend`): its administrators (an
+ * organization administrator, or the bot's owner) change its name, its
+ * owner and its outgoing-webhook service; its role as PATCH /users/{user_id}
+ * changes a role (administrators; the owner role by owners only, FL 130).
+ * The name and role go through `updateUser`'s own check, change and events.
+ */
+export const updateBot = action({
+  type: 'updateBot',
+  fields: z.object({
+    botId: z.number().int(),
+    fullName: z.string().nullable(),
+    role: z.number().int().nullable(),
+    ownerId: z.number().int().nullable(),
+    payloadUrl: z.string().nullable(),
+    interfaceType: z.number().int().nullable(),
+  }),
+  check(state, msg, facts, ctx) {
+    const actor = actingUser(state, msg.caller);
+    const bot = state.users.get(msg.botId);
+    if (!bot?.isBot || !bot.isActive || bot.isSystemBot) throw badRequest('No such bot');
+    if (!isAdmin(actor) && bot.botOwnerId !== actor.id) throw badRequest('Insufficient permission');
+    let fullName: string | null = null;
+    if (msg.fullName !== null) {
+      const name = checkFullName(msg.fullName);
+      // Zulip's check_bot_name_available: no other active user of the organization has the name.
+      const taken = [...state.users.values()].some((u) => u.id !== bot.id && u.isActive && u.fullName.toLowerCase() === name.toLowerCase());
+      if (name !== bot.fullName && taken) throw badRequest('Name is already in use!');
+      fullName = name;
+    }
+    const user = updateUser.check(state, { ...msg, type: 'updateUser', userId: bot.id, fullName, role: msg.role, profileData: null, newEmail: null }, facts, ctx);
+    let owner: { old: number | null; new: number } | null = null;
+    if (msg.ownerId !== null) {
+      const next = state.users.get(msg.ownerId);
+      if (!next || next.isSystemBot) throw badRequest('Failed to change owner, no such user');
+      if (!next.isActive) throw badRequest('Failed to change owner, user is deactivated');
+      if (next.isBot) throw badRequest("Failed to change owner, bots can't own other bots");
+      if (next.id !== bot.botOwnerId) owner = { old: bot.botOwnerId, new: next.id };
+    }
+    let service: UserRecord['service'] = null;
+    if (msg.payloadUrl !== null || msg.interfaceType !== null) {
+      if (!bot.service) throw badRequest('Only outgoing webhook bots have a service');
+      const interfaceType = msg.interfaceType ?? bot.service.interfaceType;
+      if (interfaceType !== GENERIC_INTERFACE) throw badRequest('Invalid interface type');
+      const baseUrl = msg.payloadUrl ?? bot.service.baseUrl;
+      if (!isHttpUrl(baseUrl)) throw badRequest('service_payload_url is not a URL');
+      if (baseUrl !== bot.service.baseUrl || interfaceType !== bot.service.interfaceType) service = { ...bot.service, baseUrl, interfaceType };
+    }
+    return { user, owner, service };
+  },
+  apply(state, p, tx, ctx) {
+    updateUser.apply(state, p.user, tx, ctx);
+    if (p.owner || p.service) {
+      const b = state.users.get(p.user.userId)!;
+      const next: UserRecord = { ...b, botOwnerId: p.owner?.new ?? b.botOwnerId, service: p.service ?? b.service };
+      state.indexUser(next);
+      tx.write(T.users.at(state.realmId, b.id).put(next));
+    }
+    const bot = state.users.get(p.user.userId)!;
+    return {
+      full_name: bot.fullName,
+      avatar_url: formatUser(bot, false).avatar_url,
+      service_interface: bot.service?.interfaceType ?? GENERIC_INTERFACE,
+      service_payload_url: bot.service?.baseUrl ?? null,
+      config_data: null,
+      default_sending_stream: null,
+      default_events_register_stream: null,
+      default_all_public_streams: false,
+      ...(p.owner ? { bot_owner: state.users.get(p.owner.new)!.email } : {}),
+    };
+  },
+  events(state, p, reply) {
+    const out = updateUser.events!(state, p.user, { revoked: [] });
+    const bot = state.users.get(p.user.userId)!;
+    if (p.owner) {
+      // Zulip's do_change_bot_owner: the old owner (unless an administrator) loses the bot from realm_bots,
+      // the new one (unless an administrator) gains it; the others who administer it hear of the new owner.
+      const admins = new Set([...state.users.values()].filter((u) => u.isActive && !u.isBot && isAdmin(u)).map((u) => u.id));
+      const old = p.owner.old === null ? undefined : state.users.get(p.owner.old);
+      if (old?.isActive && !admins.has(old.id)) out.push(toUsers(state.realmId, [old.id], { type: 'realm_bot', op: 'delete', bot: { user_id: bot.id } }));
+      if (!admins.has(p.owner.new)) out.push(toUsers(state.realmId, [p.owner.new], { type: 'realm_bot', op: 'add', bot: realmBotObject(bot) }));
+      if (admins.size) out.push(toUsers(state.realmId, [...admins], { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, owner_id: p.owner.new } }));
+      out.push(userUpdate(state, bot.id, { user_id: bot.id, bot_owner_id: p.owner.new }));
+    }
+    if (p.service) out.push(toUsers(state.realmId, botAudience(state, bot), { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, services: servicesOf(bot) } }));
+    void reply;
+    return out;
   },
 });
 

@@ -26,7 +26,7 @@ import { createPlayground, deletePlayground } from './playgrounds.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 import { authenticate, bootstrap, createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
 import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
-import { createBot, listBots } from './bots.ts';
+import { createBot, listBots, updateBot } from './bots.ts';
 import { confirmEmailChange, updateSettings, updateUserDefaults } from './settings.ts';
 import { getStatus, updateStatus } from './user_status.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers } from './user_groups.ts';
@@ -49,6 +49,7 @@ export const realmHandlers = {
   createUser,
   createBot,
   listBots,
+  updateBot,
   messageSources,
   narrowForQueue,
   allPublicStreamsAccess,

@@ -221,6 +221,21 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
         .strict(),
     ),
   }),
+  'PATCH /bots/{bot_id}': fields(
+    {
+      full_name: z.string(),
+      avatar_url: z.string().nullable(),
+      service_interface: Id,
+      service_payload_url: z.string().nullable(),
+      config_data: z.null(),
+      default_sending_stream: z.string().nullable(),
+      default_events_register_stream: z.string().nullable(),
+      default_all_public_streams: z.boolean(),
+      /** Present when bot_owner_id was given: the new owner's email. */
+      bot_owner: z.string().optional(),
+    },
+    ADMIN,
+  ),
   'GET /users/me': fields({ user_id: Id, ...userFields, max_message_id: Id }),
   'DELETE /users/me': empty(['CANNOT_DEACTIVATE_LAST_USER', 400]),
   'GET /users/{user_id}': fields({ user: UserObject }),

@@ -1,4 +1,4 @@
-/** Bots: POST /bots (generic, incoming-webhook and outgoing-webhook bots) and GET /bots (the caller's bots with their services). */
+/** Bots: POST /bots (generic, incoming-webhook and outgoing-webhook bots), GET /bots (the caller's bots with their services), PATCH /bots/{bot_id}. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { int, str, unsupported } from '../params.ts';
@@ -41,5 +41,38 @@ export const listBots = route({
   params: {},
   async handle(ctx) {
     return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'listBots', caller: caller(ctx) });
+  },
+});
+
+const Role = int().pipe(z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)], { message: 'Invalid role' }));
+
+export const updateBot = route({
+  method: 'PATCH',
+  path: '/bots/{bot_id}',
+  auth: 'required',
+  params: {
+    bot_id: int().pipe(z.number().int().nonnegative()),
+    full_name: str().optional(),
+    role: Role.optional(),
+    bot_owner_id: int().optional(),
+    service_payload_url: str().optional(),
+    service_interface: int().optional(),
+    // Embedded bots are refused, and bots have no default channels here.
+    config_data: unsupported(str()),
+    default_sending_stream: unsupported(str()),
+    default_events_register_stream: unsupported(str()),
+    default_all_public_streams: unsupported(str()),
+  },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
+      type: 'updateBot',
+      caller: caller(ctx),
+      botId: p.bot_id,
+      fullName: p.full_name ?? null,
+      role: p.role ?? null,
+      ownerId: p.bot_owner_id ?? null,
+      payloadUrl: p.service_payload_url ?? null,
+      interfaceType: p.service_interface ?? null,
+    });
   },
 });

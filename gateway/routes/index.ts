@@ -43,6 +43,7 @@ export const ROUTES: Route[] = [
   createUser,
   bots.createBot,
   bots.listBots,
+  bots.updateBot,
   serverSettings,
   createScheduledMessage,
   listScheduledMessages,

@@ -85,6 +85,7 @@ function updatePerson(snap: Snap, p: Record<string, any>): void {
   if ('date_joined' in p) person.date_joined = p.date_joined;
   if ('delivery_email' in p) person.delivery_email = p.delivery_email;
   if ('new_email' in p) person.email = p.new_email;
+  if ('bot_owner_id' in p) person.bot_owner_id = p.bot_owner_id;
   if ('role' in p) Object.assign(person, { role: p.role, is_owner: p.role === 100, is_admin: p.role <= 200, is_guest: p.role === 600 });
   if ('custom_profile_field' in p) {
     const f = p.custom_profile_field;

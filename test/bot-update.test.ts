@@ -1,0 +1,100 @@
+// PATCH /bots/{bot_id} over HTTP: who may change a bot (its owner, an
+// administrator), its name, its role (FL 130: administrators; the owner role
+// by owners), its owner (realm_bot delete/add/update and realm_user events, as
+// Zulip's do_change_bot_owner) and an outgoing-webhook bot's service.
+import t from 'tap';
+import { type Api, uniq } from './helpers/api.ts';
+import { applyEvent } from './helpers/apply.ts';
+import { register, waitFor } from './helpers/events.ts';
+import { asRoles, isError } from './helpers/roles.ts';
+import { serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const owner = s.api.as(s.demo.owner);
+const admin = s.api.as(s.demo.admin);
+const maria = s.api.as(s.demo.member1);
+const mateo = s.api.as(s.demo.member2);
+
+/** A new bot of `api`'s user: its ID. */
+async function newBot(api: Api, params: Record<string, string | number> = {}): Promise<number> {
+  const short = uniq('upd').replace(/[^a-z0-9]/g, '');
+  return (await api.ok('POST', '/bots', { full_name: `Upd ${short}`, short_name: short, ...params })).user_id;
+}
+const userOf = async (id: number) => (await owner.ok('GET', `/users/${id}`)).user;
+
+t.test('bot update - its owner and administrators change it; every other role is refused', async (t) => {
+  const bot = await newBot(maria);
+  for (const [role, api] of asRoles(s)) {
+    const name = `Renamed by ${role} ${uniq('n').slice(-5)}`;
+    const r = await api.call('PATCH', `/bots/${bot}`, { full_name: name });
+    if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+    else if (role === 'owner' || role === 'admin' || role === 'member1') {
+      t.equal(r.status, 200, `${role} renames it`);
+      t.match(r.body, { full_name: name, avatar_url: String, default_sending_stream: null, default_all_public_streams: false });
+      t.equal((await userOf(bot)).full_name, name);
+    } else isError(t, r, 400, 'BAD_REQUEST', /^Insufficient permission$/, role);
+  }
+  isError(t, await mateo.call('PATCH', `/bots/${bot}`, { full_name: 'Not mine' }), 400, 'BAD_REQUEST', /^Insufficient permission$/, 'another member');
+});
+
+t.test('bot update - the role (FL 130): administrators only, the owner role by owners only', async (t) => {
+  const bot = await newBot(maria);
+  isError(t, await maria.call('PATCH', `/bots/${bot}`, { role: 200 }), 400, 'UNAUTHORIZED_PRINCIPAL', /organization administrator/, 'the bot owner');
+  await admin.ok('PATCH', `/bots/${bot}`, { role: 200 });
+  t.equal((await userOf(bot)).role, 200, 'an administrator made it an administrator');
+  isError(t, await admin.call('PATCH', `/bots/${bot}`, { role: 100 }), 400, 'UNAUTHORIZED_PRINCIPAL', /organization owner/, 'an administrator, to owner');
+  await owner.ok('PATCH', `/bots/${bot}`, { role: 100 });
+  t.equal((await userOf(bot)).role, 100);
+  isError(t, await admin.call('PATCH', `/bots/${bot}`, { role: 400 }), 400, 'UNAUTHORIZED_PRINCIPAL', /organization owner/, 'an administrator, from owner');
+  await owner.ok('PATCH', `/bots/${bot}`, { role: 400 });
+  t.equal((await userOf(bot)).role, 400);
+  isError(t, await owner.call('PATCH', `/bots/${bot}`, { role: 150 }), 400, 'BAD_REQUEST', /Invalid role/);
+});
+
+t.test('bot update - errors: no such bot, names in use, owners that cannot own, a service of a bot without one', async (t) => {
+  const bot = await newBot(maria);
+  isError(t, await admin.call('PATCH', '/bots/999999', { full_name: 'x' }), 400, 'BAD_REQUEST', /^No such bot$/, 'unknown ID');
+  isError(t, await admin.call('PATCH', `/bots/${s.demo.member1.userId}`, { full_name: 'x' }), 400, 'BAD_REQUEST', /^No such bot$/, 'a human');
+  const other = await userOf(s.demo.member2.userId);
+  isError(t, await maria.call('PATCH', `/bots/${bot}`, { full_name: other.full_name }), 400, 'BAD_REQUEST', /^Name is already in use!$/);
+  isError(t, await maria.call('PATCH', `/bots/${bot}`, { full_name: 'a"b' }), 400, 'BAD_REQUEST', /Invalid characters in name/);
+  isError(t, await admin.call('PATCH', `/bots/${bot}`, { bot_owner_id: 999999 }), 400, 'BAD_REQUEST', /^Failed to change owner, no such user$/);
+  isError(t, await admin.call('PATCH', `/bots/${bot}`, { bot_owner_id: s.demo.bot.userId }), 400, 'BAD_REQUEST', /^Failed to change owner, bots can't own other bots$/);
+  isError(t, await admin.call('PATCH', `/bots/${bot}`, { service_payload_url: 'https://hook.example/' }), 400, 'BAD_REQUEST', /outgoing webhook/);
+  const gone = await owner.ok('POST', '/users', { email: `${uniq('gone')}@parley.example`, password: 'long enough pw', full_name: `Gone ${uniq('g').slice(-5)}` });
+  await owner.ok('DELETE', `/users/${gone.user_id}`);
+  isError(t, await admin.call('PATCH', `/bots/${bot}`, { bot_owner_id: gone.user_id }), 400, 'BAD_REQUEST', /^Failed to change owner, user is deactivated$/);
+});
+
+t.test('bot update - a new owner: realm_bot delete, add and update, realm_user bot_owner_id; snapshot plus events equals a fresh register', async (t) => {
+  const bot = await newBot(maria);
+  const FETCH = { fetch_event_types: ['realm_bot', 'realm_user'], event_types: ['realm_bot', 'realm_user'] };
+  const apis = [maria, mateo, admin];
+  const queues = await Promise.all(apis.map((api) => register(api, FETCH)));
+  const snaps = queues.map((q) => structuredClone(q.snapshot)) as Array<Record<string, any>>;
+  const r = await admin.ok('PATCH', `/bots/${bot}`, { bot_owner_id: s.demo.member2.userId });
+  t.equal(r.bot_owner, s.demo.member2.email, 'the reply names the new owner');
+  const seen: Array<Array<Record<string, any>>> = [[], [], []];
+  for (const [i, q] of queues.entries()) {
+    await waitFor(q, (e) => (applyEvent(snaps[i]!, e), seen[i]!.push(e), e.type === 'realm_user'));
+    const fresh = (await register(apis[i]!, FETCH)).snapshot;
+    t.same(snaps[i]!.realm_bots, fresh.realm_bots, `user ${i}: realm_bots, snapshot plus events`);
+    t.same(snaps[i]!.realm_users.find((u: any) => u.user_id === bot), fresh.realm_users.find((u: any) => u.user_id === bot), `user ${i}: the bot in realm_users`);
+  }
+  t.match(seen[0], [{ type: 'realm_bot', op: 'delete', bot: { user_id: bot } }], 'the old owner loses it');
+  t.match(seen[1], [{ type: 'realm_bot', op: 'add', bot: { user_id: bot, owner_id: s.demo.member2.userId } }], 'the new owner gains it');
+  t.match(seen[2], [{ type: 'realm_bot', op: 'update', bot: { user_id: bot, owner_id: s.demo.member2.userId } }], 'administrators hear of the new owner');
+  t.equal((await userOf(bot)).bot_owner_id, s.demo.member2.userId);
+  isError(t, await maria.call('PATCH', `/bots/${bot}`, { full_name: 'no longer mine' }), 400, 'BAD_REQUEST', /^Insufficient permission$/, 'the old owner');
+  await mateo.ok('PATCH', `/bots/${bot}`, { full_name: `Mateo's ${uniq('b').slice(-5)}` });
+});
+
+t.test('bot update - an outgoing-webhook bot\'s service URL', async (t) => {
+  const bot = await newBot(maria, { bot_type: 3, payload_url: 'https://hook.example/one' });
+  const r = await maria.ok('PATCH', `/bots/${bot}`, { service_payload_url: 'https://hook.example/two' });
+  t.equal(r.service_payload_url, 'https://hook.example/two');
+  const listed = (await maria.ok('GET', '/bots')).bots.find((b: any) => b.user_id === bot);
+  t.equal(listed.services[0].base_url, 'https://hook.example/two');
+  isError(t, await maria.call('PATCH', `/bots/${bot}`, { service_payload_url: 'ftp://x' }), 400, 'BAD_REQUEST', /not a URL/);
+  isError(t, await maria.call('PATCH', `/bots/${bot}`, { service_interface: 2 }), 400, 'BAD_REQUEST', /Invalid interface type/);
+});
