@@ -77,6 +77,7 @@ API_TESTS=(
   test/channel_folders.test.ts
   test/linkifiers.test.ts
   test/playgrounds.test.ts
+  test/bot-update.test.ts
   test/jwt.test.ts
   test/invites.test.ts
   test/video_calls.test.ts
