@@ -34,7 +34,7 @@ import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { type MailPart, sendMail, UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
-import { type StoredMessage, T } from '../../storage/tables.ts';
+import { type StoredMessage, type SubscriptionRecord, T } from '../../storage/tables.ts';
 import { defineAction, defineTimer, type Tx } from '../runtime/action.ts';
 import { userActorId, userRef } from '../user/ref.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
@@ -55,15 +55,25 @@ const on = (state: Readonly<RealmState>, userId: number, name: string) => settin
 
 export const isIdle = (state: Readonly<RealmState>, userId: number, now: number): boolean => now - (state.activeAt.get(userId) ?? 0) > IDLE_SECS * 1000;
 
-/** Why `userId` is mailed about `m`, or null (Zulip's UserMessageNotificationsData, email side). */
-function triggerFor(state: Readonly<RealmState>, m: StoredMessage, userId: number): string | null {
+/** What every recipient's decision about one message shares, worked out once. */
+interface MessageFacts {
+  m: StoredMessage;
+  mentioned: ReadonlySet<number>;
+  /** The `user_topics` key of its topic. */
+  topicKey: string;
+  subs: ReadonlyMap<number, SubscriptionRecord> | undefined;
+}
+
+/** Why `userId` is mailed about `m`, or null (Zulip's UserMessageNotificationsData, email side). O(1). */
+function triggerFor(state: Readonly<RealmState>, f: MessageFacts, userId: number): string | null {
+  const m = f.m;
   if (state.mutedUsers.get(userId)?.has(m.senderId)) return null;
   const offline = on(state, userId, 'enable_offline_email_notifications');
   if (m.streamId === null) return offline ? 'private_message' : null;
-  if (offline && m.mentions.includes(userId)) return 'mentioned';
-  const sub = state.subs.get(m.streamId)?.get(userId);
+  if (offline && f.mentioned.has(userId)) return 'mentioned';
+  const sub = f.subs?.get(userId);
   if (!sub) return null;
-  const policy = state.userTopics.get(userId)?.get(`${m.streamId}:${m.topic.toLowerCase()}`)?.policy ?? VisibilityPolicy.INHERIT;
+  const policy = state.userTopics.get(userId)?.get(f.topicKey)?.policy ?? VisibilityPolicy.INHERIT;
   const muted = policy === VisibilityPolicy.MUTED || (sub.isMuted && policy !== VisibilityPolicy.UNMUTED && policy !== VisibilityPolicy.FOLLOWED);
   if (muted) return null;
   if (offline && m.wildcard === 'stream' && (sub.wildcardMentionsNotify ?? on(state, userId, 'wildcard_mentions_notify'))) return 'stream_wildcard_mentioned';
@@ -82,12 +92,15 @@ export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx):
   // mailed their welcome message before they ever logged in (a Parley choice).
   if (state.systemBots.has(m.senderId)) return;
   const now = Date.now();
-  const recipients = m.streamId !== null ? state.activeSubscribers(m.streamId) : m.dmUserIds!;
+  const subs = m.streamId !== null ? state.subs.get(m.streamId) : undefined;
+  const facts: MessageFacts = { m, mentioned: new Set(m.mentions), topicKey: `${m.streamId}:${m.topic.toLowerCase()}`, subs };
+  // The channel's subscription rows themselves (inactive ones skipped): no list is built.
+  const recipients: Iterable<number> = subs ? subs.keys() : m.dmUserIds!;
   for (const userId of recipients) {
-    if (userId === m.senderId || !isIdle(state, userId, now)) continue;
+    if (userId === m.senderId || !isIdle(state, userId, now) || (subs && !subs.get(userId)!.active)) continue;
     const user = state.users.get(userId);
     if (!user || user.isBot || !user.isActive) continue;
-    const trigger = triggerFor(state, m, userId);
+    const trigger = triggerFor(state, facts, userId);
     if (trigger) addMissed(state, tx, userId, m.id, trigger, now);
   }
 }
