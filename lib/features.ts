@@ -60,7 +60,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 1, what: "email_address_visibility 'nobody' (a user setting since FL 163)", missing: 'the setting is stored, but every user object carries the real address (email and delivery_email) whatever it says' },
   { level: 1, what: 'private_message_policy (direct_message_permission_group since FL 270)', missing: 'direct_message_permission_group is reported but no send checks it' },
   { level: 1, what: 'muted_topics as [channel, topic, date_muted]', done: true, test: T('topics', 'topics - user_topics: mute, follow, inherit; events and snapshot plus events') },
-  { level: 1, what: 'gitlab in GET /server_settings authentication_methods', missing: 'authentication_methods has password, dev and email only' },
+  { level: 1, what: 'gitlab in GET /server_settings authentication_methods (false: only email and password sign-in here)', done: true, test: T('features', 'features - GET /server_settings names every sign-in backend of Zulip, gitlab among them (FL 1)') },
   { level: 1, what: "video_chat_provider with a 'none' option (PATCH /realm, realm_video_chat_provider)", missing: 'no realm_video_chat_provider setting' },
   // Levels 2-27 (Zulip 3.0, 3.1).
   { level: 2, what: 'POST /messages/{message_id}/reactions: reaction_type optional; user_id on reaction objects', missing: 'user_id is shown (reactions.test.ts), but no test sends a reaction without reaction_type' },

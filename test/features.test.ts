@@ -134,3 +134,9 @@ t.test('features - what clients send below a level is taken: a JSON-encoded full
   await admin.ok('PATCH', `/users/${id}`, { full_name: before });
   t.equal((await admin.ok('GET', `/users/${id}`)).user.full_name, before, 'a plain one is taken as sent');
 });
+
+t.test('features - GET /server_settings names every sign-in backend of Zulip, gitlab among them (FL 1)', async (t) => {
+  const settings = await s.api.ok('GET', '/server_settings');
+  t.same(settings.authentication_methods, { password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false });
+  t.equal(settings.email_auth_enabled, true, 'email and password are the one way in');
+});

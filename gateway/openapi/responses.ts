@@ -171,7 +171,22 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'POST /calls/videoprovider/create': fields({ url: z.string() }, ['INVALID_VIDEOPROVIDER_TOKEN', 400]),
   'GET /server_settings': fields({
     push_notifications_enabled: z.boolean(),
-    authentication_methods: z.object({ password: z.boolean(), dev: z.boolean(), email: z.boolean() }).strict(),
+    authentication_methods: z
+      .object({
+        password: z.boolean(),
+        dev: z.boolean(),
+        email: z.boolean(),
+        ldap: z.boolean(),
+        remoteuser: z.boolean(),
+        github: z.boolean(),
+        azuread: z.boolean(),
+        gitlab: z.boolean(),
+        apple: z.boolean(),
+        google: z.boolean(),
+        saml: z.boolean(),
+        'openid connect': z.boolean(),
+      })
+      .strict(),
     email_auth_enabled: z.boolean(),
     /** Single sign-on providers; Parley has none. */
     external_authentication_methods: z.array(z.never()),

@@ -151,7 +151,8 @@ export const reactivateUser = route({
 /** The server's part of GET /server_settings, the same for every organization. */
 const SERVER_SETTINGS = {
   push_notifications_enabled: false,
-  authentication_methods: { password: true, dev: false, email: true },
+  // Zulip's deprecated map of every backend it knows (gitlab since FL 1): only email and password are enabled here.
+  authentication_methods: { password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false },
   // Email and password is the one way in; no single sign-on provider is configured.
   email_auth_enabled: true,
   external_authentication_methods: [],
