@@ -6,6 +6,7 @@ import t from 'tap';
 import { CLIENT_CAPABILITIES, FEATURES, isImplemented } from '../lib/features.ts';
 import { ROUTES } from '../gateway/routes/index.ts';
 import { uniq } from './helpers/api.ts';
+import { register, waitFor } from './helpers/events.ts';
 import { ADVERTISED } from './helpers/features.ts';
 import { serverFor } from './helpers/server.ts';
 
@@ -139,4 +140,19 @@ t.test('features - GET /server_settings names every sign-in backend of Zulip, gi
   const settings = await s.api.ok('GET', '/server_settings');
   t.same(settings.authentication_methods, { password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false });
   t.equal(settings.email_auth_enabled, true, 'email and password are the one way in');
+});
+
+t.test('features - details of early levels: GET /users/me (FL 10), update_message events (FL 114), client_gravatar by default (FL 92)', async (t) => {
+  const me = await maria.ok('GET', '/users/me');
+  for (const k of ['avatar_version', 'is_guest', 'is_active', 'timezone', 'date_joined', 'avatar_url']) t.ok(k in me, `GET /users/me has ${k}`);
+  t.notOk('client_id' in me || 'short_name' in me || 'pointer' in me, 'and not the fields FL 10 and 16 removed');
+  const q = await register(maria, { event_types: ['update_message'] });
+  const sent = await maria.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('fl114'), content: 'before' });
+  await maria.ok('PATCH', `/messages/${sent.id}`, { content: 'after' });
+  const e = await waitFor(q, (e) => e.type === 'update_message' && e.message_id === sent.id);
+  t.match(e, { rendering_only: false, user_id: s.demo.member1.userId, edit_timestamp: Number, stream_id: Number }, 'rendering_only, user_id and edit_timestamp (and stream_id, FL 112)');
+  const plain = await maria.ok('GET', '/users', {});
+  const explicit = await maria.ok('GET', '/users', { client_gravatar: true });
+  t.same(plain.members, explicit.members, 'no client_gravatar is client_gravatar=true');
+  t.not(JSON.stringify(explicit.members), JSON.stringify((await maria.ok('GET', '/users', { client_gravatar: false })).members), 'and false differs (avatar URLs given)');
 });
