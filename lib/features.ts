@@ -63,7 +63,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 1, what: 'gitlab in GET /server_settings authentication_methods (false: only email and password sign-in here)', done: true, test: T('features', 'features - GET /server_settings names every sign-in backend of Zulip, gitlab among them (FL 1)') },
   { level: 1, what: "video_chat_provider with a 'none' option (PATCH /realm, realm_video_chat_provider)", missing: 'no realm_video_chat_provider setting' },
   // Levels 2-27 (Zulip 3.0, 3.1).
-  { level: 2, what: 'POST /messages/{message_id}/reactions: reaction_type optional; user_id on reaction objects', missing: 'user_id is shown (reactions.test.ts), but no test sends a reaction without reaction_type' },
+  { level: 2, what: 'POST /messages/{message_id}/reactions: reaction_type optional (custom emoji, then Unicode, guessed by name); user_id on reaction objects', done: true, test: T('realm_emoji', 'realm emoji - reactions and :name: in messages use them') },
   { level: 3, what: 'zulip_version and zulip_feature_level always in POST /register', done: true, test: T('register', 'register - the realm bundle: organization properties and what the server does') },
   { level: 3, what: 'presence_enabled user setting', done: true, test: T('people-status', 'people status - away is the negation of presence_enabled (FL 148)') },
   { level: 4, what: 'server fields in POST /register: jitsi_server_url, development_environment, server_generation, password_min_length, password_min_guesses, max_file_upload_size_mib, max_avatar_file_size_mib, server_inline_*_preview, server_*_changes_disabled', missing: 'server_generation and max_avatar_file_size_mib are absent' },
