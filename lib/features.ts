@@ -215,7 +215,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 142, what: 'can_remove_subscribers_group on channel and subscription objects', done: true, test: T('streams', 'streams - DELETE /users/me/subscriptions: leaving, and removing others with permission') },
   { level: 143, what: 'owner-only realm settings (disallow_disposable_email_addresses, emails_restricted_to_domains, invite_required, waiting_period_threshold) and realm domains', missing: 'waiting_period_threshold is open to administrators; realm domains are not served' },
   { level: 144, what: 'read receipts leave out muted users', missing: 'read receipts are not served' },
-  { level: 145, what: 'DELETE /users/me/subscriptions: members remove bots they own', missing: NO_TEST },
+  { level: 145, what: 'DELETE /users/me/subscriptions: members remove bots they own', done: true, test: T('bot-update', 'bot update - a member removes a bot they own from a channel; another member may not (FL 145)') },
   { level: 146, what: 'display_in_profile_summary on custom profile fields', done: true, test: T('people-profile-fields', 'people profile fields - at most two in the profile summary') },
   { level: 147, what: 'POST /streams/{stream_id}/delete_topic deletes in batches', routes: ['POST /streams/{stream_id}/delete_topic'], missing: 'POST /streams/{stream_id}/delete_topic is not served' },
   { level: 148, what: 'away replaced by presence_enabled', routes: ['POST /users/me/status', 'PATCH /settings', 'GET /users/{user_id}/status'], test: T('people-status', 'people status - away is the negation of presence_enabled (FL 148)') },

@@ -98,3 +98,17 @@ t.test('bot update - an outgoing-webhook bot\'s service URL', async (t) => {
   isError(t, await maria.call('PATCH', `/bots/${bot}`, { service_payload_url: 'ftp://x' }), 400, 'BAD_REQUEST', /not a URL/);
   isError(t, await maria.call('PATCH', `/bots/${bot}`, { service_interface: 2 }), 400, 'BAD_REQUEST', /Invalid interface type/);
 });
+
+t.test('bot update - a member removes a bot they own from a channel; another member may not (FL 145)', async (t) => {
+  const bot = await newBot(maria);
+  const channel = uniq('botchan');
+  await maria.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [s.demo.member1.userId, bot] });
+  const subscribed = async () => ((await maria.ok('GET', `/streams/${(await maria.ok('GET', '/get_stream_id', { stream: channel })).stream_id}/members`)).subscribers as number[]).includes(bot);
+  t.equal(await subscribed(), true);
+  await mateo.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }] });
+  isError(t, await mateo.call('DELETE', '/users/me/subscriptions', { subscriptions: [channel], principals: [bot] }), 400, 'BAD_REQUEST', /^Insufficient permission$/, 'a member, of a bot not theirs');
+  t.equal(await subscribed(), true);
+  const r = await maria.ok('DELETE', '/users/me/subscriptions', { subscriptions: [channel], principals: [bot] });
+  t.same(r.removed, [channel], 'its owner removed it');
+  t.equal(await subscribed(), false);
+});
