@@ -147,6 +147,7 @@ export const json = <T extends z.ZodType>(schema: T) =>
 /** A boolean sent as JSON (`true`/`false`). */
 export const bool = () => json(z.boolean());
 
+
 /** An integer sent as text or JSON. */
 export const int = () =>
   wire(z.string().transform((s, ctx) => {
@@ -159,6 +160,9 @@ export const int = () =>
   }), { kind: 'integer' });
 
 /** One of `words`, or an integer of at least `min` (anchors, retention periods). */
+/** A user's role: one of Zulip's role values (owner 100 … guest 600). */
+export const role = () => int().pipe(z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)], { message: 'Invalid role' }));
+
 export const wordOrInt = <W extends string>(words: readonly W[], min: number, message: string) =>
   wire(str().transform((s, ctx): W | number => {
     const t = s.trim();

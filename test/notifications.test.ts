@@ -4,7 +4,7 @@
 // mail itself (HTML and text, the link, the footer). Embedded mode: the
 // server under test is started with PARLEY_SMTP_URL pointing at the test's
 // SMTP server.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { ParsedMail } from 'mailparser';
 import { type Api, uniq } from './helpers/api.ts';
 import { register, poll } from './helpers/events.ts';
@@ -29,6 +29,18 @@ async function idlePerson(batchSecs = 1): Promise<{ p: Person; api: Api }> {
 }
 
 const dm = (from: Api, to: Person, content: string) => from.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([to.userId]), content });
+
+/** A direct message to `p` from a new person arrives as a mail that names the sender and leaves its content out. */
+async function mailsWithoutContent(t: Test, p: Person, label: string): Promise<void> {
+  const sender = await newPerson(s);
+  const secret = `${label} ${uniq('s')}`;
+  await dm(s.api.as(sender), p, secret);
+  await smtp.waitFor(() => mailsTo(p).length > 0);
+  const [mail] = mailsTo(p);
+  t.notMatch(textOf(mail!), secret, 'no content in the text');
+  t.notMatch(String(mail!.html), secret, 'nor in the HTML');
+  t.match(textOf(mail!), `${sender.fullName} sent a message`);
+}
 
 t.test('a direct message to an idle user is mailed once, after the batch period, with its content', async (t) => {
   const sender = await newPerson(s, undefined, 'Sender');
@@ -132,16 +144,9 @@ t.test('messages from a muted user are not mailed; the sender is never mailed', 
 });
 
 t.test('content is left out when the setting says so', async (t) => {
-  const sender = await newPerson(s);
   const { p, api } = await idlePerson(1);
   await api.ok('PATCH', '/settings', { message_content_in_email_notifications: false });
-  const secret = `secret ${uniq('s')}`;
-  await dm(s.api.as(sender), p, secret);
-  await smtp.waitFor(() => mailsTo(p).length > 0);
-  const [mail] = mailsTo(p);
-  t.notMatch(textOf(mail!), secret, 'no content in the text');
-  t.notMatch(String(mail!.html), secret, 'nor in the HTML');
-  t.match(textOf(mail!), `${sender.fullName} sent a message`);
+  await mailsWithoutContent(t, p, 'secret');
 });
 
 t.test('enable_offline_email_notifications off: no mail for a direct message', async (t) => {
@@ -200,15 +205,8 @@ t.test('content is left out when the organization does not allow it in email', a
   t.match(events, [{ type: 'realm', op: 'update', property: 'message_content_allowed_in_email_notifications', value: false }]);
   t.equal((await owner.ok('POST', '/register', { fetch_event_types: JSON.stringify(['realm']) })).realm_message_content_allowed_in_email_notifications, false);
 
-  const sender = await newPerson(s);
   const { p } = await idlePerson(1);
-  const secret = `org secret ${uniq('o')}`;
-  await dm(s.api.as(sender), p, secret);
-  await smtp.waitFor(() => mailsTo(p).length > 0);
-  const [mail] = mailsTo(p);
-  t.notMatch(textOf(mail!), secret, 'no content in the text');
-  t.notMatch(String(mail!.html), secret, 'nor in the HTML');
-  t.match(textOf(mail!), `${sender.fullName} sent a message`);
+  await mailsWithoutContent(t, p, 'org secret');
 });
 
 t.test("channel rules: followed topics, the channel's email setting, wildcard mentions; muted topics excluded", async (t) => {

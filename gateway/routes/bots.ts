@@ -1,7 +1,7 @@
 /** Bots: POST /bots (generic, incoming-webhook and outgoing-webhook bots), GET /bots (the caller's bots with their services), PATCH /bots/{bot_id}. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
-import { int, str, unsupported } from '../params.ts';
+import { int, role, str, unsupported } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
 export const createBot = route({
@@ -44,8 +44,6 @@ export const listBots = route({
   },
 });
 
-const Role = int().pipe(z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)], { message: 'Invalid role' }));
-
 export const updateBot = route({
   method: 'PATCH',
   path: '/bots/{bot_id}',
@@ -53,7 +51,7 @@ export const updateBot = route({
   params: {
     bot_id: int().pipe(z.number().int().nonnegative()),
     full_name: str().optional(),
-    role: Role.optional(),
+    role: role().optional(),
     bot_owner_id: int().optional(),
     service_payload_url: str().optional(),
     service_interface: int().optional(),

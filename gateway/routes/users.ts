@@ -13,7 +13,7 @@ import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { hashPassword } from '../../lib/secrets.ts';
 import { SERVER_VERSION } from '../../lib/version.ts';
 import { announceRevocation } from '../auth.ts';
-import { bool, fullName, int, json, str, unsupported } from '../params.ts';
+import { bool, fullName, int, json, role, str, unsupported } from '../params.ts';
 import { caller, me, route, serverCaller } from '../route.ts';
 
 const realmOf = (ctx: Parameters<typeof me>[0]) => realmActorId(me(ctx).realmId);
@@ -85,8 +85,6 @@ export const createUser = route({
   },
 });
 
-const Role = int().pipe(z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)], { message: 'Invalid role' }));
-
 export const updateUser = route({
   method: 'PATCH',
   path: '/users/{user_id}',
@@ -94,7 +92,7 @@ export const updateUser = route({
   params: {
     user_id: UserId,
     full_name: fullName().optional(),
-    role: Role.optional(),
+    role: role().optional(),
     profile_data: json(z.array(ProfileDataEntry)).optional(),
     new_email: Email.optional(),
   },
