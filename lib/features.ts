@@ -61,7 +61,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 1, what: 'private_message_policy (direct_message_permission_group since FL 270)', missing: 'direct_message_permission_group is reported but no send checks it' },
   { level: 1, what: 'muted_topics as [channel, topic, date_muted]', done: true, test: T('topics', 'topics - user_topics: mute, follow, inherit; events and snapshot plus events') },
   { level: 1, what: 'gitlab in GET /server_settings authentication_methods (false: only email and password sign-in here)', done: true, test: T('features', 'features - GET /server_settings names every sign-in backend of Zulip, gitlab among them (FL 1)') },
-  { level: 1, what: "video_chat_provider with a 'none' option (PATCH /realm, realm_video_chat_provider)", missing: 'no realm_video_chat_provider setting' },
+  { level: 1, what: "video_chat_provider with a 'none' option (PATCH /realm, realm_video_chat_provider, realm_available_video_chat_providers)", done: true, test: T('realm', 'realm - video_chat_provider: none or Jitsi Meet, set by administrators; the OAuth provider only where configured (FL 1)') },
   // Levels 2-27 (Zulip 3.0, 3.1).
   { level: 2, what: 'POST /messages/{message_id}/reactions: reaction_type optional (custom emoji, then Unicode, guessed by name); user_id on reaction objects', done: true, test: T('realm_emoji', 'realm emoji - reactions and :name: in messages use them') },
   { level: 3, what: 'zulip_version and zulip_feature_level always in POST /register', done: true, test: T('register', 'register - the realm bundle: organization properties and what the server does') },

@@ -427,6 +427,8 @@ export const RealmSettings = z.object({
   newStreamAnnouncementsStreamId: Id.nullable().default(null),
   /** What Welcome Bot adds to its welcome message for new users ('' adds nothing). */
   welcomeMessageCustomText: z.string().default(''),
+  /** The video-call provider of the compose box's call button, by Zulip's ID (`VIDEO_CHAT_PROVIDERS`); Jitsi Meet by default. */
+  videoChatProvider: Id.default(1),
   /** Group-setting permissions of the organization, by their API name. */
   groups: z.record(z.string(), GroupSettingValue).default({}),
 });

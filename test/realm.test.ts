@@ -17,7 +17,7 @@ const maria = s.api.as(s.demo.member1);
 
 // Tests share the realm in cluster runs: every setting changed here is put back afterwards.
 const initial = await owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
-const PLAIN = ['name', 'topics_policy', 'enable_spectator_access', 'invite_required', 'waiting_period_threshold', 'default_language', 'allow_message_editing', 'enable_read_receipts', 'mandatory_topics'];
+const PLAIN = ['name', 'topics_policy', 'enable_spectator_access', 'invite_required', 'waiting_period_threshold', 'default_language', 'allow_message_editing', 'enable_read_receipts', 'mandatory_topics', 'video_chat_provider'];
 t.teardown(async () => {
   const restore: Record<string, any> = Object.fromEntries(PLAIN.map((k) => [k, initial[`realm_${k}`]]));
   restore.message_retention_days = initial.realm_message_retention_days === -1 ? 'unlimited' : initial.realm_message_retention_days;
@@ -88,6 +88,33 @@ t.test('realm - snapshot plus realm events equals a fresh register', async (t) =
   const fresh = (await register(maria, FETCH)).snapshot;
   const realmKeys = (x: Record<string, any>) => Object.fromEntries(Object.entries(x).filter(([k]) => k.startsWith('realm_')));
   t.same(realmKeys(snap), realmKeys(fresh));
+});
+
+t.test('realm - video_chat_provider: none or Jitsi Meet, set by administrators; the OAuth provider only where configured (FL 1)', async (t) => {
+  const reg = await maria.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same(reg.realm_available_video_chat_providers, { disabled: { name: 'None', id: 0 }, jitsi_meet: { name: 'Jitsi Meet', id: 1 } }, 'no provider is configured for this server');
+  t.equal(reg.realm_video_chat_provider, initial.realm_video_chat_provider);
+  const q = await register(maria, { fetch_event_types: ['realm'] });
+  const snap = structuredClone(q.snapshot);
+  for (const [role, api] of asRoles(s)) {
+    const r = await api.call('PATCH', '/realm', { video_chat_provider: 0 });
+    if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+    else if (role === 'owner' || role === 'admin') t.equal(r.status, 200, `${role} may`);
+    else isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization administrator/, role);
+  }
+  t.equal((await maria.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_video_chat_provider, 0, "'none': no call button");
+  for (const bad of [2, 3, 99, -1]) isError(t, await admin.call('PATCH', '/realm', { video_chat_provider: bad }), 400, 'BAD_REQUEST', new RegExp(`Invalid video_chat_provider ${bad}`), String(bad));
+  isError(t, await admin.call('PATCH', '/realm', { video_chat_provider: 'jitsi' }), 400, 'BAD_REQUEST', /video_chat_provider/, 'not a number');
+  await admin.ok('PATCH', '/realm', { video_chat_provider: 1 });
+  const values: unknown[] = [];
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    if (e.type === 'realm' && e.property === 'video_chat_provider') values.push(e.value);
+    return e.type === 'realm' && e.property === 'video_chat_provider' && e.value === 1;
+  });
+  t.same(values, [0, 1], 'one realm update event per change (repeats of the same value send none)');
+  const fresh = await maria.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.equal(snap.realm_video_chat_provider, fresh.realm_video_chat_provider, 'snapshot plus events equals a fresh register');
 });
 
 t.test('python client - organization settings and server settings', async (t) => {

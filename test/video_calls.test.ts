@@ -112,6 +112,15 @@ t.test('video calls - a forged or missing state, and a refused code, are refused
   t.match(await denied.text(), /did not authorize/);
 });
 
+t.test('video calls - with a provider configured, organizations may choose it as their video_chat_provider (FL 1)', async (t) => {
+  const admin = s.api.as(s.demo.admin);
+  const reg = await admin.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same(reg.realm_available_video_chat_providers, { disabled: { name: 'None', id: 0 }, jitsi_meet: { name: 'Jitsi Meet', id: 1 }, videoprovider: { name: 'Video provider', id: 3 } });
+  await admin.ok('PATCH', '/realm', { video_chat_provider: 3 });
+  t.equal((await s.api.as(s.demo.member1).ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_video_chat_provider, 3);
+  await admin.ok('PATCH', '/realm', { video_chat_provider: reg.realm_video_chat_provider });
+});
+
 t.test('video calls - without a configured provider, a clear error', async (t) => {
   const api = shared.api.as(shared.demo.member1);
   if (process.env.PARLEY_VIDEO_PROVIDER) return t.pass('this run configured a provider');

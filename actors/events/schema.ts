@@ -284,6 +284,7 @@ export const ORG_EVENT_BODIES = [
         'mandatory_topics',
         'welcome_message_custom_text',
         'new_stream_announcements_stream_id',
+        'video_chat_provider',
       ]),
       value: z.union([z.string(), Id, z.boolean(), z.null()]),
     })

@@ -18,6 +18,7 @@ import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { checkGroupValue, hasContentAccess, sameGroupValue } from './streams.ts';
 import { MAX_WELCOME_MESSAGE_LENGTH } from './invites.ts';
+import { videoProvider } from '../../lib/videoprovider.ts';
 
 const action = defineAction<RealmState>();
 
@@ -83,6 +84,7 @@ const PLAIN = {
   mandatory_topics: { owner: false },
   welcome_message_custom_text: { owner: false },
   new_stream_announcements_stream_id: { owner: false },
+  video_chat_provider: { owner: false },
 } as const;
 type Plain = keyof typeof PLAIN;
 
@@ -126,6 +128,8 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
     case 'new_stream_announcements_stream_id':
       // Unset is -1, as in Zulip.
       return st.newStreamAnnouncementsStreamId ?? -1;
+    case 'video_chat_provider':
+      return st.videoChatProvider;
   }
 }
 
@@ -146,6 +150,7 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_icon_source: 'G',
     realm_plan_type: 1,
     realm_org_type: 0,
+    realm_available_video_chat_providers: videoChatProviders(),
     ...FIXED_REALM_PROPERTIES,
   });
   return out;
@@ -189,6 +194,21 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_zulip_update_announcements_stream_id: -1,
 };
 
+/**
+ * The video-call providers an organization may choose (Zulip's
+ * `get_enabled_video_chat_providers`): none and Jitsi Meet (whose calls the
+ * client makes at the Jitsi server), and the OAuth provider
+ * (`lib/videoprovider.ts`, Zulip's Zoom, ID 3) only when the server is
+ * configured with one, as Zulip leaves Zoom out without its credentials.
+ */
+export function videoChatProviders(): Record<string, { name: string; id: number }> {
+  return {
+    disabled: { name: 'None', id: 0 },
+    jitsi_meet: { name: 'Jitsi Meet', id: 1 },
+    ...(videoProvider() ? { videoprovider: { name: 'Video provider', id: 3 } } : {}),
+  };
+}
+
 /** The channel new channels are announced in (Zulip's `access_stream_by_id` for the administrator): null for -1. */
 function announcementsChannel(state: Readonly<RealmState>, user: UserRecord, id: number): number | null {
   if (id === -1) return null;
@@ -219,6 +239,7 @@ export const RealmChanges = z.object({
   welcome_message_custom_text: z.string().optional(),
   /** -1: no announcements. */
   new_stream_announcements_stream_id: z.number().int().optional(),
+  video_chat_provider: z.number().int().optional(),
   groups: z.record(z.string(), z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() })).default({}),
 });
 export type RealmChanges = z.infer<typeof RealmChanges>;
@@ -323,6 +344,10 @@ export const updateRealm = action({
           break;
         case 'new_stream_announcements_stream_id':
           settings.newStreamAnnouncementsStreamId = announcementsChannel(state, user, Number(value));
+          break;
+        case 'video_chat_provider':
+          if (!Object.values(videoChatProviders()).some((p) => p.id === value)) throw badRequest(`Invalid video_chat_provider ${value}`);
+          settings.videoChatProvider = Number(value);
           break;
       }
       changed.push(name);

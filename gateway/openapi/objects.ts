@@ -162,6 +162,8 @@ export const RegisterFields = {
   ...Object.fromEntries(Object.keys(REALM_GROUP_SETTINGS).map((k) => [`realm_${k}`, GroupSettingValue.optional()])),
   // realm: what no API changes yet, and what the server does (actors/realm/snapshot.ts serverSnapshot).
   realm_org_type: Id.optional(),
+  realm_video_chat_provider: Id.optional(),
+  realm_available_video_chat_providers: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
   // Legacy policy values derived from the group settings, for older clients.
   realm_create_public_stream_policy: Id.optional(),
   realm_create_private_stream_policy: Id.optional(),

@@ -48,6 +48,7 @@ export const updateRealm = route({
     mandatory_topics: bool().optional(),
     welcome_message_custom_text: str().optional(),
     new_stream_announcements_stream_id: int().optional(),
+    video_chat_provider: int().optional(),
     ...(Object.fromEntries(GROUP_NAMES.map((k) => [k, GroupChange.optional()])) as Record<string, z.ZodOptional<typeof GroupChange>>),
     ...(Object.fromEntries([...NO_EFFECT].map((k) => [k, unsupported(GroupChange)])) as Record<string, typeof GroupChange>),
   },
