@@ -241,3 +241,82 @@ t.test("channel rules: followed topics, the channel's email setting, wildcard me
   t.notOk(mailsTo(mutedTopic.p).some((m) => textOf(m).includes(inFollowed)), 'a muted topic is not mailed, even with channel email on');
   t.ok(mailsTo(mutedTopic.p).some((m) => textOf(m).includes('everyone ')), 'its other topics are');
 });
+
+/** A channel with these people subscribed; its ID. */
+async function channelWith(senderApi: Api, people: Array<{ userId: number }>): Promise<{ name: string; streamId: number }> {
+  const name = uniq('ch');
+  await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify(people.map((p) => p.userId)) });
+  return { name, streamId: (await senderApi.ok('GET', '/get_stream_id', { stream: name })).stream_id };
+}
+
+t.test('a user-group mention is rendered, flags every member mentioned and mails them; a silent one does not', async (t) => {
+  const sender = await newPerson(s);
+  const senderApi = s.api.as(sender);
+  const member = await idlePerson(1);
+  const inner = await idlePerson(1);
+  const outsider = await idlePerson(1);
+  const { name } = await channelWith(senderApi, [sender, member.p, inner.p, outsider.p]);
+  const sub = (await senderApi.ok('POST', '/user_groups/create', { name: uniq('subteam'), description: '', members: JSON.stringify([inner.p.userId]) })).group_id;
+  const groupName = uniq('team');
+  const groupId = (await senderApi.ok('POST', '/user_groups/create', { name: groupName, description: '', members: JSON.stringify([member.p.userId]), subgroups: JSON.stringify([sub]) })).group_id;
+
+  const content = `@*${groupName}* please look ${uniq('g')}`;
+  const { id } = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'groups', content });
+  const seen = await member.api.ok('GET', `/messages/${id}`);
+  t.match(seen.message.content, `<span class="user-group-mention" data-user-group-id="${groupId}">@${groupName}</span>`, 'rendered as a group mention');
+  t.ok(seen.message.flags.includes('mentioned'), 'a direct member is mentioned');
+  t.ok((await inner.api.ok('GET', `/messages/${id}`)).message.flags.includes('mentioned'), "a subgroup's member too");
+  t.notOk((await outsider.api.ok('GET', `/messages/${id}`)).message.flags.includes('mentioned'), 'a non-member is not');
+  await smtp.waitFor(() => mailsTo(member.p).length > 0 && mailsTo(inner.p).length > 0);
+  t.match(textOf(mailsTo(member.p)[0]!), 'please look');
+
+  const silent = `@_*${groupName}* quietly ${uniq('q')}`;
+  // Another topic: being mentioned made the members follow 'groups' (automatically_follow_topics_where_mentioned).
+  const quiet = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'quiet', content: silent });
+  t.match((await member.api.ok('GET', `/messages/${quiet.id}`)).message.content, 'class="user-group-mention silent"');
+  await sleep(2500);
+  t.equal(mailsTo(member.p).length, 1, 'a silent group mention mails nobody');
+  t.equal(mailsTo(outsider.p).length, 0, 'nor does a mention of a group one is not in');
+});
+
+t.test("a group's can_mention_group limits who may mention it (not silently)", async (t) => {
+  const admin = s.api.as(s.demo.admin);
+  const memberApi = s.api.as(s.demo.member1);
+  const groupName = uniq('leads');
+  await admin.ok('POST', '/user_groups/create', { name: groupName, description: '', members: JSON.stringify([s.demo.member2.userId]), can_mention_group: 6 }); // role:administrators
+  const { name } = await channelWith(admin, [s.demo.admin, s.demo.member1, s.demo.member2]);
+  const r = await memberApi.call('POST', '/messages', { type: 'stream', to: name, topic: 't', content: `@*${groupName}* hi` });
+  t.equal(r.status, 400);
+  t.match(r.body, { result: 'error', code: 'BAD_REQUEST', msg: `You are not allowed to mention user group '${groupName}'.` });
+  await memberApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 't', content: `@_*${groupName}* hi` });
+  await admin.ok('POST', '/messages', { type: 'stream', to: name, topic: 't', content: `@*${groupName}* hi` });
+  t.pass('a silent mention, and a mention by an administrator, are allowed');
+});
+
+t.test('a topic wildcard mention mails the topic\'s participants only; followed-topic wildcard settings', async (t) => {
+  const sender = await newPerson(s);
+  const senderApi = s.api.as(sender);
+  const participant = await idlePerson(1);
+  const bystander = await idlePerson(1);
+  const follower = await idlePerson(1);
+  const neither = await idlePerson(1);
+  const { name, streamId } = await channelWith(senderApi, [sender, participant.p, bystander.p, follower.p, neither.p]);
+  // The follower turns ordinary wildcard mentions off but keeps them for followed topics; `neither` turns both off.
+  await follower.api.ok('PATCH', '/settings', { wildcard_mentions_notify: false });
+  await follower.api.ok('POST', '/user_topics', { stream_id: streamId, topic: 'plans', visibility_policy: 3 });
+  await neither.api.ok('PATCH', '/settings', { wildcard_mentions_notify: false, enable_followed_topic_wildcard_mentions_notify: false, enable_followed_topic_email_notifications: false });
+  await neither.api.ok('POST', '/user_topics', { stream_id: streamId, topic: 'plans', visibility_policy: 3 });
+  for (const p of [participant, follower, neither]) await p.api.ok('POST', '/messages', { type: 'stream', to: name, topic: 'plans', content: `I am in ${uniq('in')}` });
+  await sleep(2500); // the follower's mail about the others' messages goes first
+  const before = new Map([participant, bystander, follower, neither].map((p) => [p.p.email, mailsTo(p.p).length]));
+
+  const ping = `@**topic** meeting now ${uniq('tw')}`;
+  const { id } = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'plans', content: ping });
+  await smtp.waitFor(() => mailsTo(participant.p).length > before.get(participant.p.email)! && mailsTo(follower.p).length > before.get(follower.p.email)!);
+  await sleep(1500);
+  t.match(textOf(mailsTo(participant.p).at(-1)!), 'meeting now', 'a participant is mailed');
+  t.match(textOf(mailsTo(follower.p).at(-1)!), 'meeting now', 'a follower with followed-topic wildcard notifications on is mailed');
+  t.equal(mailsTo(bystander.p).length, before.get(bystander.p.email), 'a subscriber who never posted in the topic is not');
+  t.equal(mailsTo(neither.p).length, before.get(neither.p.email), 'nor a participant with both wildcard settings off');
+  t.ok((await participant.api.ok('GET', `/messages/${id}`)).message.flags.includes('topic_wildcard_mentioned'));
+});

@@ -20,6 +20,7 @@ import { userFlags } from '../user/flags.ts';
 import { actingUser, canAccess, channelAudience } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
+import { mentionedUsers } from './mentions.ts';
 import { alertedUsers, emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
 import { eachLimited, type RealmState } from './state.ts';
@@ -194,7 +195,7 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     if (text.includes('\u0000')) throw badRequest('Message must not contain null bytes');
     const r = renderMessage(text, renderOptions(state, user));
     const recipients = m.dmUserIds ? new Set(m.dmUserIds) : null;
-    const mentions = r.mentions.filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id)));
+    const mentions = mentionedUsers(state, user, r).filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id)));
     // Alert words are matched again: the new text may hold one the old did not, or lose one.
     content = { content: text, rendered: r.html, mentions, wildcard: isDm ? null : r.wildcard, alerted: alertedUsers(state, text, m.senderId) };
   }

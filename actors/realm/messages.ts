@@ -21,6 +21,7 @@ import { emojiImageUrl } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 import { type ServiceTrigger, serviceTriggers } from './bots.ts';
 import { decideMissedEmails } from './notifications.ts';
+import { mentionableGroup, mentionedUsers } from './mentions.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -75,6 +76,8 @@ export interface SendPlan {
    * changes nothing.
    */
   accessBefore: Map<number, Set<number>> | null;
+  /** A topic wildcard mention's audience: the topic's participants before this message (`sendMessageWithTopicWildcard`). */
+  topicParticipants?: number[];
 }
 
 /** The organization's name for the empty topic (`realm_empty_topic_display_name`). */
@@ -166,6 +169,7 @@ export function renderOptions(state: Readonly<RealmState>, user: UserRecord): Re
       const c = state.channelsByName.get(name.toLowerCase());
       return c && canAccess(state, c, user) ? { id: c.id, name: c.name } : undefined;
     },
+    group: (name) => mentionableGroup(state, name),
     emoji: (name) => {
       for (const e of state.emoji.values()) if (e.name === name && !e.deactivated) return { sourceUrl: emojiImageUrl(e.id) };
       return undefined;
@@ -216,6 +220,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
   if (channel && rendered.wildcard === 'stream' && recipientCount > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
+  const mentioned = mentionedUsers(state, sender, rendered);
   const recipients = channel ? null : new Set(participants);
   const isRecipient = (id: number) => (recipients ? recipients.has(id) : state.isSubscribed(channel!.id, id));
   const mutedBy = [...(state.mutedBy.get(sender.id) ?? [])].filter(isRecipient);
@@ -229,7 +234,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     topic,
     content,
     rendered: rendered.html,
-    mentions: rendered.mentions.filter((m) => (recipients ? recipients.has(m) : state.isSubscribed(channel!.id, m))),
+    mentions: mentioned.filter((m) => (recipients ? recipients.has(m) : state.isSubscribed(channel!.id, m))),
     wildcard: channel ? rendered.wildcard : null,
     client: req.client,
     readBySender: req.readBySender ?? defaultReadBySender(req.client),
@@ -301,7 +306,7 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
   }
   tx.write(T.messages.at(realm, recipientKey, id).put(message), T.messageLocator.at(realm, id).put({ recipientKey }));
   // Who is mailed about it, in the same commit (`notifications.ts`).
-  decideMissedEmails(state, message, tx);
+  decideMissedEmails(state, message, tx, plan.topicParticipants);
   // Uploads the message links to may be downloaded by its readers.
   for (const path of uploadPaths(realm, plan.content)) tx.write(T.attachmentMessages.at(realm, path, id).put(1));
   return message;
@@ -477,6 +482,7 @@ export const sendMessageWithTopicWildcard = action({
     if (plan.wildcard === 'topic' && new Set([...participants, sender.id]).size > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
       throw new ApiError('TOPIC_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use topic wildcard mentions in this topic.', 400);
     }
+    if (plan.wildcard === 'topic') plan.topicParticipants = [...participants];
     return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null, visibility: [] as UserTopicRecord[] };
   },
   apply: (state, p, tx) => sendMessage.apply(state, p, tx, undefined as never),

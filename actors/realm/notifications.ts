@@ -59,48 +59,99 @@ export const isIdle = (state: Readonly<RealmState>, userId: number, now: number)
 interface MessageFacts {
   m: StoredMessage;
   mentioned: ReadonlySet<number>;
+  /** A topic wildcard mention's audience: the topic's participants before the message. */
+  topicParticipants: ReadonlySet<number>;
   /** The `user_topics` key of its topic. */
   topicKey: string;
   subs: ReadonlyMap<number, SubscriptionRecord> | undefined;
 }
 
-/** Why `userId` is mailed about `m`, or null (Zulip's UserMessageNotificationsData, email side). O(1). */
-function triggerFor(state: Readonly<RealmState>, f: MessageFacts, userId: number): string | null {
+/** The settings one channel of notification reads (Zulip keeps a set of each per channel of notification). */
+interface Medium {
+  /** Direct messages and mentions (personal, group, wildcard). */
+  offline: string;
+  followed: string;
+  /** The user's default for a channel's own setting. */
+  stream: string;
+  streamOverride: (sub: SubscriptionRecord) => boolean | null;
+  followedTrigger: string;
+  streamTrigger: string;
+}
+
+export const EMAIL: Medium = {
+  offline: 'enable_offline_email_notifications',
+  followed: 'enable_followed_topic_email_notifications',
+  stream: 'enable_stream_email_notifications',
+  streamOverride: (sub) => sub.emailNotifications,
+  followedTrigger: 'followed_topic_email_notify',
+  streamTrigger: 'stream_email_notify',
+};
+
+export const PUSH: Medium = {
+  offline: 'enable_offline_push_notifications',
+  followed: 'enable_followed_topic_push_notifications',
+  stream: 'enable_stream_push_notifications',
+  streamOverride: (sub) => sub.pushNotifications,
+  followedTrigger: 'followed_topic_push_notify',
+  streamTrigger: 'stream_push_notify',
+};
+
+/**
+ * Why `userId` is notified of `m` through `medium`, or null (Zulip's
+ * UserMessageNotificationsData, in its order: the most salient trigger
+ * wins). O(1).
+ */
+export function triggerFor(state: Readonly<RealmState>, f: MessageFacts, userId: number, medium: Medium): string | null {
   const m = f.m;
   if (state.mutedUsers.get(userId)?.has(m.senderId)) return null;
-  const offline = on(state, userId, 'enable_offline_email_notifications');
+  const offline = on(state, userId, medium.offline);
   if (m.streamId === null) return offline ? 'private_message' : null;
   if (offline && f.mentioned.has(userId)) return 'mentioned';
   const sub = f.subs?.get(userId);
   if (!sub) return null;
   const policy = state.userTopics.get(userId)?.get(f.topicKey)?.policy ?? VisibilityPolicy.INHERIT;
-  const muted = policy === VisibilityPolicy.MUTED || (sub.isMuted && policy !== VisibilityPolicy.UNMUTED && policy !== VisibilityPolicy.FOLLOWED);
+  const followed = policy === VisibilityPolicy.FOLLOWED;
+  // Zulip's user_allows_notifications_in_StreamTopic (a followed topic of a muted channel counts as unmuted here).
+  const muted = policy === VisibilityPolicy.MUTED || (sub.isMuted && policy !== VisibilityPolicy.UNMUTED && !followed);
   if (muted) return null;
-  if (offline && m.wildcard === 'stream' && (sub.wildcardMentionsNotify ?? on(state, userId, 'wildcard_mentions_notify'))) return 'stream_wildcard_mentioned';
-  if (policy === VisibilityPolicy.FOLLOWED && on(state, userId, 'enable_followed_topic_email_notifications')) return 'followed_topic_email_notify';
-  if (sub.emailNotifications ?? on(state, userId, 'enable_stream_email_notifications')) return 'stream_email_notify';
+  // A topic wildcard reaches the topic's participants only; a channel wildcard every subscriber.
+  const wildcard = m.wildcard === 'stream' ? 'stream' : m.wildcard === 'topic' && f.topicParticipants.has(userId) ? 'topic' : null;
+  if (offline && wildcard) {
+    if (followed && on(state, userId, 'enable_followed_topic_wildcard_mentions_notify')) return `${wildcard}_wildcard_mentioned_in_followed_topic`;
+    if (sub.wildcardMentionsNotify ?? on(state, userId, 'wildcard_mentions_notify')) return `${wildcard}_wildcard_mentioned`;
+  }
+  if (followed && on(state, userId, medium.followed)) return medium.followedTrigger;
+  if (medium.streamOverride(sub) ?? on(state, userId, medium.stream)) return medium.streamTrigger;
   return null;
 }
+
+const NOBODY: ReadonlySet<number> = new Set();
 
 /**
  * Records who is mailed about a just-stored message, in its commit, and
  * starts each new batch's timer. O(recipients): the ones the send's delivery
  * walks too.
  */
-export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx): void {
+export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx, topicParticipants?: readonly number[]): void {
   // The organization's own bots (Welcome Bot, Notification Bot) mail nobody: a new user would be
   // mailed their welcome message before they ever logged in (a Parley choice).
   if (state.systemBots.has(m.senderId)) return;
   const now = Date.now();
   const subs = m.streamId !== null ? state.subs.get(m.streamId) : undefined;
-  const facts: MessageFacts = { m, mentioned: new Set(m.mentions), topicKey: `${m.streamId}:${m.topic.toLowerCase()}`, subs };
+  const facts: MessageFacts = {
+    m,
+    mentioned: new Set(m.mentions),
+    topicParticipants: m.wildcard === 'topic' && topicParticipants ? new Set(topicParticipants) : NOBODY,
+    topicKey: `${m.streamId}:${m.topic.toLowerCase()}`,
+    subs,
+  };
   // The channel's subscription rows themselves (inactive ones skipped): no list is built.
   const recipients: Iterable<number> = subs ? subs.keys() : m.dmUserIds!;
   for (const userId of recipients) {
     if (userId === m.senderId || !isIdle(state, userId, now) || (subs && !subs.get(userId)!.active)) continue;
     const user = state.users.get(userId);
     if (!user || user.isBot || !user.isActive) continue;
-    const trigger = triggerFor(state, facts, userId);
+    const trigger = triggerFor(state, facts, userId, EMAIL);
     if (trigger) addMissed(state, tx, userId, m.id, trigger, now);
   }
 }
