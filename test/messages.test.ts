@@ -3,6 +3,7 @@ import t from 'tap';
 import { serverFor } from './helpers/server.ts';
 import { type Params, uniq } from './helpers/api.ts';
 import { poll, register, waitFor } from './helpers/events.ts';
+import { newPerson } from './helpers/people.ts';
 
 const s = await serverFor(t);
 const owner = s.api.as(s.demo.owner);
@@ -52,6 +53,51 @@ t.test('messages - direct messages by ID list and by email list reach the same c
   t.same(own.messages[0].display_recipient.map((r: any) => r.id), [s.demo.owner.userId]);
   const notMine = await maria.ok('GET', '/messages', { anchor: 'newest', num_before: 100, num_after: 0 });
   t.notOk(notMine.messages.some((m: any) => m.id === a.id), 'a third user does not see the DM');
+});
+
+t.test('messages - direct_message_permission_group and direct_message_initiator_group decide who may send direct messages (FL 1), for every role', async (t) => {
+  // System group IDs as the register reports them.
+  const reg = await owner.ok('POST', '/register', { fetch_event_types: ['realm', 'realm_user_groups'] });
+  const id = (name: string): number => reg.realm_user_groups.find((g: any) => g.name === name).id;
+  const G = { everyone: id('role:everyone'), moderators: id('role:moderators'), admins: id('role:administrators'), nobody: id('role:nobody') };
+  t.teardown(() => owner.ok('PATCH', '/realm', { direct_message_permission_group: { new: reg.realm_direct_message_permission_group }, direct_message_initiator_group: { new: reg.realm_direct_message_initiator_group } }));
+  const set = await owner.ok('PATCH', '/realm', { direct_message_permission_group: { new: G.admins } });
+  t.equal(set.ignored_parameters_unsupported, undefined, 'the setting acts, so it is not reported as ignored');
+  const d = s.demo;
+  const dm = (who: keyof typeof d, to: number[]) => s.api.as(d[who]).call('POST', '/messages', { type: 'direct', to, content: uniq('dm') });
+  const outcome = async (who: keyof typeof d, to: number[]) => {
+    const r = await dm(who, to);
+    return r.status === 200 ? 'ok' : `${r.status} ${r.body.code} ${r.body.msg}`;
+  };
+  const unauthorized = '400 BAD_REQUEST This conversation does not include any users who can authorize it.';
+  t.same(
+    {
+      member: await outcome('member1', [d.member2.userId]),
+      guest: await outcome('guest', [d.member1.userId]),
+      moderator: await outcome('moderator', [d.member1.userId]),
+      admin: await outcome('admin', [d.member1.userId]),
+      owner: await outcome('owner', [d.member1.userId]),
+      bot: await outcome('bot', [d.member1.userId]),
+    },
+    { member: unauthorized, guest: unauthorized, moderator: unauthorized, admin: 'ok', owner: 'ok', bot: 'ok' },
+    'administrators only: a conversation needs one of them; bots may always send',
+  );
+  t.equal(await outcome('member1', [d.admin.userId]), 'ok', 'a member may write to an administrator');
+  t.equal(await outcome('member1', [d.member2.userId, d.admin.userId]), 'ok', 'or to a group with one in it');
+  t.equal(await outcome('member1', [d.member1.userId]), 'ok', 'or to themselves');
+  t.equal(await outcome('member1', [d.bot.userId]), 'ok', 'or to a bot');
+  await owner.ok('PATCH', '/realm', { direct_message_permission_group: { new: G.nobody } });
+  t.equal(await outcome('owner', [d.member1.userId]), '400 BAD_REQUEST Direct messages are disabled in this organization.', 'nobody: not even the owner');
+  t.equal(await outcome('owner', [d.owner.userId]), 'ok', 'but notes to self still go');
+  await owner.ok('PATCH', '/realm', { direct_message_permission_group: { new: G.everyone }, direct_message_initiator_group: { new: G.moderators } });
+  const fresh = await newPerson(s);
+  const freshApi = s.api.as(fresh);
+  const first = await freshApi.call('POST', '/messages', { type: 'direct', to: [d.member2.userId], content: 'hello?' });
+  t.same([first.status, first.body.msg], [400, 'You do not have permission to initiate direct message conversations.'], 'a member outside the initiator group may not start a conversation');
+  t.equal(await outcome('moderator', [fresh.userId]), 'ok', 'a moderator may');
+  const reply = await freshApi.call('POST', '/messages', { type: 'direct', to: [d.moderator.userId], content: 'thanks' });
+  t.equal(reply.status, 200, 'and then the member may answer in that conversation');
+  t.equal((await freshApi.call('POST', '/messages', { type: 'direct', to: [d.moderator.userId, d.member2.userId], content: 'all of us?' })).status, 400, 'but not start a group conversation');
 });
 
 t.test('messages - topic rules: empty-topic names, lengths and channel policies', async (t) => {

@@ -22,6 +22,7 @@ import type { RealmState } from './state.ts';
 import { type ServiceTrigger, serviceTriggers } from './bots.ts';
 import { decideMissedEmails } from './notifications.ts';
 import { mentionableGroup, mentionedUsers } from './mentions.ts';
+import { realmGroupSetting } from './realm_settings.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -122,6 +123,25 @@ function resolveDmRecipients(state: Readonly<RealmState>, sender: UserRecord, to
   return [...users.values()];
 }
 
+/**
+ * Who may send a direct message (Zulip's `check_can_send_direct_message`):
+ * a bot always, and anyone to only bots or themselves; otherwise someone in
+ * the conversation must be in `direct_message_permission_group`, and a
+ * sender outside `direct_message_initiator_group` may only continue a
+ * conversation that has messages. O(participants).
+ */
+function checkDirectMessagePermission(state: Readonly<RealmState>, sender: UserRecord, users: readonly UserRecord[]): void {
+  if (sender.isBot) return;
+  if (users.every((u) => u.isBot || u.id === sender.id)) return;
+  const permission = realmGroupSetting(state, 'direct_message_permission_group');
+  if (!users.some((u) => state.can(permission, u))) {
+    throw badRequest(permission === GROUP_ID['role:nobody'] ? 'Direct messages are disabled in this organization.' : 'This conversation does not include any users who can authorize it.');
+  }
+  if (state.can(realmGroupSetting(state, 'direct_message_initiator_group'), sender)) return;
+  const conversation = state.dms.get(dmKey(users.map((u) => u.id).sort((a, b) => a - b)));
+  if (!conversation || conversation.maxMessageId === null) throw badRequest('You do not have permission to initiate direct message conversations.');
+}
+
 /** Interactive clients mark their own messages read; API clients (bots, scripts) do not. */
 function defaultReadBySender(client: string): boolean {
   return /^(website|ZulipWeb|ZulipMobile|ZulipElectron|ZulipTerminal|ZulipFlutter)/i.test(client);
@@ -193,11 +213,11 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
   let participants: number[] = [];
   let recipientCount: number;
   if (req.recipientType === 'private') {
-    participants = resolveDmRecipients(state, sender, req.to)
-      .map((u) => u.id)
-      .sort((a, b) => a - b);
+    const people = resolveDmRecipients(state, sender, req.to);
+    participants = people.map((u) => u.id).sort((a, b) => a - b);
     const seen = seesEveryone(state, sender) ? null : accessibleUsers(state, sender);
     if (seen && participants.some((id) => !seen.has(id))) throw badRequest('You do not have permission to access some of the recipients.');
+    checkDirectMessagePermission(state, sender, people);
     recipientCount = participants.length;
   } else {
     channel = resolveChannel(state, req.to);

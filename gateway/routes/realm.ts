@@ -11,7 +11,7 @@ const Seconds = wordOrInt(['unlimited'] as const, 1, "must be a positive number 
 /**
  * Permissions the organization stores and reports but nothing here reads yet
  * (per-user `can_create_users` decides POST /users; no
- * billing, topic summaries, direct-message restrictions, a separate resolve
+ * billing, topic summaries, a separate resolve
  * permission or channel delete-policy permission): a change is reported in
  * `ignored_parameters_unsupported` and not made, rather than stored to do nothing.
  */
@@ -21,8 +21,6 @@ const NO_EFFECT = new Set([
   'can_summarize_topics_group',
   'can_set_delete_message_policy_group',
   'can_resolve_topics_group',
-  'direct_message_initiator_group',
-  'direct_message_permission_group',
 ]);
 const GROUP_NAMES = Object.keys(REALM_GROUP_SETTINGS).filter((k) => !NO_EFFECT.has(k));
 
