@@ -92,7 +92,10 @@ export function renderHaproxy(dir: string, port: number, o: ProxyOptions): strin
     [' 10.0.0.12:9991', ` ${o.gateways[1]}`, 2],
     // An abstract socket's name is one per machine: two suites at once must not share it.
     ['abns@parley-http11', `abns@parley-http11-${process.pid}-${port}`, 2],
-    ['    timeout client 90s', `    timeout client ${o.pollTimeoutSecs}s`, 1],
+    // `timeout client` stays as shipped (90 s): HAProxy closes an idle client connection after the
+    // smaller of it and `timeout http-keep-alive` (10 s), and that must stay above the test client's
+    // own keep-alive (Node's fetch: 4 s), or a request sent on a connection as HAProxy closes it fails
+    // ("other side closed"). A client's keep-alive must always be the shorter one (deploy/README.md).
     ['    timeout server 90s', `    timeout server ${o.pollTimeoutSecs}s`, 2],
   ]);
 }
