@@ -13,7 +13,7 @@ import { accessChangeEvents } from './people.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { channelActivity, checkChannelName, defaultStreamsDelivery, hasMetadataAccess } from './streams.ts';
+import { channelActivity, checkChannelName, defaultStreamsDelivery, hasMetadataAccess, realmPermission } from './streams.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -62,6 +62,8 @@ interface SubscribePlan {
   announce: boolean;
   /** The creator's channel-creation budget after this request, when it creates channels. */
   creationTat: number | null;
+  /** Existing channels and the principals who could not see them before (a guest and a public channel, a member and a private one). */
+  unseen: Record<number, number[]>;
   /** Filled by `apply`, read by `events`. */
   done?: { created: number[]; added: Array<{ channelId: number; userId: number }>; announcement: StoredMessage | null };
 }
@@ -132,6 +134,9 @@ export const subscribe = action({
         continue;
       }
       if (isGuest(actor)) throw badRequest('Insufficient permission to create channels');
+      // Zulip's list_to_streams: can_create_private_channel_group or can_create_public_channel_group (FL 264, 266).
+      const creators = msg.inviteOnly ? realmPermission(state, 'can_create_private_channel_group', GROUP_ID['role:members']) : realmPermission(state, 'can_create_public_channel_group', GROUP_ID['role:members']);
+      if (!state.can(creators, actor)) throw badRequest('Insufficient permission');
       if (msg.isDefaultStream && !isAdmin(actor)) throw badRequest('Insufficient permission');
       if (msg.isDefaultStream && msg.inviteOnly) throw badRequest('A default channel cannot be private.');
       targets.push({
@@ -164,6 +169,13 @@ export const subscribe = action({
     }
     if (unauthorized.length && msg.authorizationErrorsFatal) throw new ApiError('BAD_REQUEST', `Unable to access channel (${unauthorized[0]}).`, 400);
     const creating = targets.filter((t) => 'create' in t).length;
+    const unseen: Record<number, number[]> = {};
+    for (const target of targets) {
+      if (!('existing' in target)) continue;
+      const audience = new Set(channelAudience(state, state.channels.get(target.existing)!));
+      const ids = principals.filter((u) => !audience.has(u.id)).map((u) => u.id);
+      if (ids.length) unseen[target.existing] = ids;
+    }
     const creationTat = creating ? checkChannelCreation(state, actor.id, creating) : null;
     return {
       actorId: actor.id,
@@ -174,6 +186,7 @@ export const subscribe = action({
       accessBefore: restrictedViews(state),
       announce: msg.announce,
       creationTat,
+      unseen,
     };
   },
   apply(state, plan, tx) {
@@ -237,6 +250,12 @@ export const subscribe = action({
     }
     const byUser = new Map<number, number[]>();
     for (const { channelId, userId } of added) byUser.set(userId, [...(byUser.get(userId) ?? []), channelId]);
+    // A channel the user could not see before is created for them first, as Zulip's
+    // send_stream_creation_events_for_previously_inaccessible_streams does (FL 192).
+    for (const [channelId, userIds] of Object.entries(plan.unseen)) {
+      const newcomers = userIds.filter((id) => byUser.get(id)?.includes(Number(channelId)));
+      if (newcomers.length) out.push(toUsers(realmId, newcomers, { type: 'stream', op: 'create', streams: [formatChannel(state.channels.get(Number(channelId))!)] }));
+    }
     for (const [userId, channelIds] of byUser) {
       const subscriptions = channelIds.map((id) => formatSubscription(state.channels.get(id)!, state.subs.get(id)!.get(userId)!, state.activeSubscribers(id), channelActivity(state, state.channels.get(id)!)));
       out.push(toUsers(realmId, [userId], { type: 'subscription', op: 'add', subscriptions }));
