@@ -34,7 +34,7 @@ export const QueueOptions = z.object({
   idleSecs: z.number().positive(),
   /** The client's declared capabilities (`client_capabilities`), for events that depend on them. */
   capabilities: z.record(z.string(), z.boolean()).default({}),
-  /** The user's receives_typing_notifications setting when the queue was registered. */
+  /** Unused: the realm applies receives_typing_notifications when a notice is sent (kept for queues stored before). */
   receivesTypingNotifications: z.boolean().default(true),
   /** Client capabilities: typing notices in channels, and presence events in the simplified form. */
   streamTypingNotifications: z.boolean().default(false),
@@ -273,9 +273,13 @@ function deactivatedUser(d: Delivery): number | null {
   return 'is_active' in person && person.is_active === false ? person.user_id : null;
 }
 
-/** Whether a queue takes an event at all: typing follows the user's setting and the queue's capabilities, presence comes in the form the queue asked for. */
+/**
+ * Whether a queue takes an event at all: typing follows the queue's capabilities (the realm leaves out
+ * users whose receives_typing_notifications is off when each notice is sent), presence comes in the
+ * form the queue asked for.
+ */
 function accepts(options: QueueOptions, event: Extract<Delivery, { kind: 'event' }>['event']): boolean {
-  if (event.type === 'typing') return options.receivesTypingNotifications && (event.message_type !== 'stream' || options.streamTypingNotifications);
+  if (event.type === 'typing') return event.message_type !== 'stream' || options.streamTypingNotifications;
   if (event.type === 'presence') return 'presences' in event === options.simplifiedPresenceEvents;
   if (event.type === 'realm_emoji') return (event.op !== 'update') === options.individualEmojiChanges;
   return true;

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { accessibleUsers, actingUser, activeUsers, canAccess, seesEveryone, usersWhoSee } from './access.ts';
+import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import type { RealmState } from './state.ts';
 
 const query = defineQuery<RealmState>();
@@ -25,6 +26,9 @@ export const MAX_STREAM_SIZE_FOR_TYPING = 100;
 
 const person = (state: Readonly<RealmState>, id: number) => ({ user_id: id, email: state.users.get(id)!.email });
 
+/** Zulip notifies only recipients whose receives_typing_notifications is on, read at each notice (FL 253). */
+const receivesTyping = (state: Readonly<RealmState>, id: number) => state.setting(id, 'receives_typing_notifications', DEFAULT_USER_SETTINGS.receives_typing_notifications!) !== false;
+
 export const typingAudience = query({
   type: 'typingAudience',
   fields: z.object({ messageType: z.enum(['direct', 'stream']), to: z.array(z.number().int()).nullable(), streamId: z.number().int().nullable(), topic: z.string().nullable() }),
@@ -34,14 +38,14 @@ export const typingAudience = query({
       if (!msg.to || msg.to.length === 0) throw badRequest("Missing 'to' argument", { var_name: 'to' });
       for (const id of msg.to) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID ${id}`);
       const ids = [...new Set([...msg.to, sender.id])].sort((a, b) => a - b);
-      return { sender: person(state, sender.id), recipients: ids.map((id) => person(state, id)), userIds: ids };
+      return { sender: person(state, sender.id), recipients: ids.map((id) => person(state, id)), userIds: ids.filter((id) => receivesTyping(state, id)) };
     }
     if (msg.streamId === null) throw badRequest("Missing 'stream_id' argument", { var_name: 'stream_id' });
     if (msg.topic === null) throw badRequest("Missing 'topic' argument", { var_name: 'topic' });
     const channel = state.channels.get(msg.streamId);
     if (!channel || !canAccess(state, channel, sender)) throw badRequest('Invalid channel ID');
     const subscribers = state.activeSubscribers(channel.id);
-    const userIds = subscribers.length > MAX_STREAM_SIZE_FOR_TYPING ? [] : subscribers.filter((id) => id !== sender.id);
+    const userIds = subscribers.length > MAX_STREAM_SIZE_FOR_TYPING ? [] : subscribers.filter((id) => id !== sender.id && receivesTyping(state, id));
     return { sender: person(state, sender.id), recipients: null, userIds };
   },
 });
