@@ -1,0 +1,212 @@
+// Levels 149 to 277 of Zulip's API changelog: the behaviour the feature-level
+// table (lib/features.ts) names these cases for, where no other test shows it.
+import t from 'tap';
+import { FEATURES } from '../lib/features.ts';
+import { Api, uniq } from './helpers/api.ts';
+import { applyEvent } from './helpers/apply.ts';
+import { poll, register, waitFor } from './helpers/events.ts';
+import { callers, newPerson, outcome, ROLE } from './helpers/people.ts';
+import { serverFor } from './helpers/server.ts';
+
+const s = await serverFor(t);
+const as = callers(s);
+const GROUP = { members: 3, administrators: 6, nobody: 8, everyone: 2 };
+
+t.test('changelog - every level from 149 to 277 has an entry', async (t) => {
+  for (let level = 149; level <= 277; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
+});
+
+t.test('changelog - POST /register without credentials is 401, as on a server without web-public access (FL 149)', async (t) => {
+  const anonymous = new Api(s.api.base);
+  for (const params of [{}, { client_gravatar: false }, { include_subscribers: true }]) {
+    const r = await anonymous.call('POST', '/register', params);
+    t.equal(outcome(r), '401 UNAUTHORIZED', JSON.stringify(params));
+  }
+  const settings = await anonymous.ok('GET', '/server_settings');
+  t.equal(settings.realm_web_public_access_enabled, false, 'the server says why: no web-public access');
+});
+
+t.test('changelog - moving a topic does not depend on allow_message_editing, and nobody may be allowed to move (FL 159)', async (t) => {
+  const p = s.api.as(await newPerson(s));
+  const channel = uniq('moves');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }] });
+  await p.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }] });
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { allow_message_editing: true, can_move_messages_between_topics_group: { new: GROUP.everyone } }));
+  await as.owner.ok('PATCH', '/realm', { allow_message_editing: false });
+  const { id } = await p.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'a', content: 'move me' });
+  t.equal(outcome(await p.call('PATCH', `/messages/${id}`, { content: 'changed' }), true), '400 BAD_REQUEST Your organization has turned off message editing');
+  await p.ok('PATCH', `/messages/${id}`, { topic: 'b', propagate_mode: 'change_one' });
+  t.equal((await p.ok('GET', `/messages/${id}`)).message.subject, 'b', 'the topic moved while editing is off');
+  await as.owner.ok('PATCH', '/realm', { can_move_messages_between_topics_group: { new: GROUP.nobody } });
+  t.equal(outcome(await p.call('PATCH', `/messages/${id}`, { topic: 'c', propagate_mode: 'change_one' })), '400 BAD_REQUEST', 'with nobody allowed, a member may not move');
+  t.equal((await p.ok('GET', `/messages/${id}`)).message.subject, 'b');
+});
+
+t.test('changelog - register keys of levels 149-277, and the ones Zulip removed', async (t) => {
+  const reg = await as.member.ok('POST', '/register', {});
+  for (const k of ['server_presence_ping_interval_seconds', 'server_presence_offline_threshold_seconds', 'server_typing_started_wait_period_milliseconds', 'server_typing_stopped_wait_period_milliseconds', 'server_typing_started_expiry_period_milliseconds']) {
+    t.ok(Number.isSafeInteger(reg[k]) && reg[k] > 0, `${k} (FL 164, 204): ${reg[k]}`);
+  }
+  t.notOk('realm_community_topic_editing_limit_seconds' in reg, 'removed at FL 183');
+  t.equal(reg.realm_default_code_block_language, '', 'no default language is the empty string (FL 195)');
+  t.same(reg.realm_incoming_webhook_bots, [], 'no incoming-webhook integrations, so none lacks display_name or all_event_types (FL 207)');
+  t.same(reg.onboarding_steps, [], 'no onboarding steps are shown (FL 230, 233, 259)');
+  t.same([reg.realm_push_notifications_enabled, reg.realm_push_notifications_enabled_end_timestamp], [false, null], 'no push notifications here, and the register says so (FL 231)');
+  for (const [name, method] of Object.entries(reg.realm_authentication_methods as Record<string, unknown>)) t.match(method, { enabled: Boolean, available: Boolean }, `${name} as an object (FL 243)`);
+  t.equal(reg.realm_upload_quota_mib, null, 'no upload quota (FL 251)');
+  t.match(reg.realm_url, /^https?:\/\//, 'realm_url (FL 257)');
+  t.equal(reg.realm_uri, reg.realm_url, 'realm_uri kept as its alias');
+  const settings = await new Api(s.api.base).ok('GET', '/server_settings');
+  t.same([settings.realm_url, settings.realm_uri], [reg.realm_url, reg.realm_url], 'in GET /server_settings too');
+  t.same(reg.server_thumbnail_formats, [], 'no thumbnails are made (FL 273)');
+});
+
+t.test('changelog - parameters Zulip removed are reported as ignored (FL 166, 184)', async (t) => {
+  const sent = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('fl166'), content: 'hi', realm_str: 'zulip' });
+  t.same(sent.ignored_parameters_unsupported, ['realm_str'], 'realm_str (FL 166)');
+  const at = Math.floor(Date.now() / 1000) + 3600;
+  const first = await as.member.ok('POST', '/scheduled_messages', { type: 'stream', to: 1, topic: uniq('fl184'), content: 'later', scheduled_delivery_timestamp: at });
+  t.teardown(() => as.member.call('DELETE', `/scheduled_messages/${first.scheduled_message_id}`));
+  const second = await as.member.ok('POST', '/scheduled_messages', { type: 'stream', to: 1, topic: uniq('fl184'), content: 'other', scheduled_delivery_timestamp: at, scheduled_message_id: first.scheduled_message_id });
+  t.teardown(() => as.member.call('DELETE', `/scheduled_messages/${second.scheduled_message_id}`));
+  t.same(second.ignored_parameters_unsupported, ['scheduled_message_id'], 'scheduled_message_id no longer edits (FL 184)');
+  t.not(second.scheduled_message_id, first.scheduled_message_id, 'a second scheduled message is made');
+  const mine = (await as.member.ok('GET', '/scheduled_messages')).scheduled_messages;
+  t.equal(mine.find((m: any) => m.scheduled_message_id === first.scheduled_message_id)?.content, 'later', 'the first is unchanged');
+});
+
+/** Settings of levels 149-277 with a value other than their default, and one each refuses. */
+const SETTINGS: Array<[string, string | number | boolean, string | number | boolean]> = [
+  ['realm_name_in_email_notifications_policy', 3, 4], // FL 168
+  ['web_mark_read_on_scroll_policy', 3, 0], // FL 175
+  ['enable_followed_topic_email_notifications', false, 'x'], // FL 189
+  ['enable_followed_topic_push_notifications', false, 'x'],
+  ['enable_followed_topic_wildcard_mentions_notify', false, 'x'],
+  ['enable_followed_topic_desktop_notifications', false, 'x'],
+  ['enable_followed_topic_audible_notifications', false, 'x'],
+  ['web_stream_unreads_count_display_policy', 3, 4], // FL 210
+  ['automatically_follow_topics_policy', 4, 5], // FL 214
+  ['automatically_unmute_topics_in_muted_streams_policy', 1, 0],
+  ['desktop_icon_count_display', 2, 5], // FL 227: 2 is DMs, mentions and followed topics
+  ['automatically_follow_topics_where_mentioned', false, 'x'], // FL 235
+  ['web_font_size_px', 18, 'big'], // FL 245
+  ['web_line_height_percent', 150, 'tall'],
+  ['receives_typing_notifications', false, 'x'], // FL 253
+  ['web_navigate_to_sent_message', false, 'x'], // FL 268
+  ['web_animate_image_previews', 'always', 'sometimes'], // FL 275
+];
+
+t.test('changelog - personal settings of levels 149-277 are taken by PATCH /settings and the organization defaults, and reported in the register', async (t) => {
+  const p = s.api.as(await newPerson(s));
+  const before = (await p.ok('POST', '/register', { fetch_event_types: ['user_settings'] })).user_settings;
+  for (const [name, value, bad] of SETTINGS) {
+    t.not(before[name], value, `${name} starts elsewhere`);
+    t.equal(outcome(await p.call('PATCH', '/settings', { [name]: bad })), '400 BAD_REQUEST', `${name}: ${JSON.stringify(bad)} is refused`);
+  }
+  await p.ok('PATCH', '/settings', Object.fromEntries(SETTINGS.map(([name, value]) => [name, value])));
+  const after = (await p.ok('POST', '/register', { fetch_event_types: ['user_settings'] })).user_settings;
+  for (const [name, value] of SETTINGS) t.equal(after[name], value, `${name} is stored and reported`);
+  // The organization defaults: administrators only.
+  const defaults = (await as.admin.ok('POST', '/register', { fetch_event_types: ['realm_user_settings_defaults'] })).realm_user_settings_defaults;
+  t.teardown(() => as.admin.ok('PATCH', '/realm/user_settings_defaults', Object.fromEntries(SETTINGS.map(([name]) => [name, defaults[name]]))));
+  t.equal(outcome(await as.member.call('PATCH', '/realm/user_settings_defaults', { web_font_size_px: 18 })), '400 UNAUTHORIZED_PRINCIPAL', 'a member may not change them');
+  await as.admin.ok('PATCH', '/realm/user_settings_defaults', Object.fromEntries(SETTINGS.map(([name, value]) => [name, value])));
+  const changed = (await as.member.ok('POST', '/register', { fetch_event_types: ['realm_user_settings_defaults'] })).realm_user_settings_defaults;
+  for (const [name, value] of SETTINGS) t.equal(changed[name], value, `the default of ${name}`);
+});
+
+t.test('changelog - receives_typing_notifications off: no typing events reach the user (FL 253)', async (t) => {
+  const person = await newPerson(s);
+  const p = s.api.as(person);
+  const q = await register(p, { event_types: ['typing', 'message'] });
+  // The realm reads the setting when it names a conversation's audience (the ephemeral actor reuses that answer
+  // for 10 s), so each step types in a conversation of its own.
+  const typeAndSend = async (to: number[], content: string) => {
+    await as.member.ok('POST', '/typing', { type: 'direct', to, op: 'start' });
+    await as.member.ok('POST', '/messages', { type: 'direct', to, content });
+    const seen: string[] = [];
+    for (;;) {
+      const e = await waitFor(q, () => true);
+      seen.push(e.type);
+      if (e.type === 'message' && e.message.content.includes(content)) return seen;
+    }
+  };
+  await p.ok('PATCH', '/settings', { receives_typing_notifications: false });
+  t.same(await typeAndSend([person.userId], 'one'), ['message'], 'off: a queue registered before the change gets no typing events');
+  const later = await register(p, { event_types: ['typing'] });
+  await as.member.ok('POST', '/typing', { type: 'direct', to: [person.userId, s.demo.admin.userId], op: 'start' });
+  t.same(await poll(later, { dontBlock: true }), [], 'nor one registered after');
+  await p.ok('PATCH', '/settings', { receives_typing_notifications: true });
+  t.same(await typeAndSend([person.userId, s.demo.member2.userId], 'two'), ['typing', 'message'], 'on again: the typing notice arrives');
+});
+
+t.test('changelog - a bot can be muted and unmuted (FL 188)', async (t) => {
+  const p = s.api.as(await newPerson(s));
+  await p.ok('POST', `/users/me/muted_users/${s.demo.bot.userId}`);
+  const muted = (await p.ok('POST', '/register', { fetch_event_types: ['muted_users'] })).muted_users;
+  t.same(muted.map((m: any) => m.id), [s.demo.bot.userId]);
+  await p.ok('DELETE', `/users/me/muted_users/${s.demo.bot.userId}`);
+  t.same((await p.ok('POST', '/register', { fetch_event_types: ['muted_users'] })).muted_users, []);
+});
+
+t.test('changelog - a guest subscribed to a public channel gets its creation event and its peer events (FL 192, 220)', async (t) => {
+  const guest = await newPerson(s, ROLE.guest, 'Guest');
+  const g = s.api.as(guest);
+  const q = await register(g, { event_types: ['stream', 'subscription'] });
+  const name = uniq('public');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  const id = (await as.owner.ok('GET', '/get_stream_id', { stream: name })).stream_id;
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [guest.userId] });
+  const created = await waitFor(q, (e) => e.type === 'stream' && e.op === 'create');
+  t.same(created.streams.map((c: any) => c.stream_id), [id], 'the channel is made known to the guest (FL 192)');
+  await waitFor(q, (e) => e.type === 'subscription' && e.op === 'add');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.member2.userId] });
+  t.match(await waitFor(q, (e) => e.type === 'subscription' && e.op === 'peer_add'), { stream_ids: [id], user_ids: [s.demo.member2.userId] }, 'peer_add (FL 220)');
+  await as.owner.ok('DELETE', '/users/me/subscriptions', { subscriptions: [name], principals: [s.demo.member2.userId] });
+  t.match(await waitFor(q, (e) => e.type === 'subscription' && e.op === 'peer_remove'), { stream_ids: [id], user_ids: [s.demo.member2.userId] }, 'peer_remove (FL 220)');
+});
+
+t.test('changelog - a guest made a member gets the public channels and their subscribers (FL 205)', async (t) => {
+  const person = await newPerson(s, ROLE.guest, 'Promoted');
+  const p = s.api.as(person);
+  const name = uniq('unseen');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  const fetch = { fetch_event_types: ['stream', 'subscription', 'realm_user'] };
+  const q = await register(p, fetch);
+  const snap = structuredClone(q.snapshot);
+  t.notOk(snap.streams.some((c: any) => c.name === name), 'a guest does not see a public channel it is not in');
+  await as.owner.ok('PATCH', `/users/${person.userId}`, { role: ROLE.member });
+  const created = await waitFor(q, (e) => e.type === 'stream' && e.op === 'create');
+  t.ok(created.streams.some((c: any) => c.name === name), 'made a member: the public channels are created for it');
+  applyEvent(snap, created);
+  const fresh = (await p.ok('POST', '/register', fetch)).streams;
+  const ids = (list: any[]) => list.map((c) => c.stream_id).sort((a, b) => a - b);
+  t.same(ids(snap.streams), ids(fresh), 'snapshot plus events lists the channels of a fresh register');
+});
+
+t.test('changelog - can_create_private_channel_group decides who creates private channels (FL 266)', async (t) => {
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { can_create_private_channel_group: { new: GROUP.members } }));
+  await as.owner.ok('PATCH', '/realm', { can_create_private_channel_group: { new: GROUP.administrators } });
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm', 'realm_user'] });
+  t.same([reg.realm_can_create_private_channel_group, reg.can_create_private_streams, reg.can_create_public_streams], [GROUP.administrators, false, true]);
+  const refused = await as.member.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('secret') }], invite_only: true });
+  t.equal(outcome(refused), '400 BAD_REQUEST', 'a member may not create a private channel');
+  await as.member.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('open') }] });
+  await as.admin.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('secret') }], invite_only: true });
+});
+
+t.test('changelog - @**channel** is a channel wildcard mention, with stream_wildcard_mentioned (FL 247)', async (t) => {
+  const channel = await as.owner.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('wild'), content: '@**channel** look' });
+  t.match((await as.owner.ok('GET', `/messages/${channel.id}`)).message.content, /channel-wildcard-mention[^>]*>@channel</, 'rendered as a channel wildcard');
+  const flags = (await as.member.ok('GET', `/messages/${channel.id}`)).message.flags as string[];
+  t.ok(flags.includes('stream_wildcard_mentioned'), `a subscriber's flags: ${flags}`);
+});
+
+t.test('changelog - an image link renders no preview: this server makes none (FL 276)', async (t) => {
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same([reg.server_inline_image_preview, reg.realm_inline_image_preview], [false, false]);
+  const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('img'), content: 'https://example.com/cat.png' });
+  const html = (await as.member.ok('GET', `/messages/${id}`)).message.content as string;
+  t.match(html, /<a href="https:\/\/example\.com\/cat\.png"/, 'a plain link');
+  t.notMatch(html, /message_inline_image|data-original-dimensions/, 'no preview element, so none lacks its dimensions');
+});
