@@ -98,6 +98,7 @@ API_TESTS=(
   test/empty-topic.test.ts
   test/typing_presence.test.ts
   test/markdown.test.ts
+  test/changelog.test.ts
   test/personal.test.ts
   test/uploads.test.ts
   test/realm_emoji.test.ts
