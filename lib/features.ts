@@ -355,7 +355,7 @@ const CHANGELOG_149_277: readonly Feature[] = [
   { level: 267, what: 'notify_referrer_on_join on invitations', routes: ['POST /invites'], test: T('system-bots', 'system bots - notify_referrer_on_join: Notification Bot tells the referrer') },
   { level: 268, what: 'web_navigate_to_sent_message user setting', done: true, test: T('changelog', 'changelog - personal settings of levels 149-277 are taken by PATCH /settings and the organization defaults, and reported in the register') },
   { level: 269, what: 'web_channel_default_view user setting', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
-  { level: 270, what: 'direct_message_initiator_group and direct_message_permission_group realm settings, enforced on sends', missing: 'both are reported but no send checks them' },
+  { level: 270, what: 'direct_message_initiator_group and direct_message_permission_group realm settings, enforced on sends', done: true, test: T('messages', 'messages - direct_message_permission_group and direct_message_initiator_group decide who may send direct messages (FL 1), for every role') },
   { level: 271, what: "the 'with' narrow operator", done: true, test: T('features', 'features - every is:/has: operand of Zulip is served; anything else is BAD_NARROW; near does not filter; with names a conversation') },
   { level: 272, what: 'POST /user_uploads: url (uri kept as an alias)', routes: ['POST /user_uploads'], test: T('uploads', 'uploads - upload and download by the uploader; every role may upload; 401 without credentials') },
   // This server makes no thumbnails and no image previews (server_inline_image_preview false): the list is empty (FL 273, 276, 278).
