@@ -11,8 +11,21 @@ import { dirname, join, normalize } from 'node:path';
 import type { Store } from './store.ts';
 import { T } from './tables.ts';
 
-/** The largest upload (`max_file_upload_size_mib`): its base64 form must cross the bus (8 MB in a cluster). */
-export const MAX_UPLOAD_MIB = Number(process.env.PARLEY_MAX_UPLOAD_MIB ?? 5);
+/**
+ * The largest upload (`max_file_upload_size_mib`), Zulip's default of 25 MiB
+ * in both modes. In a cluster the file crosses the bus in base64 (~34 MB at
+ * 25 MiB), in chunks below NATS's max_payload (`actors/runtime/nats-chunks.ts`).
+ */
+export const MAX_UPLOAD_MIB = Number(process.env.PARLEY_MAX_UPLOAD_MIB ?? 25);
+/**
+ * How long a gateway waits for an actor to store or read a file's bytes: a
+ * 25 MiB file crosses the bus as ~34 MB of base64 and is written to the store
+ * in chunk rows, seconds on a busy node, where other requests get
+ * PARLEY_REQUEST_TIMEOUT_MS.
+ */
+export const FILE_TIMEOUT_MS = 60_000;
+/** The error text for a file over MAX_UPLOAD_MIB. */
+export const tooLarge = (): string => `File is larger than this server's configured maximum upload size (${MAX_UPLOAD_MIB} MiB).`;
 /** The largest custom emoji image (`max_emoji_file_size_mib`). */
 export const MAX_EMOJI_MIB = 5;
 

@@ -65,7 +65,7 @@ t.test('register - the realm bundle: organization properties and what the server
     server_presence_ping_interval_seconds: 60,
     server_presence_offline_threshold_seconds: 140,
     server_typing_started_expiry_period_milliseconds: 45000,
-    max_file_upload_size_mib: 5,
+    max_file_upload_size_mib: 25,
     event_queue_longpoll_timeout_seconds: 90,
     realm_icon_source: 'G',
     realm_icon_url: /^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/,

@@ -85,7 +85,7 @@ t.test('uploads - errors: no file, two files, too large', async (t) => {
   const two = await upload(s.demo.member1, [{ name: 'a', type: 'text/plain', data: Buffer.from('a') }, { name: 'b', type: 'text/plain', data: Buffer.from('b') }]);
   t.same([two.status, two.body.msg], [400, 'You may only upload one file at a time.']);
   const limit = (await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).max_file_upload_size_mib;
-  t.equal(limit, 5);
+  t.equal(limit, 25);
   const big = await upload(s.demo.member1, [{ name: 'big', type: 'application/octet-stream', data: Buffer.alloc(limit * 1024 * 1024 + 10) }]);
   t.same([big.status, big.body.code, big.body.msg], [400, 'BAD_REQUEST', `File is larger than this server's configured maximum upload size (${limit} MiB).`]);
   // Other routes still refuse files.

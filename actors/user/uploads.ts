@@ -7,7 +7,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
-import { fileStoreFor, MAX_UPLOAD_MIB } from '../../storage/files.ts';
+import { fileStoreFor, MAX_UPLOAD_MIB, tooLarge } from '../../storage/files.ts';
 import { type AttachmentRecord, T } from '../../storage/tables.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { type Caller, defineAction, defineQuery, later } from '../runtime/action.ts';
@@ -50,7 +50,7 @@ export const uploadFile = action({
   fields: z.object({ filename: z.string(), contentType: z.string(), data: z.string() }),
   async prepare(s, msg, ctx) {
     const data = Buffer.from(msg.data, 'base64');
-    if (data.length > MAX_UPLOAD_MIB * 1024 * 1024) throw badRequest(`File is larger than this server's configured maximum upload size (${MAX_UPLOAD_MIB} MiB).`);
+    if (data.length > MAX_UPLOAD_MIB * 1024 * 1024) throw badRequest(tooLarge());
     const filename = sanitizeFilename(msg.filename);
     const path = `${s.realmId}/${randomBytes(1).toString('hex')}/${randomBytes(18).toString('base64url')}/${filename}`;
     // The bytes are durable before the upload is recorded; a failed request leaves only unreachable bytes.

@@ -19,6 +19,7 @@ import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { tokenUser } from '../../actors/user/uploads.ts';
 import { badRequest } from '../../lib/errors.ts';
+import { FILE_TIMEOUT_MS } from '../../storage/files.ts';
 import type { RawParams } from '../params.ts';
 import type { Page, PageReply } from './page.ts';
 
@@ -52,7 +53,7 @@ export const userUpload: Page = {
     const path = ['realm_id', 'dir', 'name', 'filename'].map((k) => segment(params, k)).join('/');
     const apiKey = params.get('api_key');
     const user = await ctx.authenticate(typeof apiKey === 'string' ? apiKey : null);
-    const file = await ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'downloadFile', caller: { realmId: user.realmId, userId: user.userId }, path });
+    const file = await ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'downloadFile', caller: { realmId: user.realmId, userId: user.userId }, path }, FILE_TIMEOUT_MS);
     return fileReply(file);
   },
 };
@@ -67,7 +68,7 @@ export const temporaryUpload: Page = {
     // A forged token may name any ID: only an active member's actor is asked to check it.
     const { active } = await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'isActiveUser', caller: { realmId: ctx.realmId, userId: null }, userId });
     if (!active) throw badRequest('Invalid token');
-    const file = await ctx.actors.call(userRef, userActorId(ctx.realmId, userId), { type: 'temporaryFile', caller: { realmId: ctx.realmId, userId: null }, token, filename: segment(params, 'filename') });
+    const file = await ctx.actors.call(userRef, userActorId(ctx.realmId, userId), { type: 'temporaryFile', caller: { realmId: ctx.realmId, userId: null }, token, filename: segment(params, 'filename') }, FILE_TIMEOUT_MS);
     return fileReply(file);
   },
 };

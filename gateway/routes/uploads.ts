@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { badRequest } from '../../lib/errors.ts';
-import { MAX_EMOJI_MIB, MAX_UPLOAD_MIB } from '../../storage/files.ts';
+import { FILE_TIMEOUT_MS, MAX_EMOJI_MIB, MAX_UPLOAD_MIB, tooLarge } from '../../storage/files.ts';
 import { int, str } from '../params.ts';
 import { BinaryReply, caller, me, route } from '../route.ts';
 
-/** Multipart framing around the file is small; the file itself is checked against MAX_UPLOAD_MIB by the actor. */
+/** Multipart framing around the file is small; the file itself is checked against MAX_UPLOAD_MIB here and by the actor. */
 const UPLOAD_BODY_BYTES = MAX_UPLOAD_MIB * 1024 * 1024 + 256 * 1024;
 
 export const uploadFile = route({
@@ -21,8 +21,10 @@ export const uploadFile = route({
     if (ctx.files.length === 0) throw badRequest('You must specify a file.');
     if (ctx.files.length > 1) throw badRequest('You may only upload one file at a time.');
     const file = ctx.files[0]!;
+    // Refused here, before its ~1.4x base64 form crosses the bus to be refused by the actor.
+    if (file.data.length > MAX_UPLOAD_MIB * 1024 * 1024) throw badRequest(tooLarge());
     const u = me(ctx);
-    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'uploadFile', caller: caller(ctx), filename: file.filename || 'uploaded-file', contentType: file.contentType, data: file.data.toString('base64') });
+    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'uploadFile', caller: caller(ctx), filename: file.filename || 'uploaded-file', contentType: file.contentType, data: file.data.toString('base64') }, FILE_TIMEOUT_MS);
   },
 });
 
