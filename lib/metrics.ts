@@ -244,7 +244,14 @@ export const httpDuration = new HistogramFamily('parley_http_request_duration_se
 export const busDuration = new HistogramFamily('parley_bus_request_duration_seconds', 'Bus request time as the caller sees it, retries included, by target actor kind', ['kind']);
 export const busErrors = new CounterFamily('parley_bus_request_errors_total', 'Bus requests that got no answer from their actor, by target kind and error (timeout, no_responders, busy, closed, shard_moving); retried ones included', ['kind', 'error']);
 
-export const mailboxWait = new HistogramFamily('parley_actor_mailbox_wait_seconds', 'Time a message waited in its actor\'s mailbox before it ran, by actor kind', ['kind']);
+/**
+ * One message in this many has its mailbox wait timed (`parley_actor_mailbox_wait_seconds`): every
+ * message timed cost two clock reads and an observation per message on the send path (~2.3 messages
+ * per send, `bench/RESULTS.md`). A uniform sample keeps the distribution's shape (quantiles, mean);
+ * the exact number of messages is `parley_actor_mailbox_messages_total`.
+ */
+export const MAILBOX_SAMPLE_EVERY = 16;
+export const mailboxWait = new HistogramFamily('parley_actor_mailbox_wait_seconds', `Time a message waited in its actor's mailbox before it ran (0 for an idle mailbox), by actor kind: a uniform sample of one message in ${MAILBOX_SAMPLE_EVERY} (its count is sampled messages; all messages: parley_actor_mailbox_messages_total)`, ['kind']);
 /** Messages waiting in mailboxes, per kind: kept as numbers, read at scrape. */
 export const mailboxDepth = new Map<string, { depth: number }>();
 new Gauge({
@@ -256,20 +263,36 @@ new Gauge({
   },
 });
 
-/** A kind's mailbox series, shared by its actors: the depth counter and the wait histogram's child. */
+/** A kind's mailbox series, shared by its actors: the depth and message counts, the wait histogram's child and the sampling countdown. */
 export interface MailboxStats {
   queued: { depth: number };
+  /** Messages posted (every one), read at scrape. */
+  posted: { count: number };
   wait: HistogramChild;
+  /** Time one message in this many. */
+  sampleEvery: number;
+  /** Messages until the next timed one. */
+  untilSample: number;
 }
 
 const mailboxStatsByKind = new Map<string, MailboxStats>();
+new Counter({
+  name: 'parley_actor_mailbox_messages_total',
+  help: 'Messages run by the actors of this process, by actor kind',
+  labelNames: ['kind'],
+  collect() {
+    this.reset();
+    for (const [kind, s] of mailboxStatsByKind) this.inc({ kind }, s.posted.count);
+  },
+});
 
-export function mailboxStats(kind: string): MailboxStats {
+/** The series of a kind's mailboxes; `sampleEvery` 1 times every message (tests). */
+export function mailboxStats(kind: string, sampleEvery = MAILBOX_SAMPLE_EVERY): MailboxStats {
   let s = mailboxStatsByKind.get(kind);
   if (!s) {
     const queued = { depth: 0 };
     mailboxDepth.set(kind, queued);
-    mailboxStatsByKind.set(kind, (s = { queued, wait: mailboxWait.child(kind) }));
+    mailboxStatsByKind.set(kind, (s = { queued, posted: { count: 0 }, wait: mailboxWait.child(kind), sampleEvery, untilSample: 1 }));
   }
   return s;
 }

@@ -9,7 +9,7 @@ import { LocalBus } from '../actors/runtime/local-bus.ts';
 import { Mailbox } from '../actors/runtime/mailbox.ts';
 import { actorRef } from '../actors/runtime/registry.ts';
 import { subjects } from '../actors/subjects.ts';
-import { mailboxStats, register } from '../lib/metrics.ts';
+import { MAILBOX_SAMPLE_EVERY, mailboxStats, register } from '../lib/metrics.ts';
 import { parseMetrics, Scrape } from './helpers/metrics.ts';
 
 const scrape = async () => new Scrape(parseMetrics(await register.metrics()));
@@ -40,7 +40,8 @@ t.test('metrics - a call nobody serves counts no_responders per attempt, and a c
 });
 
 t.test('metrics - a mailbox counts the messages waiting behind a running one, and how long they waited', async (t) => {
-  const mailbox = new Mailbox(mailboxStats('metrics_test'));
+  // Every message timed here (a kind's mailboxes time one in MAILBOX_SAMPLE_EVERY by default).
+  const mailbox = new Mailbox(mailboxStats('metrics_test', 1));
   let release!: () => void;
   const running = mailbox.post(() => new Promise<void>((r) => (release = r)));
   const queued = [1, 2, 3].map((n) => mailbox.post(() => n));
@@ -53,6 +54,22 @@ t.test('metrics - a mailbox counts the messages waiting behind a running one, an
   s = await scrape();
   t.equal(s.sum('parley_actor_mailbox_depth', { kind: 'metrics_test' }), 0, 'none waiting');
   t.equal(s.sum('parley_actor_mailbox_wait_seconds_count', { kind: 'metrics_test' }), 4);
+  t.equal(s.sum('parley_actor_mailbox_messages_total', { kind: 'metrics_test' }), 4, 'four messages run');
   t.equal(s.sum('parley_actor_mailbox_wait_seconds_bucket', { kind: 'metrics_test', le: '0.025' }), 1, 'three waited past 25 ms');
   t.ok(s.sum('parley_actor_mailbox_wait_seconds_sum', { kind: 'metrics_test' }) >= 3 * 0.05, 'about 60 ms each');
+});
+
+t.test('metrics - a mailbox times one message in MAILBOX_SAMPLE_EVERY and counts every one', async (t) => {
+  const mailbox = new Mailbox(mailboxStats('metrics_sampled'));
+  const n = MAILBOX_SAMPLE_EVERY * 10;
+  let release!: () => void;
+  const first = mailbox.post(() => new Promise<void>((r) => (release = r)));
+  const rest = Array.from({ length: n - 1 }, (_, i) => mailbox.post(() => i));
+  await new Promise((r) => setTimeout(r, 30));
+  release();
+  await Promise.all([first, ...rest]);
+  const s = await scrape();
+  t.equal(s.sum('parley_actor_mailbox_messages_total', { kind: 'metrics_sampled' }), n, 'every message counted');
+  t.equal(s.sum('parley_actor_mailbox_wait_seconds_count', { kind: 'metrics_sampled' }), 10, `one in ${MAILBOX_SAMPLE_EVERY} timed`);
+  t.equal(s.sum('parley_actor_mailbox_wait_seconds_bucket', { kind: 'metrics_sampled', le: '0.0005' }), 1, 'the first (ran at once) waited 0; the sampled ones behind it waited for it');
 });

@@ -7,6 +7,7 @@
  */
 import t from 'tap';
 import { poll, register } from './helpers/events.ts';
+import { MAILBOX_SAMPLE_EVERY } from '../lib/metrics.ts';
 import { scrape } from './helpers/metrics.ts';
 import { serverFor } from './helpers/server.ts';
 
@@ -78,11 +79,13 @@ t.test('metrics - the held-poll gauge counts a long poll while it waits, and dro
 
 t.test('metrics - actor mailboxes, the store and the journal count a send where the actors live', async (t) => {
   const before = await scrape(s.nodeMetricsUrls);
-  const sent = 5;
+  const sent = 2 * MAILBOX_SAMPLE_EVERY;
   for (let i = 0; i < sent; i++) await owner.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([s.demo.member1.userId]), content: `counted ${i}` });
   const after = await scrape(s.nodeMetricsUrls);
   const grew = (name: string, labels: Record<string, string> = {}) => after.sum(name, labels) - before.sum(name, labels);
-  t.ok(grew('parley_actor_mailbox_wait_seconds_count', { kind: 'realm' }) >= sent, 'each send ran in the realm\'s mailbox');
+  t.ok(grew('parley_actor_mailbox_messages_total', { kind: 'realm' }) >= sent, 'each send ran in the realm\'s mailbox');
+  const timed = grew('parley_actor_mailbox_wait_seconds_count', { kind: 'realm' });
+  t.ok(timed >= 2 && timed <= grew('parley_actor_mailbox_messages_total', { kind: 'realm' }) / MAILBOX_SAMPLE_EVERY + 1, `its wait timed for one message in ${MAILBOX_SAMPLE_EVERY} (${timed})`);
   t.ok(grew('parley_store_operation_duration_seconds_count', { op: 'commit' }) >= 1, 'commits timed');
   t.ok(grew('parley_store_commit_ops_sum') >= sent, 'at least a row per message committed');
   t.ok(grew('parley_journal_commit_changes_sum') >= sent, 'every change went through a journal batch');
