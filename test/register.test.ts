@@ -147,6 +147,8 @@ const permsOf = (snap: Snap) => Object.fromEntries([...PERMS, 'role', 'realm_can
 t.test('register - permission changes and a role change: snapshot plus events equals a fresh register', async (t) => {
   const p = await newPerson(s, ROLE.member, 'Perm Person');
   const api = s.api.as(p);
+  // The cases below create channels as members, which needs the setting back.
+  t.teardown(() => owner.ok('PATCH', '/realm', { can_create_public_channel_group: { new: initial.realm_can_create_public_channel_group } }));
   const q = await register(api, FETCH);
   const snap = structuredClone(q.snapshot);
   t.match(permsOf(snap), { can_create_public_streams: true, can_invite_others_to_realm: true, realm_create_public_stream_policy: 1 });
