@@ -119,6 +119,9 @@ export function formatChannel(c: ChannelRecord, activity: ChannelActivity = { is
     is_recently_active: activity.isRecentlyActive,
     stream_weekly_traffic: activity.weeklyTraffic,
     ...c.groups,
+    // Who may subscribe themselves (FL 357): nobody by this permission here (a private channel is joined by
+    // being added), which zulip-flutter requires on every channel object.
+    can_subscribe_group: GROUP_ID['role:nobody'],
   };
 }
 

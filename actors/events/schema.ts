@@ -69,6 +69,7 @@ const channelFields = {
   can_delete_any_message_group: GroupSetting,
   can_delete_own_message_group: GroupSetting,
   can_send_message_group: GroupSetting,
+  can_subscribe_group: GroupSetting,
 };
 
 /** A channel object (`streams`, `never_subscribed`, `stream` events). */
