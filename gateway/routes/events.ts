@@ -15,9 +15,12 @@ import { ApiError, badEventQueue } from '../../lib/errors.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/features.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
 import { SERVER_VERSION } from '../../lib/version.ts';
-import { bool, int, json, str } from '../params.ts';
+import { bool, int, json, str, wordOrInt } from '../params.ts';
 import { caller, IGNORED, me, route } from '../route.ts';
 import { IncludeSubscribers } from './subscriptions.ts';
+
+/** What `idle_queue_timeout=mobile` asks for: 12 hours (within the server's longest idle time). */
+const MOBILE_QUEUE_IDLE_SECS = 12 * 60 * 60;
 
 const StringList = json(z.array(z.string()).nullable());
 const QueueId = str().pipe(z.string().min(1, { message: 'must not be empty' }));
@@ -38,7 +41,8 @@ export const register = route({
     client_capabilities: json(z.record(z.string(), z.boolean())).optional(),
     fetch_event_types: StringList.optional(),
     narrow: json(z.array(z.unknown())).optional(),
-    idle_queue_timeout: int().pipe(z.number().min(1)).optional(),
+    // Seconds, or 'mobile' (what zulip-flutter sends at every connect).
+    idle_queue_timeout: wordOrInt(['mobile'] as const, 1, "must be a positive number of seconds or 'mobile'").optional(),
   },
   async handle(ctx, p) {
     const user = me(ctx);
@@ -46,7 +50,8 @@ export const register = route({
     const eventTypes = p.event_types ?? null;
     const fetch = p.fetch_event_types ?? eventTypes;
     const extavatar = clientExtavatar(p);
-    const idleSecs = Math.min(p.idle_queue_timeout ?? ctx.limits.queueIdleSecs, ctx.limits.queueIdleSecs * 7);
+    const requested = p.idle_queue_timeout === 'mobile' ? MOBILE_QUEUE_IDLE_SECS : p.idle_queue_timeout;
+    const idleSecs = Math.min(requested ?? ctx.limits.queueIdleSecs, ctx.limits.queueIdleSecs * 7);
     const caps = p.client_capabilities ?? {};
     const realm = realmActorId(user.realmId);
     const parsed = parseNarrow(p.narrow ?? []);
