@@ -99,6 +99,7 @@ API_TESTS=(
   test/typing_presence.test.ts
   test/markdown.test.ts
   test/changelog.test.ts
+  test/flutter.test.ts
   test/personal.test.ts
   test/uploads.test.ts
   test/realm_emoji.test.ts
