@@ -27,7 +27,7 @@ export const subjects = {
   shardAll: (shard: number) => `parley.shard.${shard}.>`,
   /** Events for the per-shard actors of one shard (published, not requested). */
   events: (shard: number) => `parley.events.${shard}`,
-  /** Events every node takes (e.g. public-channel messages for all_public_streams queues). */
+  /** Events every node holding event queues takes: a realm's channel messages, expanded by each queue shard. */
   broadcast: (realmId: number) => `parley.broadcast.${realmId}`,
   broadcastAll: 'parley.broadcast.>',
   /** The operator's questions any one actor node answers (the cluster's leases). */

@@ -27,8 +27,14 @@ export const Delivery = z.discriminatedUnion('kind', [
     .object({
       kind: z.literal('message'),
       realmId: Id,
-      /** The recipients (who get the message with their flags). */
-      userIds: z.array(Id),
+      /**
+       * A direct message's recipients (who get it with their flags). Null for a
+       * channel message: it goes once to every node with queues of the realm,
+       * and each queue shard finds the channel's subscribers among its own
+       * queues (`actors/queue/subscribers.ts`), so its sender's realm never
+       * touches the list.
+       */
+      userIds: z.array(Id).nullable(),
       /** A public-channel message: also for queues registered with all_public_streams. */
       allPublic: z.boolean(),
       message: StoredMessage,
@@ -70,7 +76,11 @@ export const withCapability = (realmId: number, userIds: number[], capability: '
   ...(otherwise ? [toUsersIf(realmId, userIds, otherwise, { name: capability, value: false })] : []),
 ];
 
-/** The placement keys of a delivery's recipients (where their queues live). */
+/** A channel message: expanded where the queues are, not by its sender's realm. */
+export type ChannelMessage = Extract<Delivery, { kind: 'message' }> & { userIds: null };
+export const isChannelMessage = (d: Delivery): d is ChannelMessage => d.kind === 'message' && d.userIds === null;
+
+/** The placement keys of a delivery's recipients (where their queues live); none for a channel message (`isChannelMessage`). */
 export function deliveryPlacements(d: Delivery): string[] {
-  return d.userIds.map((id) => userPlacement(d.realmId, id));
+  return d.userIds === null ? [] : d.userIds.map((id) => userPlacement(d.realmId, id));
 }

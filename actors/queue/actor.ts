@@ -1,7 +1,9 @@
 /**
  * The queue actor of a shard: holds the event queues of the users in that
  * shard, serves their long polls, and turns deliveries into per-queue events
- * (filtered by event_types, narrow and all_public_streams).
+ * (filtered by event_types, narrow and all_public_streams). A channel message
+ * comes once per node, naming no recipients: the shard finds the channel's
+ * subscribers among its own queues (`SubscriberIndex`), O(local subscribers).
  *
  * Queues live in memory only, as in Zulip: if a shard moves to another node,
  * its queues are gone and clients get BAD_EVENT_QUEUE_ID and register again.
@@ -13,7 +15,7 @@ import { badEventQueue } from '../../lib/errors.ts';
 import { eventQueues, queuePolls } from '../../lib/metrics.ts';
 import { matchesNarrow, NarrowTermSchema } from '../../lib/narrow.ts';
 import { CHECK, checkClientEvent } from '../events/check.ts';
-import type { Delivery, Directory } from '../events/delivery.ts';
+import { type ChannelMessage, type Delivery, type Directory, isChannelMessage } from '../events/delivery.ts';
 import { avatarUrl, defaultFlags, formatMessage, topicForClient } from '../format.ts';
 import { defineAction, defineQuery, type Msg } from '../runtime/action.ts';
 import { Parked } from '../runtime/mailbox.ts';
@@ -22,6 +24,7 @@ import { defineActor } from '../runtime/registry.ts';
 import { messageView } from '../user/messages.ts';
 import { EventQueue, eventText, MAX_PENDING_EVENTS, type PollReply } from './event-queue.ts';
 import { queueRef } from './ref.ts';
+import { SubscriberIndex } from './subscribers.ts';
 
 export const QueueOptions = z.object({
   eventTypes: z.array(z.string()).nullable(),
@@ -77,6 +80,8 @@ export class QueueShard {
   private toReport = new Map<number, Set<number>>();
   readonly byUser = new Map<string, Set<EventQueue>>();
   readonly allPublic = new Set<EventQueue>();
+  /** Which of this shard's users (with a queue) are subscribed to which channels. */
+  readonly subscribers = new SubscriberIndex();
 
   constructor(
     readonly heartbeatSecs: number,
@@ -126,7 +131,9 @@ export class QueueShard {
     return oldest;
   }
 
-  add(q: EventQueue): void {
+  /** `channelIds`: the user's channels as the realm gave them before the queue was made (`SubscriberIndex.seed`). */
+  add(q: EventQueue, channelIds: readonly number[]): void {
+    this.subscribers.seed(q.realmId, q.userId, channelIds);
     this.queues.set(q.id, q);
     const key = `${q.realmId}:${q.userId}`;
     let set = this.byUser.get(key);
@@ -147,14 +154,27 @@ export class QueueShard {
     this.queues.delete(q.id);
     const key = `${q.realmId}:${q.userId}`;
     this.byUser.get(key)?.delete(q);
-    if (this.byUser.get(key)?.size === 0) this.byUser.delete(key);
+    if (this.byUser.get(key)?.size === 0) {
+      this.byUser.delete(key);
+      this.subscribers.forget(q.realmId, q.userId);
+    }
     this.allPublic.delete(q);
   }
 
   deliver(d: Delivery, broadcast: boolean): void {
-    if (broadcast) return this.deliverPublic(d);
+    if (isChannelMessage(d)) {
+      // Only as a broadcast: a channel message is published on its realm's broadcast subject alone.
+      if (broadcast) this.deliverChannelMessage(d);
+      return;
+    }
+    if (broadcast) return;
+    if (d.kind === 'event' && d.event.type === 'subscription' && (d.event.op === 'add' || d.event.op === 'remove')) {
+      // Before the queues' filters: the index follows every change of a user's own subscriptions.
+      const channelIds = d.event.subscriptions.map((s) => s.stream_id);
+      for (const id of d.userIds) this.subscribers.note(d.realmId, id, channelIds, d.event.op === 'add', Date.now());
+    }
     const formatted = formattedOf(d);
-    for (const id of d.userIds) {
+    for (const id of d.userIds!) {
       for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
         else if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
@@ -173,16 +193,32 @@ export class QueueShard {
     for (const q of [...(this.byUser.get(`${realmId}:${userId}`) ?? [])]) this.drop(q);
   }
 
-  /** A public-channel message for the all_public_streams queues of users who did not receive it. */
-  private deliverPublic(d: Delivery): void {
-    if (d.kind !== 'message' || this.allPublic.size === 0) return;
-    const recipients = new Set(d.userIds);
+  /**
+   * A channel message for this shard's queues: those of the channel's
+   * subscribers (with their flags), then, for a public channel, the
+   * all_public_streams queues of users not subscribed (read). O(local
+   * subscribers with a queue + all_public_streams queues).
+   */
+  private deliverChannelMessage(d: ChannelMessage): void {
+    const subscribers = this.subscribers.subscribers(d.realmId, d.message.streamId!);
+    if (!subscribers && !(d.allPublic && this.allPublic.size)) return;
     const formatted = formattedOf(d);
-    for (const q of this.allPublic) {
-      if (q.realmId !== d.realmId || recipients.has(q.userId)) continue;
-      this.deliverMessage(q, d, false, formatted);
-      if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
+    const full: EventQueue[] = [];
+    for (const userId of subscribers ?? []) {
+      for (const q of this.byUser.get(`${d.realmId}:${userId}`) ?? []) {
+        this.deliverMessage(q, d, true, formatted);
+        if (q.pending > MAX_PENDING_EVENTS) full.push(q);
+      }
     }
+    if (d.allPublic) {
+      for (const q of this.allPublic) {
+        if (q.realmId !== d.realmId || subscribers?.has(q.userId)) continue;
+        this.deliverMessage(q, d, false, formatted);
+        if (q.pending > MAX_PENDING_EVENTS) full.push(q);
+      }
+    }
+    // Dropped after the walk: dropping a user's last queue changes the index being walked.
+    for (const q of full) this.drop(q);
   }
 
   /** `formatted` caches the message's JSON per format options across the queues of one delivery (`formattedOf`). */
@@ -208,6 +244,7 @@ export class QueueShard {
 
   /** Heartbeats for polls that waited long enough; discards queues idle too long. */
   tick(now: number): void {
+    this.subscribers.prune(now);
     if (this.toReport.size) this.flushActivity(now);
     if (now - this.prunedAt >= ACTIVITY_REPORT_MS) this.pruneReported(now);
     for (const q of this.queues.values()) {
@@ -328,17 +365,18 @@ const query = defineQuery<QueueShard>();
 
 const register = action({
   type: 'register',
-  fields: z.object({ options: QueueOptions }),
+  /** `channelIds`: the user's channels, read from the realm just before (`queueChannels`), for the shard's subscriber index. */
+  fields: z.object({ options: QueueOptions, channelIds: z.array(z.number().int()) }),
   check(shard, msg) {
     // Each queue holds memory and gets every event: a bounded number per user. Past the cap the
     // user's longest-idle queue ends (its client gets BAD_EVENT_QUEUE_ID and registers again, as
     // after an expiry), so a client that registers without end cannot grow the server.
-    return { caller: msg.caller, options: msg.options, evict: shard.queueToEvict(msg.caller.realmId, msg.caller.userId!) };
+    return { caller: msg.caller, options: msg.options, channelIds: msg.channelIds, evict: shard.queueToEvict(msg.caller.realmId, msg.caller.userId!) };
   },
   apply(shard, p) {
     if (p.evict) shard.drop(p.evict);
     const q = new EventQueue(randomBytes(12).toString('base64url'), p.caller.realmId, p.caller.userId!, p.options);
-    shard.add(q);
+    shard.add(q, p.channelIds);
     shard.noteActive(q.realmId, q.userId, Date.now());
     return { queue_id: q.id, last_event_id: q.lastEventId };
   },
@@ -384,7 +422,7 @@ export const queueActor = defineActor({
   },
   handlers: queueHandlers,
   onDelivery: (shard, d, broadcast) => shard.deliver(d, broadcast),
-  wantsBroadcasts: (shard) => shard.allPublic.size > 0,
+  wantsBroadcasts: (shard) => shard.queues.size > 0,
   eventsLost: (shard) => shard.dropAll(),
   tick: (shard, now) => shard.tick(now),
   stats: (shard) => {

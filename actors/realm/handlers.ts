@@ -1,5 +1,5 @@
 /** Every message the realm actor takes, by type. */
-import { allPublicStreamsAccess, directory, messageSources, narrowForQueue, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
+import { allPublicStreamsAccess, directory, messageSources, narrowForQueue, queueChannels, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
@@ -52,6 +52,7 @@ export const realmHandlers = {
   updateBot,
   messageSources,
   narrowForQueue,
+  queueChannels,
   allPublicStreamsAccess,
   directory,
   createScheduledMessage: createScheduled,

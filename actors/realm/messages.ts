@@ -211,14 +211,14 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
   let channel: ChannelRecord | null = null;
   let topic = '';
   let participants: number[] = [];
-  let recipientCount: number;
+  /** How many get it: counted only for a channel wildcard mention's permission (O(subscribers), that send only). */
+  let recipientCount = (): number => participants.length;
   if (req.recipientType === 'private') {
     const people = resolveDmRecipients(state, sender, req.to);
     participants = people.map((u) => u.id).sort((a, b) => a - b);
     const seen = seesEveryone(state, sender) ? null : accessibleUsers(state, sender);
     if (seen && participants.some((id) => !seen.has(id))) throw badRequest('You do not have permission to access some of the recipients.');
     checkDirectMessagePermission(state, sender, people);
-    recipientCount = participants.length;
   } else {
     channel = resolveChannel(state, req.to);
     // A system bot posts where the organization tells it to (Zulip: cross-realm bots may send anywhere).
@@ -234,10 +234,11 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     const policy = channel.topicsPolicy === 'inherit' ? (state.meta?.topicsPolicy ?? 'allow_empty_topic') : channel.topicsPolicy;
     if (topic === '' && policy === 'disable_empty_topic') throw badRequest('Sending messages to the general chat is not allowed in this channel.');
     if (topic !== '' && policy === 'empty_topic_only') throw badRequest('Only the general chat topic is allowed in this channel.');
-    recipientCount = state.activeSubscribers(channel.id).length;
+    const id = channel.id;
+    recipientCount = () => state.activeSubscribers(id).length;
   }
   const rendered = renderMessage(content, renderOptions(state, sender));
-  if (channel && rendered.wildcard === 'stream' && recipientCount > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
+  if (channel && rendered.wildcard === 'stream' && recipientCount() > WILDCARD_MENTION_THRESHOLD && !state.can(state.meta?.canMentionManyUsersGroup ?? GROUP_ID['role:administrators'], sender)) {
     throw new ApiError('STREAM_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use channel wildcard mentions in this channel.', 400);
   }
   const mentioned = mentionedUsers(state, sender, rendered);
@@ -416,27 +417,34 @@ export function accessEventsOf(state: Readonly<RealmState>, plan: SendPlan): Del
 /**
  * The recipients of a channel message who may not see its sender: restricted
  * guests, when the sender is not subscribed to the channel (Zulip's
- * `user_ids_without_access_to_sender`). A direct message's participants see
- * each other.
+ * `user_ids_without_access_to_sender`); a subscribed sender shares the
+ * channel with every recipient. A direct message's participants see each
+ * other. O(1) unless the organization restricts access and the sender is not
+ * subscribed; then O(subscribers), the one channel send that walks them.
  */
-function hiddenSenderFor(state: Readonly<RealmState>, m: StoredMessage, recipients: number[]): number[] {
+function hiddenSenderFor(state: Readonly<RealmState>, m: StoredMessage): number[] {
   const sender = state.person(m.senderId);
-  if (m.streamId === null || !sender || !accessRestricted(state)) return [];
-  return recipients.filter((id) => {
+  if (m.streamId === null || !sender || sender.isBot || !accessRestricted(state) || state.isSubscribed(m.streamId, sender.id)) return [];
+  return state.activeSubscribers(m.streamId).filter((id) => {
     const u = state.users.get(id);
     return u !== undefined && !canSeeUser(state, u, sender);
   });
 }
 
-/** The message event for a stored message's recipients. */
+/**
+ * The message event for a stored message's recipients: a direct message's
+ * participants by ID; a channel message by its channel alone, expanded to
+ * its subscribers' queues by the queue shards (`actors/queue/subscribers.ts`),
+ * so this is O(1) whatever the channel's size (names: the sender's; hidden
+ * sender: see `hiddenSenderFor`).
+ */
 export function sendDelivery(state: Readonly<RealmState>, m: StoredMessage, localEcho: { queueId: string; localId: string } | null): Delivery {
-  const recipients = m.streamId !== null ? state.activeSubscribers(m.streamId) : m.dmUserIds!;
   const channel = m.streamId !== null ? state.channels.get(m.streamId)! : null;
-  const hidden = hiddenSenderFor(state, m, recipients);
+  const hidden = hiddenSenderFor(state, m);
   return {
     kind: 'message',
     realmId: state.realmId,
-    userIds: recipients,
+    userIds: channel ? null : m.dmUserIds!,
     allPublic: channel !== null && !channel.inviteOnly,
     message: m,
     names: namesFor(state, [m.senderId, ...(m.dmUserIds ?? [])], channel ? [channel.id] : []),
@@ -656,6 +664,22 @@ export const messageSources = query({
     const user = actingUser(state, msg.caller);
     const narrow = resolveNarrow(state, user, msg.with ? resolveWith(state, user, msg.narrow, msg.with) : msg.narrow);
     return { narrow, sources: sourcesFor(state, user, narrow), emptyTopicDisplayName: emptyTopicDisplayName(state) };
+  },
+});
+
+/**
+ * The channels the caller is subscribed to, for the subscriber index of the
+ * queue shard their new queue goes to (`actors/queue/subscribers.ts`): read
+ * before the queue is made. O(channels of the organization).
+ */
+export const queueChannels = query({
+  type: 'queueChannels',
+  fields: z.object({}),
+  run(state, msg) {
+    const user = actingUser(state, msg.caller);
+    const channelIds: number[] = [];
+    for (const [channelId, subs] of state.subs) if (subs.get(user.id)?.active) channelIds.push(channelId);
+    return { channelIds };
   },
 });
 

@@ -12,7 +12,7 @@ import { actorsHosted, shardsOwned } from '../../lib/metrics.ts';
 import { FencedError, type Store } from '../../storage/store.ts';
 import type { TimerRecord } from '../../storage/tables.ts';
 import { CHECK } from '../events/check.ts';
-import { Delivery, deliveryPlacements } from '../events/delivery.ts';
+import { Delivery, deliveryPlacements, isChannelMessage } from '../events/delivery.ts';
 import { parseShardSubject, shardOf, subjects } from '../subjects.ts';
 import type { AnyHandler } from './action.ts';
 import { type Bus, sharedEvent, type Subscription } from './bus.ts';
@@ -294,10 +294,15 @@ export class ActorNode {
     return null;
   }
 
-  /** Hands a delivery to the per-shard kinds of a shard (the queue actor). */
+  /**
+   * Hands a delivery to the per-shard kinds of a shard (the queue actor). A
+   * broadcast goes only to the ones loaded: an actor not loaded holds no
+   * queue that could want it.
+   */
   private deliver(shard: ShardHost, d: Delivery, broadcast: boolean): void {
     for (const kind of this.perShardKinds) {
       if (!kind.onDelivery) continue;
+      if (broadcast && !shard.hosts.has(kind.name)) continue;
       const h = this.hostFor(shard, kind, '0');
       void h.state.then((s) => h.mailbox.post(() => kind.onDelivery!(s, d, broadcast))).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
     }
@@ -306,14 +311,16 @@ export class ActorNode {
   /**
    * Sends a delivery to the shards its recipients live in: the same payload
    * to each (encoded once); each shard's queue actor picks the recipients
-   * whose queues it holds. A broadcast delivery also goes to every node that
-   * asked for broadcasts (all_public_streams queues).
+   * whose queues it holds. A channel message names no recipients: it is
+   * published once, on its realm's broadcast subject, which every node
+   * holding event queues takes (O(1) here, whatever the audience); each of
+   * that node's queue shards finds the channel's subscribers among its queues.
    */
   private publish(d: Delivery): void {
     const shards = new Set<number>();
     for (const placement of deliveryPlacements(d)) shards.add(shardOf(placement, this.opts.shards));
     const to = [...shards].map((s) => subjects.events(s));
-    if (d.kind === 'message' && d.allPublic) to.push(subjects.broadcast(d.realmId));
+    if (isChannelMessage(d)) to.push(subjects.broadcast(d.realmId));
     if (!this.bus.sharesEvents) return this.bus.publishMany(to, d);
     // In process, subscribers get the value published, found again (not checked twice) when it
     // reaches this node's shards. A message delivery goes as built (`handOver`); any other
@@ -338,8 +345,8 @@ export class ActorNode {
   }
 
   /**
-   * Broadcast deliveries reach a node only while one of its per-shard actors
-   * wants them (a queue registered with all_public_streams): the node
+   * Broadcast deliveries (channel messages) reach a node only while one of
+   * its per-shard actors wants them (it holds an event queue): the node
    * subscribes before that request is answered and unsubscribes on the tick
    * after the last one is gone, so other nodes pay nothing for them.
    */

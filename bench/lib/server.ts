@@ -167,6 +167,8 @@ export interface ParleyOptions {
   readyTimeoutMs?: number;
   /** Another checkout to run the server of (a baseline): its own bundle if it has a build step, else its main.ts under tsx. */
   repo?: string;
+  /** A directory a server started before used (`ParleyServer.dir`): starts again on its data, e.g. after the store was written offline. */
+  dir?: string;
 }
 
 /** The node arguments that run the server of checkout `repo`. */
@@ -181,7 +183,7 @@ function serverArgsOf(repo: string | undefined): string[] {
 /** Starts Parley in embedded mode on a free port with a fresh data directory and waits until the demo realm is seeded. */
 export async function startParley(opts: ParleyOptions = {}): Promise<ParleyServer> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const demoDir = join(dir, 'demo');
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -58,12 +58,17 @@ export const register = route({
     const narrow = parsed.length ? (await ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: who, narrow: parsed })).narrow : [];
     if (p.all_public_streams) await ctx.actors.call(realmRef, realm, { type: 'allPublicStreamsAccess', caller: who });
     // Typing notices go only to users who want them: the setting is read when the queue is made.
-    const settings = (await ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch: ['user_settings'], clientExtavatar: extavatar, includeSubscribers: 'false' })) as { user_settings?: Record<string, unknown>; realm_empty_topic_display_name: string };
+    // The user's channels, for the queue shard's subscriber index (it expands channel messages itself).
+    const [settings, { channelIds }] = (await Promise.all([
+      ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch: ['user_settings'], clientExtavatar: extavatar, includeSubscribers: 'false' }),
+      ctx.actors.call(realmRef, realm, { type: 'queueChannels', caller: who }),
+    ])) as [{ user_settings?: Record<string, unknown>; realm_empty_topic_display_name: string }, { channelIds: number[] }];
     // Clients without empty_topic_name get the organization's name for the empty topic, in events and in the register.
     const emptyTopicDisplayName = caps.empty_topic_name === true ? null : settings.realm_empty_topic_display_name;
     const queue = await ctx.actors.call(queueRef, queueActorId(user.realmId, user.userId), {
       type: 'register',
       caller: who,
+      channelIds,
       options: {
         eventTypes,
         narrow,
