@@ -3,8 +3,9 @@
  * `get_recipient_info`, and the `missedmessage_emails` worker).
  *
  * Who is mailed about a message is decided once, where it is sent
- * (`applySend` calls `decideMissedEmails`): each recipient the send already
- * walks (the DM's participants, or the channel's subscribers) is looked at in
+ * (`applySend` calls `decideMissedEmails`): each recipient who may be mailed
+ * (the DM's participants, or the channel's subscribers a trigger may apply
+ * to, `candidates`; the send does not walk the others) is looked at in
  * O(1): not the sender (nor anyone, for the organization's system bots), not a bot, not someone who muted the sender, not
  * someone active now (a queue of theirs polled within `IDLE_SECS`: the queue
  * actors report the users they see polling, `noteActivity`), and then one of
@@ -128,9 +129,30 @@ export function triggerFor(state: Readonly<RealmState>, f: MessageFacts, userId:
 const NOBODY: ReadonlySet<number> = new Set();
 
 /**
+ * Who may be mailed about a channel message: each trigger of `triggerFor`
+ * but the channel wildcard needs the user mentioned, a participant of the
+ * topic (a topic wildcard), following the topic, or with the channel's email
+ * on, and the realm lists those (`RealmState.emailCandidates`): O(mentions +
+ * topic participants + topic followers + users with channel email on), not
+ * O(subscribers). A channel wildcard mention (which only those allowed to
+ * mention many users may make in a large channel) and a server whose default
+ * turns channel email on walk the subscribers.
+ */
+function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: ReadonlyMap<number, SubscriptionRecord>): Iterable<number> {
+  if (f.m.wildcard === 'stream' || DEFAULT_USER_SETTINGS[EMAIL.stream] === true) return subs.keys();
+  const { byChannel, byTopic, streamEmailUsers } = state.emailCandidates;
+  const out = new Set<number>(f.m.mentions);
+  for (const id of f.topicParticipants) out.add(id);
+  for (const id of byTopic.get(f.topicKey) ?? []) out.add(id);
+  for (const id of byChannel.get(f.m.streamId!) ?? []) out.add(id);
+  for (const id of streamEmailUsers) if (subs.has(id)) out.add(id);
+  return out;
+}
+
+/**
  * Records who is mailed about a just-stored message, in its commit, and
- * starts each new batch's timer. O(recipients): the ones the send's delivery
- * walks too.
+ * starts each new batch's timer. A direct message: O(participants); a
+ * channel message: O(`candidates`).
  */
 export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx, topicParticipants?: readonly number[]): void {
   // The organization's own bots (Welcome Bot, Notification Bot) mail nobody: a new user would be
@@ -145,10 +167,9 @@ export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx, 
     topicKey: `${m.streamId}:${m.topic.toLowerCase()}`,
     subs,
   };
-  // The channel's subscription rows themselves (inactive ones skipped): no list is built.
-  const recipients: Iterable<number> = subs ? subs.keys() : m.dmUserIds!;
+  const recipients: Iterable<number> = subs ? candidates(state, facts, subs) : m.streamId !== null ? [] : m.dmUserIds!;
   for (const userId of recipients) {
-    if (userId === m.senderId || !isIdle(state, userId, now) || (subs && !subs.get(userId)!.active)) continue;
+    if (userId === m.senderId || !isIdle(state, userId, now) || (subs && !subs.get(userId)?.active)) continue;
     const user = state.users.get(userId);
     if (!user || user.isBot || !user.isActive) continue;
     const trigger = triggerFor(state, facts, userId, EMAIL);

@@ -70,7 +70,18 @@ export class RealmState {
   readonly channelCreation = new Budgets(() => Date.now());
   channelCreationRule: Rule = DEFAULT_ACTOR_LIMITS.channelCreation;
   /** userId -> the settings stored for the user (the others have the server's defaults). */
-  readonly settings = new Map<number, Record<string, SettingValue>>();
+  readonly settings = new SettingsMap(this);
+  /**
+   * Who a channel message may mail besides those it mentions
+   * (`decideMissedEmails`), so that a send looks at them and not at every
+   * subscriber: channelId -> subscribers whose subscription turned its email
+   * on; `${streamId}:${lower-cased topic}` -> users who followed the topic;
+   * users who turned enable_stream_email_notifications on (off by default).
+   * Supersets: an entry is made when a record may make its user one and is
+   * never taken out (a user who turns it off again stays listed, until the
+   * realm is loaded again); every candidate is then checked in full.
+   */
+  readonly emailCandidates = { byChannel: new Map<number, Set<number>>(), byTopic: new Map<string, Set<number>>(), streamEmailUsers: new Set<number>() };
   /** userId -> the settings the user changed themselves (for `skip_if_already_edited`). */
   readonly settingsEdited = new Map<number, Set<string>>();
   /** The organization's defaults for new users: only what an administrator changed. */
@@ -180,6 +191,7 @@ export class RealmState {
     let m = this.subs.get(s.streamId);
     if (!m) this.subs.set(s.streamId, (m = new Map()));
     m.set(s.userId, s);
+    if (s.emailNotifications === true) addTo(this.emailCandidates.byChannel, s.streamId, s.userId);
   }
 
   indexDm(d: DmConversation): void {
@@ -238,7 +250,9 @@ export class RealmState {
   indexUserTopic(r: UserTopicRecord): void {
     let m = this.userTopics.get(r.userId);
     if (!m) this.userTopics.set(r.userId, (m = new Map()));
-    m.set(`${r.streamId}:${r.topic.toLowerCase()}`, r);
+    const key = `${r.streamId}:${r.topic.toLowerCase()}`;
+    m.set(key, r);
+    if (r.policy === FOLLOWED) addTo(this.emailCandidates.byTopic, key, r.userId);
   }
 
   activeSubscribers(streamId: number): number[] {
@@ -343,4 +357,25 @@ export async function eachLimited<T, R>(items: T[], fn: (item: T) => Promise<R>,
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
+}
+
+/** The `followed` visibility policy (`VisibilityPolicy` in user_topics.ts, which imports this module). */
+const FOLLOWED = 3;
+
+function addTo<K>(index: Map<K, Set<number>>, key: K, userId: number): void {
+  let users = index.get(key);
+  if (!users) index.set(key, (users = new Set()));
+  users.add(userId);
+}
+
+/** The users' settings rows: one that turns channel email on lists its user as a candidate (`RealmState.emailCandidates`). */
+class SettingsMap extends Map<number, Record<string, SettingValue>> {
+  constructor(private readonly state: RealmState) {
+    super();
+  }
+
+  override set(userId: number, row: Record<string, SettingValue>): this {
+    if (row.enable_stream_email_notifications === true) this.state.emailCandidates.streamEmailUsers.add(userId);
+    return super.set(userId, row);
+  }
 }
