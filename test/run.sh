@@ -58,6 +58,7 @@ API_TESTS=(
   test/snapshot.test.ts
   test/register.test.ts
   test/messages.test.ts
+  test/fanout.test.ts
   test/events.test.ts
   test/subscriptions.test.ts
   test/users.test.ts
@@ -117,7 +118,7 @@ API_TESTS=(
 step chromium bash scripts/install-chromium.sh
 
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
-tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts test/metrics-runtime.test.ts
+tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts test/metrics-runtime.test.ts test/subscribers.test.ts
 # Seeded fuzzing of every route on an embedded server of its own (it deactivates users and
 # regenerates keys, so never against the shared cluster); the seed is printed for a replay.
 tapsuite fuzz PARLEY_LOG_LEVEL=warn -- test/fuzz.test.ts
