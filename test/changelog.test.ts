@@ -210,3 +210,24 @@ t.test('changelog - an image link renders no preview: this server makes none (FL
   t.match(html, /<a href="https:\/\/example\.com\/cat\.png"/, 'a plain link');
   t.notMatch(html, /message_inline_image|data-original-dimensions/, 'no preview element, so none lacks its dimensions');
 });
+
+t.test('changelog - PATCH /realm answers with the settings that changed, and only those (FL 150)', async (t) => {
+  const before = await as.owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.teardown(() =>
+    as.owner.ok('PATCH', '/realm', {
+      name: before.realm_name,
+      waiting_period_threshold: before.realm_waiting_period_threshold,
+      message_content_edit_limit_seconds: before.realm_message_content_edit_limit_seconds ?? 'unlimited',
+      can_create_groups: { new: before.realm_can_create_groups },
+    }),
+  );
+  const strip = ({ result: _r, msg: _m, ...rest }: Record<string, any>) => rest;
+  const name = `${before.realm_name} 150`.slice(0, 40);
+  const first = await as.owner.ok('PATCH', '/realm', { name, waiting_period_threshold: before.realm_waiting_period_threshold + 1, allow_message_editing: before.realm_allow_message_editing });
+  t.same(strip(first), { name: 'updated', waiting_period_threshold: before.realm_waiting_period_threshold + 1 }, 'a string as "updated", a number as itself; an unchanged setting is left out');
+  t.same(strip(await as.owner.ok('PATCH', '/realm', { name })), {}, 'nothing changed: nothing given');
+  t.same(strip(await as.owner.ok('PATCH', '/realm', { message_content_edit_limit_seconds: 'unlimited' })), before.realm_message_content_edit_limit_seconds === null ? {} : { message_content_edit_limit_seconds: null }, "'unlimited' as null");
+  t.same(strip(await as.owner.ok('PATCH', '/realm', { message_content_edit_limit_seconds: 3600 })), { message_content_edit_limit_seconds: 3600 });
+  const group = before.realm_can_create_groups === 6 ? 5 : 6;
+  t.same(strip(await as.owner.ok('PATCH', '/realm', { can_create_groups: { new: group } })), { can_create_groups: group }, 'a permission as its new value');
+});

@@ -66,7 +66,7 @@ export function realmGroupSetting(state: Readonly<RealmState>, name: string): Gr
 }
 
 /** Plain settings: API name -> where it lives, and whether only owners may change it. */
-const PLAIN = {
+export const PLAIN = {
   name: { owner: false },
   description: { owner: false },
   message_retention_days: { owner: true },
@@ -131,6 +131,18 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
     case 'video_chat_provider':
       return st.videoChatProvider;
   }
+}
+
+/**
+ * The reply of PATCH /realm: each setting that changed, and only those (FL 150), as Zulip's
+ * update_realm gives them: a string value as "updated", the edit and delete limits and the
+ * channel IDs as their value (null for no limit), a permission as its new group-setting value.
+ */
+function changedData(updates: ReadonlyArray<{ property: string; value: unknown }>, groups: Readonly<Record<string, GroupSettingValue>>): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  const asValue = new Set(['message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'new_stream_announcements_stream_id']);
+  for (const { property, value } of updates) data[property] = typeof value === 'string' && !asValue.has(property) ? 'updated' : value;
+  return { ...data, ...groups };
 }
 
 /** Every `realm_*` register key of the settings this server implements. */
@@ -374,7 +386,7 @@ export const updateRealm = action({
     state.meta = p.meta;
     state.org.settings = p.settings;
     tx.write(T.realms.at(state.realmId).put(p.meta), T.realmSettings.at(state.realmId).put(p.settings));
-    return {};
+    return changedData(p.updates, p.groups);
   },
   events(state, p) {
     const everyone = activeUsers(state);

@@ -23,6 +23,8 @@ import {
   UserGroupObject,
   UserObject,
 } from '../../actors/events/schema.ts';
+import { PLAIN, REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
+import { GroupSettingValue } from '../../storage/tables.ts';
 import type { Route } from '../route.ts';
 import { AUTH_ERRORS, COMMON_ERRORS, type ErrorCase, Id, success } from './envelope.ts';
 import { InviteObject, LegacyPresence, MessageHistoryEntry, Presences, RegisterFields, StatusObject } from './objects.ts';
@@ -92,8 +94,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   ),
   'DELETE /messages/{message_id}': empty(),
   'GET /messages/{message_id}/history': fields({ message_history: z.array(MessageHistoryEntry) }),
-  'POST /messages/{message_id}/reactions': empty(),
-  'DELETE /messages/{message_id}/reactions': empty(),
+  'POST /messages/{message_id}/reactions': empty(['REACTION_ALREADY_EXISTS', 400]),
+  'DELETE /messages/{message_id}/reactions': empty(['REACTION_DOES_NOT_EXIST', 400]),
   'POST /messages/render': fields({ rendered: z.string() }),
   'POST /messages/flags': fields({ messages: Ids, ignored_because_not_subscribed_channels: Ids.optional() }),
   'POST /messages/flags/narrow': fields(
@@ -153,7 +155,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'PATCH /channel_folders': empty(ADMIN),
 
   // ---- organization
-  'PATCH /realm': empty(ADMIN),
+  // The settings that changed (FL 150): "updated" for a string, else the value; a permission as its group-setting value.
+  'PATCH /realm': fields(Object.fromEntries([...Object.keys(PLAIN), ...Object.keys(REALM_GROUP_SETTINGS)].map((k) => [k, z.union([z.string(), z.number(), z.boolean(), z.null(), GroupSettingValue]).optional()])), ADMIN),
   'GET /realm/linkifiers': fields({ linkifiers: z.array(LinkifierObject) }),
   'POST /realm/filters': fields({ id: Id }, ADMIN),
   'PATCH /realm/filters/{filter_id}': empty(ADMIN),
@@ -314,7 +317,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'POST /user_uploads': fields({ uri: z.string(), url: z.string(), filename: z.string() }),
   'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': fields({ url: z.string() }, NOT_FOUND, FORBIDDEN),
   'POST /realm/emoji/{emoji_name}': empty(),
-  'DELETE /realm/emoji/{emoji_name}': empty(),
+  'DELETE /realm/emoji/{emoji_name}': empty(['BAD_REQUEST', 404]),
   'GET /realm/emoji': fields({ emoji: z.record(z.string(), RealmEmojiObject) }),
   'GET /realm/emoji/{emoji_id}/image': bytes('application/octet-stream', NOT_FOUND),
 };
