@@ -24,7 +24,7 @@ t.test('reactions - add and remove a unicode emoji, with events to the channel',
   const e = await waitFor(q, (x) => x.type === 'reaction');
   t.same(e, { type: 'reaction', op: 'add', message_id: id, user_id: s.demo.member1.userId, user: { user_id: s.demo.member1.userId, email: s.demo.member1.email, full_name: 'Maria Member' }, emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', id: e.id });
   const again = await maria.call('POST', `/messages/${id}/reactions`, { emoji_name: 'octopus' });
-  t.same([again.status, again.body.msg], [400, 'Reaction already exists.']);
+  t.same([again.status, again.body.code, again.body.msg], [400, 'REACTION_ALREADY_EXISTS', 'Reaction already exists.'], 'FL 193');
   // Another name for the same emoji joins the existing reaction's name.
   await mateo.ok('POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji' });
   t.equal((await reactionsOf(id)).length, 2);
@@ -32,7 +32,7 @@ t.test('reactions - add and remove a unicode emoji, with events to the channel',
   t.same((await waitFor(q, (x) => x.type === 'reaction' && x.op === 'remove')).user_id, s.demo.member1.userId);
   t.same((await reactionsOf(id)).map((r) => r.user_id), [s.demo.member2.userId]);
   const gone = await maria.call('DELETE', `/messages/${id}/reactions`, { emoji_name: 'octopus' });
-  t.same([gone.status, gone.body.msg], [400, "Reaction doesn't exist."]);
+  t.same([gone.status, gone.body.code, gone.body.msg], [400, 'REACTION_DOES_NOT_EXIST', "Reaction doesn't exist."], 'FL 193');
   const fetched = await maria.ok('GET', '/messages', { anchor: id, num_before: 0, num_after: 0 });
   t.same(fetched.messages[0].reactions.map((r: any) => r.emoji_name), ['octopus']);
 });

@@ -62,7 +62,8 @@ t.test('realm emoji - permissions per role and errors', async (t) => {
   t.equal((await addEmoji(s.demo.member2, name)).body.msg, 'A custom emoji with this name already exists.');
   t.equal((await s.api.as(s.demo.member2).call('DELETE', `/realm/emoji/${name}`)).body.msg, 'Must be an organization administrator or emoji author');
   await owner.ok('DELETE', `/realm/emoji/${name}`);
-  t.equal((await owner.call('DELETE', `/realm/emoji/${name}`)).body.msg, `Emoji '${name}' does not exist`);
+  const gone = await owner.call('DELETE', `/realm/emoji/${name}`);
+  t.same([gone.status, gone.body.code, gone.body.msg], [404, 'BAD_REQUEST', `Emoji '${name}' does not exist`], 'an emoji that does not exist is 404 (FL 190)');
   t.match((await addEmoji(s.demo.member1, 'Bad Name!')).body.msg, /Emoji names must contain only/);
   t.equal((await addEmoji(s.demo.member1, emojiName(), [])).body.msg, 'You must upload exactly one file.');
   t.equal((await addEmoji(s.demo.member1, 'octopus')).body.msg, 'Only administrators can override default emoji.');

@@ -4,7 +4,7 @@
  * row, so every read of the message has them; a change rewrites the row.
  */
 import { z } from 'zod';
-import { badRequest } from '../../lib/errors.ts';
+import { ApiError, badRequest } from '../../lib/errors.ts';
 import { type StoredMessage, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
 import { defineAction } from '../runtime/action.ts';
@@ -36,7 +36,7 @@ export const addReaction = action({
     const m = accessMessage(state, user, found);
     if (msg.emojiName === null) throw badRequest("Missing 'emoji_name' argument", { var_name: 'emoji_name' });
     const emoji = resolveEmoji(msg.emojiName, msg.emojiCode, msg.reactionType, activeEmojiByName(state));
-    if (m.reactions.some((r) => sameReaction(r, user.id, emoji))) throw badRequest('Reaction already exists.');
+    if (m.reactions.some((r) => sameReaction(r, user.id, emoji))) throw new ApiError('REACTION_ALREADY_EXISTS', 'Reaction already exists.', 400);
     // Someone reacted with this emoji under another name: join their reaction (Zulip keeps one name per emoji).
     const joined = m.reactions.find((r) => r.emojiCode === emoji.code && r.reactionType === emoji.type);
     return { m, userId: user.id, emoji: joined ? { ...emoji, name: joined.emojiName } : emoji, audience: audience(state, m) };
@@ -60,7 +60,7 @@ export const removeReaction = action({
     const type = msg.reactionType ?? 'unicode_emoji';
     const code = msg.emojiCode ?? (type === 'unicode_emoji' ? unicodeCode(msg.emojiName!) : type === 'service_extra_emoji' ? msg.emojiName : [...state.emoji.values()].find((e) => e.name === msg.emojiName)?.id.toString()) ?? null;
     const mine = m.reactions.find((r) => r.userId === user.id && r.reactionType === type && (code !== null ? r.emojiCode === code : r.emojiName === msg.emojiName));
-    if (!mine) throw badRequest("Reaction doesn't exist.");
+    if (!mine) throw new ApiError('REACTION_DOES_NOT_EXIST', "Reaction doesn't exist.", 400);
     return { m, userId: user.id, emoji: { name: mine.emojiName, code: mine.emojiCode, type: mine.reactionType }, audience: audience(state, m) };
   },
   apply(state, p, tx) {

@@ -89,7 +89,8 @@ export const deleteRealmEmoji = action({
   check(state, msg) {
     const user = actingUser(state, msg.caller);
     const e = [...state.emoji.values()].find((x) => x.name === msg.name && !x.deactivated);
-    if (!e) throw badRequest(`Emoji '${msg.name}' does not exist`);
+    // Zulip's ResourceNotFoundError: 404 since FL 190.
+    if (!e) throw new ApiError('BAD_REQUEST', `Emoji '${msg.name}' does not exist`, 404);
     if (!isAdmin(user) && e.authorId !== user.id) throw badRequest('Must be an organization administrator or emoji author');
     return { ...e, deactivated: true };
   },
