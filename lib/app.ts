@@ -24,6 +24,7 @@ import { adminSocketPath, serveAdminSocket } from './admin-socket.ts';
 import { log } from './log.ts';
 import { collectProcessMetrics, type MetricsServer, serveMetrics } from './metrics.ts';
 import { SERVER_VERSION } from './version.ts';
+import { pushConfigured, registerServer } from './push.ts';
 
 export interface Parley {
   bus: Bus;
@@ -95,6 +96,23 @@ async function startMetrics(config: Config): Promise<MetricsServer | null> {
   }
 }
 
+/**
+ * Registers this server with the mobile push notification service (Zulip's
+ * `manage.py register_server`), idempotently, at every start of an actor
+ * node: the operator sets the credentials, this tells the service the
+ * hostname and contact (`PARLEY_PUSH_CONTACT_EMAIL`). A failure is logged;
+ * pushes are still tried (the service may know the server already).
+ */
+async function announceToPushService(site: string): Promise<void> {
+  const contact = process.env.PARLEY_PUSH_CONTACT_EMAIL ?? /<([^>]+)>/.exec(process.env.PARLEY_MAIL_FROM ?? '')?.[1] ?? 'noreply@parley.invalid';
+  try {
+    const created = await registerServer(new URL(site).host, contact);
+    log.info({ created }, 'registered with the push notification service');
+  } catch (err) {
+    log.warn({ err }, 'could not register with the push notification service');
+  }
+}
+
 export async function startParley(config: Config): Promise<Parley> {
   const backends = config.mode === 'embedded' ? await embeddedBackends(config) : await clusterBackends(config);
   const { bus } = backends;
@@ -144,6 +162,7 @@ export async function startParley(config: Config): Promise<Parley> {
     port = await gateway.listen();
   }
   const metrics = await startMetrics(config);
+  if (node && pushConfigured()) void announceToPushService(config.siteUrl);
   return {
     bus,
     actors,

@@ -295,6 +295,8 @@ export const StoredMessage = z.object({
   alerted: z.array(Id).default([]),
   /** Emoji reactions, in the order they were added. */
   reactions: z.array(z.object({ emojiName: z.string(), emojiCode: z.string(), reactionType: z.enum(['unicode_emoji', 'realm_emoji', 'service_extra_emoji']), userId: Id })).default([]),
+  /** Recipients sent a mobile push notification about it (Zulip's active_mobile_push_notification flag): reading it removes the notification. */
+  pushed: z.array(Id).optional(),
 });
 export type StoredMessage = z.infer<typeof StoredMessage>;
 
@@ -347,6 +349,18 @@ export type TimerRecord = z.infer<typeof TimerRecord>;
 /** Why a user is mailed about a message (Zulip's `trigger`: private_message, mentioned, stream_wildcard_mentioned, followed_topic_email_notify, stream_email_notify). */
 export const MissedEmail = z.object({ trigger: z.string() });
 export type MissedEmail = z.infer<typeof MissedEmail>;
+
+/** A mobile device registered for push notifications (Zulip's PushDeviceToken). */
+export const PushDeviceRecord = z.object({
+  userId: Id,
+  /** 1: APNs, 2: FCM. */
+  kind: z.union([z.literal(1), z.literal(2)]),
+  token: z.string(),
+  iosAppId: z.string().nullable(),
+  /** Whether the push notification service knows it yet (registered by the `pushRegister` timer). */
+  registered: z.boolean(),
+});
+export type PushDeviceRecord = z.infer<typeof PushDeviceRecord>;
 
 export const TimerCursor = z.object({ hour: Id });
 
@@ -779,6 +793,14 @@ export const T = {
     codec: z.object({ key: z.string() }),
     pk: (realm: number) => String(realm),
     row: (realm: number) => ({ pk: String(realm), ck: 'key' }),
+  }),
+  /** Mobile devices registered for push (`actors/realm/push.ts`): one partition per realm. */
+  pushDevices: defineTable({
+    name: 'push_devices',
+    ck: 'text',
+    codec: PushDeviceRecord,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, userId: number, kind: number, token: string) => ({ pk: String(realm), ck: `${userId}:${kind}:${token}` }),
   }),
   missedEmails: defineTable({
     name: 'missed_emails',

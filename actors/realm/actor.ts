@@ -9,6 +9,7 @@ import { realmRef } from './ref.ts';
 import { deliverScheduled } from './scheduled_messages.ts';
 import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
+import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
 import { RealmState } from './state.ts';
 
 export const realmActor = defineActor({
@@ -20,5 +21,13 @@ export const realmActor = defineActor({
     return state;
   },
   handlers: realmHandlers,
-  timers: { [deliverScheduled.name]: deliverScheduled, [expireInvite.name]: expireInvite, [missedMessageEmails.name]: missedMessageEmails },
+  timers: {
+    [deliverScheduled.name]: deliverScheduled,
+    [expireInvite.name]: expireInvite,
+    [missedMessageEmails.name]: missedMessageEmails,
+    [pushRegister.name]: pushRegister,
+    [pushUnregister.name]: pushUnregister,
+    [pushNotify.name]: pushNotify,
+    [pushRemove.name]: pushRemove,
+  },
 });

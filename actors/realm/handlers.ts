@@ -4,6 +4,7 @@ import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts'
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
+import { addPushDevice, removePushDevice, removePushNotifications, sendTestPush } from './push.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { renderContent } from './render.ts';
@@ -132,6 +133,10 @@ export const realmHandlers = {
   presenceDirectory,
   noteActivity,
   unsubscribeMissedEmails,
+  addPushDevice,
+  removePushDevice,
+  removePushNotifications,
+  sendTestPush,
   presenceAccess,
   sendMessageWithTopicWildcard,
   renderContent,

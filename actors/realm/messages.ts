@@ -325,9 +325,9 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     tx.write(T.recipientBuckets.at(realm, recipientKey, bucket).put(1));
     state.knownBuckets.add(bucketKey);
   }
-  tx.write(T.messages.at(realm, recipientKey, id).put(message), T.messageLocator.at(realm, id).put({ recipientKey }));
-  // Who is mailed about it, in the same commit (`notifications.ts`).
+  // Who is mailed and pushed about it, in the same commit (`notifications.ts`); before the write, which records who was pushed.
   decideMissedEmails(state, message, tx, plan.topicParticipants);
+  tx.write(T.messages.at(realm, recipientKey, id).put(message), T.messageLocator.at(realm, id).put({ recipientKey }));
   // Uploads the message links to may be downloaded by its readers.
   for (const path of uploadPaths(realm, plan.content)) tx.write(T.attachmentMessages.at(realm, path, id).put(1));
   return message;

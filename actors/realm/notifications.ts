@@ -42,6 +42,8 @@ import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { settingEvents, writeSetting } from './settings.ts';
 import type { RealmState } from './state.ts';
 import { VisibilityPolicy } from './user_topics.ts';
+import { hasPushDevice, recordPush } from './push.ts';
+import { pushConfigured } from '../../lib/push.ts';
 
 const action = defineAction<RealmState>();
 const timer = defineTimer<RealmState>();
@@ -136,9 +138,10 @@ const NOBODY: ReadonlySet<number> = new Set();
  * topic participants + topic followers + users with channel email on), not
  * O(subscribers). A channel wildcard mention (which only those allowed to
  * mention many users may make in a large channel) and a server whose default
- * turns channel email on walk the subscribers.
+ * turns channel email on walk the subscribers. With push configured, the
+ * subscribers with a push device are candidates too.
  */
-function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: ReadonlyMap<number, SubscriptionRecord>): Iterable<number> {
+function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: ReadonlyMap<number, SubscriptionRecord>, push: boolean): Iterable<number> {
   if (f.m.wildcard === 'stream' || DEFAULT_USER_SETTINGS[EMAIL.stream] === true) return subs.keys();
   const { byChannel, byTopic, streamEmailUsers } = state.emailCandidates;
   const out = new Set<number>(f.m.mentions);
@@ -146,13 +149,16 @@ function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: Readonly
   for (const id of byTopic.get(f.topicKey) ?? []) out.add(id);
   for (const id of byChannel.get(f.m.streamId!) ?? []) out.add(id);
   for (const id of streamEmailUsers) if (subs.has(id)) out.add(id);
+  // Push: the subscribers with a device (a channel's push setting has no index of its own): O(users with devices).
+  if (push) for (const id of state.pushDevices.keys()) if (subs.has(id)) out.add(id);
   return out;
 }
 
 /**
  * Records who is mailed about a just-stored message, in its commit, and
- * starts each new batch's timer. A direct message: O(participants); a
- * channel message: O(`candidates`).
+ * starts each new batch's timer; and who is pushed about it (`push.ts`),
+ * also in its commit. A direct message: O(participants); a channel message:
+ * O(`candidates`). Call before the message's own write: it sets `m.pushed`.
  */
 export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx, topicParticipants?: readonly number[]): void {
   // The organization's own bots (Welcome Bot, Notification Bot) mail nobody: a new user would be
@@ -167,14 +173,27 @@ export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx, 
     topicKey: `${m.streamId}:${m.topic.toLowerCase()}`,
     subs,
   };
-  const recipients: Iterable<number> = subs ? candidates(state, facts, subs) : m.streamId !== null ? [] : m.dmUserIds!;
+  const push = pushConfigured();
+  const recipients: Iterable<number> = subs ? candidates(state, facts, subs, push) : m.streamId !== null ? [] : m.dmUserIds!;
+  let pushed: Array<[number, string]> | null = null;
   for (const userId of recipients) {
-    if (userId === m.senderId || !isIdle(state, userId, now) || (subs && !subs.get(userId)?.active)) continue;
+    if (userId === m.senderId || (subs && !subs.get(userId)?.active)) continue;
+    const idle = isIdle(state, userId, now);
+    // Push also reaches an active user whose enable_online_push_notifications is on (Zulip's online_push_enabled).
+    const mayPush = push && hasPushDevice(state, userId) && (idle || on(state, userId, 'enable_online_push_notifications'));
+    if (!idle && !mayPush) continue;
     const user = state.users.get(userId);
     if (!user || user.isBot || !user.isActive) continue;
-    const trigger = triggerFor(state, facts, userId, EMAIL);
-    if (trigger) addMissed(state, tx, userId, m.id, trigger, now);
+    if (idle) {
+      const trigger = triggerFor(state, facts, userId, EMAIL);
+      if (trigger) addMissed(state, tx, userId, m.id, trigger, now);
+    }
+    if (mayPush) {
+      const trigger = triggerFor(state, facts, userId, PUSH);
+      if (trigger) (pushed ??= []).push([userId, trigger]);
+    }
   }
+  if (pushed) recordPush(state, m, pushed, tx);
 }
 
 function addMissed(state: RealmState, tx: Tx, userId: number, messageId: number, trigger: string, now: number): void {

@@ -6,6 +6,7 @@
  */
 import { realmUrl } from '../../lib/hosts.ts';
 import { z } from 'zod';
+import { pushConfigured } from '../../lib/push.ts';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { GroupSettingValue, type RealmMeta, type RealmSettings, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
@@ -164,6 +165,8 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_org_type: 0,
     realm_available_video_chat_providers: videoChatProviders(),
     ...FIXED_REALM_PROPERTIES,
+    // True exactly when the server reaches the mobile push notification service (`lib/push.ts`).
+    realm_push_notifications_enabled: pushConfigured(),
   });
   return out;
 }
@@ -183,7 +186,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_avatar_changes_disabled: true,
   realm_name_changes_disabled: false,
   realm_email_changes_disabled: false,
-  realm_push_notifications_enabled: false,
   realm_push_notifications_enabled_end_timestamp: null,
   realm_require_e2ee_push_notifications: false,
   realm_digest_emails_enabled: false,

@@ -29,6 +29,7 @@ import {
   type UserGroupRecord,
   type UserRecord,
   type UserTopicRecord,
+  type PushDeviceRecord,
 } from '../../storage/tables.ts';
 import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId } from '../model.ts';
 import type { SettingValue } from '../user/settings.ts';
@@ -103,6 +104,8 @@ export class RealmState {
   readonly userTopics = new Map<number, Map<string, UserTopicRecord>>();
   /** userId -> message ID -> trigger: missed-message emails waiting for their batch (`notifications.ts`). */
   readonly missedEmails = new Map<number, Map<number, string>>();
+  /** userId -> `${kind}:${token}` -> device registered for mobile push (`push.ts`). */
+  readonly pushDevices = new Map<number, Map<string, PushDeviceRecord>>();
   /** userId -> when a queue of theirs was last seen polling (memory only: reported by the queue actors). */
   readonly activeAt = new Map<number, number>();
   /** The key unsubscribe links are signed with (`notifications.ts`); null until the first missed-message email. */
@@ -151,7 +154,14 @@ export class RealmState {
       if (!mine) s.missedEmails.set(userId, (mine = new Map()));
       mine.set(messageId, r.value.trigger);
     }
+    for (const d of await T.pushDevices.partition(realmId).values(store)) s.indexPushDevice(d);
     return s;
+  }
+
+  indexPushDevice(d: PushDeviceRecord): void {
+    let mine = this.pushDevices.get(d.userId);
+    if (!mine) this.pushDevices.set(d.userId, (mine = new Map()));
+    mine.set(`${d.kind}:${d.token}`, d);
   }
 
   indexUser(u: UserRecord): void {

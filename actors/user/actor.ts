@@ -19,6 +19,7 @@ import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts
 import { createDrafts, createSnippet, deleteDraft, deleteSnippet, discardDrafts, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
 import { unreadMessages } from './notifications.ts';
+import { pushRead } from './push.ts';
 import { userRef } from './ref.ts';
 import { downloadFile, fileUrl, temporaryFile, uploadFile } from './uploads.ts';
 
@@ -157,4 +158,5 @@ export const userActor = defineActor({
   durable: true,
   load: (ctx, id) => load(ctx, id),
   handlers: userHandlers,
+  timers: { [pushRead.name]: pushRead },
 });

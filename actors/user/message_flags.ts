@@ -20,6 +20,7 @@ import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineAction, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import type { UserState } from './actor.ts';
+import { notePushedRead } from './push.ts';
 import { baseFlags, EDITABLE_FLAGS, FLAG_ORDER, type FlagRows, currentFlags, marksRow, readMessages, sortFlags, userFlags } from './flags.ts';
 import { MAX_UNREAD, MessageReader, withTarget } from './messages.ts';
 
@@ -110,6 +111,8 @@ function writeFlags(state: UserState, tx: Tx, id: number, next: string[] | null,
 function applyFlags(state: UserState, p: FlagPlan, tx: Tx): void {
   for (const c of p.changes) writeFlags(state, tx, c.m.id, c.isBase ? null : c.next, p.rows.get(messageBucket(c.m.id)));
   if (p.changes.length) tx.write(T.userMarks.at(state.realmId, state.userId).put(marksRow(state.marks)));
+  // Read now: their push notifications are removed from the user's devices.
+  if (p.flag === 'read' && p.op === 'add') notePushedRead(state, p.changes.map((c) => c.m), tx);
 }
 
 type MessageDetails = NonNullable<Extract<ClientEventBody, { type: 'update_message_flags' }>['message_details']>;

@@ -47,6 +47,9 @@ export const ERROR_CODES = [
   'RATE_LIMIT_HIT',
   'SERVICE_UNAVAILABLE',
   'INTERNAL_SERVER_ERROR',
+  'INVALID_PUSH_DEVICE_TOKEN',
+  'NO_ACTIVE_PUSH_DEVICE',
+  'PUSH_SERVICE_NOT_CONFIGURED',
 ] as const satisfies readonly ErrorCode[];
 // A code added to lib/errors.ts and not here fails to compile.
 type Missing = Exclude<ErrorCode, (typeof ERROR_CODES)[number]>;

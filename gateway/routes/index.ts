@@ -23,6 +23,7 @@ import { createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUs
 import { fetchApiKey, regenerateApiKey } from './api_keys.ts';
 import { updateDisplaySettings, updateNotificationSettings, updateSettings, updateUserDefaults } from './settings.ts';
 import { getStatus, updateStatus } from './user_status.ts';
+import * as push from './push.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers, updateGroupSubgroups } from './user_groups.ts';
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 import { addRealmEmoji, deleteRealmEmoji, fileUrl, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
@@ -82,6 +83,11 @@ export const ROUTES: Route[] = [
   resendInvite,
   registerVideoProvider,
   createVideoCall,
+  push.addApnsToken,
+  push.removeApnsToken,
+  push.addFcmToken,
+  push.removeFcmToken,
+  push.testPushNotification,
   // People. Every /users/me route comes before the /users/{user_id} routes: the router takes the first match.
   getOwnUser,
   deactivateSelf,

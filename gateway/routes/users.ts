@@ -7,6 +7,7 @@
  * (`gateway/routes/index.ts`): the router takes the first match.
  */
 import { z } from 'zod';
+import { pushConfigured } from '../../lib/push.ts';
 import { clientExtavatar } from '../../actors/format.ts';
 import { ProfileDataEntry } from '../../actors/realm/profile_fields.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
@@ -148,7 +149,6 @@ export const reactivateUser = route({
 
 /** The server's part of GET /server_settings, the same for every organization. */
 const SERVER_SETTINGS = {
-  push_notifications_enabled: false,
   // Zulip's deprecated map of every backend it knows (gitlab since FL 1): only email and password are enabled here.
   authentication_methods: { password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false },
   // Email and password is the one way in; no single sign-on provider is configured.
@@ -168,6 +168,8 @@ export const serverSettings = route({
     const realm = ctx.organization ? await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'serverSettings', caller: serverCaller(ctx) }) : {};
     return {
       ...SERVER_SETTINGS,
+      // True exactly when the server reaches the mobile push notification service (`lib/push.ts`).
+      push_notifications_enabled: pushConfigured(),
       ...realm,
       service_version: SERVER_VERSION,
       zulip_version: SERVER_VERSION,

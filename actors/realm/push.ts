@@ -1,0 +1,309 @@
+/**
+ * Mobile push (Zulip's `zerver/views/push_notifications.py` and
+ * `zerver/lib/push_notifications.py`, as a server that uses the mobile push
+ * notification service): devices register their APNs or FCM tokens
+ * (`POST/DELETE /users/me/apns_device_token`, `/users/me/android_gcm_reg_id`),
+ * and a message a user is notified of (the same rules as missed-message
+ * email, with the push settings: `notifications.ts`) goes to the service,
+ * which forwards it to the user's devices.
+ *
+ * Everything that talks to the service runs in a durable timer's `effect`
+ * (outside the mailbox, retried until it succeeds, at least once):
+ * `pushRegister` tells the service a new device (set in the registration's
+ * commit), `pushNotify` sends one message's notifications (set in the
+ * message's commit, `decidePush`). Reading a notified message removes its
+ * notification: the user's actor sends that (`actors/user/push.ts`).
+ *
+ * Without the service configured (`lib/push.ts`), tokens are still stored
+ * (as Zulip stores them), nothing is sent, and `push_notifications_enabled`
+ * is false.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { ApiError, badRequest } from '../../lib/errors.ts';
+import { realmUrl } from '../../lib/hosts.ts';
+import { callService, pushConfigured, pushContent, pushService, TokenKind } from '../../lib/push.ts';
+import { type PushDeviceRecord, type StoredMessage, T } from '../../storage/tables.ts';
+import { avatarUrl } from '../format.ts';
+import { defineAction, defineQuery, defineTimer, later, type Tx } from '../runtime/action.ts';
+import { actingUser } from './access.ts';
+import type { RealmState } from './state.ts';
+
+const action = defineAction<RealmState>();
+const query = defineQuery<RealmState>();
+const timer = defineTimer<RealmState>();
+
+/** Zulip's ApnsAppId: a bundle ID. */
+const APP_ID = /^[.a-zA-Z0-9-]+$/;
+
+/** Zulip's validate_token. */
+function checkToken(token: string, kind: number): void {
+  if (token === '' || token.length > 4096) throw badRequest('Empty or invalid length token');
+  if (kind === TokenKind.APNS && !/^([0-9a-fA-F]{2})+$/.test(token)) throw badRequest('Invalid APNS token');
+}
+
+function humanUser(state: Readonly<RealmState>, caller: { realmId: number; userId: number | null }) {
+  const user = actingUser(state, caller);
+  if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
+  return user;
+}
+
+/** Registers a device token for the caller (Zulip's add_push_device_token); the service learns it from the `pushRegister` timer. */
+export const addPushDevice = action({
+  type: 'addPushDevice',
+  fields: z.object({ kind: z.union([z.literal(1), z.literal(2)]), token: z.string(), appId: z.string().nullable() }),
+  check(state, msg) {
+    const user = humanUser(state, msg.caller);
+    checkToken(msg.token, msg.kind);
+    if (msg.kind === TokenKind.APNS && (msg.appId === null || !APP_ID.test(msg.appId))) throw badRequest(msg.appId === null ? "Missing 'appid' argument" : 'Invalid app ID');
+    const existing = state.pushDevices.get(user.id)?.get(`${msg.kind}:${msg.token}`);
+    return { record: { userId: user.id, kind: msg.kind, token: msg.token, iosAppId: msg.kind === TokenKind.APNS ? msg.appId : null, registered: false } as PushDeviceRecord, existing };
+  },
+  apply(state, p, tx) {
+    // Registering the same token again changes nothing (Zulip's ignore_conflicts).
+    if (p.existing) return {};
+    state.indexPushDevice(p.record);
+    tx.write(T.pushDevices.at(state.realmId, p.record.userId, p.record.kind, p.record.token).put(p.record));
+    if (pushConfigured()) tx.setTimer(REGISTER, Date.now(), { userId: p.record.userId }, p.record.userId);
+    return {};
+  },
+});
+
+/** Removes a device token (Zulip's remove_push_device_token): the service is told by the `pushRegister` timer. */
+export const removePushDevice = action({
+  type: 'removePushDevice',
+  fields: z.object({ kind: z.union([z.literal(1), z.literal(2)]), token: z.string() }),
+  check(state, msg) {
+    const user = humanUser(state, msg.caller);
+    checkToken(msg.token, msg.kind);
+    const existing = state.pushDevices.get(user.id)?.get(`${msg.kind}:${msg.token}`);
+    if (!existing) throw badRequest('Token does not exist');
+    return existing;
+  },
+  apply(state, d, tx) {
+    state.pushDevices.get(d.userId)!.delete(`${d.kind}:${d.token}`);
+    tx.write(T.pushDevices.at(state.realmId, d.userId, d.kind, d.token).delete());
+    // A device the service knows is unregistered there too (a timer of its own: the payload names it).
+    if (pushConfigured() && d.registered) tx.setTimer(UNREGISTER, Date.now(), { device: d }, d.userId);
+    return {};
+  },
+});
+
+/** Zulip's InvalidPushDeviceTokenError / NoActivePushDeviceError. */
+const deviceNotRecognized = () => new ApiError('INVALID_PUSH_DEVICE_TOKEN', 'Device not recognized', 400);
+const noActiveDevice = () => new ApiError('NO_ACTIVE_PUSH_DEVICE', 'No active registered push device', 400);
+
+/**
+ * POST /mobile_push/test_notification: a test notification to one of the
+ * caller's devices, or to all of them, through the service's
+ * `push/test_notification` (outside the mailbox). Without the service,
+ * nothing can be sent: PUSH_SERVICE_NOT_CONFIGURED.
+ */
+export const sendTestPush = query({
+  type: 'sendTestPush',
+  fields: z.object({ token: z.string().nullable() }),
+  run(state, msg, ctx) {
+    const user = humanUser(state, msg.caller);
+    const mine = [...(state.pushDevices.get(user.id)?.values() ?? [])];
+    const devices = msg.token === null ? mine : mine.filter((d) => d.token === msg.token);
+    if (msg.token !== null && !devices.length) throw deviceNotRecognized();
+    if (!devices.length) throw noActiveDevice();
+    if (!pushConfigured()) throw pushServiceNotConfigured();
+    const base = basePayload(state, ctx.siteUrl, user.id);
+    return later(async () => {
+      for (const d of devices) {
+        await callService('push/test_notification', { json: { token: d.token, token_kind: d.kind, user_id: user.id, user_uuid: userUuid(state, user.id), base_payload: base } });
+      }
+      return {};
+    });
+  },
+});
+
+export const pushServiceNotConfigured = () => new ApiError('PUSH_SERVICE_NOT_CONFIGURED', 'Server is not configured to use push notification service.', 400);
+
+/**
+ * A stable UUID for a user as the service knows them (Zulip's
+ * UserProfile.uuid): derived from the realm and user IDs, as Parley keeps no
+ * UUID per user.
+ */
+export function userUuid(state: Readonly<RealmState>, userId: number): string {
+  const h = createHash('sha256').update(`parley-user:${state.realmId}:${userId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** What every payload carries: who it is for (Zulip's get_base_payload). */
+export function basePayload(state: Readonly<RealmState>, site: string, userId: number): Record<string, string | number> {
+  const url = realmUrl(site, state.meta?.stringId ?? '');
+  return { server: new URL(site).host, realm_id: state.realmId, realm_name: state.meta?.name ?? '', realm_uri: url, realm_url: url, user_id: userId };
+}
+
+const REGISTER = 'pushRegister';
+const UNREGISTER = 'pushUnregister';
+const NOTIFY = 'pushNotify';
+
+/** The user's devices the service does not know yet are registered with it (`remotes/push/register`). */
+export const pushRegister = timer({
+  name: REGISTER,
+  async effect(state, payload: { userId: number }): Promise<string[]> {
+    const done: string[] = [];
+    for (const d of state.pushDevices.get(payload.userId)?.values() ?? []) {
+      if (d.registered) continue;
+      const form: Record<string, string | number> = { server_uuid: pushService()!.uuid, user_id: d.userId, user_uuid: userUuid(state, d.userId), token: d.token, token_kind: d.kind };
+      if (d.iosAppId) form.ios_app_id = d.iosAppId;
+      await callService('push/register', { form });
+      done.push(`${d.kind}:${d.token}`);
+    }
+    return done;
+  },
+  check: (_state, payload: { userId: number }, _ctx, done: string[]) => ({ userId: payload.userId, done }),
+  apply(state, p, tx) {
+    for (const key of p.done) {
+      const d = state.pushDevices.get(p.userId)?.get(key);
+      if (!d || d.registered) continue;
+      d.registered = true;
+      tx.write(T.pushDevices.at(state.realmId, d.userId, d.kind, d.token).put(d));
+    }
+    return null;
+  },
+});
+
+/** A removed device is unregistered with the service (`remotes/push/unregister`). */
+export const pushUnregister = timer({
+  name: UNREGISTER,
+  async effect(state, payload: { device: PushDeviceRecord }): Promise<undefined> {
+    const d = payload.device;
+    await callService('push/unregister', { form: { user_id: d.userId, user_uuid: userUuid(state, d.userId), token: d.token, token_kind: d.kind } }).catch((e: unknown) => {
+      // Already gone there: done (Zulip's "Token does not exist").
+      if (!(e instanceof Error && /Token does not exist/.test(e.message))) throw e;
+    });
+    return undefined;
+  },
+  check: () => null,
+  apply: () => null,
+});
+
+/** Whether `userId` has a device to push to. */
+export const hasPushDevice = (state: Readonly<RealmState>, userId: number): boolean => (state.pushDevices.get(userId)?.size ?? 0) > 0;
+
+/** One message's push notifications, as the send recorded them. */
+interface NotifyPayload {
+  messageId: number;
+  recipientKey: string;
+  /** [user ID, trigger]. */
+  users: Array<[number, string]>;
+}
+
+/** Records, in the message's commit, that `users` are pushed about `m`; the `pushNotify` timer sends it after the commit. */
+export function recordPush(state: RealmState, m: StoredMessage, users: Array<[number, string]>, tx: Tx): void {
+  m.pushed = users.map(([id]) => id);
+  tx.setTimer(NOTIFY, Date.now(), { messageId: m.id, recipientKey: m.recipientKey, users } satisfies NotifyPayload, m.id);
+}
+
+/** The message part of a notification (Zulip's get_message_payload). */
+function messagePayload(state: Readonly<RealmState>, m: StoredMessage): Record<string, string | number> {
+  const sender = state.users.get(m.senderId);
+  const out: Record<string, string | number> = { sender_id: m.senderId, sender_email: sender?.email ?? '', time: m.timestamp };
+  if (m.streamId !== null) {
+    Object.assign(out, { recipient_type: 'stream', stream_id: m.streamId, stream: state.channels.get(m.streamId)?.name ?? '', topic: m.topic });
+  } else {
+    out.recipient_type = 'private';
+    // Group DMs name everyone; a 1:1 DM is known from sender_id and user_id.
+    if (m.dmUserIds!.length > 2) out.pm_users = m.dmUserIds!.join(',');
+  }
+  return out;
+}
+
+const nameOf = (state: Readonly<RealmState>, id: number) => state.users.get(id)?.fullName ?? 'Unknown user';
+
+/** The APNs alert's title and subtitle (Zulip's get_apns_alert_title / _subtitle). */
+function alert(state: Readonly<RealmState>, m: StoredMessage, userId: number, trigger: string): { title: string; subtitle: string } {
+  const sender = nameOf(state, m.senderId);
+  let title: string;
+  if (m.streamId !== null) title = `#${state.channels.get(m.streamId)?.name ?? ''} > ${m.topic}`;
+  else if (m.dmUserIds!.length > 2) title = m.dmUserIds!.filter((id) => id !== userId).map((id) => nameOf(state, id)).join(', ');
+  else title = sender;
+  let subtitle = `${sender}:`;
+  if (trigger === 'mentioned') subtitle = `${sender} mentioned you:`;
+  else if (trigger.includes('wildcard')) subtitle = `${sender} mentioned everyone:`;
+  else if (m.streamId === null && m.dmUserIds!.length <= 2) subtitle = '';
+  return { title, subtitle };
+}
+
+/** The service's `push/notify` body for one user and message (Zulip's send_notifications_to_bouncer). */
+export function notifyBody(state: Readonly<RealmState>, site: string, m: StoredMessage, userId: number, trigger: string): Record<string, unknown> {
+  const base = basePayload(state, site, userId);
+  const msg = messagePayload(state, m);
+  const { content, truncated } = pushContent(m.renderedContent);
+  const sender = state.users.get(m.senderId);
+  const gcm = {
+    ...base,
+    ...msg,
+    event: 'message',
+    zulip_message_id: m.id,
+    content,
+    content_truncated: truncated,
+    sender_full_name: sender?.fullName ?? 'Unknown user',
+    sender_avatar_url: avatarUrl(sender?.email ?? '', false, true)!,
+  };
+  const apns = { alert: { ...alert(state, m, userId, trigger), body: content }, sound: 'default', badge: 0, custom: { zulip: { ...base, ...msg, message_ids: [m.id] } } };
+  return { user_id: userId, user_uuid: userUuid(state, userId), gcm_payload: gcm, apns_payload: apns, gcm_options: { priority: 'high' } };
+}
+
+/** The service's `push/notify` body that removes notifications of read messages (Zulip's get_remove_payload_*). */
+export function removeBody(state: Readonly<RealmState>, site: string, userId: number, ids: number[]): Record<string, unknown> {
+  const base = basePayload(state, site, userId);
+  return {
+    user_id: userId,
+    user_uuid: userUuid(state, userId),
+    gcm_payload: { ...base, event: 'remove', zulip_message_ids: ids.join(','), zulip_message_id: ids[0]! },
+    apns_payload: { badge: 0, custom: { zulip: { ...base, event: 'remove', zulip_message_ids: ids } } },
+    gcm_options: { priority: 'normal' },
+  };
+}
+
+/** Sends one message's push notifications through the service, after the message's commit. */
+export const pushNotify = timer({
+  name: NOTIFY,
+  async effect(state, p: NotifyPayload, ctx): Promise<undefined> {
+    const m = await T.messages.at(state.realmId, p.recipientKey, p.messageId).get(ctx.store);
+    if (!m) return undefined; // deleted meanwhile
+    for (const [userId, trigger] of p.users) {
+      if (!hasPushDevice(state, userId)) continue;
+      await callService('push/notify', { json: notifyBody(state, ctx.siteUrl, m, userId, trigger) });
+    }
+    ctx.log.info({ realm: state.realmId, message: m.id, users: p.users.length }, 'push notifications sent');
+    return undefined;
+  },
+  check: () => null,
+  apply: () => null,
+});
+
+/**
+ * The user's actor reports messages it marked read that had push
+ * notifications: the service is told to remove them, by a timer (after this
+ * commit, retried).
+ */
+export const removePushNotifications = action({
+  type: 'removePushNotifications',
+  fields: z.object({ userId: z.number().int(), ids: z.array(z.number().int()).max(5000) }),
+  check(state, msg) {
+    if (msg.caller.userId !== null && msg.caller.userId !== msg.userId) throw badRequest('Only the server removes push notifications');
+    return msg;
+  },
+  apply(state, p, tx) {
+    if (pushConfigured() && p.ids.length && hasPushDevice(state, p.userId)) tx.setTimer(REMOVE, Date.now(), { userId: p.userId, ids: p.ids }, p.ids[0]!);
+    return {};
+  },
+});
+
+const REMOVE = 'pushRemove';
+
+export const pushRemove = timer({
+  name: REMOVE,
+  async effect(state, p: { userId: number; ids: number[] }, ctx): Promise<undefined> {
+    await callService('push/notify', { json: removeBody(state, ctx.siteUrl, p.userId, p.ids) });
+    return undefined;
+  },
+  check: () => null,
+  apply: () => null,
+});

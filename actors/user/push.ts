@@ -1,0 +1,32 @@
+/**
+ * Reading a message the user was sent a mobile push notification about
+ * removes the notification from their devices (Zulip's
+ * `do_clear_mobile_push_notifications_for_ids`). The flag change's commit
+ * sets `pushRead`; its effect, after the commit and retried until it
+ * succeeds, tells the realm, which sends the removal through the push
+ * service (`actors/realm/push.ts`).
+ */
+import type { StoredMessage } from '../../storage/tables.ts';
+import { realmActorId, realmRef } from '../realm/ref.ts';
+import { defineTimer, type Tx } from '../runtime/action.ts';
+import type { UserState } from './actor.ts';
+
+const timer = defineTimer<UserState>();
+const READ = 'pushRead';
+
+/** Call in the commit that marks `messages` read. */
+export function notePushedRead(state: UserState, messages: Iterable<StoredMessage>, tx: Tx): void {
+  const ids: number[] = [];
+  for (const m of messages) if (m.pushed?.includes(state.userId)) ids.push(m.id);
+  if (ids.length) tx.setTimer(READ, Date.now(), { ids }, ids[0]!);
+}
+
+export const pushRead = timer({
+  name: READ,
+  async effect(state, p: { ids: number[] }, ctx): Promise<undefined> {
+    await ctx.actors.call(realmRef, realmActorId(state.realmId), { type: 'removePushNotifications', caller: { realmId: state.realmId, userId: state.userId }, userId: state.userId, ids: p.ids });
+    return undefined;
+  },
+  check: () => null,
+  apply: () => null,
+});

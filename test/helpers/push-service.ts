@@ -1,0 +1,118 @@
+/**
+ * A mobile push notification service for tests: an HTTP server on 127.0.0.1
+ * and a free port that implements the part of Zulip's service API a server
+ * uses (`zilencer/views.py`: `remotes/server/register`, `remotes/push/register`,
+ * `/unregister`, `/notify`, `/test_notification`), with its checks (HTTP Basic
+ * auth by a registered server's UUID and key, token kinds, ios_app_id for
+ * APNs, known devices), and records every call it answers.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ServiceCall {
+  endpoint: string;
+  /** The server's UUID from the Basic credentials (null for server/register). */
+  server: string | null;
+  /** Form fields or the JSON body. */
+  body: Record<string, any>;
+}
+
+export interface PushServiceDouble {
+  url: string;
+  uuid: string;
+  key: string;
+  calls: ServiceCall[];
+  /** Registered devices: `${user_id}:${kind}:${token}`. */
+  devices: Set<string>;
+  of(endpoint: string): ServiceCall[];
+  waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const read = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString()));
+  });
+
+export async function startPushService(): Promise<PushServiceDouble> {
+  const uuid = randomUUID();
+  const key = 'k'.repeat(64);
+  const servers = new Map<string, string>(); // registered UUID -> key
+  const calls: ServiceCall[] = [];
+  const devices = new Set<string>();
+  const server = createServer(async (req, res) => {
+    const reply = (status: number, body: Record<string, unknown>) => {
+      res.writeHead(status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const fail = (msg: string, code = 'BAD_REQUEST', status = 400) => reply(status, { result: 'error', msg, code });
+    const raw = await read(req);
+    const endpoint = (req.url ?? '').replace(/^\/api\/v1\/remotes\//, '');
+    const json = (req.headers['content-type'] ?? '').startsWith('application/json');
+    const body: Record<string, any> = json ? JSON.parse(raw) : Object.fromEntries(new URLSearchParams(raw));
+    if (req.method !== 'POST') return fail('Method not allowed', 'BAD_REQUEST', 405);
+    if (endpoint === 'server/register') {
+      if (!/^[0-9a-f-]{36}$/.test(body.zulip_org_id ?? '') || (body.zulip_org_key ?? '').length !== 64) return fail('Invalid UUID');
+      if (!body.hostname || !/@/.test(body.contact_email ?? '')) return fail('Invalid email address.');
+      const known = servers.get(body.zulip_org_id);
+      if (known !== undefined && known !== body.zulip_org_key) return fail(`Zulip server auth failure: key does not match role ${body.zulip_org_id}`, 'INVALID_ZULIP_SERVER', 401);
+      servers.set(body.zulip_org_id, body.zulip_org_key);
+      calls.push({ endpoint, server: null, body });
+      return reply(200, { result: 'success', msg: '', created: known === undefined });
+    }
+    const [who, secret] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString().split(':');
+    if (!who || servers.get(who) !== secret) return fail(`Zulip server auth failure: ${who} is not registered`, 'INVALID_ZULIP_SERVER', 401);
+    const user = body.user_id !== undefined ? String(body.user_id) : null;
+    if (user === null && body.user_uuid === undefined) return fail('Missing user_id or user_uuid');
+    calls.push({ endpoint, server: who, body });
+    switch (endpoint) {
+      case 'push/register': {
+        const kind = Number(body.token_kind);
+        if (kind !== 1 && kind !== 2) return fail('Invalid token type');
+        if (kind === 1 && !body.ios_app_id) return fail('Missing ios_app_id');
+        devices.add(`${user}:${kind}:${body.token}`);
+        return reply(200, { result: 'success', msg: '' });
+      }
+      case 'push/unregister':
+        if (!devices.delete(`${user}:${Number(body.token_kind)}:${body.token}`)) return fail('Token does not exist');
+        return reply(200, { result: 'success', msg: '' });
+      case 'push/test_notification':
+        if (!devices.has(`${user}:${body.token_kind}:${body.token}`)) return fail('Device not recognized by the push bouncer', 'INVALID_REMOTE_PUSH_DEVICE_TOKEN');
+        return reply(200, { result: 'success', msg: '' });
+      case 'push/notify': {
+        const mine = [...devices].filter((d) => d.startsWith(`${user}:`));
+        return reply(200, {
+          result: 'success',
+          msg: '',
+          total_android_devices: mine.filter((d) => d.split(':')[1] === '2').length,
+          total_apple_devices: mine.filter((d) => d.split(':')[1] === '1').length,
+          deleted_devices: { android_devices: [], apple_devices: [] },
+          realm: null,
+        });
+      }
+      default:
+        return fail('Not found', 'BAD_REQUEST', 404);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    uuid,
+    key,
+    calls,
+    devices,
+    of: (endpoint) => calls.filter((c) => c.endpoint === endpoint),
+    async waitFor(pred, timeoutMs = 15_000) {
+      const until = Date.now() + timeoutMs;
+      while (!pred()) {
+        if (Date.now() > until) throw new Error('push service: timed out waiting');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
