@@ -128,6 +128,9 @@ tapsuite org-creation PARLEY_LOG_LEVEL=warn -- test/org-creation.test.ts
 # Missed-message email, read from a real SMTP server the test starts (the server under test mails it
 # through PARLEY_SMTP_URL, so it runs on an embedded server of its own).
 tapsuite notifications PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts
+# Mobile push, against a push notification service the test starts (the server under test reaches it
+# through PARLEY_PUSH_SERVICE_URL, so it runs on embedded servers of its own).
+tapsuite push PARLEY_LOG_LEVEL=warn -- test/push.test.ts
 
 cleanup() {
   [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
