@@ -59,11 +59,17 @@ export function inaccessibleUser(id: number): UserObject {
   };
 }
 
-export function formatUser(u: UserRecord, extavatar: boolean): UserObject {
+/**
+ * A user object. `shown` is the address the API knows the user by and the
+ * real one as the viewer may see it (`actors/realm/emails.ts`); without it,
+ * the real one for both. A user known by a made-up address gets an avatar
+ * URL whatever `extavatar` says, as the client cannot compute it (Zulip).
+ */
+export function formatUser(u: UserRecord, extavatar: boolean, shown: { email: string; deliveryEmail: string | null } = { email: u.email, deliveryEmail: u.email }): UserObject {
   return {
     user_id: u.id,
-    delivery_email: u.email,
-    email: u.email,
+    delivery_email: shown.deliveryEmail,
+    email: shown.email,
     full_name: u.fullName,
     date_joined: u.dateJoined,
     is_active: u.isActive,
@@ -76,7 +82,7 @@ export function formatUser(u: UserRecord, extavatar: boolean): UserObject {
     ...(u.isSystemBot ? { is_system_bot: true } : {}),
     role: u.role as UserObject['role'],
     timezone: u.timezone,
-    avatar_url: avatarUrl(u.email, extavatar),
+    avatar_url: avatarUrl(u.email, extavatar && shown.email === u.email),
     avatar_version: 1,
     is_imported_stub: false,
   };

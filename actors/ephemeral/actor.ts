@@ -40,8 +40,13 @@ interface UserPresence {
 
 interface RealmPresence {
   users: Map<number, UserPresence>;
-  /** Emails by user ID, from the realm, refreshed when someone unknown shows up. */
+  /**
+   * The addresses the API knows users by (`actors/realm/emails.ts`), by user
+   * ID, from the realm: refreshed when someone unknown shows up or the copy
+   * is older than `EMAILS_MAX_AGE_MS` (a user may hide their address).
+   */
   emails: Map<number, string>;
+  emailsAt: number;
   lastUpdateId: number;
 }
 
@@ -58,7 +63,7 @@ export class EphemeralShard {
 
   realm(realmId: number): RealmPresence {
     let p = this.presence.get(realmId);
-    if (!p) this.presence.set(realmId, (p = { users: new Map(), emails: new Map(), lastUpdateId: 0 }));
+    if (!p) this.presence.set(realmId, (p = { users: new Map(), emails: new Map(), emailsAt: 0, lastUpdateId: 0 }));
     return p;
   }
 
@@ -148,8 +153,13 @@ function presences(p: RealmPresence, slim: boolean, days: number | null, sees: R
   return out;
 }
 
+/** How long a copy of the addresses is used: a user who hides theirs stops showing it in presence within this. */
+const EMAILS_MAX_AGE_MS = 5000;
+const stale = (p: RealmPresence) => Date.now() - p.emailsAt > EMAILS_MAX_AGE_MS;
+
 async function refreshEmails(p: RealmPresence, ctx: ActorContext, caller: { realmId: number; userId: number | null }): Promise<void> {
   const { users } = await ctx.actors.call(realmRef, realmActorId(caller.realmId), { type: 'presenceDirectory', caller });
+  p.emailsAt = Date.now();
   p.emails.clear();
   for (const u of users) p.emails.set(u.user_id, u.email);
 }
@@ -172,7 +182,7 @@ export const updatePresence = action({
   async prepare(shard, msg, ctx) {
     if (msg.status !== 'active' && msg.status !== 'idle') throw badRequest(`Invalid status: ${msg.status}`);
     const p = (shard as EphemeralShard).realm(msg.caller.realmId);
-    if (!p.emails.has(msg.caller.userId!)) await refreshEmails(p, ctx, msg.caller);
+    if (!p.emails.has(msg.caller.userId!) || stale(p)) await refreshEmails(p, ctx, msg.caller);
     if (!p.emails.has(msg.caller.userId!)) throw badRequest('Account is deactivated');
     return accessOf(ctx, msg.caller);
   },
@@ -216,7 +226,7 @@ export const getPresences = query({
     const p = shard.realm(msg.caller.realmId);
     return (async () => {
       const access = await accessOf(ctx, msg.caller);
-      if (!msg.slim && [...p.users.keys()].some((id) => !p.emails.has(id))) await refreshEmails(p, ctx, msg.caller);
+      if (!msg.slim && (stale(p) || [...p.users.keys()].some((id) => !p.emails.has(id)))) await refreshEmails(p, ctx, msg.caller);
       return { presences: presences(p, msg.slim, msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, access?.sees ?? null), server_timestamp: Math.floor(Date.now() / 1000), presence_last_update_id: p.lastUpdateId };
     })();
   },

@@ -362,6 +362,7 @@ const PersonUpdate = z.union([
   z.object({ user_id: Id, email: z.string(), timezone: z.string() }).strict(),
   z.object({ user_id: Id, delivery_email: z.string().nullable() }).strict(),
   z.object({ user_id: Id, new_email: z.string() }).strict(),
+  z.object({ user_id: Id, avatar_url: z.string().nullable(), avatar_source: z.string(), avatar_url_medium: z.string(), avatar_version: Id }).strict(),
   z.object({ user_id: Id, date_joined: z.string() }).strict(),
   z.object({ user_id: Id, custom_profile_field: z.object({ id: Id, value: z.string().nullable(), rendered_value: z.string().optional() }).strict() }).strict(),
 ]);

@@ -180,7 +180,7 @@ export class QueueShard {
         else if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
           // Clients without bulk_message_deletion get one event per message, with message_id.
           if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...(personalize(d.event, q.options) as object), message_ids: undefined, message_id: id }));
-        } else if (q.wants(d.event.type) && (!d.capability || (q.options.capabilities[d.capability.name] ?? false) === d.capability.value) && accepts(q.options, d.event)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
+        } else if (q.wants(d.event.type) && (!d.capability || declared(q.options, d.capability.name) === d.capability.value) && accepts(q.options, d.event)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }
@@ -310,6 +310,9 @@ function deactivatedUser(d: Delivery): number | null {
   return 'is_active' in person && person.is_active === false ? person.user_id : null;
 }
 
+/** Whether a queue's client declared a capability; `client_extavatar` (a register parameter) counts as one, for avatar events. */
+const declared = (options: QueueOptions, name: string): boolean => (name === 'client_extavatar' ? options.clientExtavatar : (options.capabilities[name] ?? false));
+
 /**
  * Whether a queue takes an event at all: typing follows the queue's capabilities (the realm leaves out
  * users whose receives_typing_notifications is off when each notice is sent), presence comes in the
@@ -324,7 +327,8 @@ function accepts(options: QueueOptions, event: Extract<Delivery, { kind: 'event'
 
 /** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar, topics its empty_topic_name. */
 function personalize(event: Extract<Delivery, { kind: 'event' }>['event'], options: QueueOptions): unknown {
-  if (event.type === 'realm_user' && event.op === 'add') return { ...event, person: { ...event.person, avatar_url: avatarUrl(event.person.email, options.clientExtavatar) } };
+  // A user known by a made-up address keeps the avatar URL the realm gave (the client cannot compute it).
+  if (event.type === 'realm_user' && event.op === 'add' && event.person.email === event.person.delivery_email) return { ...event, person: { ...event.person, avatar_url: avatarUrl(event.person.email, options.clientExtavatar) } };
   const name = options.emptyTopicDisplayName;
   return name === null ? event : withEmptyTopicNamed(event, name);
 }

@@ -18,6 +18,7 @@ export const realmActor = defineActor({
   load: async (ctx, id) => {
     const state = await RealmState.load(ctx.store, Number(id));
     state.channelCreationRule = ctx.limits.channelCreation;
+    state.siteUrl = ctx.siteUrl;
     return state;
   },
   handlers: realmHandlers,

@@ -21,6 +21,7 @@ import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
+import { apiEmail } from './emails.ts';
 import { addUser, checkFullName, newUserEvents, updateUser } from './users.ts';
 import { userUpdate } from './people.ts';
 
@@ -234,7 +235,7 @@ export const updateBot = action({
       default_sending_stream: null,
       default_events_register_stream: null,
       default_all_public_streams: false,
-      ...(p.owner ? { bot_owner: state.users.get(p.owner.new)!.email } : {}),
+      ...(p.owner ? { bot_owner: apiEmail(state, state.users.get(p.owner.new)!) } : {}),
     };
   },
   events(state, p, reply) {

@@ -9,6 +9,7 @@ import { defineQuery } from '../runtime/action.ts';
 import { accessibleUsers, actingUser, activeUsers, canAccess, seesEveryone, usersWhoSee } from './access.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import type { RealmState } from './state.ts';
+import { apiEmail } from './emails.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -24,7 +25,7 @@ export const ACCESS_LIMITS_PRESENCE = /^(1|true|yes)$/i.test(process.env.PARLEY_
 /** Channels with more subscribers than this get no typing notifications (Zulip's max_stream_size_for_typing_notifications). */
 export const MAX_STREAM_SIZE_FOR_TYPING = 100;
 
-const person = (state: Readonly<RealmState>, id: number) => ({ user_id: id, email: state.users.get(id)!.email });
+const person = (state: Readonly<RealmState>, id: number) => ({ user_id: id, email: apiEmail(state, state.users.get(id)!) });
 
 /** Zulip notifies only recipients whose receives_typing_notifications is on, read at each notice (FL 253). */
 const receivesTyping = (state: Readonly<RealmState>, id: number) => state.setting(id, 'receives_typing_notifications', DEFAULT_USER_SETTINGS.receives_typing_notifications!) !== false;

@@ -23,6 +23,7 @@ import { type ServiceTrigger, serviceTriggers } from './bots.ts';
 import { decideMissedEmails } from './notifications.ts';
 import { mentionableGroup, mentionedUsers } from './mentions.ts';
 import { realmGroupSetting } from './realm_settings.ts';
+import { apiEmail, userByApiEmail } from './emails.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -399,7 +400,7 @@ export function namesFor(state: Readonly<RealmState>, userIds: Iterable<number>,
   const seen = viewer && !seesEveryone(state, viewer) ? accessibleUsers(state, viewer) : null;
   for (const id of userIds) {
     const u = state.person(id);
-    if (u && (seen === null || seen.has(id) || u.isBot)) users[id] = { email: u.email, full_name: u.fullName };
+    if (u && (seen === null || seen.has(id) || u.isBot)) users[id] = { email: apiEmail(state, u), full_name: u.fullName };
   }
   const channels: Directory['channels'] = {};
   for (const id of channelIds) {
@@ -556,7 +557,7 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
       case 'dm':
       case 'dm-including': {
         const { ids, emails } = operandPeople(t.operand);
-        const people = [...ids.map((id) => state.person(id)), ...emails.map((e) => state.usersByEmail.get(e))];
+        const people = [...ids.map((id) => state.person(id)), ...emails.map((e) => userByApiEmail(state, e, user))];
         if (people.some((p) => p === undefined)) throw badNarrow('Invalid narrow operator: unknown user');
         return { ...t, operand: [...new Set(people.map((p) => p!.id))] };
       }

@@ -10,6 +10,7 @@ import { formatUser, inaccessibleUser, UNKNOWN_USER_NAME } from '../format.ts';
 import { GROUP_ID, Role } from '../model.ts';
 import { accessibleUsers, activeUsers, restrictedViews, seesEveryone, usersWhoSee } from './access.ts';
 import { renderDescription } from './markdown.ts';
+import { apiEmail, canSeeDeliveryEmail, emailVisibility, shownEmails } from './emails.ts';
 import type { RealmState } from './state.ts';
 
 /** Custom profile field types whose values are rendered as Markdown (short and long text). */
@@ -27,9 +28,9 @@ export function profileDataOf(state: Readonly<RealmState>, u: UserRecord): NonNu
   return out;
 }
 
-/** A user object, with `profile_data` when the caller asked for custom profile fields. */
-export function userObject(state: Readonly<RealmState>, u: UserRecord, opts: { extavatar: boolean; profile?: boolean }): UserObject {
-  const base = formatUser(u, opts.extavatar);
+/** A user object as `viewer` gets it (addresses by `email_address_visibility`), with `profile_data` when the caller asked for custom profile fields. */
+export function userObject(state: Readonly<RealmState>, u: UserRecord, viewer: UserRecord, opts: { extavatar: boolean; profile?: boolean }): UserObject {
+  const base = formatUser(u, opts.extavatar, shownEmails(state, u, viewer));
   return opts.profile ? { ...base, profile_data: profileDataOf(state, u) } : base;
 }
 
@@ -52,7 +53,7 @@ export function usersFor(state: Readonly<RealmState>, viewer: UserRecord, users:
   const seen = seesEveryone(state, viewer) ? null : accessibleUsers(state, viewer);
   const out: UserObject[] = [];
   for (const u of users) {
-    if (seen === null || seen.has(u.id)) out.push(userObject(state, u, opts));
+    if (seen === null || seen.has(u.id)) out.push(userObject(state, u, viewer, opts));
     else if (!opts.incomplete) out.push(inaccessibleUser(u.id));
   }
   return out;
@@ -65,7 +66,14 @@ export function usersFor(state: Readonly<RealmState>, viewer: UserRecord, users:
  */
 export function realmUserAdd(state: Readonly<RealmState>, u: UserRecord): Delivery[] {
   const seers = usersWhoSee(state, u);
-  const out = [toUsers(state.realmId, seers, { type: 'realm_user', op: 'add', person: userObject(state, u, { extavatar: false, profile: true }) })];
+  // Two versions of the user, as Zulip's notify_created_user: with the real address for those who may see it.
+  const visibility = emailVisibility(state, u);
+  const withAddress = seers.filter((id) => canSeeDeliveryEmail(state.users.get(id)!, u.id, visibility));
+  const without = seers.filter((id) => !canSeeDeliveryEmail(state.users.get(id)!, u.id, visibility));
+  const person = formatUser(u, false, { email: apiEmail(state, u, visibility), deliveryEmail: u.email });
+  const profile = { profile_data: profileDataOf(state, u) };
+  const out = [toUsers(state.realmId, withAddress, { type: 'realm_user', op: 'add', person: { ...person, ...profile } })];
+  if (without.length) out.push(toUsers(state.realmId, without, { type: 'realm_user', op: 'add', person: { ...person, delivery_email: null, ...profile } }));
   const seeing = new Set(seers);
   const others = activeUsers(state).filter((id) => !seeing.has(id));
   if (others.length) out.push(toUsersIf(state.realmId, others, { type: 'realm_user', op: 'add', person: inaccessibleUser(u.id) }, { name: 'user_list_incomplete', value: false }));
@@ -92,7 +100,7 @@ export function accessChangeEvents(state: Readonly<RealmState>, before: Readonly
     const was = before.get(viewerId) ?? everyone;
     const now = after.get(viewerId) ?? everyone;
     for (const id of now) {
-      if (!was.has(id)) out.push(toUsers(state.realmId, [viewerId], { type: 'realm_user', op: 'add', person: userObject(state, state.users.get(id)!, { extavatar: false, profile: true }) }));
+      if (!was.has(id)) out.push(toUsers(state.realmId, [viewerId], { type: 'realm_user', op: 'add', person: userObject(state, state.users.get(id)!, state.users.get(viewerId)!, { extavatar: false, profile: true }) }));
     }
     for (const id of was) if (!now.has(id)) out.push(toUsers(state.realmId, [viewerId], { type: 'realm_user', op: 'remove', person: { user_id: id, full_name: UNKNOWN_USER_NAME } }));
   }

@@ -13,6 +13,7 @@ import { type Emoji, resolveEmoji, unicodeCode } from './emoji.ts';
 import { accessMessage, audience, readMessage } from './message_edit.ts';
 import { activeEmojiByName } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
+import { apiEmail } from './emails.ts';
 
 const action = defineAction<RealmState>();
 
@@ -78,7 +79,7 @@ function reactionEvent(state: Readonly<RealmState>, op: 'add' | 'remove', p: Rea
     op,
     message_id: p.m.id,
     user_id: u.id,
-    user: { user_id: u.id, email: u.email, full_name: u.fullName },
+    user: { user_id: u.id, email: apiEmail(state, u), full_name: u.fullName },
     emoji_name: p.emoji.name,
     emoji_code: p.emoji.code,
     reaction_type: p.emoji.type,

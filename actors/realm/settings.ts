@@ -27,7 +27,9 @@ import {
   USER_SETTINGS,
 } from '../user/settings.ts';
 import { actingUser, activeUsers } from './access.ts';
-import { userUpdate } from './people.ts';
+import { userAudience, userUpdate } from './people.ts';
+import { avatarUrl } from '../format.ts';
+import { apiEmail, canSeeDeliveryEmail, EmailVisibility, emailVisibility } from './emails.ts';
 import type { RealmState } from './state.ts';
 import { checkFullName } from './users.ts';
 import { groupMembersRecursive, usableGroup } from './groups.ts';
@@ -110,7 +112,7 @@ export function settingEvents(state: Readonly<RealmState>, userId: number, name:
   const languageName = name === 'default_language' ? { language_name: LANGUAGES[value as string]! } : {};
   const out: Delivery[] = [toUsers(state.realmId, [userId], { type: 'user_settings', op: 'update', property: name, value, ...languageName })];
   const legacyClients = { name: 'user_settings_object', value: false };
-  const email = state.users.get(userId)!.email;
+  const email = apiEmail(state, state.users.get(userId)!);
   if (LEGACY_DISPLAY_SETTINGS.includes(name) || name === 'timezone') {
     out.push(toUsersIf(state.realmId, [userId], { type: 'update_display_settings', user: email, setting_name: name, setting: value, ...languageName }, legacyClients));
   }
@@ -119,7 +121,33 @@ export function settingEvents(state: Readonly<RealmState>, userId: number, name:
   }
   if (name === 'timezone') {
     const u = state.users.get(userId)!;
-    out.push(userUpdate(state, userId, { user_id: userId, email: u.email, timezone: value as string }));
+    out.push(userUpdate(state, userId, { user_id: userId, email: apiEmail(state, u), timezone: value as string }));
+  }
+  return out;
+}
+
+/**
+ * After a user's `email_address_visibility` changed from `old` (Zulip's
+ * do_change_user_setting): `delivery_email` to each user who gains or loses
+ * sight of the real address, and the new API address to everyone who sees
+ * the user when it changes (to or from visible to everyone).
+ */
+export function emailVisibilityEvents(state: Readonly<RealmState>, userId: number, old: number): Delivery[] {
+  const u = state.users.get(userId)!;
+  const now = emailVisibility(state, u);
+  const audience = userAudience(state, userId);
+  const gain = audience.filter((id) => !canSeeDeliveryEmail(state.users.get(id)!, userId, old) && canSeeDeliveryEmail(state.users.get(id)!, userId, now));
+  const lose = audience.filter((id) => canSeeDeliveryEmail(state.users.get(id)!, userId, old) && !canSeeDeliveryEmail(state.users.get(id)!, userId, now));
+  const out: Delivery[] = [];
+  if (gain.length) out.push(toUsers(state.realmId, gain, { type: 'realm_user', op: 'update', person: { user_id: userId, delivery_email: u.email } }));
+  if (lose.length) out.push(toUsers(state.realmId, lose, { type: 'realm_user', op: 'update', person: { user_id: userId, delivery_email: null } }));
+  if (apiEmail(state, u, old) !== apiEmail(state, u, now)) {
+    out.push(toUsers(state.realmId, audience, { type: 'realm_user', op: 'update', person: { user_id: userId, new_email: apiEmail(state, u, now) } }));
+    // The avatar as clients now get it (Zulip's notify_avatar_url_change): a client that computes
+    // avatars itself can do so only from a real address, so it gets the URL while the address is hidden.
+    const avatar = { user_id: userId, avatar_source: 'G', avatar_url_medium: avatarUrl(u.email, false, true)!, avatar_version: 1 };
+    out.push(toUsersIf(state.realmId, audience, { type: 'realm_user', op: 'update', person: { ...avatar, avatar_url: avatarUrl(u.email, false) } }, { name: 'client_extavatar', value: false }));
+    out.push(toUsersIf(state.realmId, audience, { type: 'realm_user', op: 'update', person: { ...avatar, avatar_url: now === EmailVisibility.EVERYONE ? null : avatarUrl(u.email, false) } }, { name: 'client_extavatar', value: true }));
   }
   return out;
 }
@@ -128,7 +156,7 @@ export const TargetUsers = z.object({ user_ids: z.array(z.number().int()).defaul
 
 interface SettingsPlan {
   /** (user, setting, value) triples that change something, in order. */
-  changes: Array<{ userId: number; name: string; value: SettingValue }>;
+  changes: Array<{ userId: number; name: string; value: SettingValue; old: SettingValue }>;
   byThemselves: boolean;
   fullName: string | null;
   userId: number;
@@ -172,7 +200,8 @@ export const updateSettings = action({
       for (const [name, value] of Object.entries(msg.changes)) {
         for (const u of users) {
           if (t.skip_if_already_edited && state.settingsEdited.get(u.id)?.has(name)) continue;
-          if (state.setting(u.id, name, DEFAULT_USER_SETTINGS[name]!) !== value) changes.push({ userId: u.id, name, value });
+          const old = state.setting(u.id, name, DEFAULT_USER_SETTINGS[name]!);
+          if (old !== value) changes.push({ userId: u.id, name, value, old });
         }
       }
       return { ...none, changes, byThemselves: false };
@@ -192,8 +221,8 @@ export const updateSettings = action({
       if (fullName === actor.fullName) fullName = null;
     }
     const changes = Object.entries(msg.changes)
-      .filter(([name, value]) => state.setting(actor.id, name, DEFAULT_USER_SETTINGS[name]!) !== value)
-      .map(([name, value]) => ({ userId: actor.id, name, value }));
+      .map(([name, value]) => ({ userId: actor.id, name, value, old: state.setting(actor.id, name, DEFAULT_USER_SETTINGS[name]!) }))
+      .filter((c) => c.old !== c.value);
     return { changes, byThemselves: true, fullName, userId: actor.id, password: msg.password?.newHash ?? null, pendingEmail };
   },
   apply(state, p, tx) {
@@ -214,7 +243,10 @@ export const updateSettings = action({
   events(state, p) {
     const out: Delivery[] = [];
     if (p.fullName !== null) out.push(userUpdate(state, p.userId, { user_id: p.userId, full_name: p.fullName }));
-    for (const c of p.changes) out.push(...settingEvents(state, c.userId, c.name, c.value));
+    for (const c of p.changes) {
+      out.push(...settingEvents(state, c.userId, c.name, c.value));
+      if (c.name === 'email_address_visibility') out.push(...emailVisibilityEvents(state, c.userId, Number(c.old)));
+    }
     return out;
   },
 });
@@ -238,7 +270,15 @@ export const confirmEmailChange = action({
     tx.write(T.users.at(state.realmId, p.userId).put(next));
     return { revoked: [p.userId], email: p.email };
   },
-  events: (state, p) => [userUpdate(state, p.userId, { user_id: p.userId, delivery_email: p.email }), userUpdate(state, p.userId, { user_id: p.userId, new_email: p.email })],
+  // The real address to those who may see it; the new API address only when it is the real one (Zulip's do_change_user_delivery_email).
+  events(state, p) {
+    const u = state.users.get(p.userId)!;
+    const visibility = emailVisibility(state, u);
+    const audience = userAudience(state, p.userId);
+    const out = [toUsers(state.realmId, audience.filter((id) => canSeeDeliveryEmail(state.users.get(id)!, p.userId, visibility)), { type: 'realm_user', op: 'update', person: { user_id: p.userId, delivery_email: p.email } })];
+    if (visibility === EmailVisibility.EVERYONE) out.push(userUpdate(state, p.userId, { user_id: p.userId, new_email: p.email }));
+    return out;
+  },
 });
 
 /** PATCH /realm/user_settings_defaults: administrators; changes only users created later. */

@@ -26,6 +26,7 @@ import { mutedTopicsOf, userTopicsOf } from './user_topics.ts';
 import { alertWordsOf, mutedUsersOf } from './personal.ts';
 import { realmEmojiOf } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
+import { apiEmail } from './emails.ts';
 import type { UserRecord } from '../../storage/tables.ts';
 import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 import { groupObjects } from './groups.ts';
@@ -164,7 +165,7 @@ export const snapshot = query({
       const opts = { extavatar: msg.clientExtavatar, profile: true, incomplete: msg.capabilities.user_list_incomplete === true };
       Object.assign(out, {
         user_id: user.id,
-        email: user.email,
+        email: apiEmail(state, user),
         delivery_email: user.email,
         full_name: user.fullName,
         is_admin: user.role <= Role.ADMIN,

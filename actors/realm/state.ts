@@ -70,6 +70,8 @@ export class RealmState {
    */
   readonly channelCreation = new Budgets(() => Date.now());
   channelCreationRule: Rule = DEFAULT_ACTOR_LIMITS.channelCreation;
+  /** The site's URL (set when the actor loads): the host of the made-up addresses of hidden emails (`emails.ts`). */
+  siteUrl = 'http://localhost';
   /** userId -> the settings stored for the user (the others have the server's defaults). */
   readonly settings = new SettingsMap(this);
   /**

@@ -26,7 +26,7 @@ export const apiKeyForToken = action({
   apply(state, p, tx) {
     const { api_key, email } = grantKey(state, p, tx);
     const user = state.users.get(p.userId)!;
-    return { api_key, email, ...(p.includeProfile ? { user: userObject(state, user, { extavatar: false }) } : {}) };
+    return { api_key, email, ...(p.includeProfile ? { user: userObject(state, user, user, { extavatar: false }) } : {}) };
   },
   events: (state, p) => loginEvents(state, p),
 });

@@ -7,6 +7,7 @@
  * Passwords arrive here already hashed, and are checked in the gateway
  * (`lib/secrets.ts`): slow hashing never runs in the realm's mailbox.
  */
+import { userByApiEmail } from './emails.ts';
 import { channelActivity, defaultStreamIds } from './streams.ts';
 import { z } from 'zod';
 import { adminRequired, ApiError, badRequest, realmDeactivated, unauthorized } from '../../lib/errors.ts';
@@ -85,10 +86,11 @@ export const getUser = query({
   fields: z.object({ user: z.union([z.number().int(), z.string()]), ...ReadOptions }),
   run(state, msg) {
     const viewer = actingUser(state, msg.caller);
-    const u = typeof msg.user === 'number' ? state.person(msg.user) : state.usersByEmail.get(msg.user.trim().toLowerCase());
+    // By the address the API knows the user by, or the real one where the caller may see it (Zulip since FL 302).
+    const u = typeof msg.user === 'number' ? state.person(msg.user) : userByApiEmail(state, msg.user, viewer);
     if (!u) throw badRequest('No such user');
     if (!canSeeUser(state, viewer, u)) throw badRequest('Insufficient permission');
-    return { user: userObject(state, u, { extavatar: msg.clientExtavatar, profile: msg.includeCustomProfileFields }) };
+    return { user: userObject(state, u, viewer, { extavatar: msg.clientExtavatar, profile: msg.includeCustomProfileFields }) };
   },
 });
 
@@ -98,7 +100,7 @@ export const getOwnUser = query({
   fields: z.object({}),
   run(state, msg) {
     const u = actingUser(state, msg.caller);
-    return { ...userObject(state, u, { extavatar: false, profile: true }), max_message_id: state.maxMessageId > 0 ? state.maxMessageId : -1 };
+    return { ...userObject(state, u, u, { extavatar: false, profile: true }), max_message_id: state.maxMessageId > 0 ? state.maxMessageId : -1 };
   },
 });
 
