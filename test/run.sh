@@ -83,6 +83,7 @@ API_TESTS=(
   test/invites.test.ts
   test/video_calls.test.ts
   test/people-users.test.ts
+  test/email-visibility.test.ts
   test/people-guests.test.ts
   test/people-api-keys.test.ts
   test/people-settings.test.ts
