@@ -49,6 +49,8 @@ t.test('push - device routes: tokens checked, bots refused, registered with the 
   await bad('/users/me/apns_device_token', { token: '', appid: 'org.zulip.Zulip' }, 'Empty or invalid length token');
   await bad('/users/me/apns_device_token', { token: APNS, appid: 'bad app id!' }, 'Invalid app ID');
   await bad('/users/me/android_gcm_reg_id', { token: 'x'.repeat(4097) }, 'Empty or invalid length token');
+  const noApp = await api.call('POST', '/users/me/apns_device_token', { token: APNS });
+  t.match(noApp, { status: 400, body: { result: 'error', msg: "Missing 'appid' argument" } });
   const botTry = await s.api.as(s.demo.bot).call('POST', '/users/me/android_gcm_reg_id', { token: 'bot-token' });
   t.match(botTry.body, { result: 'error', msg: 'This endpoint does not accept bot requests.' });
 
@@ -91,6 +93,7 @@ t.test('push - a direct message to a user with a device: the payloads the apps p
     time: Number,
   });
   t.notOk('pm_users' in call.body.gcm_payload, 'a 1:1 DM has no pm_users');
+  t.match(call.body.gcm_payload, { realm_name: String, server: 'parley.test' });
   t.match(call.body.apns_payload, { alert: { title: sender.fullName, body: content.replace('**there**', 'there') }, custom: { zulip: { message_ids: [id], sender_id: sender.userId } } });
 
   await api.ok('POST', '/messages/flags', { messages: JSON.stringify([id]), op: 'add', flag: 'read' });

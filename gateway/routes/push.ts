@@ -15,8 +15,8 @@ export const addApnsToken = route({
   method: 'POST',
   path: '/users/me/apns_device_token',
   auth: 'required',
-  params: { token: str(), appid: str().optional() },
-  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmOf(ctx), { type: 'addPushDevice', caller: caller(ctx), kind: TokenKind.APNS, token: p.token, appId: p.appid ?? null }),
+  params: { token: str(), appid: str() },
+  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmOf(ctx), { type: 'addPushDevice', caller: caller(ctx), kind: TokenKind.APNS, token: p.token, appId: p.appid }),
 });
 
 export const removeApnsToken = route({
