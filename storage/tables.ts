@@ -443,6 +443,10 @@ export const RealmSettings = z.object({
   welcomeMessageCustomText: z.string().default(''),
   /** The video-call provider of the compose box's call button, by Zulip's ID (`VIDEO_CHAT_PROVIDERS`); Jitsi Meet by default. */
   videoChatProvider: Id.default(1),
+  /** Whether clients mark guests' names with "(guest)" (FL 216). */
+  enableGuestUserIndicator: z.boolean().default(true),
+  /** Where Zulip update announcements would go (FL 242); this server sends none. Null: nowhere. */
+  zulipUpdateAnnouncementsStreamId: Id.nullable().default(null),
   /** Group-setting permissions of the organization, by their API name. */
   groups: z.record(z.string(), GroupSettingValue).default({}),
 });

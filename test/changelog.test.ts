@@ -231,3 +231,24 @@ t.test('changelog - PATCH /realm answers with the settings that changed, and onl
   const group = before.realm_can_create_groups === 6 ? 5 : 6;
   t.same(strip(await as.owner.ok('PATCH', '/realm', { can_create_groups: { new: group } })), { can_create_groups: group }, 'a permission as its new value');
 });
+
+t.test('changelog - organization settings: move time limits (FL 162), the guest indicator (FL 216), the update announcements channel (FL 242)', async (t) => {
+  const KEYS = ['realm_move_messages_within_stream_limit_seconds', 'realm_move_messages_between_streams_limit_seconds', 'realm_enable_guest_user_indicator', 'realm_zulip_update_announcements_stream_id'];
+  const pick = (snap: Record<string, any>) => Object.fromEntries(KEYS.map((k) => [k, snap[k]]));
+  const q = await register(as.member, { fetch_event_types: ['realm'], event_types: ['realm'] });
+  const before = q.snapshot;
+  t.same(pick(before), { realm_move_messages_within_stream_limit_seconds: 259200, realm_move_messages_between_streams_limit_seconds: 604800, realm_enable_guest_user_indicator: true, realm_zulip_update_announcements_stream_id: -1 }, "Zulip's defaults");
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { move_messages_within_stream_limit_seconds: 259200, move_messages_between_streams_limit_seconds: 604800, enable_guest_user_indicator: true, zulip_update_announcements_stream_id: -1 }));
+  const change = { move_messages_within_stream_limit_seconds: 600, move_messages_between_streams_limit_seconds: 'unlimited', enable_guest_user_indicator: false, zulip_update_announcements_stream_id: 1 };
+  t.equal(outcome(await as.member.call('PATCH', '/realm', change)), '400 UNAUTHORIZED_PRINCIPAL', 'a member may not');
+  t.equal(outcome(await as.moderator.call('PATCH', '/realm', change)), '400 UNAUTHORIZED_PRINCIPAL', 'nor a moderator');
+  t.equal(outcome(await as.admin.call('PATCH', '/realm', { zulip_update_announcements_stream_id: 999_999 })), '400 BAD_REQUEST', 'a channel that does not exist');
+  t.equal(outcome(await as.admin.call('PATCH', '/realm', { move_messages_within_stream_limit_seconds: 0 })), '400 BAD_REQUEST', 'a limit of 0 seconds');
+  const r = await as.admin.ok('PATCH', '/realm', change);
+  t.match(r, { move_messages_within_stream_limit_seconds: 600, move_messages_between_streams_limit_seconds: null, enable_guest_user_indicator: false, zulip_update_announcements_stream_id: 1 }, 'an administrator may; the reply names each change');
+  const snap = structuredClone(before);
+  for (let i = 0; i < 4; i++) applyEvent(snap, await waitFor(q, (e) => e.type === 'realm' && e.op === 'update'));
+  const fresh = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same(pick(fresh), { realm_move_messages_within_stream_limit_seconds: 600, realm_move_messages_between_streams_limit_seconds: null, realm_enable_guest_user_indicator: false, realm_zulip_update_announcements_stream_id: 1 });
+  t.same(pick(snap), pick(fresh), 'snapshot plus realm update events equals a fresh register');
+});

@@ -286,6 +286,10 @@ export const ORG_EVENT_BODIES = [
         'welcome_message_custom_text',
         'new_stream_announcements_stream_id',
         'video_chat_provider',
+        'move_messages_within_stream_limit_seconds',
+        'move_messages_between_streams_limit_seconds',
+        'enable_guest_user_indicator',
+        'zulip_update_announcements_stream_id',
       ]),
       value: z.union([z.string(), Id, z.boolean(), z.null()]),
     })

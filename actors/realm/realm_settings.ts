@@ -19,6 +19,7 @@ import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { checkGroupValue, hasContentAccess, sameGroupValue } from './streams.ts';
 import { MAX_WELCOME_MESSAGE_LENGTH } from './invites.ts';
+import { moveLimit } from './message_edit.ts';
 import { videoProvider } from '../../lib/videoprovider.ts';
 
 const action = defineAction<RealmState>();
@@ -86,6 +87,10 @@ export const PLAIN = {
   welcome_message_custom_text: { owner: false },
   new_stream_announcements_stream_id: { owner: false },
   video_chat_provider: { owner: false },
+  move_messages_within_stream_limit_seconds: { owner: false },
+  move_messages_between_streams_limit_seconds: { owner: false },
+  enable_guest_user_indicator: { owner: false },
+  zulip_update_announcements_stream_id: { owner: false },
 } as const;
 type Plain = keyof typeof PLAIN;
 
@@ -131,6 +136,15 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.newStreamAnnouncementsStreamId ?? -1;
     case 'video_chat_provider':
       return st.videoChatProvider;
+    case 'move_messages_within_stream_limit_seconds':
+      return moveLimit(state, 'moveMessagesWithinStreamLimitSeconds');
+    case 'move_messages_between_streams_limit_seconds':
+      return moveLimit(state, 'moveMessagesBetweenStreamsLimitSeconds');
+    case 'enable_guest_user_indicator':
+      return st.enableGuestUserIndicator;
+    case 'zulip_update_announcements_stream_id':
+      // This server posts no Zulip update announcements; the channel is kept for when it does. Unset is -1.
+      return st.zulipUpdateAnnouncementsStreamId ?? -1;
   }
 }
 
@@ -141,7 +155,7 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
  */
 function changedData(updates: ReadonlyArray<{ property: string; value: unknown }>, groups: Readonly<Record<string, GroupSettingValue>>): Record<string, unknown> {
   const data: Record<string, unknown> = {};
-  const asValue = new Set(['message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'new_stream_announcements_stream_id']);
+  const asValue = new Set(['message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'move_messages_within_stream_limit_seconds', 'move_messages_between_streams_limit_seconds', 'new_stream_announcements_stream_id', 'zulip_update_announcements_stream_id']);
   for (const { property, value } of updates) data[property] = typeof value === 'string' && !asValue.has(property) ? 'updated' : value;
   return { ...data, ...groups };
 }
@@ -197,7 +211,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_default_code_block_language: '',
   realm_disallow_disposable_email_addresses: false,
   realm_require_unique_names: false,
-  realm_enable_guest_user_indicator: true,
   realm_enable_guest_user_dm_warning: true,
   realm_want_advertise_in_communities_directory: false,
   realm_allow_edit_history: true,
@@ -205,7 +218,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_upload_quota_mib: null,
   realm_moderation_request_channel_id: -1,
   realm_signup_announcements_stream_id: -1,
-  realm_zulip_update_announcements_stream_id: -1,
 };
 
 /**
@@ -224,10 +236,10 @@ export function videoChatProviders(): Record<string, { name: string; id: number 
 }
 
 /** The channel new channels are announced in (Zulip's `access_stream_by_id` for the administrator): null for -1. */
-function announcementsChannel(state: Readonly<RealmState>, user: UserRecord, id: number): number | null {
+function announcementsChannel(state: Readonly<RealmState>, user: UserRecord, id: number, varName = 'new_stream_announcements_stream_id'): number | null {
   if (id === -1) return null;
   const c = state.channels.get(id);
-  if (!c || c.isArchived || !hasContentAccess(state, c, user)) throw badRequest('Invalid channel ID', { var_name: 'new_stream_announcements_stream_id' });
+  if (!c || c.isArchived || !hasContentAccess(state, c, user)) throw badRequest('Invalid channel ID', { var_name: varName });
   return c.id;
 }
 
@@ -247,6 +259,10 @@ export const RealmChanges = z.object({
   allow_message_editing: z.boolean().optional(),
   message_content_edit_limit_seconds: Seconds.optional(),
   message_content_delete_limit_seconds: Seconds.optional(),
+  move_messages_within_stream_limit_seconds: Seconds.optional(),
+  move_messages_between_streams_limit_seconds: Seconds.optional(),
+  enable_guest_user_indicator: z.boolean().optional(),
+  zulip_update_announcements_stream_id: z.number().int().optional(),
   enable_read_receipts: z.boolean().optional(),
   message_content_allowed_in_email_notifications: z.boolean().optional(),
   mandatory_topics: z.boolean().optional(),
@@ -362,6 +378,18 @@ export const updateRealm = action({
         case 'video_chat_provider':
           if (!Object.values(videoChatProviders()).some((p) => p.id === value)) throw badRequest(`Invalid video_chat_provider ${value}`);
           settings.videoChatProvider = Number(value);
+          break;
+        case 'move_messages_within_stream_limit_seconds':
+          meta.moveMessagesWithinStreamLimitSeconds = value === 'unlimited' ? null : Number(value);
+          break;
+        case 'move_messages_between_streams_limit_seconds':
+          meta.moveMessagesBetweenStreamsLimitSeconds = value === 'unlimited' ? null : Number(value);
+          break;
+        case 'enable_guest_user_indicator':
+          settings.enableGuestUserIndicator = Boolean(value);
+          break;
+        case 'zulip_update_announcements_stream_id':
+          settings.zulipUpdateAnnouncementsStreamId = announcementsChannel(state, user, Number(value), 'zulip_update_announcements_stream_id');
           break;
       }
       changed.push(name);
