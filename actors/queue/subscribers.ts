@@ -43,8 +43,10 @@ export class SubscriberIndex {
     return this.members.get(realmId)?.get(channelId);
   }
 
-  has(realmId: number, userId: number): boolean {
-    return this.channelsOf.has(`${realmId}:${userId}`);
+  /** A user's channels as indexed here (undefined: no queue of theirs here), e.g. to carry over with their queues and `seed` elsewhere. */
+  channelsOfUser(realmId: number, userId: number): number[] | undefined {
+    const channels = this.channelsOf.get(`${realmId}:${userId}`);
+    return channels && [...channels];
   }
 
   /**

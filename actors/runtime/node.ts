@@ -130,7 +130,7 @@ export class ActorNode {
   private tick(): void {
     const now = Date.now();
     this.postToEveryShard('tick', (kind) => kind.tick && ((s) => kind.tick!(s, now)));
-    this.unwatchBroadcastsIfUnused();
+    this.syncBroadcasts();
   }
 
   /** The bus may have lost deliveries to this node's shards: each per-shard kind hears it (the queue actor ends its queues). */
@@ -348,11 +348,17 @@ export class ActorNode {
    * Broadcast deliveries (channel messages) reach a node only while one of
    * its per-shard actors wants them (it holds an event queue): the node
    * subscribes before that request is answered and unsubscribes on the tick
-   * after the last one is gone, so other nodes pay nothing for them.
+   * after the last one is gone, so other nodes pay nothing for them. One
+   * subscription however many requests ask at once (two would deliver every
+   * message twice), and each waits until it is in place.
    */
   private async watchBroadcastsIfWanted(h: ActorHost<unknown>, kind: AnyKind): Promise<void> {
-    if (this.broadcastSub || !kind.wantsBroadcasts!(await h.state)) return;
-    this.broadcastSub = this.bus
+    if (!this.broadcastSub && !kind.wantsBroadcasts!(await h.state)) return;
+    if (this.broadcastSub) {
+      await this.broadcastSub;
+      return;
+    }
+    const sub = this.bus
       .subscribe(
         subjects.broadcastAll,
         (body) => {
@@ -365,17 +371,28 @@ export class ActorNode {
         await this.bus.flush();
         return s;
       });
-    await this.broadcastSub;
+    this.broadcastSub = sub;
+    // A failed subscription is not kept: the next request (or tick) tries again.
+    sub.catch(() => this.broadcastSub === sub && (this.broadcastSub = null));
+    await sub;
   }
 
-  private unwatchBroadcastsIfUnused(): void {
-    if (!this.broadcastSub) return;
+  /**
+   * On each tick: takes broadcasts while a per-shard actor wants them (its
+   * queues may have come other than through a request here, e.g. handed
+   * over with a shard), lets them go once none does.
+   */
+  private syncBroadcasts(): void {
     for (const shard of this.shards.values()) {
       for (const kind of this.perShardKinds) {
-        const state = shard.hosts.get(kind.name)?.current;
-        if (state !== undefined && kind.wantsBroadcasts?.(state)) return;
+        const h = shard.hosts.get(kind.name);
+        const state = h?.current;
+        if (state === undefined || !kind.wantsBroadcasts?.(state)) continue;
+        if (!this.broadcastSub) void this.watchBroadcastsIfWanted(h!, kind).catch((err: unknown) => this.log.error({ err }, 'could not take broadcasts'));
+        return;
       }
     }
+    if (!this.broadcastSub) return;
     const sub = this.broadcastSub;
     this.broadcastSub = null;
     void sub.then((s) => s.unsubscribe()).catch(() => {});
