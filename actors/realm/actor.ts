@@ -11,6 +11,7 @@ import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
 import { RealmState } from './state.ts';
+import { noteChange } from './register_parts.ts';
 
 export const realmActor = defineActor({
   ref: realmRef,
@@ -22,6 +23,7 @@ export const realmActor = defineActor({
     return state;
   },
   handlers: realmHandlers,
+  changed: noteChange,
   timers: {
     [deliverScheduled.name]: deliverScheduled,
     [expireInvite.name]: expireInvite,

@@ -594,7 +594,9 @@ export function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow
     const c = state.channels.get(Number(channelTerm.operand))!;
     const sub = state.subs.get(c.id)?.get(user.id);
     const receivedFrom = sub?.active ? sub.startMessageId : null;
-    if (c.historyPublicToSubscribers && (!c.inviteOnly || sub !== undefined)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0, receivedFrom }];
+    // A private channel's shared history is for its subscribers: a former one reads none of it (Zulip's has_message_access).
+    if (c.historyPublicToSubscribers && (!c.inviteOnly || sub?.active)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0, receivedFrom }];
+    if (c.historyPublicToSubscribers) return [];
     return sub ? [{ recipientKey: channelRecipientKey(c.id), minId: sub.startMessageId, receivedFrom }] : [];
   }
   if (dmTerm) {
@@ -611,7 +613,9 @@ export function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow
     } else {
       for (const [channelId, subs] of state.subs) {
         const sub = subs.get(user.id);
-        if (sub) sources.push({ recipientKey: channelRecipientKey(channelId), minId: state.channels.get(channelId)!.historyPublicToSubscribers ? 0 : sub.startMessageId, receivedFrom: sub.active ? sub.startMessageId : null });
+        const channel = state.channels.get(channelId)!;
+        if (sub && !sub.active && channel.inviteOnly && channel.historyPublicToSubscribers) continue;
+        if (sub) sources.push({ recipientKey: channelRecipientKey(channelId), minId: channel.historyPublicToSubscribers ? 0 : sub.startMessageId, receivedFrom: sub.active ? sub.startMessageId : null });
       }
     }
   }
@@ -661,6 +665,8 @@ function resolveWith(state: Readonly<RealmState>, user: UserRecord, narrow: Narr
 export const messageSources = query({
   type: 'messageSources',
   fields: z.object({ narrow: z.array(NarrowTermSchema), with: WithTarget.nullable() }),
+  // A history read (GET /messages, the user's register) does not wait behind sends in the mailbox.
+  concurrent: true,
   run(state, msg) {
     const user = actingUser(state, msg.caller);
     const narrow = resolveNarrow(state, user, msg.with ? resolveWith(state, user, msg.narrow, msg.with) : msg.narrow);
@@ -688,6 +694,8 @@ export const queueChannels = query({
 export const narrowForQueue = query({
   type: 'narrowForQueue',
   fields: z.object({ narrow: z.array(NarrowTermSchema) }),
+  // Read-only, synchronous: answered beside the mailbox (`QueryDef.concurrent`).
+  concurrent: true,
   run(state, msg) {
     if (msg.narrow.some((t) => t.operator === 'with')) throw badNarrow("Invalid narrow operator: 'with' cannot filter an event queue");
     return { narrow: resolveNarrow(state, actingUser(state, msg.caller), msg.narrow) };
@@ -702,6 +710,8 @@ export const narrowForQueue = query({
 export const allPublicStreamsAccess = query({
   type: 'allPublicStreamsAccess',
   fields: z.object({}),
+  // Read-only, synchronous: answered beside the mailbox (`QueryDef.concurrent`).
+  concurrent: true,
   run(state, msg) {
     if (isGuest(actingUser(state, msg.caller))) throw badRequest('User not authorized for this query');
     return {};
@@ -712,6 +722,8 @@ export const allPublicStreamsAccess = query({
 export const directory = query({
   type: 'directory',
   fields: z.object({ userIds: z.array(z.number().int()), channelIds: z.array(z.number().int()) }),
+  // Read-only, synchronous: answered beside the mailbox (`QueryDef.concurrent`).
+  concurrent: true,
   run(state, msg) {
     return namesFor(state, msg.userIds, msg.channelIds, actingUser(state, msg.caller));
   },

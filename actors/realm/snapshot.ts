@@ -9,7 +9,9 @@ import { OFFLINE_THRESHOLD_SECS, TYPING_EXPIRY_MS } from '../ephemeral/actor.ts'
 import { avatarUrl, realmIconUrl } from '../format.ts';
 import { GROUP_ID, isGuest, Role } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
-import { actingUser } from './access.ts';
+import { actingUser, seesEveryone } from './access.ts';
+import { encodedPart, withEncoded } from './register_parts.ts';
+import { JsonText } from '../runtime/bus.ts';
 import { channelSnapshot } from './subscription_settings.ts';
 import { realmGroupSetting, realmSnapshot } from './realm_settings.ts';
 import { moveLimit } from './message_edit.ts';
@@ -146,8 +148,15 @@ function resolveNotificationSettings(state: Readonly<RealmState>, userId: number
   }
 }
 
+/**
+ * The realm's part of a register, as JSON text: the parts every viewer who
+ * sees everyone gets alike come pre-encoded (`register_parts.ts`). Answered
+ * beside the mailbox (`QueryDef.concurrent`): a register does not wait
+ * behind the organization's sends.
+ */
 export const snapshot = query({
   type: 'snapshot',
+  concurrent: true,
   fields: z.object({
     fetch: z.array(z.string()).nullable(),
     clientExtavatar: z.boolean(),
@@ -160,6 +169,8 @@ export const snapshot = query({
     const want = (t: string) => wants(msg.fetch, t);
     const out: Record<string, unknown> = { ...limits(state) };
     if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl), serverSnapshot(state), legacyPolicies(state));
+    /** Members given as JSON text, spliced into the reply. */
+    const encoded: Array<[string, string]> = [];
     if (want('realm_user')) {
       const users = [...state.users.values()];
       const opts = { extavatar: msg.clientExtavatar, profile: true, incomplete: msg.capabilities.user_list_incomplete === true };
@@ -175,12 +186,19 @@ export const snapshot = query({
         role: user.role,
         can_create_users: user.canCreateUsers,
         ...ownUser(state, user),
-        // A user the viewer may not see is left out or, for clients without user_list_incomplete, an
-        // active "Unknown user" (so, as in Zulip, among realm_users even when deactivated).
-        realm_users: [...usersFor(state, user, users.filter((u) => u.isActive), opts), ...(opts.incomplete ? [] : usersFor(state, user, users.filter((u) => !u.isActive), opts).filter((u) => u.is_active))],
-        realm_non_active_users: usersFor(state, user, users.filter((u) => !u.isActive), { ...opts, incomplete: true }),
         cross_realm_bots: systemBotObjects(state, msg.clientExtavatar),
       });
+      // A user the viewer may not see is left out or, for clients without user_list_incomplete, an
+      // active "Unknown user" (so, as in Zulip, among realm_users even when deactivated).
+      const realmUsers = () => [...usersFor(state, user, users.filter((u) => u.isActive), opts), ...(opts.incomplete ? [] : usersFor(state, user, users.filter((u) => !u.isActive), opts).filter((u) => u.is_active))];
+      const nonActive = () => usersFor(state, user, users.filter((u) => !u.isActive), { ...opts, incomplete: true });
+      if (seesEveryone(state, user)) {
+        // The same for every viewer who sees everyone (only the avatar form differs): pre-encoded, cached.
+        const form = msg.clientExtavatar ? 'extavatar' : 'url';
+        encoded.push(['realm_users', encodedPart(state, `realm_users:${form}`, realmUsers)], ['realm_non_active_users', encodedPart(state, `realm_non_active_users:${form}`, nonActive)]);
+      } else {
+        Object.assign(out, { realm_users: realmUsers(), realm_non_active_users: nonActive() });
+      }
     }
     if (want('subscription') || want('stream') || want('default_streams')) {
       Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
@@ -233,7 +251,7 @@ export const snapshot = query({
     }
     // Zulip's fetch type is `video_calls`; the event's own type is accepted too.
     if (want('video_calls') || want('has_videoprovider_token')) out.has_videoprovider_token = state.org.videoTokens.has(user.id);
-    return out;
+    return new JsonText(withEncoded(JSON.stringify(out), encoded));
   },
 });
 

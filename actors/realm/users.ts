@@ -49,6 +49,8 @@ export const authenticate = query({
   type: 'authenticate',
   /** `email` null: the key alone (Zulip's `?api_key=` on file URLs, `authenticated_uploads_api_view`). */
   fields: z.object({ email: z.string().nullable(), apiKey: z.string() }),
+  // Authentication never waits behind the organization's writes (`QueryDef.concurrent`).
+  concurrent: true,
   run(state, msg): Authenticated {
     // Zulip's RealmDeactivatedError, before the key is looked at (the gateway refuses such hosts first).
     if (state.meta?.deactivated) throw realmDeactivated();

@@ -26,6 +26,7 @@ import { T, type TimerRecord } from '../../storage/tables.ts';
 import type { Delivery } from '../events/delivery.ts';
 import type { ActorContext } from './context.ts';
 import type { Parked } from './mailbox.ts';
+import type { JsonText } from './bus.ts';
 
 /** Who sends a message: a user of a realm, or the server itself (`userId` null). */
 export interface Caller {
@@ -125,6 +126,16 @@ export interface QueryDef<S, Z extends Fields, R> {
    * completes on its own (a long poll), which frees the mailbox at once.
    */
   run(state: Readonly<S>, msg: Msg<z.output<Z>>, ctx: ActorContext): R;
+  /**
+   * Runs at once, beside the mailbox, instead of waiting behind the messages
+   * queued before it. Only for a `run` that reads memory synchronously and
+   * returns a plain reply (no `later`, no `Parked`): the state it sees is then
+   * the state between two messages' synchronous steps (`check` and `apply`
+   * run without an `await` between them), so it shows every change answered
+   * before it was asked and none half made. Its reply still waits until the
+   * changes it may show are durable.
+   */
+  concurrent?: boolean;
 }
 
 /** A durable timer's handler: an action whose message is the timer's payload. */
@@ -168,7 +179,9 @@ export type ReplyOf<H> = H extends { kind: 'action'; apply: (...args: never[]) =
       ? L
       : Q extends Parked<infer K>
         ? K
-        : Awaited<Q>
+        : Awaited<Q> extends JsonText
+          ? Record<string, unknown> // a reply built as JSON text: an object (the caller parses it or forwards the text)
+          : Awaited<Q>
     : never;
 
 /** The fields a handler's caller sends (its input, before zod defaults). */

@@ -61,6 +61,10 @@ export class ActorHost<S> {
     const state = await this.state;
     const handler = this.kind.handlers[msg.type];
     if (!handler) throw new Error(`${this.kind.name}: no handler for ${msg.type}`);
+    if (handler.kind === 'query' && handler.concurrent) {
+      const now = this.runQuery(handler, state, msg);
+      return now instanceof Parked ? now.promise : now;
+    }
     const out = await this.mailbox.post(() => (handler.kind === 'action' ? this.runAction(handler, state, msg) : this.runQuery(handler, state, msg)));
     return out instanceof Parked ? out.promise : out;
   }
@@ -102,6 +106,7 @@ export class ActorHost<S> {
     const reply = def.apply(state, plan, tx, this.ctx);
     tx.write(done);
     const events = def.events?.(state, plan, reply) ?? [];
+    this.kind.changed?.(state, tx.ops, events);
     return this.durable(tx, events, reply);
   }
 
@@ -110,6 +115,7 @@ export class ActorHost<S> {
     const tx = this.tx();
     const reply = def.apply(state, plan, tx, this.ctx);
     const events = def.events?.(state, plan, reply) ?? [];
+    this.kind.changed?.(state, tx.ops, events);
     return this.durable(tx, events, reply);
   }
 

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Delivery } from '../events/delivery.ts';
 import type { AnyHandler, Caller, FieldsOf, Msg, ReplyOf, TimerDef } from './action.ts';
 import type { ActorContext } from './context.ts';
+import type { WriteOp } from '../../storage/store.ts';
 
 const Id = z.number().int().nonnegative();
 export const CallerSchema = z.object({ realmId: Id, userId: Id.nullable() }).strict();
@@ -51,6 +52,12 @@ export interface ActorKindDef<S, H extends Record<string, AnyHandler<S>>> {
   tick?(state: S, now: number): void;
   /** Per-shard kinds: counts for the operator's view of a node (`parley cluster status`); read-only. */
   stats?(state: S): Record<string, number>;
+  /**
+   * Called after each change is applied (in the mailbox, before it is
+   * durable), with the change's writes and events: for state derived from
+   * the rest that must follow it (the realm's pre-encoded register parts).
+   */
+  changed?(state: S, writes: readonly WriteOp[], events: readonly Delivery[]): void;
   /** Called when the node stops hosting the actor (shard released). */
   unload?(state: S): void;
 }

@@ -10,6 +10,7 @@ import { presenceActorId, ephemeralRef } from '../../actors/ephemeral/ref.ts';
 import { clientExtavatar } from '../../actors/format.ts';
 import { queueActorId, queueRef } from '../../actors/queue/ref.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { RawJson } from '../../actors/runtime/client.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { ApiError, badEventQueue } from '../../lib/errors.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/features.ts';
@@ -86,14 +87,15 @@ export const register = route({
       },
     });
     const [realmPart, userPart, presencePart] = await Promise.all([
-      ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false', capabilities: caps }),
+      // Forwarded as the realm encoded it (with its pre-encoded parts), never parsed here.
+      ctx.actors.raw(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false', capabilities: caps }),
       ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'snapshot', caller: who, fetch, emptyTopicDisplayName }),
       fetch === null || fetch.includes('presence')
-        ? ctx.actors.call(ephemeralRef, presenceActorId(user.realmId), { type: 'getPresences', caller: who, slim: (p.slim_presence ?? false) || caps.simplified_presence_events === true, historyLimitDays: p.presence_history_limit_days ?? null })
-        : Promise.resolve({}),
+        ? ctx.actors.raw(ephemeralRef, presenceActorId(user.realmId), { type: 'getPresences', caller: who, slim: (p.slim_presence ?? false) || caps.simplified_presence_events === true, historyLimitDays: p.presence_history_limit_days ?? null })
+        : Promise.resolve(new RawJson('{}')),
     ]);
     const unhonored = Object.keys(caps).filter((k) => caps[k] && CLIENT_CAPABILITIES[k] === false).map((k) => `client_capabilities.${k}`);
-    return {
+    const rest = {
       queue_id: queue.queue_id,
       last_event_id: queue.last_event_id,
       idle_queue_timeout_secs: idleSecs,
@@ -105,13 +107,27 @@ export const register = route({
       service_merge_base: SERVER_VERSION,
       zulip_merge_base: SERVER_VERSION,
       event_queue_longpoll_timeout_seconds: 90,
-      ...realmPart,
       ...userPart,
-      ...presencePart,
-      [IGNORED]: unhonored,
     };
+    return Object.assign(new RawJson(joinObjects(joinObjects(JSON.stringify(rest), realmPart.text), presencePart.text)), { [IGNORED]: unhonored });
   },
 });
+
+const CHECK = process.env.PARLEY_CHECK === '1';
+
+/**
+ * One JSON object's text from two objects' texts that share no key (checked
+ * in check mode: a key in both would reach the client twice).
+ */
+function joinObjects(a: string, b: string): string {
+  if (CHECK) {
+    const shared = Object.keys(JSON.parse(a) as object).filter((k) => k in (JSON.parse(b) as object));
+    if (shared.length) throw new Error(`register parts share keys: ${shared.join(', ')}`);
+  }
+  if (b === '{}') return a;
+  if (a === '{}') return b;
+  return `${a.slice(0, -1)},${b.slice(1)}`;
+}
 
 /**
  * Clients that recognize a queue that is gone by the error's text as Zulip
