@@ -204,7 +204,10 @@ export const snapshot = query({
       Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
       if (msg.capabilities.notification_settings_null !== true) resolveNotificationSettings(state, user.id, out);
     }
-    if (want('realm_user_groups')) out.realm_user_groups = groupObjects(state, msg.capabilities.include_deactivated_groups === true);
+    if (want('realm_user_groups')) {
+      const deactivated = msg.capabilities.include_deactivated_groups === true;
+      encoded.push(['realm_user_groups', encodedPart(state, `realm_user_groups:${deactivated}`, () => groupObjects(state, deactivated))]);
+    }
     if (want('user_settings')) out.user_settings = { ...settingsOf(state, user.id), ...SETTING_CHOICES };
     if (msg.capabilities.user_settings_object !== true) {
       for (const legacy of ['update_display_settings', 'update_global_notifications'] as const) if (want(legacy)) Object.assign(out, legacySettingsOf(state, user.id, legacy));
