@@ -14,6 +14,7 @@ import { type Delivery, toUsers } from '../events/delivery.ts';
 import { ACCESS_LIMITS_PRESENCE } from '../realm/ephemeral.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
+import { JsonText } from '../runtime/bus.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { ephemeralRef } from './ref.ts';
@@ -48,7 +49,21 @@ interface RealmPresence {
   emails: Map<number, string>;
   emailsAt: number;
   lastUpdateId: number;
+  /** `presences` as JSON text by form (`presencesText`), with the second it was built in and the `lastUpdateId` it reflects. */
+  encoded: Map<string, { second: number; updateId: number; text: string }>;
 }
+
+/**
+ * Above this many active users in an organization, a change of presence is
+ * not sent as an event: clients learn it from their own pings (every 60 s),
+ * which answer with everyone's presence. Zulip's
+ * USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS (100 there): each event goes
+ * to every user, and users come online in proportion to the organization's
+ * size, so events grow with the square of it. Here the default is higher
+ * because a queue shard fans an event out, not the presence actor; at most
+ * this many recipients per update either way.
+ */
+export const PRESENCE_EVENTS_USER_LIMIT = Number(process.env.PARLEY_PRESENCE_EVENTS_USER_LIMIT ?? 1000);
 
 export class EphemeralShard {
   /** `${realm}:${sender}:${conversation}` -> the stop event to send when it expires. */
@@ -63,7 +78,7 @@ export class EphemeralShard {
 
   realm(realmId: number): RealmPresence {
     let p = this.presence.get(realmId);
-    if (!p) this.presence.set(realmId, (p = { users: new Map(), emails: new Map(), emailsAt: 0, lastUpdateId: 0 }));
+    if (!p) this.presence.set(realmId, (p = { users: new Map(), emails: new Map(), emailsAt: 0, lastUpdateId: 0, encoded: new Map() }));
     return p;
   }
 
@@ -157,11 +172,36 @@ function presences(p: RealmPresence, slim: boolean, days: number | null, sees: R
 const EMAILS_MAX_AGE_MS = 5000;
 const stale = (p: RealmPresence) => Date.now() - p.emailsAt > EMAILS_MAX_AGE_MS;
 
+/**
+ * `presences(p, slim, days, null)` as JSON text. Built at most once a second
+ * per form, and again when someone came online or changed status
+ * (`lastUpdateId`): a ping answers with everyone's presence, and building it
+ * is O(users), so at 10,000 users pinging every minute one build per second
+ * serves them all. What a reply shows is thus at most a second old; presence
+ * timestamps are whole seconds.
+ */
+function presencesText(p: RealmPresence, slim: boolean, days: number): string {
+  const key = `${slim ? 'slim' : 'legacy'}:${days}`;
+  const second = Math.floor(Date.now() / 1000);
+  const hit = p.encoded.get(key);
+  if (hit && hit.second === second && hit.updateId === p.lastUpdateId) return hit.text;
+  const text = JSON.stringify(presences(p, slim, days, null));
+  p.encoded.set(key, { second, updateId: p.lastUpdateId, text });
+  return text;
+}
+
+/** The presences a caller gets: the shared text, or theirs alone when access limits what they see. */
+function presencesFor(p: RealmPresence, slim: boolean, days: number, sees: ReadonlySet<number> | null): string {
+  return sees ? JSON.stringify(presences(p, slim, days, sees)) : presencesText(p, slim, days);
+}
+
 async function refreshEmails(p: RealmPresence, ctx: ActorContext, caller: { realmId: number; userId: number | null }): Promise<void> {
   const { users } = await ctx.actors.call(realmRef, realmActorId(caller.realmId), { type: 'presenceDirectory', caller });
   p.emailsAt = Date.now();
   p.emails.clear();
   for (const u of users) p.emails.set(u.user_id, u.email);
+  // Legacy presences are keyed by email.
+  p.encoded.clear();
 }
 
 /**
@@ -200,15 +240,14 @@ export const updatePresence = action({
     x.p.users.set(x.userId, x.next);
     if (x.notify) x.p.lastUpdateId++;
     const now = Math.floor(Date.now() / 1000);
-    return {
-      server_timestamp: now,
-      zephyr_mirror_active: false,
-      ...(x.msg.pingOnly ? {} : { presences: presences(x.p, x.msg.slim, x.msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, x.access?.sees ?? null) }),
-      ...(x.msg.lastUpdateId !== null ? { presence_last_update_id: x.p.lastUpdateId } : {}),
-    };
+    const head = JSON.stringify({ server_timestamp: now, zephyr_mirror_active: false, ...(x.msg.lastUpdateId !== null ? { presence_last_update_id: x.p.lastUpdateId } : {}) });
+    if (x.msg.pingOnly) return new JsonText(head);
+    // Everyone's presence, spliced in as text (shared by the pings of the same second).
+    return new JsonText(`${head.slice(0, -1)},"presences":${presencesFor(x.p, x.msg.slim, x.msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, x.access?.sees ?? null)}}`);
   },
   events(_shard, x) {
-    if (!x.notify) return [];
+    // Bounded fan-out: no event at all past the limit (Zulip's), so an update never walks every user.
+    if (!x.notify || x.p.emails.size > PRESENCE_EVENTS_USER_LIMIT) return [];
     const everyone = x.access ? x.access.seenBy : [...x.p.emails.keys()];
     const realmId = x.msg.caller.realmId;
     const legacy = legacyPresence(x.next);
@@ -227,7 +266,8 @@ export const getPresences = query({
     return (async () => {
       const access = await accessOf(ctx, msg.caller);
       if (!msg.slim && (stale(p) || [...p.users.keys()].some((id) => !p.emails.has(id)))) await refreshEmails(p, ctx, msg.caller);
-      return { presences: presences(p, msg.slim, msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, access?.sees ?? null), server_timestamp: Math.floor(Date.now() / 1000), presence_last_update_id: p.lastUpdateId };
+      const head = JSON.stringify({ server_timestamp: Math.floor(Date.now() / 1000), presence_last_update_id: p.lastUpdateId });
+      return new JsonText(`${head.slice(0, -1)},"presences":${presencesFor(p, msg.slim, msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, access?.sees ?? null)}}`);
     })();
   },
 });
