@@ -46,7 +46,9 @@ t.test("cluster - kill -9 of the realm's actor node under traffic: shards move, 
   const victim = await c.realmOwner();
   t.ok(victim, 'found the node that owns the realm');
   const load = traffic(c, channelSend(channel));
-  await new Promise((r) => setTimeout(r, 1500));
+  // Traffic flowing first (more than 10 sends acknowledged, however loaded the machine), then the kill.
+  for (const until = Date.now() + 15_000; load.acked().length <= 10 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 500));
   const before = load.acked().length;
   const killedAt = Date.now();
   victim!.child.kill('SIGKILL');
