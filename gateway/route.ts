@@ -18,6 +18,9 @@ export interface CallContext {
   actors: ActorClient;
   /** Client name from the User-Agent (`ZulipPython/0.9` gives `ZulipPython`). */
   client: string;
+  /** The raw User-Agent header and the client's address (the new-login email names them). */
+  userAgent?: string;
+  ip?: string;
   /** Tunables the routes need (long-poll timeout, queue lifetime). */
   limits: { longPollTimeoutMs: number; queueIdleSecs: number };
   /** The feature level this server implements (`lib/features.ts`). */

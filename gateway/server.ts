@@ -249,6 +249,8 @@ export class Gateway {
         realmUrl: this.opts.organizations!.hosts.realmUrl(org?.subdomain ?? ''),
         actors: this.actors,
         client: clientName(info.userAgent),
+        userAgent: info.userAgent,
+        ip: info.ip,
         limits: { longPollTimeoutMs: this.opts.longPollTimeoutMs, queueIdleSecs: this.opts.queueIdleSecs },
         featureLevel: this.featureLevel,
         files,

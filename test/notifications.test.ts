@@ -14,7 +14,7 @@ import { startSmtp } from './helpers/smtp.ts';
 
 const smtp = await startSmtp();
 t.teardown(() => smtp.close());
-const s = await serverFor(t, { env: { PARLEY_SMTP_URL: smtp.url, PARLEY_SITE_URL: 'http://parley.test' } });
+const s = await serverFor(t, { env: { PARLEY_SMTP_URL: smtp.url, PARLEY_SITE_URL: 'http://parley.test', PARLEY_JUST_CREATED_SECS: '2' } });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const textOf = (m: ParsedMail) => m.text ?? '';
@@ -319,4 +319,29 @@ t.test('a topic wildcard mention mails the topic\'s participants only; followed-
   t.equal(mailsTo(bystander.p).length, before.get(bystander.p.email), 'a subscriber who never posted in the topic is not');
   t.equal(mailsTo(neither.p).length, before.get(neither.p.email), 'nor a participant with both wildcard settings off');
   t.ok((await participant.api.ok('GET', `/messages/${id}`)).message.flags.includes('topic_wildcard_mentioned'));
+});
+
+t.test('a login through POST /fetch_api_key mails the new-login email, except just after sign-up or with enable_login_emails off', async (t) => {
+  const p = await newPerson(s);
+  const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
+  const login = () => s.api.ok('POST', '/fetch_api_key', { username: p.email, password: p.password }, { headers: { 'user-agent': firefox } });
+  const loginMails = () => mailsTo(p).filter((m) => m.subject?.startsWith('New login'));
+  await login();
+  await sleep(1000);
+  t.equal(loginMails().length, 0, 'no mail for an account created within the threshold');
+  await sleep(1500);
+  await login();
+  await smtp.waitFor(() => loginMails().length > 0);
+  const [mail] = loginMails();
+  t.equal(mail!.subject, 'New login from Firefox on Linux');
+  t.match(textOf(mail!), `Your account ${p.email}`);
+  t.match(textOf(mail!), /IP address: \S+/);
+  t.match(textOf(mail!), 'http://parley.test');
+
+  await s.api.as(p).ok('PATCH', '/settings', { enable_login_emails: false });
+  await login();
+  await sleep(1500);
+  t.equal(loginMails().length, 1, 'enable_login_emails off: no mail');
+  const wrong = await s.api.call('POST', '/fetch_api_key', { username: p.email, password: 'not it' });
+  t.equal(wrong.status, 401, 'a failed login mails nothing either');
 });

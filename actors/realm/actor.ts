@@ -10,6 +10,7 @@ import { deliverScheduled } from './scheduled_messages.ts';
 import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
+import { loginEmail } from './login_email.ts';
 import { RealmState } from './state.ts';
 import { noteChange } from './register_parts.ts';
 
@@ -32,5 +33,6 @@ export const realmActor = defineActor({
     [pushUnregister.name]: pushUnregister,
     [pushNotify.name]: pushNotify,
     [pushRemove.name]: pushRemove,
+    [loginEmail.name]: loginEmail,
   },
 });

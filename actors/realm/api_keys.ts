@@ -15,6 +15,7 @@ import { T } from '../../storage/tables.ts';
 import type { Delivery } from '../events/delivery.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
+import { noteLogin } from './login_email.ts';
 import { userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
 import { MAX_API_KEYS } from './users.ts';
@@ -39,15 +40,19 @@ export const passwordCheck = query({
 /** Internal (server caller only): issues a new API key to a user whose password the gateway verified. */
 export const issueApiKey = action({
   type: 'issueApiKey',
-  fields: z.object({ userId: z.number().int(), passwordHash: z.string() }),
+  fields: z.object({ userId: z.number().int(), passwordHash: z.string(), userAgent: z.string().max(2000).default(''), ip: z.string().max(100).default('') }),
   check(state, msg) {
     if (msg.caller.userId !== null) throw badRequest('Only the server issues API keys');
     const u = state.users.get(msg.userId);
     if (!u || u.passwordHash !== msg.passwordHash) throw authenticationFailed();
     if (!u.isActive) throw userDeactivated();
-    return loginPlan(state, u.id);
+    return { ...loginPlan(state, u.id), device: { userAgent: msg.userAgent, ip: msg.ip } };
   },
-  apply: (state, p, tx) => grantKey(state, p, tx),
+  apply(state, p, tx) {
+    // Zulip mails a login through POST /fetch_api_key too (process_api_key_fetch_authenticate_result).
+    noteLogin(state, p.userId, p.device, tx);
+    return grantKey(state, p, tx);
+  },
   events: (state, p) => loginEvents(state, p),
 });
 

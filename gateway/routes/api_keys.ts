@@ -26,7 +26,7 @@ export const fetchApiKey = route({
     decoy ??= hashPassword('not a password anyone has');
     const ok = await verifyPassword(found.passwordHash ?? (await decoy), p.password);
     if (!ok || found.userId === null || found.passwordHash === null) throw authenticationFailed();
-    return ctx.actors.raw(realmRef, realm, { type: 'issueApiKey', caller: serverCaller(ctx), userId: found.userId, passwordHash: found.passwordHash });
+    return ctx.actors.raw(realmRef, realm, { type: 'issueApiKey', caller: serverCaller(ctx), userId: found.userId, passwordHash: found.passwordHash, userAgent: ctx.userAgent ?? '', ip: ctx.ip ?? '' });
   },
 });
 
