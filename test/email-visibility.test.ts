@@ -105,6 +105,8 @@ t.test('email visibility - events: delivery_email to who gains or loses sight, n
       return back && 'avatar_url' in e.person;
     });
     const keys = seen.map((x) => Object.keys(x).filter((k) => k !== 'user_id').sort().join('+'));
+    t.ok(seen.filter((x) => 'avatar_url' in x).every((x) => x.avatar_version === 1), 'avatar events carry avatar_version (FL 6)');
+    t.equal(snaps[i]!.realm_users.find((u: any) => u.user_id === p.userId).avatar_version, 1, 'as user objects do');
     const avatar = 'avatar_source+avatar_url+avatar_url_medium+avatar_version';
     if (name === 'admin') t.same(keys, ['new_email', avatar, 'delivery_email', 'delivery_email', 'new_email', avatar], 'the administrator loses sight only at nobody, and gets it back');
     else t.same(seen.filter((x) => 'delivery_email' in x).map((x) => x.delivery_email), [null, p.email], `${name}: loses the real address at once, gets it back at the end`);

@@ -156,3 +156,13 @@ t.test('features - details of early levels: GET /users/me (FL 10), update_messag
   t.same(plain.members, explicit.members, 'no client_gravatar is client_gravatar=true');
   t.not(JSON.stringify(explicit.members), JSON.stringify((await maria.ok('GET', '/users', { client_gravatar: false })).members), 'and false differs (avatar URLs given)');
 });
+
+t.test('features - the server fields of POST /register (FL 4 and 72): limits, server_generation, Jitsi', async (t) => {
+  const a = await maria.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  for (const k of ['jitsi_server_url', 'development_environment', 'server_generation', 'password_min_length', 'password_min_guesses', 'max_file_upload_size_mib', 'max_avatar_file_size_mib', 'server_inline_image_preview', 'server_inline_url_embed_preview', 'server_avatar_changes_disabled', 'server_name_changes_disabled', 'max_icon_file_size_mib', 'max_logo_file_size_mib', 'realm_upload_quota_mib']) t.ok(k in a, k);
+  t.match(a, { max_avatar_file_size_mib: 5, max_icon_file_size_mib: 5, max_logo_file_size_mib: 5, development_environment: false });
+  t.ok(Number.isInteger(a.server_generation) && a.server_generation <= Date.now() / 1000 && a.server_generation > 1_600_000_000, 'server_generation is when the server started, in seconds');
+  const b = await maria.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.equal(b.server_generation, a.server_generation, 'and stays while it runs');
+  t.notOk('server_generation' in (await maria.ok('POST', '/register', { fetch_event_types: ['message'] })), 'it belongs to the realm keys, as in Zulip');
+});

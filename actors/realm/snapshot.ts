@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { MAX_UPLOAD_MIB } from '../../storage/files.ts';
 import { wants } from '../events/fetch.ts';
 import { EMOJI_DATA_PATH } from '../../lib/emoji.ts';
+import { SERVER_GENERATION } from '../../lib/version.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import { OFFLINE_THRESHOLD_SECS, TYPING_EXPIRY_MS } from '../ephemeral/actor.ts';
 import { avatarUrl, realmIconUrl } from '../format.ts';
@@ -80,6 +81,11 @@ function serverSnapshot(state: Readonly<RealmState>): Record<string, unknown> {
     server_name_changes_disabled: false,
     server_web_public_streams_enabled: false,
     server_needs_upgrade: false,
+    server_generation: SERVER_GENERATION,
+    // Zulip's default limits; no image uploads for avatars, icons or logos exist here (realm_avatar_changes_disabled).
+    max_avatar_file_size_mib: 5,
+    max_icon_file_size_mib: 5,
+    max_logo_file_size_mib: 5,
     server_emoji_data_url: EMOJI_DATA_PATH,
     server_can_summarize_topics: false,
     server_presence_ping_interval_seconds: 60,
