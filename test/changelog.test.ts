@@ -252,3 +252,20 @@ t.test('changelog - organization settings: move time limits (FL 162), the guest 
   t.same(pick(fresh), { realm_move_messages_within_stream_limit_seconds: 600, realm_move_messages_between_streams_limit_seconds: null, realm_enable_guest_user_indicator: false, realm_zulip_update_announcements_stream_id: 1 });
   t.same(pick(snap), pick(fresh), 'snapshot plus realm update events equals a fresh register');
 });
+
+t.test('changelog - PATCH /users/me/subscriptions/muted_topics mutes and unmutes, twice over without an error (FL 169)', async (t) => {
+  const p = s.api.as(await newPerson(s));
+  const topic = uniq('muted');
+  const policyOf = async () => ((await p.ok('POST', '/register', { fetch_event_types: ['user_topic'] })).user_topics as any[]).find((x) => x.stream_id === 1 && x.topic_name === topic)?.visibility_policy;
+  await p.ok('PATCH', '/users/me/subscriptions/muted_topics', { stream: 'general', topic, op: 'add' });
+  t.equal(await policyOf(), 1, 'muted, the channel named');
+  await p.ok('PATCH', '/users/me/subscriptions/muted_topics', { stream_id: 1, topic, op: 'add' });
+  t.equal(await policyOf(), 1, 'muting again succeeds');
+  await p.ok('PATCH', '/users/me/subscriptions/muted_topics', { stream_id: 1, topic, op: 'remove' });
+  t.equal(await policyOf(), undefined, 'unmuted, the channel by ID');
+  await p.ok('PATCH', '/users/me/subscriptions/muted_topics', { stream_id: 1, topic, op: 'remove' });
+  for (const params of [{ topic, op: 'add' }, { stream: 'general', stream_id: 1, topic, op: 'add' }, { stream: 'no-such-channel-169', topic, op: 'add' }, { stream_id: 1, topic, op: 'toggle' }]) {
+    t.equal(outcome(await p.call('PATCH', '/users/me/subscriptions/muted_topics', params)), '400 BAD_REQUEST', JSON.stringify(params));
+  }
+  t.equal(outcome(await new Api(s.api.base).call('PATCH', '/users/me/subscriptions/muted_topics', { stream_id: 1, topic, op: 'add' })), '401 UNAUTHORIZED');
+});

@@ -274,7 +274,7 @@ print(json.dumps({"mid": mid, "raw": raw["content"], "raw_content": raw_reply["r
 
   const second = step(t, member2, [
     'POST /messages', 'GET /messages', 'POST /messages/flags', 'POST /messages/flags/narrow', 'POST /mark_topic_as_read', 'POST /mark_stream_as_read', 'POST /mark_all_as_read',
-    'POST /user_topics', 'DELETE /messages/{message_id}',
+    'POST /user_topics', 'PATCH /users/me/subscriptions/muted_topics', 'DELETE /messages/{message_id}',
   ], `
 reply = ok(client.send_message({"type": "stream", "to": ${J(channel)}, "topic": ${J(topic)}, "content": "Yes please"}))["id"]
 ok(client.update_message_flags({"messages": [${firstMsg}], "op": "add", "flag": "starred"}))
@@ -289,6 +289,8 @@ ok(client.mark_stream_as_read(${streamId}))
 ok(client.mark_all_as_read())
 unread_after = unread_in([{"operator": "channel", "operand": ${J(channel)}}])
 ok(client.call_endpoint("user_topics", method="POST", request={"stream_id": ${streamId}, "topic": ${J(topic)}, "visibility_policy": 3}))
+ok(client.mute_topic({"stream": ${J(channel)}, "topic": "other", "op": "add"}))
+ok(client.mute_topic({"stream": ${J(channel)}, "topic": "other", "op": "remove"}))
 followed = [m["id"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "narrow": [{"operator": "channel", "operand": ${streamId}}, {"operator": "is", "operand": "followed"}]}))["messages"]]
 oops = ok(client.send_message({"type": "stream", "to": ${J(channel)}, "topic": ${J(topic)}, "content": "oops"}))["id"]
 ok(client.delete_message(oops))
@@ -546,7 +548,6 @@ print(json.dumps({"moved": moved, "members": members, "active": [${sideId} in ac
 /** The Python client's methods whose routes this server does not have, with the route each calls. */
 const NO_ROUTE_HERE: Record<string, [route: string, why: string]> = {
   get_attachments: ['GET /attachments', 'listing uploads is not implemented'],
-  mute_topic: ['PATCH /users/me/subscriptions/muted_topics', 'the legacy muting route; POST /user_topics (called above) replaces it'],
   get_stream_email_address: ['GET /streams/{stream_id}/email_address', 'no email gateway'],
   remove_user_group: ['DELETE /user_groups/{user_group_id}', 'gone from Zulip: groups are deactivated (called above)'],
   update_storage: ['PUT /bot_storage', 'bot storage is not implemented'],

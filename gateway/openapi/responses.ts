@@ -115,6 +115,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'POST /mark_topic_as_read': empty(),
   'GET /users/me/{stream_id}/topics': fields({ topics: z.array(z.object({ name: z.string(), max_id: Id }).strict()) }),
   'POST /user_topics': empty(),
+  'PATCH /users/me/subscriptions/muted_topics': empty(),
   'POST /scheduled_messages': fields({ scheduled_message_id: Id }, NO_STREAM),
   'GET /scheduled_messages': fields({ scheduled_messages: z.array(ScheduledMessageObject) }),
   'PATCH /scheduled_messages/{scheduled_message_id}': empty(NO_STREAM),

@@ -27,7 +27,7 @@ import * as push from './push.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers, updateGroupSubgroups } from './user_groups.ts';
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 import { addRealmEmoji, deleteRealmEmoji, fileUrl, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
-import { updateUserTopic } from './user_topics.ts';
+import { updateMutedTopic, updateUserTopic } from './user_topics.ts';
 import { openapiDocument } from './openapi.ts';
 
 export const ROUTES: Route[] = [
@@ -133,6 +133,7 @@ export const ROUTES: Route[] = [
   removeReaction,
   topicHistory,
   updateUserTopic,
+  updateMutedTopic,
   setTyping,
   updatePresence,
   realmPresence,
