@@ -373,6 +373,20 @@ print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary
   t.same([anonymous.status, await anonymous.text()], [200, 'agenda'], 'the temporary URL serves the file without credentials');
 });
 
+t.test('python scenario - a phone registers its push tokens and removes them (no push service here)', async (t) => {
+  const out = step(t, member2, ['POST /users/me/apns_device_token', 'DELETE /users/me/apns_device_token', 'POST /users/me/android_gcm_reg_id', 'DELETE /users/me/android_gcm_reg_id', 'POST /mobile_push/test_notification'], `
+apns = {"token": "c0ffee" * 8, "appid": "org.zulip.Zulip"}
+ok(client.call_endpoint("users/me/apns_device_token", method="POST", request=apns))
+ok(client.call_endpoint("users/me/android_gcm_reg_id", method="POST", request={"token": "fcm-token-of-a-phone"}))
+test = client.call_endpoint("mobile_push/test_notification", method="POST", request={})
+ok(client.call_endpoint("users/me/apns_device_token", method="DELETE", request={"token": apns["token"]}))
+ok(client.call_endpoint("users/me/android_gcm_reg_id", method="DELETE", request={"token": "fcm-token-of-a-phone"}))
+gone = client.call_endpoint("users/me/android_gcm_reg_id", method="DELETE", request={"token": "fcm-token-of-a-phone"})
+print(json.dumps({"test": test, "gone": gone}))`);
+  t.match(out.test, { result: 'error', code: 'PUSH_SERVICE_NOT_CONFIGURED' }, 'a test notification without the push service is refused as a server without push refuses it');
+  t.match(out.gone, { result: 'error' }, 'a token removed once is not there to remove again');
+});
+
 t.test('python scenario - scheduled messages, subscriptions, status, presence and settings', async (t) => {
   const out = step(t, member1, [
     'POST /register', 'GET /realm/profile_fields', 'POST /scheduled_messages', 'GET /scheduled_messages', 'PATCH /scheduled_messages/{scheduled_message_id}', 'DELETE /scheduled_messages/{scheduled_message_id}',
