@@ -58,6 +58,22 @@ export const Delivery = z.discriminatedUnion('kind', [
       capability: z.object({ name: z.string(), value: z.boolean() }).strict().optional(),
     })
     .strict(),
+  /**
+   * An event for every queue of the realm (everyone who may see the change),
+   * on the realm's broadcast subject as a channel message is: each queue
+   * shard expands it to its own queues of the realm, so its size does not
+   * grow with the organization.
+   */
+  z
+    .object({
+      kind: z.literal('realm'),
+      realmId: Id,
+      /** Users whose queues do not get it (e.g. restricted guests, the users the event is about). */
+      except: z.array(Id),
+      event: ClientEventBody,
+      capability: z.object({ name: z.string(), value: z.boolean() }).strict().optional(),
+    })
+    .strict(),
 ]);
 export type Delivery = z.infer<typeof Delivery>;
 
@@ -66,6 +82,15 @@ export const toUsers = (realmId: number, userIds: number[], event: ClientEventBo
 
 /** An event only for the queues of clients that declared `capability` (`client_capabilities`) as `value`. */
 export const toUsersIf = (realmId: number, userIds: number[], event: ClientEventBody, capability: { name: string; value: boolean }): Delivery => ({ kind: 'event', realmId, userIds, event, capability });
+
+/** An event for every queue of the realm but those of `except` (only those with `capability`, when given). */
+export const toRealm = (realmId: number, event: ClientEventBody, opts: { except?: number[]; capability?: { name: string; value: boolean } } = {}): Delivery => ({
+  kind: 'realm',
+  realmId,
+  except: opts.except ?? [],
+  event,
+  ...(opts.capability ? { capability: opts.capability } : {}),
+});
 
 /**
  * An event in one form for queues of clients with `capability` and another
@@ -80,7 +105,10 @@ export const withCapability = (realmId: number, userIds: number[], capability: '
 export type ChannelMessage = Extract<Delivery, { kind: 'message' }> & { userIds: null };
 export const isChannelMessage = (d: Delivery): d is ChannelMessage => d.kind === 'message' && d.userIds === null;
 
-/** The placement keys of a delivery's recipients (where their queues live); none for a channel message (`isChannelMessage`). */
+/** Whether a delivery goes on its realm's broadcast subject, to every node holding queues: a channel message, a realm-wide event. */
+export const isRealmWide = (d: Delivery): boolean => d.kind === 'realm' || isChannelMessage(d);
+
+/** The placement keys of a delivery's recipients (where their queues live); none for a realm-wide one (`isRealmWide`). */
 export function deliveryPlacements(d: Delivery): string[] {
-  return d.userIds === null ? [] : d.userIds.map((id) => userPlacement(d.realmId, id));
+  return d.kind === 'realm' || d.userIds === null ? [] : d.userIds.map((id) => userPlacement(d.realmId, id));
 }

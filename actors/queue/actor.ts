@@ -79,6 +79,8 @@ export class QueueShard {
   /** realm -> users to report at the next tick. */
   private toReport = new Map<number, Set<number>>();
   readonly byUser = new Map<string, Set<EventQueue>>();
+  /** realm -> its queues here (for realm-wide deliveries). */
+  readonly byRealm = new Map<number, Set<EventQueue>>();
   readonly allPublic = new Set<EventQueue>();
   /** Which of this shard's users (with a queue) are subscribed to which channels. */
   readonly subscribers = new SubscriberIndex();
@@ -139,6 +141,9 @@ export class QueueShard {
     let set = this.byUser.get(key);
     if (!set) this.byUser.set(key, (set = new Set()));
     set.add(q);
+    let inRealm = this.byRealm.get(q.realmId);
+    if (!inRealm) this.byRealm.set(q.realmId, (inRealm = new Set()));
+    inRealm.add(q);
     if (q.options.allPublicStreams) this.allPublic.add(q);
   }
 
@@ -159,12 +164,19 @@ export class QueueShard {
       this.subscribers.forget(q.realmId, q.userId);
     }
     this.allPublic.delete(q);
+    this.byRealm.get(q.realmId)?.delete(q);
+    if (this.byRealm.get(q.realmId)?.size === 0) this.byRealm.delete(q.realmId);
   }
 
   deliver(d: Delivery, broadcast: boolean): void {
     if (isChannelMessage(d)) {
       // Only as a broadcast: a channel message is published on its realm's broadcast subject alone.
       if (broadcast) this.deliverChannelMessage(d);
+      return;
+    }
+    if (d.kind === 'realm') {
+      // Only as a broadcast, as a channel message: published on its realm's broadcast subject alone.
+      if (broadcast) this.deliverToRealm(d);
       return;
     }
     if (broadcast) return;
@@ -177,15 +189,32 @@ export class QueueShard {
     for (const id of d.userIds!) {
       for (const q of this.byUser.get(`${d.realmId}:${id}`) ?? []) {
         if (d.kind === 'message') this.deliverMessage(q, d, true, formatted);
-        else if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
-          // Clients without bulk_message_deletion get one event per message, with message_id.
-          if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...(personalize(d.event, q.options) as object), message_ids: undefined, message_id: id }));
-        } else if (q.wants(d.event.type) && (!d.capability || declared(q.options, d.capability.name) === d.capability.value) && accepts(q.options, d.event)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
+        else this.deliverEvent(q, d);
         if (q.pending > MAX_PENDING_EVENTS) this.drop(q);
       }
     }
     const gone = deactivatedUser(d);
     if (gone !== null) this.dropUser(d.realmId, gone);
+  }
+
+  /** A realm-wide event: every queue of the realm this shard holds but those of `except` (O(local queues of the realm)). */
+  private deliverToRealm(d: Extract<Delivery, { kind: 'realm' }>): void {
+    const except = d.except.length ? new Set(d.except) : null;
+    const full: EventQueue[] = [];
+    for (const q of this.byRealm.get(d.realmId) ?? []) {
+      if (except?.has(q.userId)) continue;
+      this.deliverEvent(q, d);
+      if (q.pending > MAX_PENDING_EVENTS) full.push(q);
+    }
+    // Dropped after the walk: dropping changes the set being walked.
+    for (const q of full) this.drop(q);
+  }
+
+  private deliverEvent(q: EventQueue, d: Extract<Delivery, { kind: 'event' | 'realm' }>): void {
+    if (d.event.type === 'delete_message' && !q.options.bulkMessageDeletion) {
+      // Clients without bulk_message_deletion get one event per message, with message_id.
+      if (q.wants('delete_message')) for (const id of d.event.message_ids ?? []) this.push(q, JSON.stringify({ ...(personalize(d.event, q.options) as object), message_ids: undefined, message_id: id }));
+    } else if (q.wants(d.event.type) && (!d.capability || declared(q.options, d.capability.name) === d.capability.value) && accepts(q.options, d.event)) this.push(q, JSON.stringify(personalize(d.event, q.options)));
   }
 
   /** Ends every queue of a user (deactivated): a waiting poll gets what is queued, the next poll BAD_EVENT_QUEUE_ID. */

@@ -5,6 +5,8 @@ import { badRequest, unauthorized } from '../../lib/errors.ts';
 import type { ChannelRecord, UserRecord } from '../../storage/tables.ts';
 import { GROUP_ID, isGuest, Role } from '../model.ts';
 import type { Caller } from '../runtime/action.ts';
+import { type Delivery, toRealm, toUsers } from '../events/delivery.ts';
+import type { ClientEventBody } from '../events/schema.ts';
 import type { RealmState } from './state.ts';
 import { userByApiEmail } from './emails.ts';
 
@@ -102,10 +104,44 @@ export function accessibleUsers(state: Readonly<RealmState>, viewer: UserRecord)
   return out;
 }
 
-/** Whether `viewer` may see `target` (Zulip's `check_can_access_user`). */
+/**
+ * Whether `viewer` may see `target` (Zulip's `check_can_access_user`): the
+ * same answer as `accessibleUsers(viewer).has(target)`, found by looking
+ * for a channel or a conversation they share (O(channels + viewer's
+ * conversations), not O(subscriptions)).
+ */
 export function canSeeUser(state: Readonly<RealmState>, viewer: UserRecord, target: UserRecord): boolean {
   if (target.isBot || target.id === viewer.id || seesEveryone(state, viewer)) return true;
-  return accessibleUsers(state, viewer).has(target.id);
+  for (const subs of state.subs.values()) if (subs.get(viewer.id)?.active && subs.get(target.id)?.active) return true;
+  for (const key of state.dmsByUser.get(viewer.id) ?? []) if (state.dms.get(key)!.userIds.includes(target.id)) return true;
+  return false;
+}
+
+/** Active guests who do not see every user (none while the organization lets everyone see everyone): O(guests). */
+export function restrictedGuests(state: Readonly<RealmState>): UserRecord[] {
+  if (!accessRestricted(state)) return [];
+  const out: UserRecord[] = [];
+  for (const id of state.activeGuestIds) {
+    const g = state.users.get(id)!;
+    if (!seesEveryone(state, g)) out.push(g);
+  }
+  return out;
+}
+
+/**
+ * An event for a channel's audience (`channelAudience`) but `except`. A
+ * public channel's audience is everyone but the guests not subscribed to
+ * it: one realm-wide delivery whose size is O(guests + except), not
+ * O(users). A private channel's is listed (O(users) to find).
+ */
+export function toChannelAudience(state: Readonly<RealmState>, c: ChannelRecord, event: ClientEventBody, except: Iterable<number> = []): Delivery {
+  if (c.inviteOnly) {
+    const left = new Set(except);
+    return toUsers(state.realmId, channelAudience(state, c).filter((id) => !left.has(id)), event);
+  }
+  const out = [...except];
+  for (const id of state.activeGuestIds) if (!state.isSubscribed(c.id, id)) out.push(id);
+  return toRealm(state.realmId, event, { except: out });
 }
 
 /**

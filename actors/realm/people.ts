@@ -4,13 +4,13 @@
  * events that follow a user's membership of the role (system) groups.
  */
 import type { UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers, toUsersIf } from '../events/delivery.ts';
+import { type Delivery, toRealm, toUsers, toUsersIf } from '../events/delivery.ts';
 import type { ClientEventBody, UserObject } from '../events/schema.ts';
 import { formatUser, inaccessibleUser, UNKNOWN_USER_NAME } from '../format.ts';
 import { GROUP_ID, Role } from '../model.ts';
-import { accessibleUsers, activeUsers, restrictedViews, seesEveryone, usersWhoSee } from './access.ts';
+import { accessibleUsers, activeUsers, canSeeUser, restrictedGuests, restrictedViews, seesEveryone, usersWhoSee } from './access.ts';
 import { renderDescription } from './markdown.ts';
-import { apiEmail, canSeeDeliveryEmail, emailVisibility, shownEmails } from './emails.ts';
+import { apiEmail, canSeeDeliveryEmail, EmailVisibility, emailVisibility, shownEmails } from './emails.ts';
 import type { RealmState } from './state.ts';
 
 /** Custom profile field types whose values are rendered as Markdown (short and long text). */
@@ -62,21 +62,35 @@ export function usersFor(state: Readonly<RealmState>, viewer: UserRecord, users:
 /**
  * A new user's `realm_user` add: the user for everyone who may see them;
  * the "Unknown user" placeholder for the others, except clients with
- * `user_list_incomplete` (Zulip's `notify_created_user`).
+ * `user_list_incomplete` (Zulip's `notify_created_user`). One realm-wide
+ * delivery; only the restricted guests who may not see the user are
+ * listed (O(guests × channels) in an organization that restricts them),
+ * and, when the user's address is not for everyone, those who may or may
+ * not see it (O(guests) or O(moderators and administrators)).
  */
 export function realmUserAdd(state: Readonly<RealmState>, u: UserRecord): Delivery[] {
-  const seers = usersWhoSee(state, u);
+  const hidden = u.isBot ? [] : restrictedGuests(state).filter((g) => !canSeeUser(state, g, u)).map((g) => g.id);
   // Two versions of the user, as Zulip's notify_created_user: with the real address for those who may see it.
   const visibility = emailVisibility(state, u);
-  const withAddress = seers.filter((id) => canSeeDeliveryEmail(state.users.get(id)!, u.id, visibility));
-  const without = seers.filter((id) => !canSeeDeliveryEmail(state.users.get(id)!, u.id, visibility));
   const person = formatUser(u, false, { email: apiEmail(state, u, visibility), deliveryEmail: u.email });
   const profile = { profile_data: profileDataOf(state, u) };
-  const out = [toUsers(state.realmId, withAddress, { type: 'realm_user', op: 'add', person: { ...person, ...profile } })];
-  if (without.length) out.push(toUsers(state.realmId, without, { type: 'realm_user', op: 'add', person: { ...person, delivery_email: null, ...profile } }));
-  const seeing = new Set(seers);
-  const others = activeUsers(state).filter((id) => !seeing.has(id));
-  if (others.length) out.push(toUsersIf(state.realmId, others, { type: 'realm_user', op: 'add', person: inaccessibleUser(u.id) }, { name: 'user_list_incomplete', value: false }));
+  const full: ClientEventBody = { type: 'realm_user', op: 'add', person: { ...person, ...profile } };
+  const masked: ClientEventBody = { type: 'realm_user', op: 'add', person: { ...person, delivery_email: null, ...profile } };
+  const out: Delivery[] = [];
+  if (visibility === EmailVisibility.EVERYONE) out.push(toRealm(state.realmId, full, { except: hidden }));
+  else if (visibility === EmailVisibility.MEMBERS) {
+    // Everyone but guests sees the address: the guests who see the user are listed.
+    const left = new Set(hidden);
+    const guests = [...state.activeGuestIds].filter((id) => !left.has(id));
+    out.push(toRealm(state.realmId, full, { except: [...hidden, ...guests] }));
+    if (guests.length) out.push(toUsers(state.realmId, guests, masked));
+  } else {
+    // Only moderators or administrators may see it: they are listed (O(staff)).
+    const withAddress = [...state.activeStaffIds].filter((id) => canSeeDeliveryEmail(state.users.get(id)!, u.id, visibility));
+    out.push(toRealm(state.realmId, masked, { except: [...hidden, ...withAddress] }));
+    if (withAddress.length) out.push(toUsers(state.realmId, withAddress, full));
+  }
+  if (hidden.length) out.push(toUsersIf(state.realmId, hidden, { type: 'realm_user', op: 'add', person: inaccessibleUser(u.id) }, { name: 'user_list_incomplete', value: false }));
   return out;
 }
 

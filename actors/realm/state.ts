@@ -31,7 +31,7 @@ import {
   type UserTopicRecord,
   type PushDeviceRecord,
 } from '../../storage/tables.ts';
-import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId } from '../model.ts';
+import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId, Role } from '../model.ts';
 import type { SettingValue } from '../user/settings.ts';
 import type { Tx } from '../runtime/action.ts';
 import { OrgState } from './org_state.ts';
@@ -50,6 +50,12 @@ export class RealmState {
   readonly users = new Map<number, UserRecord>();
   /** Notification Bot and Welcome Bot (`system_bots.ts`): message senders only, found by ID here and by email in `usersByEmail`. */
   readonly systemBots = new Map<number, UserRecord>();
+  /** IDs of the active members, kept by `indexUser` (who hears about the organization's changes). */
+  readonly activeIds = new Set<number>();
+  /** IDs of the active guests, kept by `indexUser` (the only ones whose view of users may be restricted). */
+  readonly activeGuestIds = new Set<number>();
+  /** IDs of the active owners, administrators and moderators, kept by `indexUser` (who may see addresses hidden from members). */
+  readonly activeStaffIds = new Set<number>();
   readonly usersByEmail = new Map<string, UserRecord>();
   /** SHA-256 of each valid API key -> its user (keys themselves are never kept). */
   readonly usersByKeyHash = new Map<string, UserRecord>();
@@ -180,6 +186,12 @@ export class RealmState {
     }
     this.users.set(u.id, u);
     this.usersByEmail.set(u.email.toLowerCase(), u);
+    if (u.isActive) this.activeIds.add(u.id);
+    else this.activeIds.delete(u.id);
+    if (u.isActive && u.role === Role.GUEST) this.activeGuestIds.add(u.id);
+    else this.activeGuestIds.delete(u.id);
+    if (u.isActive && u.role <= Role.MODERATOR) this.activeStaffIds.add(u.id);
+    else this.activeStaffIds.delete(u.id);
     for (const k of u.apiKeys) this.usersByKeyHash.set(k.hash, u);
     const name = u.fullName.toLowerCase();
     let named = this.usersByName.get(name);

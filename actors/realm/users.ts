@@ -18,10 +18,10 @@ import { COLORS } from './subscriptions.ts';
 import { type Delivery, toUsers, toUsersIf, withCapability } from '../events/delivery.ts';
 import { userDeactivated } from './api_keys.ts';
 import type { ClientEventBody, UserObject } from '../events/schema.ts';
-import { formatChannel, formatSubscription } from '../format.ts';
+import { formatChannel } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { actingUser, activeUsers, canAccess, canSeeUser, channelAudience, restrictedViews } from './access.ts';
+import { actingUser, activeUsers, canAccess, canSeeUser, channelAudience, restrictedViews, toChannelAudience } from './access.ts';
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
 import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userObject, usersFor, userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
@@ -198,18 +198,18 @@ export function subscribeNewUser(state: RealmState, tx: Tx, userId: number, chan
   return done;
 }
 
-/** A new user's events: `realm_user` add for everyone, `peer_add` for each channel's audience, and their own subscriptions. */
+/**
+ * A new user's events: `realm_user` add for everyone and `peer_add` for
+ * each channel's audience, each one realm-wide delivery (`realmUserAdd`,
+ * `toChannelAudience`): O(channels joined), whatever the organization's
+ * size. The user's own `subscription` add is not sent: a user created
+ * just now has no event queue to get it (their first register reads
+ * their subscriptions), and it would carry every subscriber of every
+ * default channel.
+ */
 export function newUserEvents(state: Readonly<RealmState>, user: UserRecord, subscribed: number[]): Delivery[] {
   const out: Delivery[] = realmUserAdd(state, user);
-  for (const id of subscribed) {
-    const c = state.channels.get(id)!;
-    const peers = channelAudience(state, c).filter((u) => u !== user.id);
-    if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [user.id] }));
-  }
-  if (subscribed.length) {
-    const subs = subscribed.map((id) => formatSubscription(state.channels.get(id)!, state.subs.get(id)!.get(user.id)!, state.activeSubscribers(id), channelActivity(state, state.channels.get(id)!)));
-    out.push(toUsers(state.realmId, [user.id], { type: 'subscription', op: 'add', subscriptions: subs }));
-  }
+  for (const id of subscribed) out.push(toChannelAudience(state, state.channels.get(id)!, { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [user.id] }, [user.id]));
   return out;
 }
 

@@ -12,7 +12,7 @@ import { actorsHosted, shardsOwned } from '../../lib/metrics.ts';
 import { FencedError, type Store } from '../../storage/store.ts';
 import type { TimerRecord } from '../../storage/tables.ts';
 import { CHECK } from '../events/check.ts';
-import { Delivery, deliveryPlacements, isChannelMessage } from '../events/delivery.ts';
+import { Delivery, deliveryPlacements, isRealmWide } from '../events/delivery.ts';
 import { parseShardSubject, shardOf, subjects } from '../subjects.ts';
 import type { AnyHandler } from './action.ts';
 import { type Bus, sharedEvent, type Subscription } from './bus.ts';
@@ -320,7 +320,7 @@ export class ActorNode {
     const shards = new Set<number>();
     for (const placement of deliveryPlacements(d)) shards.add(shardOf(placement, this.opts.shards));
     const to = [...shards].map((s) => subjects.events(s));
-    if (isChannelMessage(d)) to.push(subjects.broadcast(d.realmId));
+    if (isRealmWide(d)) to.push(subjects.broadcast(d.realmId));
     if (!this.bus.sharesEvents) return this.bus.publishMany(to, d);
     // In process, subscribers get the value published, found again (not checked twice) when it
     // reaches this node's shards. A message delivery goes as built (`handOver`); any other
