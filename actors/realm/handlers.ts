@@ -25,7 +25,7 @@ import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvi
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createPlayground, deletePlayground } from './playgrounds.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
-import { authenticate, bootstrap, createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
+import { authenticate, bootstrap, createUser, createUsers, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
 import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
 import { createBot, listBots, updateBot } from './bots.ts';
 import { confirmEmailChange, updateSettings, updateUserDefaults } from './settings.ts';
@@ -48,6 +48,7 @@ export const realmHandlers = {
   snapshot,
   listUsers,
   createUser,
+  createUsers,
   createBot,
   listBots,
   updateBot,

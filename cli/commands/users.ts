@@ -5,11 +5,12 @@ import { realmRef } from '../../actors/realm/ref.ts';
 import { subjects } from '../../actors/subjects.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { hashPassword } from '../../lib/secrets.ts';
+import { importUsers, readImportFile, ROLES } from '../import.ts';
+import { MAX_USERS_PER_BATCH } from '../../actors/realm/users.ts';
 import { findUser, inOrganization, organizationGroup } from '../organization.ts';
 import { print, readSecret, table, UsageError } from '../output.ts';
 import { type Run, writeZuliprc } from './organizations.ts';
 
-const ROLES: Record<string, number> = { owner: Role.OWNER, admin: Role.ADMIN, moderator: Role.MODERATOR, member: Role.MEMBER, guest: Role.GUEST };
 const roleName = (r: number) => Object.entries(ROLES).find(([, v]) => v === r)?.[0] ?? String(r);
 
 function roleOf(name: string): number {
@@ -48,6 +49,25 @@ export function userCommands(program: Command, run: Run): void {
         const { user_id } = await dep.actors.call(realmRef, o.realm, { type: 'createUser', caller: o.server, email: opts.email, fullName: opts.name, passwordHash });
         if (role !== Role.MEMBER) await dep.actors.call(realmRef, o.realm, { type: 'updateUser', caller: o.operator, userId: user_id, fullName: null, role, profileData: null, newEmail: null });
         print(json, { user_id, email: opts.email, role: roleName(role) }, (v) => `Created ${v.email} (user ${v.user_id}, ${v.role})\n`);
+      }),
+    );
+
+  users
+    .command('import <file>')
+    .description('create users from a CSV file (header: email,full_name[,role][,password|password_hash]) or a JSON-lines file, in batches')
+    .option('--format <format>', 'csv or jsonl (default: from the file name)')
+    .option('--batch <n>', `users per batch, 1 to ${MAX_USERS_PER_BATCH}`, '500')
+    .option('--skip-existing', 'leave out users whose email is in use (default: stop at the first batch holding one)')
+    .option('--keys-out <path>', "write each created user's email,user_id,api_key there (mode 0600); otherwise API keys are not shown")
+    .action((file: string, opts: { format?: string; batch: string; skipExisting?: boolean; keysOut?: string }, cmd: Command) =>
+      run(async (dep, json) => {
+        if (opts.format && opts.format !== 'csv' && opts.format !== 'jsonl') throw new UsageError(`--format must be csv or jsonl`);
+        const rows = readImportFile(file, (opts.format as 'csv' | 'jsonl' | undefined) ?? null);
+        const o = await inOrganization(dep, orgOf(cmd));
+        const progress = json || !process.stderr.isTTY ? undefined : (done: number, total: number) => process.stderr.write(`\r${done}/${total}`);
+        const r = await importUsers(dep, o, rows, { batchSize: Number(opts.batch), skipExisting: opts.skipExisting ?? false, keysOut: opts.keysOut ?? null, progress });
+        if (progress) process.stderr.write('\n');
+        print(json, r, (v) => `Created ${v.created} users in ${v.seconds.toFixed(1)} s (${Math.round(v.users_per_second)}/s, ${v.batches} batches, longest ${Math.round(v.longest_batch_ms)} ms)${v.skipped.length ? `; skipped ${v.skipped.length} in use` : ''}\n`);
       }),
     );
 

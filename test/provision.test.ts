@@ -1,0 +1,147 @@
+// Provisioning at scale against an embedded server: `parley users import` of 5,000 users in batches
+// (every imported user can authenticate after, the events reach a registered client, the
+// organization keeps answering meanwhile), its refusals, and bulk subscription of thousands of
+// principals in one request. Rates are measured in bench/ (bench/provision.ts), not asserted here.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import t from 'tap';
+import { hashPassword } from '../lib/secrets.ts';
+import { NO_LIMITS } from './helpers/backup-org.ts';
+import { poll, register } from './helpers/events.ts';
+import { serverFor } from './helpers/server.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'parley-provision-'));
+t.teardown(() => rmSync(work, { recursive: true, force: true }));
+
+const s = await serverFor(t, { env: NO_LIMITS });
+const dataDir = join(s.dataDir!, 'data');
+const owner = s.api.as(s.demo.owner);
+
+function parley(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), ...args, '--data-dir', dataDir], { cwd: work, env: { ...process.env, PARLEY_MODE: 'embedded' }, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Runs `fn` while timing GET /users/me by another user every 50 ms; returns the slowest answer (ms). */
+async function slowestMeanwhile(fn: () => Promise<void>): Promise<{ slowest: number; answered: number }> {
+  let stop = false;
+  let slowest = 0;
+  let answered = 0;
+  const member = s.api.as(s.demo.member1);
+  const probe = (async () => {
+    while (!stop) {
+      const t0 = performance.now();
+      await member.ok('GET', '/users/me');
+      slowest = Math.max(slowest, performance.now() - t0);
+      answered++;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  try {
+    await fn();
+  } finally {
+    stop = true;
+    await probe;
+  }
+  return { slowest, answered };
+}
+
+const N = 5000;
+const PASSWORD = 'imported-password-1';
+
+t.test('users import - 5,000 users in batches: each can authenticate, a client hears of them, others are answered meanwhile', async (t) => {
+  const hash = await hashPassword(PASSWORD);
+  const lines: string[] = [];
+  for (let i = 1; i <= N; i++) {
+    const row: Record<string, string> = { email: `imported${i}@import.example`, full_name: `Imported Person ${i}` };
+    if (i % 1000 === 0) row.role = 'guest';
+    if (i === 7) row.role = 'admin';
+    if (i <= 3) row.password_hash = hash;
+    lines.push(JSON.stringify(row));
+  }
+  writeFileSync(join(work, 'users.jsonl'), `${lines.join('\n')}\n`);
+  const q = await register(owner, { event_types: ['realm_user', 'subscription'] });
+
+  let r!: { code: number; stdout: string; stderr: string };
+  const { slowest, answered } = await slowestMeanwhile(async () => {
+    r = await parley(['--json', 'users', '--org', '.', 'import', join(work, 'users.jsonl'), '--batch', '500', '--keys-out', join(work, 'keys.csv')]);
+  });
+  t.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  t.equal(out.created, N);
+  t.equal(out.batches, N / 500);
+  t.same(out.skipped, []);
+  t.ok(answered > 0 && slowest < 2000, `another user's request answered within 2 s during the import (slowest ${slowest.toFixed(0)} ms over ${answered})`);
+
+  // Every imported user's key works.
+  const keys = readFileSync(join(work, 'keys.csv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split(','));
+  t.equal(keys.length, N);
+  let ok = 0;
+  for (let i = 0; i < keys.length; i += 25) {
+    const batch = keys.slice(i, i + 25);
+    const replies = await Promise.all(batch.map(([email, , apiKey]) => s.api.as({ email: email!, apiKey: apiKey! }).call('GET', '/users/me')));
+    replies.forEach((res, j) => {
+      if (res.status === 200 && res.body.email === batch[j]![0] && res.body.user_id === Number(batch[j]![1])) ok++;
+    });
+  }
+  t.equal(ok, N, 'every imported user authenticates with their API key');
+
+  // Those imported with a password hash sign in with the password; the roles are kept.
+  for (let i = 1; i <= 3; i++) {
+    const got = await s.api.ok('POST', '/fetch_api_key', { username: `imported${i}@import.example`, password: PASSWORD });
+    t.equal(got.email, `imported${i}@import.example`);
+  }
+  const refused = await s.api.call('POST', '/fetch_api_key', { username: 'imported4@import.example', password: PASSWORD });
+  t.equal(refused.status, 401, 'a user imported without a password has none');
+  const { members } = await owner.ok('GET', '/users');
+  const byEmail = new Map<string, any>(members.map((m: any) => [m.email, m]));
+  t.equal(byEmail.get('imported7@import.example')?.role, 200, 'admin kept');
+  t.equal(byEmail.get('imported1000@import.example')?.role, 600, 'guest kept');
+  t.equal(byEmail.get('imported1@import.example')?.role, 400, 'member by default');
+
+  // The registered client heard of every one (realm_user add), and of their joining the default channels.
+  const added = new Set<string>();
+  let peerAdds = 0;
+  const deadline = Date.now() + 30_000;
+  while (added.size < N && Date.now() < deadline) {
+    for (const e of await poll(q, { dontBlock: true })) {
+      if (e.type === 'realm_user' && e.op === 'add') added.add(e.person.email);
+      if (e.type === 'subscription' && e.op === 'peer_add') peerAdds += e.user_ids.length;
+    }
+  }
+  t.equal(added.size, N, 'a realm_user add for each imported user');
+  t.ok(peerAdds >= N, `peer_add names each imported user (${peerAdds} user IDs over the default channels)`);
+  const snapshot = await owner.ok('POST', '/register', { fetch_event_types: ['realm_user'] });
+  t.ok(snapshot.realm_users.some((u: any) => u.email === `imported${N}@import.example`), 'a fresh register lists them');
+});
+
+t.test('users import - an email in use fails the batch unless --skip-existing; a bad file is refused before anything is created', async (t) => {
+  const file = join(work, 'again.csv');
+  writeFileSync(file, `email,full_name,role\nimported1@import.example,Again One,member\nfresh1@import.example,Fresh One,moderator\n`);
+  const again = await parley(['users', '--org', '.', 'import', file]);
+  t.equal(again.code, 1);
+  t.match(again.stderr, /imported1@import\.example' already in use/);
+  const skip = await parley(['--json', 'users', '--org', '.', 'import', file, '--skip-existing']);
+  t.equal(skip.code, 0, skip.stderr);
+  t.match(JSON.parse(skip.stdout), { created: 1, skipped: ['imported1@import.example'] });
+  const { user } = await owner.ok('GET', '/users/fresh1@import.example');
+  t.equal(user.role, 300, 'role from the CSV column');
+
+  writeFileSync(file, `email,full_name,role\nok1@import.example,Ok One,member\nbad@import.example,Bad,emperor\n`);
+  const bad = await parley(['users', '--org', '.', 'import', file]);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /again\.csv:3: unknown role 'emperor'/);
+  const none = await owner.call('GET', '/users/ok1@import.example');
+  t.equal(none.status, 400, 'nothing of a refused file was created');
+
+  writeFileSync(file, `email,full_name\nnot-an-email,Somebody\n`);
+  const badEmail = await parley(['users', '--org', '.', 'import', file]);
+  t.equal(badEmail.code, 1);
+  t.match(badEmail.stderr, /invalid email 'not-an-email'/);
+});
