@@ -133,6 +133,8 @@ tapsuite notifications PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts
 # Mobile push, against a push notification service the test starts (the server under test reaches it
 # through PARLEY_PUSH_SERVICE_URL, so it runs on embedded servers of its own).
 tapsuite push PARLEY_LOG_LEVEL=warn -- test/push.test.ts
+# Provisioning at scale: parley users import of 5,000 users, bulk subscription of thousands (embedded).
+tapsuite provision PARLEY_LOG_LEVEL=warn -- test/provision.test.ts
 
 cleanup() {
   [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
