@@ -8,7 +8,7 @@ import type { SubscriptionObject } from '../events/schema.ts';
 import { formatChannel, formatSubscription } from '../format.ts';
 import { GROUP_ID, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { actingUser, canAccess, canSeeUser, channelAudience, resolvePerson, restrictedViews } from './access.ts';
+import { actingUser, canAccess, canSeeUser, channelAudience, resolvePerson, restrictedViews, toChannelAudience } from './access.ts';
 import { accessChangeEvents } from './people.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { renderDescription } from './markdown.ts';
@@ -248,31 +248,51 @@ export const subscribe = action({
       const audience = channelAudience(state, c);
       if (audience.length) out.push(toUsers(realmId, audience, { type: 'stream', op: 'create', streams: [formatChannel(c)] }));
     }
-    const byUser = new Map<number, number[]>();
-    for (const { channelId, userId } of added) byUser.set(userId, [...(byUser.get(userId) ?? []), channelId]);
+    const byChannel = new Map<number, number[]>();
+    for (const { channelId, userId } of added) {
+      let ids = byChannel.get(channelId);
+      if (!ids) byChannel.set(channelId, (ids = []));
+      ids.push(userId);
+    }
     // A channel the user could not see before is created for them first, as Zulip's
     // send_stream_creation_events_for_previously_inaccessible_streams does (FL 192).
     for (const [channelId, userIds] of Object.entries(plan.unseen)) {
-      const newcomers = userIds.filter((id) => byUser.get(id)?.includes(Number(channelId)));
+      const joined = new Set(byChannel.get(Number(channelId)) ?? []);
+      const newcomers = userIds.filter((id) => joined.has(id));
       if (newcomers.length) out.push(toUsers(realmId, newcomers, { type: 'stream', op: 'create', streams: [formatChannel(state.channels.get(Number(channelId))!)] }));
     }
-    for (const [userId, channelIds] of byUser) {
-      const subscriptions = channelIds.map((id) => formatSubscription(state.channels.get(id)!, state.subs.get(id)!.get(userId)!, state.activeSubscribers(id), channelActivity(state, state.channels.get(id)!)));
-      out.push(toUsers(realmId, [userId], { type: 'subscription', op: 'add', subscriptions }));
-    }
-    const byChannel = new Map<number, number[]>();
-    for (const { channelId, userId } of added) byChannel.set(channelId, [...(byChannel.get(channelId) ?? []), userId]);
+    // Each newcomer's `subscription` add, one event per channel: newcomers whose subscription
+    // objects are alike (a new subscription differs only by its color) share one delivery, so
+    // the channel's subscriber list goes once per kind, not once per newcomer (the events of
+    // 33,000 newcomers to a 33,000-member channel were 33,000 copies of that list):
+    // O(newcomers + colors × subscribers) in time and memory.
     for (const [channelId, userIds] of byChannel) {
-      const newcomers = new Set(userIds);
-      const peers = channelAudience(state, state.channels.get(channelId)!).filter((id) => !newcomers.has(id));
-      if (peers.length) out.push(toUsers(realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: userIds }));
+      const c = state.channels.get(channelId)!;
+      const activity = channelActivity(state, c);
+      const subscribers = state.activeSubscribers(channelId);
+      const alike = new Map<string, { sub: SubscriptionRecord; userIds: number[] }>();
+      for (const userId of userIds) {
+        const sub = state.subs.get(channelId)!.get(userId)!;
+        const key = personalPart(sub);
+        const kind = alike.get(key);
+        if (kind) kind.userIds.push(userId);
+        else alike.set(key, { sub, userIds: [userId] });
+      }
+      for (const kind of alike.values()) out.push(toUsers(realmId, kind.userIds, { type: 'subscription', op: 'add', subscriptions: [formatSubscription(c, kind.sub, subscribers, activity)] }));
     }
+    // Their peers hear of them in one event per channel (realm-wide for a public channel).
+    for (const [channelId, userIds] of byChannel) out.push(toChannelAudience(state, state.channels.get(channelId)!, { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: userIds }, userIds));
     if (created.some((id) => state.channels.get(id)!.isDefault)) out.push(defaultStreamsDelivery(state));
     // After the channel events, so that clients know the channel the announcement links to.
     out.push(...systemBotDeliveries(state, [announcement]));
     return out;
   },
 });
+
+/** What differs between two users' subscriptions to one channel (what `formatSubscription` takes from the record). */
+function personalPart(s: SubscriptionRecord): string {
+  return `${s.color}|${s.pinToTop}|${s.isMuted}|${s.desktopNotifications}|${s.emailNotifications}|${s.pushNotifications}|${s.audibleNotifications}|${s.wildcardMentionsNotify}`;
+}
 
 /**
  * Notification Bot's announcement of new channels in the organization's
