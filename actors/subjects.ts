@@ -27,6 +27,8 @@ export const subjects = {
   shardAll: (shard: number) => `parley.shard.${shard}.>`,
   /** Events for the per-shard actors of one shard (published, not requested). */
   events: (shard: number) => `parley.events.${shard}`,
+  /** A shard's previous owner, while it hands the shard's memory-only state over (`actors/runtime/handoff.ts`). */
+  handoff: (shard: number) => `parley.handoff.${shard}`,
   /** Events every node holding event queues takes: a realm's channel messages, expanded by each queue shard. */
   broadcast: (realmId: number) => `parley.broadcast.${realmId}`,
   broadcastAll: 'parley.broadcast.>',

@@ -55,11 +55,11 @@ export const EXPORT_VERSION = 1;
 
 /**
  * Tables not partitioned by realm: timers (per shard; the realm's are
- * exported apart), the timer cursors, file bytes (read through the
+ * exported apart), the timer cursors, shard handoffs (in flight only), file bytes (read through the
  * FileStore), and the deployment's directory of organizations (the target
  * registers the imported one in its own).
  */
-export const NOT_REALM_TABLES: ReadonlySet<string> = new Set([T.timers, T.timerCursors, T.fileChunks, T.organizations, T.organizationLinks].map((t) => t.schema.name));
+export const NOT_REALM_TABLES: ReadonlySet<string> = new Set([T.timers, T.timerCursors, T.shardHandoffs, T.fileChunks, T.organizations, T.organizationLinks].map((t) => t.schema.name));
 
 const TABLES = new Map<string, Table<unknown, never[], never[]>>(Object.values(T).map((t) => [t.schema.name, t as unknown as Table<unknown, never[], never[]>]));
 /** The tables an export carries, in the order it writes them. */

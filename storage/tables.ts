@@ -407,6 +407,9 @@ export type AttachmentRecord = z.infer<typeof AttachmentRecord>;
 /** A chunk of a file in the chunked file store: the first row (index -1) describes the file. */
 export const FileChunk = z.union([z.object({ contentType: z.string(), filename: z.string(), size: Id, chunks: Id }).strict(), z.object({ data: z.string() }).strict()]);
 
+/** A row of `shard_handoffs`: the description (the writer's token, how many chunks) or a chunk of JSON text. */
+export const HandoffRow = z.union([z.object({ token: Id, chunks: Id }).strict(), z.object({ data: z.string() }).strict()]);
+
 /** A custom emoji of the realm. */
 export const RealmEmojiRecord = z.object({ id: Id, name: z.string(), fileName: z.string(), authorId: Id.nullable(), deactivated: z.boolean() });
 export type RealmEmojiRecord = z.infer<typeof RealmEmojiRecord>;
@@ -826,6 +829,19 @@ export const T = {
     codec: TimerCursor,
     pk: (shard: number) => String(shard),
     row: (shard: number) => ({ pk: String(shard), ck: 'cursor' }),
+  }),
+  /**
+   * A shard's memory-only state (its event queues) while it moves from one
+   * owner to the next (`actors/runtime/handoff.ts`): ck -1 describes it,
+   * 0.. are its JSON text in chunks; written by the leaving owner under the
+   * scope `handoff:<shard>` with its token, deleted by the next one.
+   */
+  shardHandoffs: defineTable({
+    name: 'shard_handoffs',
+    ck: 'bigint',
+    codec: HandoffRow,
+    pk: (shard: number) => String(shard),
+    row: (shard: number, index: number) => ({ pk: String(shard), ck: index }),
   }),
   realmSettings: defineTable({
     name: 'realm_settings',

@@ -22,6 +22,13 @@ export const Directory = z
   .strict();
 export type Directory = z.infer<typeof Directory>;
 
+/**
+ * Set by the publishing node in a cluster, unique per delivery: a shard's new
+ * owner skips those its previous owner already applied to the queues it
+ * handed over (`actors/runtime/handoff.ts`). Absent in process.
+ */
+const DeliveryId = z.string().optional();
+
 export const Delivery = z.discriminatedUnion('kind', [
   z
     .object({
@@ -46,6 +53,7 @@ export const Delivery = z.discriminatedUnion('kind', [
        */
       hiddenSenderFor: z.array(Id).optional(),
       localEcho: z.object({ senderId: Id, queueId: z.string(), localId: z.string() }).strict().nullable(),
+      id: DeliveryId,
     })
     .strict(),
   z
@@ -56,6 +64,7 @@ export const Delivery = z.discriminatedUnion('kind', [
       event: ClientEventBody,
       /** Only for queues whose client declared this capability with this value (absent: every queue). */
       capability: z.object({ name: z.string(), value: z.boolean() }).strict().optional(),
+      id: DeliveryId,
     })
     .strict(),
   /**

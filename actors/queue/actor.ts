@@ -5,8 +5,11 @@
  * comes once per node, naming no recipients: the shard finds the channel's
  * subscribers among its own queues (`SubscriberIndex`), O(local subscribers).
  *
- * Queues live in memory only, as in Zulip: if a shard moves to another node,
- * its queues are gone and clients get BAD_EVENT_QUEUE_ID and register again.
+ * Queues live in memory only, as in Zulip. When the shard is handed over
+ * gracefully (SIGTERM, drain, rebalance) they move to its next owner with
+ * their pending events and IDs (`actors/runtime/handoff.ts`), so clients go
+ * on polling the same queue; when a node is lost they are gone, and clients
+ * get BAD_EVENT_QUEUE_ID and register again.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -20,11 +23,12 @@ import { avatarUrl, defaultFlags, formatMessage, topicForClient } from '../forma
 import { defineAction, defineQuery, type Msg } from '../runtime/action.ts';
 import { Parked } from '../runtime/mailbox.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
+import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { messageView } from '../user/messages.ts';
-import { EventQueue, eventText, MAX_PENDING_EVENTS, type PollReply } from './event-queue.ts';
+import { EventQueue, eventText, MAX_PENDING_EVENTS, type PollReply, type QueueSnapshot } from './event-queue.ts';
 import { queueRef } from './ref.ts';
-import { SubscriberIndex } from './subscribers.ts';
+import { SubscriberIndex, type SubscriberIndexSnapshot } from './subscribers.ts';
 
 export const QueueOptions = z.object({
   eventTypes: z.array(z.string()).nullable(),
@@ -295,11 +299,29 @@ export class QueueShard {
     for (const q of [...this.queues.values()]) this.drop(q);
   }
 
+  /** The shard's queues as data, for its next owner (their waiting polls are answered at unload). */
+  handOff(): QueueShardSnapshot {
+    return { queues: [...this.queues.values()].map((q) => q.snapshot()), subscribers: this.subscribers.snapshot() };
+  }
+
+  /** Takes the queues (and the subscriber index of their users) a previous owner handed over. */
+  takeOver(s: QueueShardSnapshot): void {
+    this.subscribers.restore(s.subscribers);
+    // Each user is indexed already: `add` seeds nothing.
+    for (const q of s.queues) this.add(EventQueue.restore(q), []);
+  }
+
   /** Ends every waiting poll (shutdown or shard handover). */
   closeAll(): void {
     hosted.delete(this);
     for (const q of this.queues.values()) q.close();
   }
+}
+
+/** What a queue shard hands over to the shard's next owner. */
+export interface QueueShardSnapshot {
+  queues: QueueSnapshot[];
+  subscribers: SubscriberIndexSnapshot;
 }
 
 /**
@@ -443,15 +465,29 @@ const deleteQueue = action({
 
 export const queueHandlers = { register, getEvents, deleteQueue };
 
+function newShard(ctx: ActorContext): QueueShard {
+  const log = ctx.log.child({ actor: 'queue' });
+  const report: ActivityReport = (realmId, userIds, at) =>
+    void ctx.actors.call(realmRef, realmActorId(realmId), { type: 'noteActivity', caller: { realmId, userId: null }, userIds, at }).catch((err: unknown) => log.warn({ err, realmId }, 'activity report failed'));
+  return new QueueShard(ctx.heartbeatSecs, ctx.limits.maxQueuesPerUser, log, report);
+}
+
 export const queueActor = defineActor({
   ref: queueRef,
   durable: false,
   perShard: true,
-  load: async (ctx) => {
-    const log = ctx.log.child({ actor: 'queue' });
-    const report: ActivityReport = (realmId, userIds, at) =>
-      void ctx.actors.call(realmRef, realmActorId(realmId), { type: 'noteActivity', caller: { realmId, userId: null }, userIds, at }).catch((err: unknown) => log.warn({ err, realmId }, 'activity report failed'));
-    return new QueueShard(ctx.heartbeatSecs, ctx.limits.maxQueuesPerUser, log, report);
+  load: async (ctx) => newShard(ctx),
+  // A graceful handover (actors/runtime/handoff.ts): held polls answered now (the client polls again and
+  // reaches the next owner), the queues handed over as they are once the last delivery here is applied.
+  quiesce: (shard) => {
+    for (const q of shard.queues.values()) q.close();
+  },
+  holdsState: (shard) => shard.queues.size > 0,
+  handOff: (shard) => shard.handOff(),
+  takeOver: async (ctx, data) => {
+    const shard = newShard(ctx);
+    shard.takeOver(data as QueueShardSnapshot);
+    return shard;
   },
   handlers: queueHandlers,
   onDelivery: (shard, d, broadcast) => shard.deliver(d, broadcast),

@@ -35,6 +35,18 @@ interface Waiter {
 /** More unacknowledged events than this and the queue is discarded (the client registers again). */
 export const MAX_PENDING_EVENTS = 10_000;
 
+/** A queue as handed over to a shard's next owner (`actors/runtime/handoff.ts`): everything but a waiting poll. */
+export interface QueueSnapshot {
+  id: string;
+  realmId: number;
+  userId: number;
+  options: QueueOptions;
+  nextEventId: number;
+  acked: number;
+  lastActive: number;
+  events: QueuedEvent[];
+}
+
 export class EventQueue {
   private events: QueuedEvent[] = [];
   private nextEventId = 0;
@@ -52,6 +64,21 @@ export class EventQueue {
     readonly options: QueueOptions,
   ) {
     this.formatKey = `${options.applyMarkdown}:${options.clientExtavatar}:${options.emptyTopicDisplayName ?? ''}`;
+  }
+
+  /** The queue as data, for the shard's next owner. */
+  snapshot(): QueueSnapshot {
+    return { id: this.id, realmId: this.realmId, userId: this.userId, options: this.options, nextEventId: this.nextEventId, acked: this.acked, lastActive: this.lastActive, events: this.events };
+  }
+
+  /** The queue a snapshot describes, as it was on the previous owner (same ID, same event IDs). */
+  static restore(s: QueueSnapshot): EventQueue {
+    const q = new EventQueue(s.id, s.realmId, s.userId, s.options);
+    q.nextEventId = s.nextEventId;
+    q.acked = s.acked;
+    q.lastActive = s.lastActive;
+    q.events = s.events;
+    return q;
   }
 
   get lastEventId(): number {

@@ -29,6 +29,12 @@ interface Change {
   subscribed: boolean;
 }
 
+/** What a subscriber index hands over: each indexed user's channels and recent changes. */
+export interface SubscriberIndexSnapshot {
+  channelsOf: Array<[string, number[]]>;
+  recent: Array<[string, Change[]]>;
+}
+
 export class SubscriberIndex {
   /** `${realm}:${user}` -> channels they are subscribed to (users with a queue here only). */
   private channelsOf = new Map<string, Set<number>>();
@@ -98,6 +104,21 @@ export class SubscriberIndex {
       while (i < changes.length && now - changes[i]!.at > RECENT_MS) i++;
       if (i === changes.length) this.recent.delete(key);
       else if (i) changes.splice(0, i);
+    }
+  }
+
+  /** The index as data, for the shard's next owner (`actors/runtime/handoff.ts`). */
+  snapshot(): SubscriberIndexSnapshot {
+    return { channelsOf: [...this.channelsOf].map(([k, v]) => [k, [...v]]), recent: [...this.recent] };
+  }
+
+  /** The index a previous owner handed over (this one empty). */
+  restore(s: SubscriberIndexSnapshot): void {
+    for (const [key, changes] of s.recent) this.recent.set(key, changes);
+    for (const [key, channels] of s.channelsOf) {
+      const [realmId, userId] = key.split(':').map(Number) as [number, number];
+      this.channelsOf.set(key, new Set(channels));
+      for (const id of channels) this.join(realmId, id, userId);
     }
   }
 

@@ -21,8 +21,13 @@ export interface ShardGrant {
 export interface LeaseListener {
   /** The node now owns `grant.shard`; it may start serving it. */
   acquired(grant: ShardGrant): Promise<void>;
-  /** The node no longer owns the shard (released or lost); stop serving it. */
-  lost(shard: number): Promise<void>;
+  /**
+   * The node no longer owns the shard; stop serving it. `graceful`: handed
+   * over while the lease was still valid (stop, rebalance), so the node may
+   * still write under its token until the next owner claims; otherwise the
+   * lease was lost (expired, fenced) and another node may own the shard.
+   */
+  lost(shard: number, graceful: boolean): Promise<void>;
 }
 
 export interface Leases {

@@ -6,6 +6,7 @@
  * shard's fencing token, then loads its state) and dropped when the shard is
  * lost. Each owned shard also runs its durable timers.
  */
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ApiError, badRequest, shardMoving, unavailable } from '../../lib/errors.ts';
 import { actorsHosted, shardsOwned } from '../../lib/metrics.ts';
@@ -15,10 +16,11 @@ import { CHECK } from '../events/check.ts';
 import { Delivery, deliveryPlacements, isRealmWide } from '../events/delivery.ts';
 import { parseShardSubject, shardOf, subjects } from '../subjects.ts';
 import type { AnyHandler } from './action.ts';
-import { type Bus, sharedEvent, type Subscription } from './bus.ts';
+import { type Bus, BusError, sharedEvent, type Subscription } from './bus.ts';
 import type { ActorClient } from './client.ts';
 import { type ActorContext, type ActorLimits, DEFAULT_ACTOR_LIMITS } from './context.ts';
 import { ActorHost } from './host.ts';
+import { clearHandoff, type Handoff, HANDOFF_REQUEST_MS, HANDOFF_SKIP_MS, HANDOFF_WAIT_MS, handoffScope, readHandoff, writeHandoff } from './handoff.ts';
 import { Journal } from './journal.ts';
 import type { Leases, ShardGrant } from './leases.ts';
 import { actorKind, allKinds, type ActorKind } from './registry.ts';
@@ -38,7 +40,18 @@ type AnyKind = ActorKind<any, Record<string, AnyHandler<any>>>;
 
 interface ShardHost {
   grant: ShardGrant;
+  /** The shard's requests. */
   subs: Subscription[];
+  /** The shard's deliveries (kept apart: a leaving owner takes them until the next one asks for the handoff). */
+  events: Subscription | null;
+  /** What the previous owner handed over (null: nothing); per-shard kinds load once it is settled. */
+  handedOver: Promise<Handoff | null>;
+  /** IDs of deliveries the previous owner applied to what it handed over: not applied again here. */
+  skip: Set<string> | null;
+  /** While this node hands the shard over: IDs of the deliveries it took since it stopped serving requests. */
+  seen: Set<string> | null;
+  /** Whether `handedOver` has settled (broadcasts for a kind not loaded wait for it till then). */
+  settled: boolean;
   /** Actors by `<kind>:<id>`; per-shard kinds by `<kind>`. */
   hosts: Map<string, ActorHost<unknown>>;
   timers: ShardTimers | null;
@@ -55,6 +68,15 @@ export class ActorNode {
   private readonly perShardKinds: AnyKind[];
   /** Removes this node's gauges (`lib/metrics.ts`) at stop. */
   private unreport: Array<() => void> = [];
+  /** Handoffs this node offered that are not finished (stop waits for them). */
+  private handoffs = new Set<Promise<void>>();
+  /** Stopping with no other live node: nothing is offered. */
+  private alone = false;
+  /** Shards being handed over: they still take broadcasts until the next owner asks. */
+  private leaving = new Map<number, ShardHost>();
+  /** Makes `Delivery.id`s unique across nodes and restarts: `<node>.<random>.<n>`. */
+  private readonly deliveryPrefix: string;
+  private deliveries = 0;
 
   constructor(
     private readonly bus: Bus,
@@ -65,12 +87,13 @@ export class ActorNode {
     private readonly log: Logger,
   ) {
     this.perShardKinds = allKinds().filter((k) => k.perShard);
+    this.deliveryPrefix = `${opts.nodeId}.${randomBytes(4).toString('hex')}.`;
   }
 
   async start(): Promise<void> {
     await this.leases.start(this.opts.nodeId, this.opts.shards, {
       acquired: (grant) => this.acquire(grant),
-      lost: (shard) => this.release(shard),
+      lost: (shard, graceful) => this.release(shard, graceful),
     });
     // The operator's CLI: the cluster's leases from any node, this node's counts and drain from this one.
     this.adminSubs.push(await this.bus.serve(subjects.admin, () => this.leases.describe()));
@@ -115,9 +138,16 @@ export class ActorNode {
   async stop(): Promise<void> {
     for (const stop of this.unreport) stop();
     if (this.ticker) clearInterval(this.ticker);
-    await this.broadcastSub?.then((s) => s.unsubscribe()).catch(() => {});
+    // The last node hands nothing over: nobody would ask for it.
+    this.alone = await this.leases
+      .describe()
+      .then((v) => !v.nodes.some((n) => n.nodeId !== this.opts.nodeId))
+      .catch(() => false);
     await this.leases.stop();
-    for (const shard of [...this.shards.keys()]) await this.release(shard);
+    for (const shard of [...this.shards.keys()]) await this.release(shard, false);
+    // The next owners ask for what this node hands over once the leases are released.
+    await Promise.all(this.handoffs);
+    await this.broadcastSub?.then((s) => s.unsubscribe()).catch(() => {});
   }
 
   /** Actors loaded, by kind, for the scrape: O(actors), at scrape time only. */
@@ -152,16 +182,37 @@ export class ActorNode {
   }
 
   private async acquire(grant: ShardGrant): Promise<void> {
-    const host: ShardHost = { grant, subs: [], hosts: new Map(), timers: null };
+    let settle!: (h: Handoff | null) => void;
+    const handedOver = new Promise<Handoff | null>((resolve) => (settle = resolve));
+    const host: ShardHost = { grant, subs: [], events: null, handedOver, skip: null, seen: null, settled: false, hosts: new Map(), timers: null };
     this.shards.set(grant.shard, host);
     host.subs.push(await this.bus.serve(subjects.shardAll(grant.shard), (body, subject) => this.dispatch(subject, body)));
-    host.subs.push(
-      await this.bus.subscribe(subjects.events(grant.shard), (body) => {
+    // Every subscriber gets each delivery (no queue group): while a shard is handed over, the leaving
+    // owner and this one both take them, and `skip` drops those the leaving owner applied (handoff.ts).
+    host.events = await this.bus.subscribe(
+      subjects.events(grant.shard),
+      (body) => {
         const d = this.checkDelivery(body);
         if (d) this.deliver(host, d, false);
-      }),
+      },
+      { broadcast: true },
     );
+    // Channel messages come as broadcasts: taken before asking too, so none published meanwhile is missed.
+    if (!this.bus.sharesEvents) await this.watchBroadcasts();
     await this.bus.flush();
+    // Asked now that this node takes the deliveries; not awaited: other shards' acquisition goes on, and the
+    // per-shard kinds of this one load once it is settled (requests and deliveries wait for them).
+    this.takeHandoff(host).then(
+      (h) => {
+        host.settled = true;
+        settle(h);
+      },
+      (err: unknown) => {
+        this.log.warn({ err, shard: grant.shard }, 'taking the handed-over state failed; the shard starts empty');
+        host.settled = true;
+        settle(null);
+      },
+    );
     const writer = await this.store.claim(`shard:${grant.shard}`, grant.token);
     if (!writer) throw new FencedError(`shard:${grant.shard}`);
     if (this.shards.get(grant.shard) !== host) return;
@@ -170,7 +221,7 @@ export class ActorNode {
     this.log.debug({ shard: grant.shard, token: grant.token }, 'shard acquired');
   }
 
-  private async release(shard: number): Promise<void> {
+  private async release(shard: number, graceful: boolean): Promise<void> {
     const host = this.shards.get(shard);
     if (!host) return;
     // From here the journals refuse new writes (the guard sees the shard gone);
@@ -179,10 +230,116 @@ export class ActorNode {
     host.timers?.stop();
     await Promise.all(host.subs.map((s) => s.unsubscribe()));
     await Promise.all([...host.hosts.values()].map((h) => h.drain()));
+    if (graceful && this.handsOver(host)) return this.offerHandoff(host);
+    await host.events?.unsubscribe();
+    this.unload(host);
+    this.log.debug({ shard }, 'shard released');
+  }
+
+  private unload(host: ShardHost): void {
     for (const h of host.hosts.values()) {
       if (h.kind.unload) void h.state.then((s) => h.kind.unload!(s)).catch(() => {});
     }
-    this.log.debug({ shard }, 'shard released');
+  }
+
+  /** Whether the shard has memory-only state to hand over: a per-shard kind with `handOff` is loaded (in a cluster). */
+  private handsOver(host: ShardHost): boolean {
+    if (this.bus.sharesEvents || !host.events || this.alone) return false;
+    return this.perShardKinds.some((k) => {
+      const state = k.handOff ? host.hosts.get(k.name)?.current : undefined;
+      return state !== undefined && (k.holdsState?.(state) ?? true);
+    });
+  }
+
+  /**
+   * The leaving side of a handover (handoff.ts): held requests answered, the
+   * shard's deliveries still taken and noted, `handoff.<shard>` served until
+   * the next owner asks or HANDOFF_WAIT_MS pass. Returns once offered; `stop`
+   * waits for `this.handoffs`.
+   */
+  private async offerHandoff(host: ShardHost): Promise<void> {
+    const { shard, token } = host.grant;
+    host.seen = new Set();
+    const writer = await this.store.claim(handoffScope(shard), token).catch(() => null);
+    const kinds = this.perShardKinds.filter((k) => k.handOff && host.hosts.has(k.name));
+    const end = async () => {
+      await host.events?.unsubscribe();
+      host.events = null;
+      this.unload(host);
+    };
+    if (!writer) return end();
+    for (const kind of kinds) {
+      const h = host.hosts.get(kind.name)!;
+      void h.state.then((s) => h.mailbox.post(() => kind.quiesce?.(s))).catch(() => {});
+    }
+    this.leaving.set(shard, host);
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    this.handoffs.add(finished);
+    let asked = false;
+    let sub: Subscription | null = null;
+    const close = () => {
+      clearTimeout(timer);
+      if (this.leaving.get(shard) === host) this.leaving.delete(shard);
+      this.handoffs.delete(finished);
+      void sub?.unsubscribe().catch(() => {});
+      finish();
+    };
+    const timer = setTimeout(() => {
+      this.log.warn({ shard }, 'no node asked for the handed-over shard in time; its queues end');
+      this.leaving.delete(shard);
+      void end().finally(close);
+    }, HANDOFF_WAIT_MS);
+    sub = await this.bus.serve(subjects.handoff(shard), async () => {
+      if (asked) throw shardMoving();
+      asked = true;
+      clearTimeout(timer);
+      try {
+        // From here the next owner alone takes the shard's deliveries; the mailbox runs those taken before `handOff`.
+        if (this.leaving.get(shard) === host) this.leaving.delete(shard);
+        await host.events?.unsubscribe();
+        host.events = null;
+        const data: Record<string, unknown> = {};
+        for (const kind of kinds) {
+          const h = host.hosts.get(kind.name)!;
+          data[kind.name] = await h.state.then((s) => h.mailbox.post(() => kind.handOff!(s)));
+        }
+        await writeHandoff(writer, shard, { token, seen: [...host.seen!], kinds: data });
+        this.log.info({ shard, token, deliveriesNoted: host.seen!.size }, 'shard state handed over');
+        return { token };
+      } finally {
+        this.unload(host);
+        setTimeout(close, 100).unref();
+      }
+    });
+    await this.bus.flush();
+  }
+
+  /**
+   * The taking side (handoff.ts): asks the previous owner, then reads what it
+   * wrote under the handoff scope (claimed with this node's token first, so
+   * nothing older can change it) and deletes it. Null when nothing was handed
+   * over: no node is handing the shard over (first start, kill -9), or it failed.
+   */
+  private async takeHandoff(host: ShardHost): Promise<Handoff | null> {
+    if (this.bus.sharesEvents) return null;
+    const { shard, token } = host.grant;
+    let answer: { token: number };
+    try {
+      answer = (await this.bus.request(subjects.handoff(shard), { token }, HANDOFF_REQUEST_MS)) as { token: number };
+    } catch (err) {
+      if (err instanceof BusError && err.reason === 'no_responders') return null;
+      throw err;
+    }
+    const writer = await this.store.claim(handoffScope(shard), token);
+    if (!writer) return null;
+    const found = await readHandoff(this.store, shard, answer.token);
+    if (!found) throw new Error(`shard ${shard}: no handoff of token ${answer.token} in the store`);
+    await clearHandoff(writer, shard, found.chunks);
+    host.skip = new Set(found.handoff.seen);
+    setTimeout(() => (host.skip = null), HANDOFF_SKIP_MS).unref();
+    this.log.info({ shard, from: answer.token, token, skip: host.skip.size }, 'shard state taken over');
+    return found.handoff;
   }
 
   /** The host of an actor, created (and for durable kinds, claimed and loaded) on first use. */
@@ -194,6 +351,7 @@ export class ActorNode {
     const scope = key;
     const { token } = shard.grant;
     const loaded = (async () => {
+      if (kind.perShard) return { state: await this.loadPerShard(shard, kind, ctx, id, first), journal: null };
       if (!kind.durable) return { state: await kind.load(ctx, id, first as never), journal: null };
       const writer = await this.store.claim(scope, token);
       if (!writer) throw new FencedError(scope);
@@ -206,6 +364,13 @@ export class ActorNode {
     shard.hosts.set(key, h);
     h.state.catch(() => shard.hosts.get(key) === h && shard.hosts.delete(key));
     return h;
+  }
+
+  /** A per-shard kind's state: from what the previous owner handed over, or loaded afresh. */
+  private async loadPerShard(shard: ShardHost, kind: AnyKind, ctx: ActorContext, id: string, first: unknown): Promise<unknown> {
+    const handoff = await shard.handedOver;
+    const data = handoff?.kinds[kind.name];
+    return data !== undefined && kind.takeOver ? kind.takeOver(ctx, data) : kind.load(ctx, id, first as never);
   }
 
   private context(shard: ShardHost): ActorContext {
@@ -300,12 +465,22 @@ export class ActorNode {
    * queue that could want it.
    */
   private deliver(shard: ShardHost, d: Delivery, broadcast: boolean): void {
+    if (d.id !== undefined) shard.seen?.add(d.id);
     for (const kind of this.perShardKinds) {
       if (!kind.onDelivery) continue;
-      if (broadcast && !shard.hosts.has(kind.name)) continue;
-      const h = this.hostFor(shard, kind, '0');
-      void h.state.then((s) => h.mailbox.post(() => kind.onDelivery!(s, d, broadcast))).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
+      if (broadcast && !shard.hosts.has(kind.name)) {
+        // Not loaded: it holds no queue, unless its queues are being handed over to it. Held until that settles.
+        if (!shard.settled) void shard.handedOver.then((h) => h?.kinds[kind.name] !== undefined && this.deliverTo(shard, kind, d, broadcast));
+        continue;
+      }
+      this.deliverTo(shard, kind, d, broadcast);
     }
+  }
+
+  private deliverTo(shard: ShardHost, kind: AnyKind, d: Delivery, broadcast: boolean): void {
+    const h = this.hostFor(shard, kind, '0');
+    // `skip` is read once the state is loaded (after a handover settled): the deliveries held back meanwhile included.
+    void h.state.then((s) => (d.id !== undefined && shard.skip?.has(d.id) ? undefined : h.mailbox.post(() => kind.onDelivery!(s, d, broadcast)))).catch((err: unknown) => this.log.error({ err }, 'delivery failed'));
   }
 
   /**
@@ -317,6 +492,8 @@ export class ActorNode {
    * that node's queue shards finds the channel's subscribers among its queues.
    */
   private publish(d: Delivery): void {
+    // In a cluster each delivery gets an ID, for a shard's handover (handoff.ts); in process no shard moves.
+    if (!this.bus.sharesEvents) d = { ...d, id: this.deliveryPrefix + (this.deliveries++).toString(36) };
     const shards = new Set<number>();
     for (const placement of deliveryPlacements(d)) shards.add(shardOf(placement, this.opts.shards));
     const to = [...shards].map((s) => subjects.events(s));
@@ -354,6 +531,11 @@ export class ActorNode {
    */
   private async watchBroadcastsIfWanted(h: ActorHost<unknown>, kind: AnyKind): Promise<void> {
     if (!this.broadcastSub && !kind.wantsBroadcasts!(await h.state)) return;
+    await this.watchBroadcasts();
+  }
+
+  /** Takes broadcasts (one subscription), resolving once it is in place. */
+  private async watchBroadcasts(): Promise<void> {
     if (this.broadcastSub) {
       await this.broadcastSub;
       return;
@@ -363,7 +545,9 @@ export class ActorNode {
         subjects.broadcastAll,
         (body) => {
           const d = this.checkDelivery(body);
-          if (d) for (const shard of this.shards.values()) this.deliver(shard, d, true);
+          if (!d) return;
+          for (const shard of this.shards.values()) this.deliver(shard, d, true);
+          for (const shard of this.leaving.values()) this.deliver(shard, d, true);
         },
         { broadcast: true },
       )
@@ -380,10 +564,13 @@ export class ActorNode {
   /**
    * On each tick: takes broadcasts while a per-shard actor wants them (its
    * queues may have come other than through a request here, e.g. handed
-   * over with a shard), lets them go once none does.
+   * over with a shard), lets them go once none does and no handover is
+   * under way (a shard handed over here or away still needs them).
    */
   private syncBroadcasts(): void {
+    if (this.leaving.size > 0) return;
     for (const shard of this.shards.values()) {
+      if (!shard.settled) return;
       for (const kind of this.perShardKinds) {
         const h = shard.hosts.get(kind.name);
         const state = h?.current;

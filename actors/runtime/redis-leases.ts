@@ -244,7 +244,7 @@ export class RedisLeases implements Leases {
     const listener = this.listener;
     const held = [...this.held];
     shardMoves.inc({ move: 'handed_over' }, held.length);
-    await Promise.all(held.map(([shard]) => this.enqueue(shard, () => listener.lost(shard))));
+    await Promise.all(held.map(([shard]) => this.enqueue(shard, () => listener.lost(shard, true))));
     this.held.clear();
     await this.release(held.map(([shard, h]) => [shard, h.value]));
     try {
@@ -359,7 +359,7 @@ export class RedisLeases implements Leases {
     this.log.info({ shards, live: this.live }, 'handing shards over');
     const leaving = shards.map((s) => [s, this.held.get(s)!] as const);
     for (const [, h] of leaving) h.releasing = true;
-    await Promise.all(leaving.map(([s]) => this.enqueue(s, () => listener.lost(s))));
+    await Promise.all(leaving.map(([s]) => this.enqueue(s, () => listener.lost(s, true))));
     const still = leaving.filter(([s, h]) => this.held.get(s) === h);
     for (const [s] of still) this.held.delete(s);
     shardMoves.inc({ move: 'handed_over' }, still.length);
@@ -426,7 +426,7 @@ export class RedisLeases implements Leases {
     this.log.warn({ shard, token: h.token }, `shard lost: ${why}`);
     const listener = this.listener!;
     void this.enqueue(shard, async () => {
-      await listener.lost(shard);
+      await listener.lost(shard, false);
       if (releaseKey) await this.release([[shard, h.value]]);
     });
   }

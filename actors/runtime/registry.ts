@@ -60,6 +60,19 @@ export interface ActorKindDef<S, H extends Record<string, AnyHandler<S>>> {
   changed?(state: S, writes: readonly WriteOp[], events: readonly Delivery[]): void;
   /** Called when the node stops hosting the actor (shard released). */
   unload?(state: S): void;
+  /**
+   * Per-shard kinds whose memory-only state moves with the shard when it is
+   * handed over gracefully (`actors/runtime/handoff.ts`). `quiesce`: the
+   * shard takes no more requests here; answer the ones held (long polls).
+   * `handOff`: the state as JSON data, run in the mailbox once the last
+   * delivery this node takes for the shard has been applied. `takeOver`:
+   * the next owner's `load` when such data came.
+   */
+  quiesce?(state: S): void;
+  /** Whether there is anything to hand over (an empty shard is not offered: nobody waits for it). */
+  holdsState?(state: S): boolean;
+  handOff?(state: S): unknown;
+  takeOver?(ctx: ActorContext, data: unknown): Promise<S>;
 }
 
 /** A registered kind, with the zod union of its messages. */
