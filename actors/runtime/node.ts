@@ -227,10 +227,16 @@ export class ActorNode {
     // From here the journals refuse new writes (the guard sees the shard gone);
     // wait for writes already sent, so the next owner loads what they wrote.
     this.shards.delete(shard);
+    // Still given broadcasts and noting deliveries from this moment, should it be handed over.
+    if (graceful) {
+      host.seen = new Set();
+      this.leaving.set(shard, host);
+    }
     host.timers?.stop();
     await Promise.all(host.subs.map((s) => s.unsubscribe()));
     await Promise.all([...host.hosts.values()].map((h) => h.drain()));
     if (graceful && this.handsOver(host)) return this.offerHandoff(host);
+    if (this.leaving.get(shard) === host) this.leaving.delete(shard);
     await host.events?.unsubscribe();
     this.unload(host);
     this.log.debug({ shard }, 'shard released');
@@ -259,10 +265,10 @@ export class ActorNode {
    */
   private async offerHandoff(host: ShardHost): Promise<void> {
     const { shard, token } = host.grant;
-    host.seen = new Set();
     const writer = await this.store.claim(handoffScope(shard), token).catch(() => null);
     const kinds = this.perShardKinds.filter((k) => k.handOff && host.hosts.has(k.name));
     const end = async () => {
+      if (this.leaving.get(shard) === host) this.leaving.delete(shard);
       await host.events?.unsubscribe();
       host.events = null;
       this.unload(host);
@@ -272,7 +278,6 @@ export class ActorNode {
       const h = host.hosts.get(kind.name)!;
       void h.state.then((s) => h.mailbox.post(() => kind.quiesce?.(s))).catch(() => {});
     }
-    this.leaving.set(shard, host);
     let finish!: () => void;
     const finished = new Promise<void>((resolve) => (finish = resolve));
     this.handoffs.add(finished);
