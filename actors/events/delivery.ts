@@ -81,6 +81,7 @@ export const Delivery = z.discriminatedUnion('kind', [
       except: z.array(Id),
       event: ClientEventBody,
       capability: z.object({ name: z.string(), value: z.boolean() }).strict().optional(),
+      id: DeliveryId,
     })
     .strict(),
 ]);
