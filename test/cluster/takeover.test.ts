@@ -80,7 +80,9 @@ t.test('takeover - kill -9 of the realm owner under steady sends: every send suc
   const victim = await c.realmOwner();
   t.ok(victim, 'the realm has an owner');
   const sends = steadySends(channel);
-  await sleep(1500);
+  // Traffic flowing first (more than 10 answers, however loaded the machine), then the kill.
+  for (const until = Date.now() + 15_000; sends.answers.length <= 10 && Date.now() < until; ) await sleep(100);
+  await sleep(500);
   const before = sends.answers.length;
   let killedAt = 0;
   await sends.hold(async () => {
