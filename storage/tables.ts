@@ -14,6 +14,7 @@
  * IDs per recipient, and the message locator (message ID -> recipient) in
  * buckets of MESSAGE_BUCKET IDs per realm.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Key, RangeOptions, Store, TableSchema, WriteOp } from './store.ts';
 
@@ -807,7 +808,9 @@ export const T = {
     ck: 'text',
     codec: PushDeviceRecord,
     pk: (realm: number) => String(realm),
-    row: (realm: number, userId: number, kind: number, token: string) => ({ pk: String(realm), ck: `${userId}:${kind}:${token}` }),
+    // A token may be 4,096 characters (Zulip's limit), more than a key of the embedded store holds: the
+    // row is keyed by its digest (the record keeps the token).
+    row: (realm: number, userId: number, kind: number, token: string) => ({ pk: String(realm), ck: `${userId}:${kind}:${createHash('sha256').update(token).digest('hex')}` }),
   }),
   missedEmails: defineTable({
     name: 'missed_emails',

@@ -154,4 +154,10 @@ t.test('push - without the service: push is off, tokens are kept, nothing can be
   await sleep(500);
   t.equal(svc.calls.length, before, 'the service hears nothing from a server not configured for it');
   await member.ok('DELETE', '/users/me/android_gcm_reg_id', { token: 'kept-token' });
+  // Zulip's longest token (4,096 characters) is longer than a key of the embedded store: kept and removed all the same.
+  const longest = 'f'.repeat(4096);
+  await member.ok('POST', '/users/me/android_gcm_reg_id', { token: longest });
+  t.match(await member.call('POST', '/mobile_push/test_notification', { token: longest }), { status: 400, body: { code: 'PUSH_SERVICE_NOT_CONFIGURED' } });
+  await member.ok('DELETE', '/users/me/android_gcm_reg_id', { token: longest });
+  t.match(await member.call('DELETE', '/users/me/android_gcm_reg_id', { token: longest }), { status: 400 }, 'removed once, not there to remove again');
 });

@@ -308,7 +308,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'DELETE /users/me/apns_device_token': empty(),
   'POST /users/me/android_gcm_reg_id': empty(),
   'DELETE /users/me/android_gcm_reg_id': empty(),
-  'POST /mobile_push/test_notification': empty(),
+  'POST /mobile_push/test_notification': empty(['INVALID_PUSH_DEVICE_TOKEN', 400], ['NO_ACTIVE_PUSH_DEVICE', 400], ['PUSH_SERVICE_NOT_CONFIGURED', 400]),
   'GET /saved_snippets': fields({ saved_snippets: z.array(SavedSnippetObject) }),
   'POST /saved_snippets': fields({ saved_snippet_id: Id }),
   'PATCH /saved_snippets/{saved_snippet_id}': empty(),
