@@ -139,7 +139,9 @@ const NOBODY: ReadonlySet<number> = new Set();
  * O(subscribers). A channel wildcard mention (which only those allowed to
  * mention many users may make in a large channel) and a server whose default
  * turns channel email on walk the subscribers. With push configured, the
- * subscribers with a push device are candidates too.
+ * subscribers with a push device are candidates too. The users with channel
+ * email on and those with a device are each met with the channel's
+ * subscribers by walking the smaller side.
  */
 function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: ReadonlyMap<number, SubscriptionRecord>, push: boolean): Iterable<number> {
   if (f.m.wildcard === 'stream' || DEFAULT_USER_SETTINGS[EMAIL.stream] === true) return subs.keys();
@@ -148,10 +150,19 @@ function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: Readonly
   for (const id of f.topicParticipants) out.add(id);
   for (const id of byTopic.get(f.topicKey) ?? []) out.add(id);
   for (const id of byChannel.get(f.m.streamId!) ?? []) out.add(id);
-  for (const id of streamEmailUsers) if (subs.has(id)) out.add(id);
-  // Push: the subscribers with a device (a channel's push setting has no index of its own): O(users with devices).
-  if (push) for (const id of state.pushDevices.keys()) if (subs.has(id)) out.add(id);
+  addSubscribed(out, streamEmailUsers, subs);
+  // Push: the subscribers with a device (a channel's push setting has no index of its own).
+  if (push) addSubscribed(out, state.pushDevices, subs);
   return out;
+}
+
+/** Adds the users of `users` subscribed to the channel (`subs`), walking the smaller of the two: O(min(users, subscribers)). */
+function addSubscribed(out: Set<number>, users: ReadonlySet<number> | ReadonlyMap<number, unknown>, subs: ReadonlyMap<number, SubscriptionRecord>): void {
+  if (users.size <= subs.size) {
+    for (const id of users.keys()) if (subs.has(id)) out.add(id);
+  } else {
+    for (const id of subs.keys()) if (users.has(id)) out.add(id);
+  }
 }
 
 /**
