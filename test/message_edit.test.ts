@@ -16,6 +16,11 @@ const streamIdOf = async (name: string) => ((await owner.ok('GET', '/users/me/su
 const streamId = await streamIdOf(channel);
 const send = async (api: Api, topic: string, content = 'hi') => (await api.ok('POST', '/messages', { type: 'stream', to: channel, topic, content })).id as number;
 const get = async (api: Api, id: number) => (await api.ok('GET', `/messages/${id}`)).message;
+/** Zulip's silent mention of a user, as Notification Bot's notices name who moved messages. */
+const silent = async (api: Api) => {
+  const u = await api.ok('GET', '/users/me');
+  return `@_**${u.full_name}|${u.user_id}**`;
+};
 
 t.test('message edit - the sender edits content; history, event and every other role refused', async (t) => {
   const id = await send(maria, uniq('t'), 'first *draft*');
@@ -54,8 +59,10 @@ t.test('message edit - topic moves with propagate_mode one, later and all', asyn
   t.same((await get(mateo, ids[0]!)).subject, topic, 'another topic by then');
   const one = uniq('one');
   await owner.ok('PATCH', `/messages/${ids[0]}`, { topic: one });
-  const got = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: channel }, { operator: 'topic', operand: one }] });
-  t.same(got.messages.map((m: any) => m.id), [ids[0]]);
+  const got = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, apply_markdown: false, narrow: [{ operator: 'channel', operand: channel }, { operator: 'topic', operand: one }] });
+  // The moved message, then Notification Bot's notice in the new thread (send_notification_to_new_thread defaults to true).
+  t.same(got.messages.map((m: any) => m.id).slice(0, 1), [ids[0]]);
+  t.same(got.messages.slice(1).map((m: any) => [m.sender_email, m.content]), [['notification-bot@zulip.com', `A message was moved here from #**${channel}>${topic}** by ${await silent(owner)}.`]]);
   t.ok(got.messages[0].last_moved_timestamp > 0);
   const dm = (await maria.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'x' })).id;
   t.equal((await maria.call('PATCH', `/messages/${dm}`, { topic: 'no' })).body.msg, 'Direct messages cannot have topics.');
@@ -77,7 +84,8 @@ t.test('message edit - moving to another channel moves the rows; members may, gu
   t.equal((await maria.call('PATCH', `/messages/${ids[0]}`, { stream_id: 999_999 })).body.msg, 'Invalid channel ID');
   await maria.ok('PATCH', `/messages/${ids[0]}`, { stream_id: destId, propagate_mode: 'change_all' });
   const moved = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: dest }, { operator: 'topic', operand: topic }] });
-  t.same(moved.messages.map((m: any) => [m.id, m.stream_id, m.display_recipient]), ids.map((id) => [id, destId, dest]));
+  t.same(moved.messages.slice(0, 2).map((m: any) => [m.id, m.stream_id, m.display_recipient]), ids.map((id) => [id, destId, dest]));
+  t.same(moved.messages.slice(2).map((m: any) => m.sender_email), ['notification-bot@zulip.com'], 'the notice in the new thread');
   const left = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: channel }, { operator: 'topic', operand: topic }] });
   t.same(left.messages, []);
   t.same((await get(maria, ids[0]!)).flags, ['starred'], 'flags follow the message');
@@ -210,6 +218,39 @@ t.test("message delete - deleting a channel's first message makes the next its f
   const fresh = (await register(maria, FETCH)).snapshot;
   const pick = (x: any) => (x.subscriptions as any[]).find((c) => c.stream_id === id);
   t.same(pick(snap), pick(fresh), 'snapshot plus events equals a fresh register');
+});
+
+t.test('message edit - Notification Bot notices of moves: send_notification_to_old_thread and _new_thread (FL 9, 152)', async (t) => {
+  const dest = uniq('dest');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: dest }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
+  const who = await silent(maria);
+  const thread = async (name: string, topic: string) =>
+    ((await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, apply_markdown: false, narrow: [{ operator: 'channel', operand: name }, { operator: 'topic', operand: topic }] })).messages as any[])
+      .filter((m) => m.sender_email === 'notification-bot@zulip.com')
+      .map((m) => m.content);
+  // Defaults (FL 152): a notice in the new thread only, also for a move within the channel.
+  const [a, b] = [uniq('a'), uniq('b')];
+  const ids = [await send(owner, a), await send(owner, a), await send(owner, a)];
+  const r = await maria.ok('PATCH', `/messages/${ids[1]}`, { topic: b, propagate_mode: 'change_later' });
+  t.notOk(r.ignored_parameters_unsupported, 'nothing reported unsupported');
+  t.same(await thread(channel, a), []);
+  t.same(await thread(channel, b), [`2 messages were moved here from #**${channel}>${a}** by ${who}.`]);
+  // Both asked: one message, to another channel.
+  const c = uniq('c');
+  await maria.ok('PATCH', `/messages/${ids[0]}`, { stream_id: await streamIdOf(dest), topic: c, send_notification_to_old_thread: true, send_notification_to_new_thread: true });
+  t.same(await thread(channel, a), [`A message was moved from this topic to #**${dest}>${c}** by ${who}.`]);
+  t.same(await thread(dest, c), [`A message was moved here from #**${channel}>${a}** by ${who}.`]);
+  // The whole topic, old thread only.
+  const d = uniq('d');
+  await maria.ok('PATCH', `/messages/${ids[2]}`, { topic: d, propagate_mode: 'change_all', send_notification_to_old_thread: true, send_notification_to_new_thread: false });
+  t.same(await thread(channel, b), [`This topic was moved to #**${channel}>${d}** by ${who}.`]);
+  t.same(await thread(channel, d), [`2 messages were moved here from #**${channel}>${a}** by ${who}.`], 'the earlier notice moved with its topic, no new one');
+  // Neither asked: no notice at all.
+  const e = uniq('e');
+  await maria.ok('PATCH', `/messages/${ids[2]}`, { topic: e, propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false });
+  t.same(await thread(channel, d), []);
+  t.same(await thread(channel, e), [`2 messages were moved here from #**${channel}>${a}** by ${who}.`]);
+  t.equal((await maria.call('PATCH', `/messages/${ids[2]}`, { topic: uniq('f'), send_notification_to_old_thread: 'maybe' })).body.var_name, 'send_notification_to_old_thread');
 });
 
 t.test('message edit - the official Python client: update_message and delete_message', async (t) => {

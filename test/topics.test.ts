@@ -139,6 +139,10 @@ t.test('topics - the topic list follows moves and deletes', async (t) => {
   await owner.ok('DELETE', `/messages/${x}`);
   t.ok((await names()).includes(b), 'one message left');
   await owner.ok('DELETE', `/messages/${y}`);
+  t.ok((await names()).includes(b), "Notification Bot's notice of the move is left");
+  const notice = await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: channel }, { operator: 'topic', operand: b }] });
+  t.same(notice.messages.map((m: any) => m.sender_email), ['notification-bot@zulip.com']);
+  await owner.ok('DELETE', `/messages/${notice.messages[0].id}`);
   t.notOk((await names()).includes(b), 'gone with its last message');
 });
 

@@ -23,6 +23,7 @@ import { renderMessage } from './markdown.ts';
 import { mentionedUsers } from './mentions.ts';
 import { alertedUsers, emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
+import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { eachLimited, type RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -177,6 +178,9 @@ interface EditPlan {
   stored: Map<number, StoredFlags>;
   changed?: StoredMessage[];
   edited?: number;
+  /** Notification Bot's notices in the old and the new thread (`send_notification_to_old_thread`, `_new_thread`). */
+  notify: { old: boolean; new: boolean };
+  notices?: Array<StoredMessage | null>;
 }
 
 function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage, msg: { content: string | null; topic: string | null; streamId: number | null; mode: EditPlan['mode'] }, facts: EditFacts): EditPlan {
@@ -231,7 +235,7 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
   const messages = !moving || msg.mode === 'change_one' ? [m] : facts.topic.filter((x) => (msg.mode === 'change_all' ? true : x.id >= m.id));
   const users = new Set(audience(state, m));
   if (to) for (const id of state.activeSubscribers(to.id)) users.add(id);
-  return { user, target: m, messages, mode: msg.mode, content, topic, to, audience: [...users], stored: new Map() };
+  return { user, target: m, messages, mode: msg.mode, content, topic, to, audience: [...users], stored: new Map(), notify: { old: false, new: false } };
 }
 
 /** A recipient's stored flags of a message: their flag row of it, if any, and their read watermark. */
@@ -333,6 +337,40 @@ function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
   p.edited = ts;
 }
 
+/**
+ * Notification Bot's notices of a move (Zulip's
+ * `send_message_moved_breadcrumbs`), after the move, in the old thread and
+ * the new one as asked: where the messages went or came from, and who moved
+ * them. Resolving or unresolving a topic (only the "✔ " prefix changes)
+ * sends none.
+ */
+function moveNotices(state: RealmState, p: EditPlan, tx: Tx): Array<StoredMessage | null> {
+  const changed = p.changed ?? [];
+  const m = p.target;
+  if (!changed.length || m.streamId === null || (p.topic === null && p.to === null)) return [];
+  const newTopic = p.topic ?? m.topic;
+  const newStream = p.to ?? state.channels.get(m.streamId)!;
+  const oldStream = state.channels.get(m.streamId)!;
+  if (p.to === null && newTopic.replace(/^✔ /, '') === m.topic.replace(/^✔ /, '')) return [];
+  const link = (channel: string, topic: string) => `#**${channel}>${topic}**`;
+  const who = silentMention(p.user);
+  const all = p.mode === 'change_all';
+  const n = changed.length;
+  const to = link(newStream.name, newTopic);
+  const from = link(oldStream.name, m.topic);
+  ensureSystemBots(state, tx);
+  const out: Array<StoredMessage | null> = [];
+  if (p.notify.old) {
+    const content = all ? `This topic was moved to ${to} by ${who}.` : n === 1 ? `A message was moved from this topic to ${to} by ${who}.` : `${n} messages were moved from this topic to ${to} by ${who}.`;
+    out.push(sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: oldStream.id, topic: m.topic, content }));
+  }
+  if (p.notify.new) {
+    const content = all ? `This topic was moved here from ${from} by ${who}.` : n === 1 ? `A message was moved here from ${from} by ${who}.` : `${n} messages were moved here from ${from} by ${who}.`;
+    out.push(sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: newStream.id, topic: newTopic, content }));
+  }
+  return out;
+}
+
 function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
   const changed = p.changed!;
   if (!changed.length) return [];
@@ -365,7 +403,16 @@ function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
 
 export const updateMessage = action({
   type: 'updateMessage',
-  fields: z.object({ id: z.number().int(), content: z.string().nullable(), topic: z.string().nullable(), streamId: z.number().int().nullable(), propagateMode: PropagateMode }),
+  fields: z.object({
+    id: z.number().int(),
+    content: z.string().nullable(),
+    topic: z.string().nullable(),
+    streamId: z.number().int().nullable(),
+    propagateMode: PropagateMode,
+    /** Zulip's defaults: a notice in the new thread, none in the old one. */
+    notifyOld: z.boolean().default(false),
+    notifyNew: z.boolean().default(true),
+  }),
   // The event needs every recipient's stored flags, so the edit is checked here,
   // before they are read: a refused edit reads none. Nothing else runs in the
   // mailbox between prepare and check, so the plan is still what check would make.
@@ -377,14 +424,16 @@ export const updateMessage = action({
     const m = accessMessage(state, user, target);
     const plan = checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode }, { target, topic });
     plan.stored = await readStoredFlags(ctx, state.realmId, m.id, plan.audience);
+    plan.notify = { old: msg.notifyOld, new: msg.notifyNew };
     return plan;
   },
   check: (_state, _msg, plan) => plan,
   apply(state, p, tx) {
     applyEdit(state, p, tx);
+    p.notices = moveNotices(state, p, tx);
     return { detached_uploads: [] };
   },
-  events: (state, p) => editEvents(state, p),
+  events: (state, p) => [...editEvents(state, p), ...systemBotDeliveries(state, p.notices ?? [])],
 });
 
 export const messageHistory = query({

@@ -19,9 +19,8 @@ export const updateMessage = route({
     subject: str().optional(),
     stream_id: int().optional(),
     propagate_mode: str().pipe(z.enum(['change_one', 'change_later', 'change_all'], { message: 'must be change_one, change_later or change_all' })).optional(),
-    // Parley has no notification bot to post "moved" notices with.
-    send_notification_to_old_thread: unsupported(bool()),
-    send_notification_to_new_thread: unsupported(bool()),
+    send_notification_to_old_thread: bool().optional(),
+    send_notification_to_new_thread: bool().optional(),
     prev_content_sha256: unsupported(str()),
   },
   async handle(ctx, p) {
@@ -35,6 +34,8 @@ export const updateMessage = route({
       topic,
       streamId: p.stream_id ?? null,
       propagateMode: p.propagate_mode ?? 'change_one',
+      notifyOld: p.send_notification_to_old_thread ?? false,
+      notifyNew: p.send_notification_to_new_thread ?? true,
     });
   },
 });
