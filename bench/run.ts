@@ -13,7 +13,9 @@
  * server started, e.g. PARLEY_SHARDS=8), --invite-only (the send channel is
  * private, so deliveries go only to its subscribers' shards), --skip
  * hello,store,send,holder (leave steps out, e.g. for a what-if run),
- * --replot FILE (redraw the chart of a saved last.json into --svg PATH and exit),
+ * --workday (the working day of a large organization, bench/workday.ts, with
+ * its own options: --users, --active, --secs, --scale, --burst, --org; not part
+ * of the quick, full or smoke runs), --replot FILE (redraw the chart of a saved last.json into --svg PATH and exit),
  * --server-repo DIR (the send and profile steps measure that checkout's
  * server: a baseline under this harness), --latency-rate N (the latency
  * steps offer N msg/s instead of fractions of the maximum: builds compared
@@ -540,6 +542,13 @@ function chart(send: SendResult, hello: LoadResult | null, mode: Mode, info: Ret
 // ---- main -----------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
+  // `--workday [its options]`: the working day of a large organization (bench/workday.ts) instead of the quick run.
+  if (process.argv.includes('--workday')) {
+    const { workday, workdayOptions, WORKDAY_ARGS } = await import('./workday.ts');
+    const { values: w } = parseArgs({ options: { ...WORKDAY_ARGS, workday: { type: 'boolean' } } });
+    const days = await workday(workdayOptions(w));
+    return days.every((d) => d.code === 0) ? 0 : 1;
+  }
   const { values } = parseArgs({
     options: {
       smoke: { type: 'boolean', default: false },
