@@ -205,6 +205,12 @@ if [ -f scripts/k8s-validate.sh ]; then step k8s-manifests bash scripts/k8s-vali
 step k6-install bash scripts/install-k6.sh
 step bench-smoke node --import tsx bench/run.ts --smoke
 
+if [ "$failed" -gt 0 ]; then
+  # Why, not only which: the failed assertions and their first diagnostic lines, for a CI log read from its end.
+  echo; echo "=== failed assertions"
+  node test/failures.mjs "$LOG_DIR"/*.log
+fi
+
 echo
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
