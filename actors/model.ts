@@ -49,3 +49,6 @@ export const dmKey = (userIds: number[]): string => [...new Set(userIds)].sort((
 /** Where a recipient's messages are stored: `s<channel>` or `d<conversation key>`. */
 export const channelRecipientKey = (channelId: number): string => `s${channelId}`;
 export const dmRecipientKey = (key: string): string => `d${key}`;
+
+/** Whether message `id` is within a readable range of a recipient's history (a `MessageSource`: from `minId`, up to `maxId` when set). */
+export const inSource = (src: { minId: number; maxId?: number | undefined }, id: number): boolean => id >= src.minId && (src.maxId === undefined || id <= src.maxId);

@@ -240,6 +240,8 @@ export const SubscriptionRecord = z.object({
   isMuted: z.boolean().default(false),
   /** First message ID the subscriber received through this subscription. */
   startMessageId: Id,
+  /** The newest message ID when the subscription ended (null while active, and for subscriptions ended before it was kept). */
+  endMessageId: Id.nullable().default(null),
   /** Per-channel notification settings; null inherits the user's global setting. */
   desktopNotifications: z.boolean().nullable().default(null),
   emailNotifications: z.boolean().nullable().default(null),

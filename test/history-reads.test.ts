@@ -127,17 +127,45 @@ t.test('history reads - a user removed from a private channel with shared histor
   t.equal((await who.call('GET', `/messages/${sent.id}`)).status, 400, 'the old message neither');
 });
 
-t.test('history reads - a user removed from a private channel with protected history does not read what was sent after', async (t) => {
+t.test('history reads - a former subscriber of a private channel with protected history reads only what was sent while subscribed', async (t) => {
   const name = uniq('protected-reads');
   const reader = await newPerson(s);
   const who = s.api.as(reader);
   await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], invite_only: true, history_public_to_subscribers: false, principals: [reader.userId, s.demo.owner.userId] });
+  const channelId = (await owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
   const narrow = [{ operator: 'channel', operand: name }];
+  const ids = async (params: Record<string, unknown>) => {
+    const r = await who.call('GET', '/messages', { anchor: 'newest', num_before: 100, num_after: 0, ...params });
+    return r.status === 200 ? (r.body.messages as Array<{ id: number }>).map((m) => m.id) : [];
+  };
+  const topics = async () => {
+    const r = await who.call('GET', `/users/me/${channelId}/topics`);
+    return r.status === 200 ? (r.body.topics as Array<{ name: string }>).map((x) => x.name) : [];
+  };
+  const before = await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'while subscribed', content: 'received' });
   await owner.ok('DELETE', '/users/me/subscriptions', { subscriptions: [name], principals: [reader.userId] });
-  const later = await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 't', content: 'after the removal' });
-  const r = await who.call('GET', '/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow });
-  const seen = r.status === 200 ? (r.body.messages as Array<{ id: number }>).map((m) => m.id) : [];
-  t.notOk(seen.includes(later.id), 'narrowed to the channel, a message sent after the removal is not read');
+  const later = await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'after leaving', content: 'after the removal' });
+  for (const [what, params] of [['narrowed to the channel', { narrow }], ['unnarrowed', {}]] as const) {
+    t.notOk((await ids(params)).includes(later.id), `${what}: a message sent after the removal is not read`);
+  }
+  t.ok((await ids({})).includes(before.id), 'unnarrowed: a message received while subscribed is still read (Zulip keeps its UserMessage row)');
+  t.equal((await who.call('GET', `/messages/${later.id}`)).status, 400, 'a message sent after the removal is not fetched by ID');
+  t.equal((await who.call('GET', `/messages/${before.id}`)).status, 200, 'one received while subscribed is');
+  const found = await topics();
+  t.notOk(found.includes('after leaving'), 'a topic begun after the removal is not listed');
+  // Subscribed again: what is sent from then on is theirs; the gap stays closed.
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [reader.userId] });
+  const back = await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'after leaving', content: 'after rejoining' });
+  const seen = await ids({});
+  t.ok(seen.includes(back.id), 'subscribed again: a new message is read');
+  t.notOk(seen.includes(later.id), 'the message of the gap is still not read');
+  t.equal((await who.call('GET', `/messages/${later.id}`)).status, 400, 'nor fetched by ID');
+  // A public channel's history stays open to a former subscriber (as to any member).
+  const open = uniq('public-reads');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: open }], principals: [reader.userId, s.demo.owner.userId] });
+  await owner.ok('DELETE', '/users/me/subscriptions', { subscriptions: [open], principals: [reader.userId] });
+  const pub = await owner.ok('POST', '/messages', { type: 'stream', to: open, topic: 't', content: 'public, after leaving' });
+  t.equal((await who.call('GET', `/messages/${pub.id}`)).status, 200, 'a public channel message sent after leaving is still readable by ID');
 });
 
 t.test('authentication - a revoked API key is refused at once, a new one accepted', async (t) => {

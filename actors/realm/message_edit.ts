@@ -13,7 +13,7 @@ import { badRequest } from '../../lib/errors.ts';
 import { type ChannelRecord, type EditRecord, type GroupSettingValue, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import { topicForClient } from '../format.ts';
-import { channelRecipientKey, isAdmin, Role } from '../model.ts';
+import { channelRecipientKey, inSource, isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { userFlags } from '../user/flags.ts';
@@ -69,7 +69,7 @@ export async function readMessage(ctx: ActorContext, realmId: number, id: number
 
 /** The message, if `user` may read it (Zulip's access_message), else "Invalid message(s)". */
 export function accessMessage(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage | undefined): StoredMessage {
-  if (m && readerView(state, user.id).sources.some((s) => s.recipientKey === m.recipientKey && m.id >= s.minId)) return m;
+  if (m && readerView(state, user.id).sources.some((s) => s.recipientKey === m.recipientKey && inSource(s, m.id))) return m;
   throw badRequest('Invalid message(s)');
 }
 
@@ -445,7 +445,7 @@ export const messageHistory = query({
     const emptyName = msg.allowEmptyTopicName ? null : emptyTopicDisplayName(state);
     return later(async () => {
       const m = await readMessage(ctx, state.realmId, msg.id);
-      if (!m || !view.sources.some((s) => s.recipientKey === m.recipientKey && m.id >= s.minId)) throw badRequest('Invalid message(s)');
+      if (!m || !view.sources.some((s) => s.recipientKey === m.recipientKey && inSource(s, m.id))) throw badRequest('Invalid message(s)');
       return { message_history: historySnapshots(m, m.type === 'stream' ? emptyName : null) };
     });
   },

@@ -7,11 +7,11 @@
 import { z } from 'zod';
 import { ApiError, badNarrow, badRequest, streamDoesNotExist } from '../../lib/errors.ts';
 import { operandPeople, type NarrowTerm, NarrowTermSchema } from '../../lib/narrow.ts';
-import { type ChannelRecord, messageBucket, type StoredMessage, T, type UserRecord, type UserTopicRecord } from '../../storage/tables.ts';
+import { type ChannelRecord, messageBucket, type StoredMessage, type SubscriptionRecord, T, type UserRecord, type UserTopicRecord } from '../../storage/tables.ts';
 import { type Delivery, type Directory, toUsers } from '../events/delivery.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { VisibilityPolicy } from './user_topics.ts';
-import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, isAdmin, isGuest } from '../model.ts';
+import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, inSource, isAdmin, isGuest } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { accessibleUsers, accessRestricted, actingUser, canAccess, canSeeUser, resolvePerson, restrictedViews, seesEveryone } from './access.ts';
 import { accessChangeEvents } from './people.ts';
@@ -519,12 +519,21 @@ export const sendMessageWithTopicWildcard = action({
 });
 
 /**
- * One recipient's history a user may read, from `minId` on. The user received
- * (has flags of their own for) its messages from `receivedFrom` on; older
- * ones, or all when null, are historical: read, as Zulip shows them.
+ * One recipient's history a user may read, from `minId` on and, when
+ * `maxId` is set, up to it. The user received (has flags of their own for)
+ * its messages from `receivedFrom` on; older ones, or all when null, are
+ * historical: read, as Zulip shows them.
  */
-export const MessageSource = z.object({ recipientKey: z.string(), minId: z.number().int(), receivedFrom: z.number().int().nullable() });
+export const MessageSource = z.object({ recipientKey: z.string(), minId: z.number().int(), maxId: z.number().int().optional(), receivedFrom: z.number().int().nullable() });
 export type MessageSource = z.infer<typeof MessageSource>;
+
+/**
+ * The messages a former subscriber of a channel with protected history may
+ * read: those sent while they were subscribed (Zulip decides by their
+ * UserMessage rows). A subscription ended before `endMessageId` was recorded
+ * reads nothing after its start.
+ */
+const formerRange = (sub: SubscriptionRecord): { minId: number; maxId: number } => ({ minId: sub.startMessageId, maxId: sub.endMessageId ?? sub.startMessageId - 1 });
 
 /** The channel a `channel` operand names, by ID or name. */
 function channelOperand(state: Readonly<RealmState>, operand: NarrowTerm['operand']): ChannelRecord | undefined {
@@ -597,7 +606,8 @@ export function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow
     // A private channel's shared history is for its subscribers: a former one reads none of it (Zulip's has_message_access).
     if (c.historyPublicToSubscribers && (!c.inviteOnly || sub?.active)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0, receivedFrom }];
     if (c.historyPublicToSubscribers) return [];
-    return sub ? [{ recipientKey: channelRecipientKey(c.id), minId: sub.startMessageId, receivedFrom }] : [];
+    if (!sub) return [];
+    return [{ recipientKey: channelRecipientKey(c.id), ...(sub.active ? { minId: sub.startMessageId } : formerRange(sub)), receivedFrom }];
   }
   if (dmTerm) {
     const conv = state.dmConversation([user.id, ...(dmTerm.operand as number[])]);
@@ -615,7 +625,9 @@ export function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow
         const sub = subs.get(user.id);
         const channel = state.channels.get(channelId)!;
         if (sub && !sub.active && channel.inviteOnly && channel.historyPublicToSubscribers) continue;
-        if (sub) sources.push({ recipientKey: channelRecipientKey(channelId), minId: channel.historyPublicToSubscribers ? 0 : sub.startMessageId, receivedFrom: sub.active ? sub.startMessageId : null });
+        if (!sub) continue;
+        const range = channel.historyPublicToSubscribers ? { minId: 0 } : sub.active ? { minId: sub.startMessageId } : formerRange(sub);
+        sources.push({ recipientKey: channelRecipientKey(channelId), ...range, receivedFrom: sub.active ? sub.startMessageId : null });
       }
     }
   }
@@ -645,7 +657,7 @@ function resolveWith(state: Readonly<RealmState>, user: UserRecord, narrow: Narr
   const channel = m?.streamId != null ? state.channels.get(m.streamId) : undefined;
   const readable =
     m !== null &&
-    (sourcesFor(state, user, []).some((src) => src.recipientKey === m.recipientKey && src.minId <= m.id) ||
+    (sourcesFor(state, user, []).some((src) => src.recipientKey === m.recipientKey && inSource(src, m.id)) ||
       (channel !== undefined && !channel.inviteOnly && channel.historyPublicToSubscribers && canAccess(state, channel, user)));
   if (!readable) {
     if (definesConversation(rest)) return rest;

@@ -82,7 +82,8 @@ export const unsubscribe = action({
   },
   apply(state, p, tx) {
     for (const { channelId, userId } of p.removed) {
-      const sub: SubscriptionRecord = { ...state.subs.get(channelId)!.get(userId)!, active: false };
+      // Who leaves read what was sent up to now (a channel with protected history keeps them to it, `sourcesFor`).
+      const sub: SubscriptionRecord = { ...state.subs.get(channelId)!.get(userId)!, active: false, endMessageId: state.maxMessageId };
       state.indexSub(sub);
       tx.write(T.subscriptions.at(state.realmId, channelId, userId).put(sub));
     }

@@ -222,6 +222,7 @@ export const subscribe = action({
           pinToTop: current?.pinToTop ?? false,
           isMuted: current?.isMuted ?? false,
           startMessageId: state.maxMessageId + 1,
+          endMessageId: null,
           // A resubscription keeps the notification settings of the old subscription.
           desktopNotifications: current?.desktopNotifications ?? null,
           emailNotifications: current?.emailNotifications ?? null,

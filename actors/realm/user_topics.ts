@@ -10,7 +10,7 @@ import { type Delivery, toUsers } from '../events/delivery.ts';
 import { topicForClient } from '../format.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { readerView } from './reading.ts';
-import { channelRecipientKey } from '../model.ts';
+import { channelRecipientKey, inSource } from '../model.ts';
 import { actingUser, canAccess } from './access.ts';
 import { emptyTopicDisplayName, MAX_TOPIC_LENGTH, normalizeTopic } from './messages.ts';
 import type { RealmState } from './state.ts';
@@ -84,7 +84,9 @@ export const topicHistory = query({
     const user = actingUser(state, msg.caller);
     const src = readerView(state, user.id).sources.find((x) => x.recipientKey === channelRecipientKey(msg.streamId));
     if (!src) throw badRequest('Invalid channel ID');
-    const topics = [...(state.topics.get(msg.streamId)?.values() ?? [])].filter((x) => x.maxId >= src.minId).sort((a, b) => b.maxId - a.maxId);
+    const topics = [...(state.topics.get(msg.streamId)?.values() ?? [])]// A former subscriber of a channel with protected history: the topics whose newest message they received
+      // (one with newer messages too is left out: listing it would tell what was said after they left).
+      .filter((x) => inSource(src, x.maxId)).sort((a, b) => b.maxId - a.maxId);
     const emptyName = msg.allowEmptyTopicName ? null : emptyTopicDisplayName(state);
     return { topics: topics.map((x) => ({ name: topicForClient(x.name, emptyName), max_id: x.maxId })) };
   },

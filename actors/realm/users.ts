@@ -185,6 +185,7 @@ export function subscribeNewUser(state: RealmState, tx: Tx, userId: number, chan
       pinToTop: false,
       isMuted: false,
       startMessageId: state.maxMessageId + 1,
+      endMessageId: null,
       desktopNotifications: null,
       emailNotifications: null,
       pushNotifications: null,

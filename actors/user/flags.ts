@@ -15,6 +15,7 @@
 import type { Store } from '../../storage/store.ts';
 import { messageBucket, type StoredMessage, T, type UserMarks } from '../../storage/tables.ts';
 import { defaultFlags } from '../format.ts';
+import { inSource } from '../model.ts';
 import type { MessageSource } from '../realm/messages.ts';
 
 /** Every flag name of the API, in the order Zulip lists them. */
@@ -132,5 +133,5 @@ export async function readMessages(store: Store, realmId: number, ids: Iterable<
 
 /** The source through which the user reads `m`, if any. */
 export function sourceOf(sources: MessageSource[], m: StoredMessage): MessageSource | undefined {
-  return sources.find((s) => s.recipientKey === m.recipientKey && m.id >= s.minId);
+  return sources.find((s) => s.recipientKey === m.recipientKey && inSource(s, m.id));
 }

@@ -14,7 +14,7 @@ import { type NarrowTerm, NarrowTermSchema } from '../../lib/narrow.ts';
 import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
 import type { ClientEventBody } from '../events/schema.ts';
-import { channelRecipientKey } from '../model.ts';
+import { channelRecipientKey, inSource } from '../model.ts';
 import type { MessageSource } from '../realm/messages.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineAction, type Tx } from '../runtime/action.ts';
@@ -145,7 +145,7 @@ async function factsFor(state: UserState, ctx: ActorContext, ids: number[], sour
   const found = new Map<number, { m: StoredMessage; src: MessageSource }>();
   for (const m of await readMessages(ctx.store, state.realmId, ids)) {
     const src = bySource.get(m.recipientKey);
-    if (src && m.id >= src.minId) found.set(m.id, { m, src });
+    if (src && inSource(src, m.id)) found.set(m.id, { m, src });
   }
   return { ids, found, rows: await state.flags.loadFor(ids), subscribed: new Set(view.subscribed) };
 }

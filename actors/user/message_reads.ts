@@ -8,6 +8,7 @@ import { badRequest } from '../../lib/errors.ts';
 import { matchesNarrow as matches, NarrowTermSchema, type NarrowTerm } from '../../lib/narrow.ts';
 
 import { formatMessage } from '../format.ts';
+import { inSource } from '../model.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineQuery, later } from '../runtime/action.ts';
 import type { UserState } from './actor.ts';
@@ -49,7 +50,7 @@ export const getMessage = query({
       const realm = realmActorId(s.realmId);
       const view = await ctx.actors.call(realmRef, realm, { type: 'readerView', caller: msg.caller });
       const [m] = await readMessages(ctx.store, s.realmId, [msg.id]);
-      const src = m && view.sources.find((x) => x.recipientKey === m.recipientKey && m.id >= x.minId);
+      const src = m && view.sources.find((x) => x.recipientKey === m.recipientKey && inSource(x, m.id));
       if (!m || !src) throw badRequest('Invalid message(s)');
       const flags = await r.flagsFor(m, src);
       const names = await ctx.actors.call(realmRef, realm, { type: 'directory', caller: msg.caller, userIds: [m.senderId, ...(m.dmUserIds ?? [])], channelIds: m.streamId === null ? [] : [m.streamId] });
@@ -74,7 +75,7 @@ export const matchesNarrowQuery = query({
       for (const m of await readMessages(ctx.store, s.realmId, msg.ids)) {
         const src = bySource.get(m.recipientKey);
         // As in Zulip, only messages the user received (has flags of their own for) are checked.
-        if (!src || src.receivedFrom === null || m.id < Math.max(src.minId, src.receivedFrom)) continue;
+        if (!src || src.receivedFrom === null || m.id < src.receivedFrom || !inSource(src, m.id)) continue;
         if (!matches(narrow, messageView(m, await r.flagsFor(m, src)))) continue;
         out[String(m.id)] = { match_content: highlight(m.renderedContent, words), match_subject: highlight(escapeHtml(m.topic), words) };
       }

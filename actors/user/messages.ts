@@ -8,6 +8,7 @@ import { matchesNarrow, type MessageView, type NarrowTerm } from '../../lib/narr
 import type { Store } from '../../storage/store.ts';
 import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
 import { defaultFlags, topicForClient } from '../format.ts';
+import { inSource } from '../model.ts';
 import type { MessageSource, WithTarget } from '../realm/messages.ts';
 import { type FlagRows, readFlagRows, readMessages, userFlags } from './flags.ts';
 
@@ -87,6 +88,7 @@ export class MessageReader {
   /** Up to `limit` matching messages of one source within [lo, hi], in the given direction. */
   private async scan(src: MessageSource, narrow: NarrowTerm[], lo: number, hi: number, reverse: boolean, limit: number): Promise<StoredMessage[]> {
     lo = Math.max(lo, src.minId);
+    if (src.maxId !== undefined) hi = Math.min(hi, src.maxId);
     if (limit <= 0 || lo > hi) return [];
     const all = await T.recipientBuckets.partition(this.realmId, src.recipientKey).range(this.store, { reverse });
     const buckets = all.filter(({ ck }) => Number(ck) >= messageBucket(lo) && Number(ck) <= messageBucket(Math.min(hi, Number.MAX_SAFE_INTEGER)));
@@ -169,7 +171,7 @@ export class MessageReader {
     const older: StoredMessage[] = [];
     for (const m of await readMessages(this.store, this.realmId, [...this.unreadRows].filter((id) => id < scannedEverywhere))) {
       const src = bySource.get(m.recipientKey);
-      if (src && m.id >= src.minId && !scanned(m, src) && matchesNarrow(unreadNarrow, messageView(m, await this.flagsFor(m, src)))) older.push(m);
+      if (src && inSource(src, m.id) && !scanned(m, src) && matchesNarrow(unreadNarrow, messageView(m, await this.flagsFor(m, src)))) older.push(m);
     }
     const messages = (reverse ? [...recent, ...older.sort((a, b) => b.id - a.id)] : [...older.sort((a, b) => a.id - b.id), ...recent]).slice(0, limit);
     return { messages, complete: !this.cutShort && recent.length < limit && messages.length < limit };

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { fileStoreFor, MAX_UPLOAD_MIB, tooLarge } from '../../storage/files.ts';
 import { type AttachmentRecord, T } from '../../storage/tables.ts';
+import { inSource } from '../model.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { type Caller, defineAction, defineQuery, later } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
@@ -80,7 +81,7 @@ async function accessFile(s: Readonly<UserState>, ctx: ActorContext, path: strin
   if (a.ownerId === s.userId) return a;
   const ids = (await T.attachmentMessages.partition(s.realmId, path).range(ctx.store)).map((r) => Number(r.ck));
   const view = ids.length ? await ctx.actors.call(realmRef, realmActorId(s.realmId), { type: 'readerView', caller }) : null;
-  const readable = view !== null && (await readMessages(ctx.store, s.realmId, ids)).some((m) => view.sources.some((src) => src.recipientKey === m.recipientKey && m.id >= src.minId));
+  const readable = view !== null && (await readMessages(ctx.store, s.realmId, ids)).some((m) => view.sources.some((src) => src.recipientKey === m.recipientKey && inSource(src, m.id)));
   if (!readable) throw new ApiError('BAD_REQUEST', 'You are not authorized to view this file.', 403);
   return a;
 }

@@ -63,6 +63,7 @@ export async function growDemo(dataDir: string, count: number): Promise<number> 
           color: '#76ce90',
           pinToTop: false,
           isMuted: false,
+          endMessageId: null,
           startMessageId: 1,
           desktopNotifications: null,
           emailNotifications: null,
