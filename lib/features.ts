@@ -87,7 +87,8 @@ const CHANGELOG: readonly Feature[] = [
   { level: 19, what: 'peer_add and peer_remove name the channel by ID', done: true, test: T('events', 'events - subscription and stream events, checked against their schemas') },
   { level: 20, what: 'inviting users as organization owners', done: true, test: T('invites', 'invites - who may send email invitations, and for which roles') },
   { level: 21, what: 'color_scheme display setting (night_mode replaced)', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
-  { level: 22, what: 'GET /attachments date_sent; GET /invites invited_by_user_id; unlimited realm_message_retention_days as -1', missing: 'GET /attachments is not served' },
+  // invited_by_user_id and -1: uploads 'attachments - the rest of FL 22: ...'.
+  { level: 22, what: 'GET /attachments date_sent; GET /invites invited_by_user_id; unlimited realm_message_retention_days as -1', routes: ['GET /attachments', 'DELETE /attachments/{attachment_id}'], test: T('uploads', 'attachments - GET /attachments with date_sent, DELETE /attachments/{id}, attachment events with upload_space_used, by role') },
   { level: 23, what: 'the pointer routes removed', done: true, test: T('http', 'http - unknown paths are 404 and wrong methods 405, in the envelope') },
   { level: 24, what: '!avatar() and !gravatar() Markdown removed', missing: NO_TEST },
   { level: 25, what: 'Zulip 3.0 release', noChange: true, done: true },
@@ -186,7 +187,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 114, what: 'rendering_only, edit_timestamp and user_id on update_message events', done: true, test: T('features', 'features - details of early levels: GET /users/me (FL 10), update_message events (FL 114), client_gravatar by default (FL 92)') },
   { level: 115, what: 'stream_id in push notifications', done: true, test: T('push', 'push - channel messages: a mention is pushed with the channel and topic, a plain message is not; settings apply') },
   { level: 116, what: 'realm_web_public_access_enabled in GET /server_settings', done: true, test: T('realm', 'realm - settings show in register and GET /server_settings') },
-  { level: 117, what: 'invitations that never expire (null expiry)', missing: NO_TEST },
+  { level: 117, what: 'invitations that never expire (null expiry)', done: true, test: T('invites', 'invites - invite_expires_in_minutes null: invitations and links that never expire (FL 117)') },
   { level: 118, what: 'edit_history with prev_topic/topic and prev_stream/stream; stream in history snapshots', done: true, test: T('message_edit', 'message edit - topic moves with propagate_mode one, later and all') },
   { level: 119, what: 'other_user_id in unread_msgs pms', done: true, test: T('messages', 'messages - register reports unread_msgs by channel topic, direct message and mention') },
   { level: 120, what: 'GET /messages/{message_id} gives the full message', routes: ['GET /messages/{message_id}'], test: T('message_reads', 'message reads - GET /messages/{id} for every role, raw_content and flags') },

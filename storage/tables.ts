@@ -157,6 +157,8 @@ export const Allocator = z.object({
   emoji: Id.default(1),
   /** Message IDs below this were reserved by some owner; a new owner starts here. */
   messageBlockEnd: Id.default(1),
+  /** Bytes of the files the realm's users uploaded (Zulip's `currently_used_upload_space_bytes`), kept by `actors/realm/upload_space.ts`. */
+  uploadBytes: Id.default(0),
 });
 export type Allocator = z.infer<typeof Allocator>;
 
@@ -397,6 +399,8 @@ export const UserCounters = z.object({
   snippet: Id.default(1),
   /** The key that signs this user's temporary file URLs (random, made on first use; '' until then). */
   fileUrlKey: z.string().default(''),
+  /** The next ID of an upload of this user's (`user_attachments`). */
+  attachment: Id.default(1),
 });
 export type UserCounters = z.infer<typeof UserCounters>;
 
@@ -404,7 +408,16 @@ export const MutedUserRecord = z.object({ userId: Id, mutedUserId: Id, timestamp
 export type MutedUserRecord = z.infer<typeof MutedUserRecord>;
 
 /** An uploaded file: who uploaded it and what it is (its bytes are in the FileStore under `path`). */
-export const AttachmentRecord = z.object({ path: z.string(), filename: z.string(), contentType: z.string(), size: Id, ownerId: Id, createTime: Id });
+export const AttachmentRecord = z.object({
+  path: z.string(),
+  filename: z.string(),
+  contentType: z.string(),
+  size: Id,
+  ownerId: Id,
+  createTime: Id,
+  /** Its ID among its owner's uploads (GET /attachments); 0 for uploads made before uploads were numbered. */
+  id: Id.default(0),
+});
 export type AttachmentRecord = z.infer<typeof AttachmentRecord>;
 
 /** A chunk of a file in the chunked file store: the first row (index -1) describes the file. */
@@ -751,6 +764,14 @@ export const T = {
     codec: AttachmentRecord,
     pk: (realm: number, shard: string) => `${realm}:${shard}`,
     row: (realm: number, path: string) => ({ pk: `${realm}:${path.split('/')[1] ?? ''}`, ck: path }),
+  }),
+  /** A user's uploads by ID (GET /attachments, DELETE /attachments/{id}): the upload's path, one partition per user. */
+  userAttachments: defineTable({
+    name: 'user_attachments',
+    ck: 'bigint',
+    codec: z.string(),
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, id: number) => ({ pk: `${realm}:${userId}`, ck: id }),
   }),
   /** Which messages link to an uploaded file (who may download it). */
   attachmentMessages: defineTable({

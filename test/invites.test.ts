@@ -133,6 +133,26 @@ t.test('invites - listing, revoking and resending by role', async (t) => {
   t.notOk((await admin.ok('GET', '/invites')).invites.some((i: any) => i.id === id));
 });
 
+t.test('invites - invite_expires_in_minutes null: invitations and links that never expire (FL 117)', async (t) => {
+  const to = email('forever');
+  await admin.ok('POST', '/invites', { invitee_emails: to, stream_ids: [], invite_expires_in_minutes: null });
+  const link = (await admin.ok('POST', '/invites/multiuse', { invite_expires_in_minutes: null })).invite_link;
+  const dated = email('dated');
+  await admin.ok('POST', '/invites', { invitee_emails: dated, stream_ids: [], invite_expires_in_minutes: 30 });
+  const list = (await admin.ok('GET', '/invites')).invites;
+  const byMail = list.find((i: any) => i.email === to);
+  const byLink = list.find((i: any) => i.link_url === link);
+  const timed = list.find((i: any) => i.email === dated);
+  t.equal(byMail.expiry_date, null, 'an email invitation without expiry');
+  t.equal(byLink.expiry_date, null, 'a reusable link without expiry');
+  t.ok(Math.abs(timed.expiry_date - (timed.invited + 30 * 60)) <= 1, 'one with minutes expires then');
+  t.equal((await fetch(`${s.urls[0]}${new URL(link).pathname}`)).status, 200, 'the link works');
+  isError(t, await admin.post('/invites', { invitee_emails: email('zero'), stream_ids: [], invite_expires_in_minutes: 0 }), 400, 'BAD_REQUEST', /invite_expires_in_minutes/);
+  await admin.ok('DELETE', `/invites/${byMail.id}`);
+  await admin.ok('DELETE', `/invites/${timed.id}`);
+  await admin.ok('DELETE', `/invites/multiuse/${byLink.id}`);
+});
+
 t.test('invites - reusable links by role; revoking them', async (t) => {
   for (const [role, api] of asRoles(s)) {
     const r = await api.post('/invites/multiuse', { invite_expires_in_minutes: 60 });

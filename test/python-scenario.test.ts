@@ -305,7 +305,7 @@ print(json.dumps({"reply": reply, "starred": [m["id"] for m in starred], "after_
 
 t.test('python scenario - direct messages, uploads, drafts, snippets, alert words, muting', async (t) => {
   const out = step(t, member1, [
-    'POST /user_uploads', 'POST /messages', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'POST /register', 'GET /drafts', 'POST /drafts', 'PATCH /drafts/{draft_id}', 'DELETE /drafts/{draft_id}',
+    'POST /user_uploads', 'POST /messages', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /attachments', 'DELETE /attachments/{attachment_id}', 'POST /register', 'GET /drafts', 'POST /drafts', 'PATCH /drafts/{draft_id}', 'DELETE /drafts/{draft_id}',
     'GET /saved_snippets', 'POST /saved_snippets', 'PATCH /saved_snippets/{saved_snippet_id}', 'DELETE /saved_snippets/{saved_snippet_id}',
     'GET /users/me/alert_words', 'POST /users/me/alert_words', 'DELETE /users/me/alert_words',
     'POST /users/me/muted_users/{muted_user_id}', 'DELETE /users/me/muted_users/{muted_user_id}',
@@ -317,6 +317,13 @@ up = ok(client.upload_file(f))
 uri = up.get("url") or up["uri"]
 dm = ok(client.send_message({"type": "private", "to": [${member2.userId}], "content": f"[minutes]({uri})"}))["id"]
 body = site_get(uri[1:])
+scratch = io.BytesIO(b"scratch")
+scratch.name = "scratch.txt"
+scratch_path = (lambda u: u.get("url") or u["uri"])(ok(client.upload_file(scratch)))[len("/user_uploads/"):]
+listed = ok(client.get_attachments())["attachments"]
+aid = [a["id"] for a in listed if a["path_id"] == scratch_path][0]
+ok(client.call_endpoint(f"attachments/{aid}", method="DELETE"))
+attachment_left = [a["id"] for a in ok(client.call_endpoint("attachments", method="GET"))["attachments"] if a["path_id"] == scratch_path]
 ok(client.call_endpoint("drafts", method="POST", request={"drafts": [{"type": "stream", "to": [${streamId}], "topic": ${J(topic)}, "content": "maybe sushi", "timestamp": int(time.time())}]}))
 drafts = ok(client.call_endpoint("drafts", method="GET"))["drafts"]
 did = [d["id"] for d in drafts if d["content"] == "maybe sushi"][0]
@@ -337,9 +344,10 @@ ok(client.call_endpoint("users/me/muted_users/${member2.userId}", method="POST")
 muted = [m["id"] for m in ok(client.register(fetch_event_types=["muted_users"]))["muted_users"]]
 ok(client.call_endpoint("users/me/muted_users/${member2.userId}", method="DELETE"))
 unmuted = [m["id"] for m in ok(client.register(fetch_event_types=["muted_users"]))["muted_users"]]
-print(json.dumps({"uri": uri, "dm": dm, "download": [body.status_code, body.text], "edited": edited, "draft_left": did in left, "snips": snips, "snip_left": snip in snips_left, "words": words, "muted": muted, "unmuted": unmuted}))`);
+print(json.dumps({"uri": uri, "dm": dm, "download": [body.status_code, body.text], "attachment_left": attachment_left, "edited": edited, "draft_left": did in left, "snips": snips, "snip_left": snip in snips_left, "words": words, "muted": muted, "unmuted": unmuted}))`);
   t.match(out.uri, /^\/user_uploads\/\d+\/.+\/minutes\.txt$/);
   t.same(out.download, [200, 'minutes of the lunch meeting\n']);
+  t.same(out.attachment_left, [], 'get_attachments, and DELETE /attachments/{id} through call_endpoint');
   t.same(out.edited, ['definitely sushi']);
   t.equal(out.draft_left, false);
   t.same(out.snips, ['Two margheritas']);
@@ -561,7 +569,6 @@ print(json.dumps({"moved": moved, "members": members, "active": [${sideId} in ac
 
 /** The Python client's methods whose routes this server does not have, with the route each calls. */
 const NO_ROUTE_HERE: Record<string, [route: string, why: string]> = {
-  get_attachments: ['GET /attachments', 'listing uploads is not implemented'],
   get_stream_email_address: ['GET /streams/{stream_id}/email_address', 'no email gateway'],
   remove_user_group: ['DELETE /user_groups/{user_group_id}', 'gone from Zulip: groups are deactivated (called above)'],
   update_storage: ['PUT /bot_storage', 'bot storage is not implemented'],

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { type Creds, uniq } from './helpers/api.ts';
+import { register, waitFor } from './helpers/events.ts';
 import { runPython } from './helpers/python.ts';
 import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
@@ -220,4 +221,51 @@ t.test('uploads - by role: a file linked in a public channel is for every member
     t.equal((await download(creds, r.body.url)).status, status, `${who}: the file`);
     t.equal((await temporaryUrl(creds, r.body.url)).status, status, `${who}: a temporary URL`);
   }
+});
+
+t.test('attachments - GET /attachments with date_sent, DELETE /attachments/{id}, attachment events with upload_space_used, by role', async (t) => {
+  const q = await register(maria, { event_types: ['attachment'] });
+  const data = randomBytes(2000);
+  const r = await upload(s.demo.member1, [{ name: 'listed.bin', type: 'application/octet-stream', data }]);
+  const path = r.body.url.replace('/user_uploads/', '');
+  const added = await waitFor(q, (e) => e.type === 'attachment' && e.op === 'add' && e.attachment.path_id === path);
+  t.match(added.attachment, { name: 'listed.bin', path_id: path, size: 2000, messages: [] });
+  t.ok(added.upload_space_used >= 2000, 'the realm total counts the file');
+  const before = await maria.ok('GET', '/attachments');
+  const mine = before.attachments.find((a: any) => a.path_id === path);
+  t.same(mine, added.attachment, 'GET /attachments gives what the event gave');
+  t.ok(Math.abs(mine.create_time - Date.now()) < 60_000, 'create_time in milliseconds');
+  t.ok(before.upload_space_used >= 2000);
+
+  const { id } = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'files', content: `[listed](${r.body.url})` });
+  const sent = (await maria.ok('GET', `/messages/${id}`)).message;
+  const after = (await maria.ok('GET', '/attachments')).attachments.find((a: any) => a.path_id === path);
+  t.same(after.messages, [{ id, date_sent: sent.timestamp * 1000 }], 'the linking message with its date_sent (FL 22)');
+  t.notOk((await s.api.as(s.demo.member2).ok('GET', '/attachments')).attachments.some((a: any) => a.path_id === path), 'only the owner lists it');
+
+  // Another user cannot delete it: IDs name the caller's own uploads only.
+  const other = await s.api.as(s.demo.member2).call('DELETE', '/attachments/999999');
+  t.equal(other.status, 400);
+  t.equal(other.body.msg, 'Invalid attachment');
+  const total = (await maria.ok('GET', '/attachments')).upload_space_used;
+  await maria.ok('DELETE', `/attachments/${mine.id}`);
+  const removed = await waitFor(q, (e) => e.type === 'attachment' && e.op === 'remove' && e.attachment.id === mine.id);
+  t.equal(removed.upload_space_used, total - 2000, 'the realm total drops by the file');
+  t.notOk((await maria.ok('GET', '/attachments')).attachments.some((a: any) => a.id === mine.id), 'no longer listed');
+  t.equal((await download(s.demo.member1, r.body.url)).status, 404, 'the file is gone');
+  t.equal((await maria.call('DELETE', `/attachments/${mine.id}`)).body.msg, 'Invalid attachment', 'deleting twice');
+  for (const key of DEMO_KEYS) t.equal((await s.api.as(s.demo[key]).call('GET', '/attachments')).status, 200, key);
+  t.equal((await s.api.get('/attachments', {}, { creds: null })).status, 401);
+});
+
+t.test('attachments - the rest of FL 22: invited_by_user_id in GET /invites; unlimited realm_message_retention_days is -1', async (t) => {
+  const email = `${uniq('fl22')}@example.com`;
+  await owner.ok('POST', '/invites', { invitee_emails: email, stream_ids: [], invite_expires_in_minutes: 60 });
+  const invite = (await owner.ok('GET', '/invites')).invites.find((i: any) => i.email === email);
+  t.equal(invite.invited_by_user_id, s.demo.owner.userId);
+  await owner.ok('DELETE', `/invites/${invite.id}`);
+  const was = (await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_message_retention_days;
+  t.teardown(() => owner.ok('PATCH', '/realm', { message_retention_days: was === -1 ? 'unlimited' : was }));
+  await owner.ok('PATCH', '/realm', { message_retention_days: 'unlimited' });
+  t.equal((await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_message_retention_days, -1);
 });

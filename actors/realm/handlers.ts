@@ -9,6 +9,7 @@ import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { renderContent } from './render.ts';
 import { isActiveUser } from './files.ts';
+import { addUploadSpace, uploadSpace } from './upload_space.ts';
 import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
 import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
@@ -34,6 +35,8 @@ import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMemb
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
 
 export const realmHandlers = {
+  addUploadSpace,
+  uploadSpace,
   bootstrap,
   setRealmDeactivated,
   operatorIdentity,

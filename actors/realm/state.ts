@@ -337,6 +337,18 @@ export class RealmState {
     return id;
   }
 
+  /** Bytes of the files the realm's users uploaded. */
+  get uploadBytes(): number {
+    return this.ids.uploadBytes;
+  }
+
+  /** Adds `delta` (negative for a removed file) to the upload total; its write goes into `tx`. */
+  addUploadBytes(delta: number, tx: Tx): number {
+    this.ids.uploadBytes = Math.max(0, this.ids.uploadBytes + delta);
+    tx.write(T.allocators.at(this.realmId).put({ ...this.ids }));
+    return this.ids.uploadBytes;
+  }
+
   /** The next message ID; reserving a new block writes the counter into `tx`. */
   takeMessageId(tx: Tx): number {
     if (this.nextMessageId >= this.ids.messageBlockEnd) {

@@ -21,7 +21,7 @@ import { MessageReader, withTarget } from './messages.ts';
 import { unreadMessages } from './notifications.ts';
 import { pushRead } from './push.ts';
 import { userRef } from './ref.ts';
-import { downloadFile, fileUrl, temporaryFile, uploadFile } from './uploads.ts';
+import { deleteAttachment, downloadFile, fileUrl, listAttachments, temporaryFile, uploadFile, uploadSpaceTimer } from './uploads.ts';
 
 export interface UserState {
   realmId: number;
@@ -147,6 +147,8 @@ export const userHandlers = {
   editSavedSnippet: editSnippet,
   deleteSavedSnippet: deleteSnippet,
   uploadFile,
+  listAttachments,
+  deleteAttachment,
   downloadFile,
   fileUrl,
   temporaryFile,
@@ -158,5 +160,5 @@ export const userActor = defineActor({
   durable: true,
   load: (ctx, id) => load(ctx, id),
   handlers: userHandlers,
-  timers: { [pushRead.name]: pushRead },
+  timers: { [pushRead.name]: pushRead, [uploadSpaceTimer.name]: uploadSpaceTimer },
 });

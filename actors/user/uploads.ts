@@ -11,13 +11,16 @@ import { fileStoreFor, MAX_UPLOAD_MIB, tooLarge } from '../../storage/files.ts';
 import { type AttachmentRecord, T } from '../../storage/tables.ts';
 import { inSource } from '../model.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
-import { type Caller, defineAction, defineQuery, later } from '../runtime/action.ts';
+import { type AttachmentObject } from '../events/schema.ts';
+import { toUsers } from '../events/delivery.ts';
+import { type Caller, defineAction, defineQuery, defineTimer, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import type { UserState } from './actor.ts';
 import { readMessages } from './flags.ts';
 
 const action = defineAction<UserState>();
 const query = defineQuery<UserState>();
+const timer = defineTimer<UserState>();
 
 /** The longest stored file name, in UTF-8 bytes: it is a path segment on disk (255 at most) and part of a store key. */
 const MAX_FILENAME_BYTES = 200;
@@ -59,12 +62,89 @@ export const uploadFile = action({
     return { path, filename: msg.filename, size: data.length };
   },
   check(s, msg, f): AttachmentRecord {
-    return { path: f.path, filename: f.filename, contentType: msg.contentType, size: f.size, ownerId: s.userId, createTime: Math.floor(Date.now() / 1000) };
+    return { path: f.path, filename: f.filename, contentType: msg.contentType, size: f.size, ownerId: s.userId, createTime: Math.floor(Date.now() / 1000), id: s.counters.attachment };
   },
   apply(s, a, tx) {
-    tx.write(T.attachments.at(s.realmId, a.path).put(a));
+    s.counters.attachment = a.id + 1;
+    tx.write(T.userCounters.at(s.realmId, s.userId).put({ ...s.counters }), T.attachments.at(s.realmId, a.path).put(a), T.userAttachments.at(s.realmId, s.userId, a.id).put(a.path));
+    noteUploadSpace(tx, { op: 'add', delta: a.size, attachment: attachmentObject(a, []) });
     const url = `/user_uploads/${a.path}`;
     return { uri: url, url, filename: a.filename };
+  },
+});
+
+// ---- GET /attachments, DELETE /attachments/{id} and `attachment` events ----------
+
+/** Zulip's `Attachment.to_dict`: times in milliseconds. */
+function attachmentObject(a: AttachmentRecord, messages: Array<{ id: number; timestamp: number }>): AttachmentObject {
+  return { id: a.id, name: a.filename, path_id: a.path, size: a.size, create_time: a.createTime * 1000, messages: messages.map((m) => ({ id: m.id, date_sent: m.timestamp * 1000 })) };
+}
+
+type SpaceChange = { op: 'add'; delta: number; attachment: AttachmentObject } | { op: 'remove'; delta: number; attachment: { id: number }; path: string };
+const SPACE = 'uploadSpace';
+
+/** In the commit of an upload or a deletion: after it, the realm's total changes and the owner's clients hear of it (and a deleted file's bytes go). */
+function noteUploadSpace(tx: Tx, change: SpaceChange): void {
+  tx.setTimer(SPACE, Date.now(), change, change.attachment.id);
+}
+
+/**
+ * After an upload or a deletion commits, retried until it succeeds: deletes
+ * the bytes of a deleted file, adds the size to the realm's total and sends
+ * the `attachment` event with the new total (Zulip's
+ * `notify_attachment_update`). At least once: a crash between the realm's
+ * answer and this timer's own commit counts the size twice.
+ */
+export const uploadSpaceTimer = timer({
+  name: SPACE,
+  async effect(s, p: SpaceChange, ctx) {
+    if (p.op === 'remove') await fileStoreFor(ctx.store).delete(p.path);
+    return ctx.actors.call(realmRef, realmActorId(s.realmId), { type: 'addUploadSpace', caller: { realmId: s.realmId, userId: s.userId }, delta: p.delta });
+  },
+  check: (s, p, _ctx, done) => ({ p, used: done.upload_space_used }),
+  apply: () => null,
+  events: (s, { p, used }) => [toUsers(s.realmId, [s.userId], p.op === 'add' ? { type: 'attachment', op: 'add', attachment: p.attachment, upload_space_used: used } : { type: 'attachment', op: 'remove', attachment: p.attachment, upload_space_used: used })],
+});
+
+/** GET /attachments: the user's uploads with the messages that link them, and the realm's upload total. O(the user's uploads + their links). */
+export const listAttachments = query({
+  type: 'listAttachments',
+  fields: z.object({}),
+  run(s, msg, ctx) {
+    return later(async () => {
+      const paths = await T.userAttachments.partition(s.realmId, s.userId).values(ctx.store);
+      const attachments: AttachmentObject[] = [];
+      for (const path of paths) {
+        const a = await T.attachments.at(s.realmId, path).get(ctx.store);
+        if (!a) continue;
+        const ids = (await T.attachmentMessages.partition(s.realmId, path).range(ctx.store)).map((r) => Number(r.ck));
+        const messages = (await readMessages(ctx.store, s.realmId, ids)).sort((x, y) => x.id - y.id);
+        attachments.push(attachmentObject(a, messages));
+      }
+      const { upload_space_used } = await ctx.actors.call(realmRef, realmActorId(s.realmId), { type: 'uploadSpace', caller: msg.caller });
+      return { attachments, upload_space_used };
+    });
+  },
+});
+
+const invalidAttachment = () => badRequest('Invalid attachment');
+
+/** DELETE /attachments/{id}: only the owner's own uploads (Zulip's `access_attachment_by_id(needs_owner=True)`). */
+export const deleteAttachment = action({
+  type: 'deleteAttachment',
+  fields: z.object({ id: z.number().int() }),
+  async prepare(s, msg, ctx) {
+    const path = await T.userAttachments.at(s.realmId, s.userId, msg.id).get(ctx.store);
+    return path ? ((await T.attachments.at(s.realmId, path).get(ctx.store)) ?? null) : null;
+  },
+  check(s, msg, a) {
+    if (!a || a.ownerId !== s.userId || a.id !== msg.id) throw invalidAttachment();
+    return a;
+  },
+  apply(s, a, tx) {
+    tx.write(T.attachments.at(s.realmId, a.path).delete(), T.userAttachments.at(s.realmId, s.userId, a.id).delete());
+    noteUploadSpace(tx, { op: 'remove', delta: -a.size, attachment: { id: a.id }, path: a.path });
+    return {};
   },
 });
 

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import {
+  AttachmentObject,
   ChannelFolderObject,
   ChannelObject,
   DraftObject,
@@ -322,6 +323,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   // ---- files and custom emoji
   'POST /user_uploads': fields({ uri: z.string(), url: z.string(), filename: z.string() }),
   'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': fields({ url: z.string() }, NOT_FOUND, FORBIDDEN),
+  'GET /attachments': fields({ attachments: z.array(AttachmentObject), upload_space_used: Id }),
+  'DELETE /attachments/{attachment_id}': empty(),
   'POST /realm/emoji/{emoji_name}': empty(),
   'DELETE /realm/emoji/{emoji_name}': empty(['BAD_REQUEST', 404]),
   'GET /realm/emoji': fields({ emoji: z.record(z.string(), RealmEmojiObject) }),

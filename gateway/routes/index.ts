@@ -26,7 +26,7 @@ import { getStatus, updateStatus } from './user_status.ts';
 import * as push from './push.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers, updateGroupSubgroups } from './user_groups.ts';
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
-import { addRealmEmoji, deleteRealmEmoji, fileUrl, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
+import { addRealmEmoji, deleteAttachment, deleteRealmEmoji, fileUrl, listAttachments, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
 import { updateMutedTopic, updateUserTopic } from './user_topics.ts';
 import { openapiDocument } from './openapi.ts';
 
@@ -153,6 +153,8 @@ export const ROUTES: Route[] = [
   personal.unmuteUser,
   uploadFile,
   fileUrl,
+  listAttachments,
+  deleteAttachment,
   addRealmEmoji,
   deleteRealmEmoji,
   listRealmEmoji,

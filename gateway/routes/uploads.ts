@@ -91,3 +91,22 @@ export const realmEmojiImage = route({
     return new BinaryReply(img.contentType, Buffer.from(img.data, 'base64'), { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'" });
   },
 });
+
+// ---- the user's uploads ------------------------------------------------------------
+
+/** GET /attachments: the caller's uploads, with the messages that link them (FL 22: `date_sent`). */
+export const listAttachments = route({
+  method: 'GET',
+  path: '/attachments',
+  auth: 'required',
+  params: {},
+  handle: async (ctx) => ctx.actors.raw(userRef, userActorId(me(ctx).realmId, me(ctx).userId), { type: 'listAttachments', caller: caller(ctx) }),
+});
+
+export const deleteAttachment = route({
+  method: 'DELETE',
+  path: '/attachments/{attachment_id}',
+  auth: 'required',
+  params: { attachment_id: int() },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActorId(me(ctx).realmId, me(ctx).userId), { type: 'deleteAttachment', caller: caller(ctx), id: p.attachment_id }),
+});
