@@ -367,6 +367,19 @@ export const PushDeviceRecord = z.object({
 });
 export type PushDeviceRecord = z.infer<typeof PushDeviceRecord>;
 
+/**
+ * A push notification a user's devices may still show (Zulip's
+ * `active_mobile_push_notification` flag): its conversation, so a read of a
+ * whole channel or topic finds it, and whether its removal is on its way.
+ */
+export const ActivePush = z.object({
+  streamId: Id.nullable(),
+  /** The lower-cased topic (empty for a direct message). */
+  topic: z.string(),
+  removing: z.boolean().default(false),
+});
+export type ActivePush = z.infer<typeof ActivePush>;
+
 export const TimerCursor = z.object({ hour: Id });
 
 /**
@@ -834,6 +847,14 @@ export const T = {
     // A token may be 4,096 characters (Zulip's limit), more than a key of the embedded store holds: the
     // row is keyed by its digest (the record keeps the token).
     row: (realm: number, userId: number, kind: number, token: string) => ({ pk: String(realm), ck: `${userId}:${kind}:${createHash('sha256').update(token).digest('hex')}` }),
+  }),
+  /** Push notifications not removed yet (`actors/realm/push.ts`): one partition per realm. */
+  activePushes: defineTable({
+    name: 'active_pushes',
+    ck: 'text',
+    codec: ActivePush,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, userId: number, messageId: number) => ({ pk: String(realm), ck: `${userId}:${messageId}` }),
   }),
   missedEmails: defineTable({
     name: 'missed_emails',

@@ -12,7 +12,7 @@ import { serverFor } from './helpers/server.ts';
 
 const svc = await startPushService();
 t.teardown(() => svc.close());
-const s = await serverFor(t, { env: { PARLEY_PUSH_SERVICE_URL: svc.url, PARLEY_PUSH_SERVER_UUID: svc.uuid, PARLEY_PUSH_SERVER_KEY: svc.key, PARLEY_PUSH_CONTACT_EMAIL: 'ops@parley.test', PARLEY_SITE_URL: 'http://parley.test' } });
+const s = await serverFor(t, { env: { PARLEY_PUSH_SERVICE_URL: svc.url, PARLEY_PUSH_SERVER_UUID: svc.uuid, PARLEY_PUSH_SERVER_KEY: svc.key, PARLEY_PUSH_CONTACT_EMAIL: 'ops@parley.test', PARLEY_SITE_URL: 'http://parley.test', PARLEY_PUSH_REMOVE_DELAY_MS: '400' } });
 const plain = await serverFor(t, {});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -129,6 +129,45 @@ t.test('push - channel messages: a mention is pushed with the channel and topic,
   t.equal(notifiesFor(mentioned.p)[1]!.body.gcm_payload.zulip_message_id, next.id, "the channel's push_notifications pushes plain messages");
   await sleep(1000);
   t.equal(notifiesFor(quiet.p).length, 0, 'enable_offline_push_notifications off: the DM is not pushed');
+});
+
+t.test('push - removals: every way of reading removes a pushed notification, once, reads close together in one batch', async (t) => {
+  const sender = await newPerson(s);
+  const senderApi = s.api.as(sender);
+  const { p, api } = await withDevice();
+  const [x, y] = [uniq('rmx'), uniq('rmy')];
+  for (const name of [x, y]) await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([sender.userId, p.userId]) });
+  const xId = (await senderApi.ok('GET', '/get_stream_id', { stream: x })).stream_id;
+  const dm = async () => (await senderApi.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId]), content: `dm ${uniq('d')}` })).id as number;
+  const mention = async (to: string, topic: string) => (await senderApi.ok('POST', '/messages', { type: 'stream', to, topic, content: `@**${p.fullName}** ${uniq('m')}` })).id as number;
+  const [a, b, c, d, e, f] = [await dm(), await dm(), await mention(x, 't1'), await mention(x, 't2'), await mention(y, 'any'), await dm()];
+  await svc.waitFor(() => notifiesFor(p).length === 6);
+  const removals = () => notifiesFor(p).filter((n) => n.body.gcm_payload.event === 'remove').map((n) => n.body.gcm_payload.zulip_message_ids as string);
+
+  // Two reads in quick succession: one removal naming both.
+  await api.ok('POST', '/messages/flags', { messages: JSON.stringify([a]), op: 'add', flag: 'read' });
+  await api.ok('POST', '/messages/flags', { messages: JSON.stringify([b]), op: 'add', flag: 'read' });
+  await svc.waitFor(() => removals().length > 0);
+  t.same(removals(), [`${a},${b}`], 'one batch for two reads');
+  // Unread and read again: its notification was removed already.
+  await api.ok('POST', '/messages/flags', { messages: JSON.stringify([a]), op: 'remove', flag: 'read' });
+  await api.ok('POST', '/messages/flags', { messages: JSON.stringify([a]), op: 'add', flag: 'read' });
+  await api.ok('POST', '/mark_topic_as_read', { stream_id: xId, topic_name: 't1' });
+  await svc.waitFor(() => removals().length > 1);
+  await api.ok('POST', '/mark_stream_as_read', { stream_id: xId });
+  await svc.waitFor(() => removals().length > 2);
+  await api.ok('DELETE', '/users/me/subscriptions', { subscriptions: JSON.stringify([y]) });
+  await svc.waitFor(() => removals().length > 3);
+  await api.ok('POST', '/mark_all_as_read', {});
+  await svc.waitFor(() => removals().length > 4);
+  await sleep(1000);
+  t.same(removals(), [`${a},${b}`, String(c), String(d), String(e), String(f)], 'topic, channel, unsubscribe, mark-all: each removes its own, none twice');
+  const last = notifiesFor(p).at(-1)!.body;
+  t.match(last, { user_id: p.userId, gcm_options: { priority: 'normal' }, apns_payload: { custom: { zulip: { event: 'remove', zulip_message_ids: [f] } } } });
+  // Nothing left to remove: marking everything read again sends nothing.
+  await api.ok('POST', '/mark_all_as_read', {});
+  await sleep(1000);
+  t.equal(removals().length, 5, 'nothing removed twice');
 });
 
 t.test('push - test notifications go to the service; unknown tokens and users without devices are refused', async (t) => {

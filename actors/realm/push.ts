@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { callService, pushConfigured, pushContent, pushService, TokenKind } from '../../lib/push.ts';
-import { type PushDeviceRecord, type StoredMessage, T } from '../../storage/tables.ts';
+import { type ActivePush, type PushDeviceRecord, type StoredMessage, T } from '../../storage/tables.ts';
 import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
@@ -193,9 +193,29 @@ interface NotifyPayload {
   users: Array<[number, string]>;
 }
 
-/** Records, in the message's commit, that `users` are pushed about `m`; the `pushNotify` timer sends it after the commit. */
+/** Active notifications kept per user: beyond this, the oldest are forgotten (a device shows far fewer). */
+const MAX_ACTIVE = 1000;
+
+/**
+ * Records, in the message's commit, that `users` are pushed about `m` (the
+ * message's `pushed`, and each user's active notification, Zulip's
+ * `active_mobile_push_notification`); the `pushNotify` timer sends it after
+ * the commit.
+ */
 export function recordPush(state: RealmState, m: StoredMessage, users: Array<[number, string]>, tx: Tx): void {
   m.pushed = users.map(([id]) => id);
+  const active: ActivePush = { streamId: m.streamId, topic: m.streamId === null ? '' : m.topic.toLowerCase(), removing: false };
+  for (const [userId] of users) {
+    let mine = state.activePushes.get(userId);
+    if (!mine) state.activePushes.set(userId, (mine = new Map()));
+    mine.set(m.id, active);
+    tx.write(T.activePushes.at(state.realmId, userId, m.id).put(active));
+    if (mine.size > MAX_ACTIVE) {
+      const oldest = mine.keys().next().value!;
+      mine.delete(oldest);
+      tx.write(T.activePushes.at(state.realmId, userId, oldest).delete());
+    }
+  }
   tx.setTimer(NOTIFY, Date.now(), { messageId: m.id, recipientKey: m.recipientKey, users } satisfies NotifyPayload, m.id);
 }
 
@@ -268,7 +288,9 @@ export const pushNotify = timer({
     const m = await T.messages.at(state.realmId, p.recipientKey, p.messageId).get(ctx.store);
     if (!m) return undefined; // deleted meanwhile
     for (const [userId, trigger] of p.users) {
-      if (!hasPushDevice(state, userId)) continue;
+      // Read before it left (its removal is on its way, or done): not sent, as Zulip's handle_push_notification.
+      const active = state.activePushes.get(userId)?.get(m.id);
+      if (!active || active.removing || !hasPushDevice(state, userId)) continue;
       await callService('push/notify', { json: notifyBody(state, ctx.siteUrl, m, userId, trigger) });
     }
     ctx.log.info({ realm: state.realmId, message: m.id, users: p.users.length }, 'push notifications sent');
@@ -278,32 +300,85 @@ export const pushNotify = timer({
   apply: () => null,
 });
 
+/** Removals wait this long, so that reads close together leave in one batch. */
+const REMOVE_DELAY_MS = Number(process.env.PARLEY_PUSH_REMOVE_DELAY_MS ?? 1000);
+/** The most message IDs one removal names (Zulip's MAX_APNS_MESSAGE_IDS): the newest; the older ones are dropped all the same. */
+const MAX_REMOVE_IDS = 200;
+
 /**
- * The user's actor reports messages it marked read that had push
- * notifications: the service is told to remove them, by a timer (after this
- * commit, retried).
+ * The user's actor reports messages it marked read (`ids`, or every message
+ * below `below` for POST /mark_all_as_read): those of them with an active
+ * notification get a removal. Idempotent: a notification already being
+ * removed, or removed, is not removed again.
  */
 export const removePushNotifications = action({
   type: 'removePushNotifications',
-  fields: z.object({ userId: z.number().int(), ids: z.array(z.number().int()).max(5000) }),
+  fields: z.object({ userId: z.number().int(), ids: z.array(z.number().int()).max(5000).default([]), below: z.number().int().nullable().default(null) }),
   check(state, msg) {
     if (msg.caller.userId !== null && msg.caller.userId !== msg.userId) throw badRequest('Only the server removes push notifications');
-    return msg;
+    const mine = state.activePushes.get(msg.userId);
+    const ids: number[] = [];
+    if (mine && msg.below !== null) {
+      for (const [id, a] of mine) if (id < msg.below && !a.removing) ids.push(id);
+    } else if (mine) {
+      for (const id of msg.ids) if (mine.get(id)?.removing === false) ids.push(id);
+    }
+    return { userId: msg.userId, ids };
   },
   apply(state, p, tx) {
-    if (pushConfigured() && p.ids.length && hasPushDevice(state, p.userId)) tx.setTimer(REMOVE, Date.now(), { userId: p.userId, ids: p.ids }, p.ids[0]!);
+    startRemoval(state, tx, p.userId, p.ids);
     return {};
   },
 });
 
+/** Unsubscribing marks a channel's messages read: their notifications are removed (Zulip's `bulk_remove_subscriptions`). */
+export function removeChannelPushes(state: RealmState, tx: Tx, userId: number, channelId: number): void {
+  const mine = state.activePushes.get(userId);
+  if (!mine) return;
+  const ids: number[] = [];
+  for (const [id, a] of mine) if (a.streamId === channelId && !a.removing) ids.push(id);
+  startRemoval(state, tx, userId, ids);
+}
+
+/** Marks `ids` (active, not being removed) as being removed, and starts the user's removal batch if none is waiting. */
+function startRemoval(state: RealmState, tx: Tx, userId: number, ids: number[]): void {
+  const mine = state.activePushes.get(userId);
+  if (!mine || !ids.length) return;
+  const waiting = [...mine.values()].some((a) => a.removing);
+  for (const id of ids) {
+    const removing: ActivePush = { ...mine.get(id)!, removing: true };
+    mine.set(id, removing);
+    tx.write(T.activePushes.at(state.realmId, userId, id).put(removing));
+  }
+  if (!waiting) tx.setTimer(REMOVE, Date.now() + REMOVE_DELAY_MS, { userId }, userId);
+}
+
 const REMOVE = 'pushRemove';
 
+/**
+ * One user's removal batch: every notification marked removing is removed
+ * from their devices in one call (the newest `MAX_REMOVE_IDS` named), then
+ * forgotten. At least once: a node lost between the call and the commit
+ * sends the same removal again, which changes nothing on a device.
+ */
 export const pushRemove = timer({
   name: REMOVE,
-  async effect(state, p: { userId: number; ids: number[] }, ctx): Promise<undefined> {
-    await callService('push/notify', { json: removeBody(state, ctx.siteUrl, p.userId, p.ids) });
-    return undefined;
+  async effect(state, p: { userId: number }, ctx): Promise<number[]> {
+    const ids = [...(state.activePushes.get(p.userId) ?? [])].filter(([, a]) => a.removing).map(([id]) => id).sort((a, b) => a - b);
+    if (ids.length && pushConfigured() && hasPushDevice(state, p.userId)) {
+      await callService('push/notify', { json: removeBody(state, ctx.siteUrl, p.userId, ids.slice(-MAX_REMOVE_IDS)) });
+    }
+    return ids;
   },
-  check: () => null,
-  apply: () => null,
+  check: (_state, p: { userId: number }, _ctx, ids: number[]) => ({ userId: p.userId, ids }),
+  apply(state, p, tx) {
+    const mine = state.activePushes.get(p.userId);
+    for (const id of p.ids) {
+      mine?.delete(id);
+      tx.write(T.activePushes.at(state.realmId, p.userId, id).delete());
+    }
+    if (mine && [...mine.values()].some((a) => a.removing)) tx.setTimer(REMOVE, Date.now() + REMOVE_DELAY_MS, { userId: p.userId }, p.userId);
+    if (mine?.size === 0) state.activePushes.delete(p.userId);
+    return null;
+  },
 });

@@ -29,6 +29,7 @@ import {
   type UserGroupRecord,
   type UserRecord,
   type UserTopicRecord,
+  type ActivePush,
   type PushDeviceRecord,
 } from '../../storage/tables.ts';
 import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId, Role } from '../model.ts';
@@ -114,6 +115,8 @@ export class RealmState {
   readonly missedEmails = new Map<number, Map<number, string>>();
   /** userId -> `${kind}:${token}` -> device registered for mobile push (`push.ts`). */
   readonly pushDevices = new Map<number, Map<string, PushDeviceRecord>>();
+  /** userId -> message ID -> a push notification their devices may still show (`push.ts`). */
+  readonly activePushes = new Map<number, Map<number, ActivePush>>();
   /** userId -> when a queue of theirs was last seen polling (memory only: reported by the queue actors). */
   readonly activeAt = new Map<number, number>();
   /** The key unsubscribe links are signed with (`notifications.ts`); null until the first missed-message email. */
@@ -163,6 +166,12 @@ export class RealmState {
       mine.set(messageId, r.value.trigger);
     }
     for (const d of await T.pushDevices.partition(realmId).values(store)) s.indexPushDevice(d);
+    for (const r of await T.activePushes.partition(realmId).range(store)) {
+      const [userId, messageId] = String(r.ck).split(':').map(Number) as [number, number];
+      let mine = s.activePushes.get(userId);
+      if (!mine) s.activePushes.set(userId, (mine = new Map()));
+      mine.set(messageId, r.value);
+    }
     return s;
   }
 

@@ -5,6 +5,7 @@
  * snapshot (`subscriptions`, `unsubscribed`, `never_subscribed`, `streams`,
  * `realm_default_streams`).
  */
+import { removeChannelPushes } from './push.ts';
 import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { type ChannelRecord, type SubscriptionRecord, T, type UserRecord } from '../../storage/tables.ts';
@@ -86,6 +87,8 @@ export const unsubscribe = action({
       const sub: SubscriptionRecord = { ...state.subs.get(channelId)!.get(userId)!, active: false, endMessageId: state.maxMessageId };
       state.indexSub(sub);
       tx.write(T.subscriptions.at(state.realmId, channelId, userId).put(sub));
+      // Leaving marks the channel's messages read: their push notifications are removed.
+      removeChannelPushes(state, tx, userId, channelId);
     }
     const name = (id: number) => state.channels.get(id)!.name;
     return { removed: p.removed.map((r) => name(r.channelId)), not_removed: p.notRemoved.map((r) => name(r.channelId)) };

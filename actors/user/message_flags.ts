@@ -20,7 +20,7 @@ import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineAction, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import type { UserState } from './actor.ts';
-import { notePushedRead } from './push.ts';
+import { notePushedRead, notePushedReadBelow } from './push.ts';
 import { baseFlags, EDITABLE_FLAGS, FLAG_ORDER, type FlagRows, currentFlags, marksRow, readMessages, sortFlags, userFlags } from './flags.ts';
 import { MAX_UNREAD, MessageReader, withTarget } from './messages.ts';
 
@@ -235,6 +235,8 @@ export const markAllAsRead = action({
       writeFlags(state, tx, id, sortFlags([...(rows?.get(id) ?? []), 'read']), rows);
     }
     tx.write(T.userMarks.at(state.realmId, state.userId).put(marksRow(state.marks)));
+    // Everything below the watermark is read: the realm removes the notifications among them.
+    notePushedReadBelow(state, x.readBelow, tx);
     return { complete: true };
   },
   events(state) {
