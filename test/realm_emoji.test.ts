@@ -1,4 +1,6 @@
 // Custom emoji: upload, list, deactivate; events in both formats; reactions and markdown with them.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { type Creds, uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
@@ -68,6 +70,29 @@ t.test('realm emoji - permissions per role and errors', async (t) => {
   t.equal((await addEmoji(s.demo.member1, emojiName(), [])).body.msg, 'You must upload exactly one file.');
   t.equal((await addEmoji(s.demo.member1, 'octopus')).body.msg, 'Only administrators can override default emoji.');
   t.equal((await s.api.get('/realm/emoji', {}, { creds: null })).status, 401);
+});
+
+/** Every file under the embedded file store's directory (bytes and descriptions). */
+const storedFiles = (dataDir: string): string[] => {
+  try {
+    return readdirSync(join(dataDir, 'data', 'uploads'), { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile())
+      .map((d) => join(d.parentPath, d.name));
+  } catch {
+    return [];
+  }
+};
+
+t.test('realm emoji - a refused upload leaves no file in the file store', { skip: s.dataDir ? false : 'the file store is a directory only in embedded mode' }, async (t) => {
+  const name = emojiName();
+  t.equal((await addEmoji(s.demo.member1, name)).status, 200);
+  const before = storedFiles(s.dataDir!);
+  t.ok(before.length >= 2, 'an accepted upload is stored (bytes and description)');
+  // Both refusals pass the input checks and are refused on the realm's state, after the bytes were written.
+  t.equal((await addEmoji(s.demo.member2, name)).body.msg, 'A custom emoji with this name already exists.');
+  t.equal((await addEmoji(s.demo.member1, 'octopus')).body.msg, 'Only administrators can override default emoji.');
+  t.same(storedFiles(s.dataDir!), before, 'no file is left by the refused uploads');
+  await owner.ok('DELETE', `/realm/emoji/${name}`);
 });
 
 t.test('realm emoji - reactions and :name: in messages use them', async (t) => {

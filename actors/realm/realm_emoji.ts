@@ -1,8 +1,10 @@
 /**
  * Custom emoji (Zulip's `actions/realm_emoji.py`): POST and DELETE
  * /realm/emoji/{emoji_name}, GET /realm/emoji and the image of each. The
- * image is stored in the FileStore; deleting an emoji deactivates it (it stays
- * listed, as reactions may still use it).
+ * image is stored in the FileStore before the check, under a fresh name that
+ * only the committed row names (removed again when the check refuses);
+ * deleting an emoji deactivates it (it stays listed, as reactions may still
+ * use it).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -64,9 +66,11 @@ export const addRealmEmoji = action({
     if (data.length > MAX_EMOJI_MIB * 1024 * 1024) throw badRequest(`Uploaded file is larger than the allowed limit of ${MAX_EMOJI_MIB} MiB`);
     if (!msg.contentType.startsWith('image/')) throw badRequest('Invalid image format');
     const path = `${state.realmId}/emoji/${randomBytes(12).toString('hex')}`;
+    // Under a fresh name only the emoji's row will know: `discard` removes it if `check` refuses.
     await fileStoreFor(ctx.store).put(path, { contentType: msg.contentType, filename: msg.filename, data });
     return path;
   },
+  discard: (path, ctx) => fileStoreFor(ctx.store).delete(path),
   check(state, msg, path) {
     const user = actingUser(state, msg.caller);
     if ([...state.emoji.values()].some((e) => e.name === msg.name && !e.deactivated)) throw badRequest('A custom emoji with this name already exists.');

@@ -4,7 +4,8 @@
  * An action runs in its actor's mailbox in these steps, and no other message
  * of the actor runs in between:
  *
- *   prepare?  async reads from the store (after earlier writes are durable)
+ *   prepare?  async reads from the store (after earlier writes are durable);
+ *             what it writes outside the store, `discard` undoes on refusal
  *   check     on read-only state: throws the API error, or returns a plan
  *   apply     changes the state in memory and records the writes in a `Tx`
  *   events?   the events the change causes, each with its audience
@@ -102,6 +103,13 @@ export interface ActionDef<S, Z extends Fields, P, R, X = undefined> {
   fields: Z;
   /** Reads the store before `check`; runs inside the mailbox once earlier writes are durable. */
   prepare?(state: Readonly<S>, msg: Msg<z.output<Z>>, ctx: ActorContext): Promise<X>;
+  /**
+   * Undoes what `prepare` did outside the store (e.g. a file's bytes written
+   * under a fresh name that only the planned row would name) when `check`
+   * refuses the request, before the refusal is answered. Not called when the
+   * commit fails: the actor's next claim may still complete that commit.
+   */
+  discard?(facts: X, ctx: ActorContext): Promise<void>;
   /** Validates and authorizes on read-only state; throws an ApiError or returns the plan. */
   check(state: Readonly<S>, msg: Msg<z.output<Z>>, facts: X, ctx: ActorContext): P;
   /** Makes the planned change in memory and records its writes; returns the reply. */

@@ -86,7 +86,15 @@ export class ActorHost<S> {
     return (async () => {
       await this.barrier();
       const facts = await def.prepare!(state, msg, this.ctx);
-      return this.commit(state, def.check(state, msg, facts, this.ctx), def);
+      let plan: unknown;
+      try {
+        plan = def.check(state, msg, facts, this.ctx);
+      } catch (err) {
+        // Refused: what `prepare` wrote outside the store goes before the refusal is answered.
+        if (def.discard) await def.discard(facts, this.ctx).catch((e: unknown) => this.ctx.log.warn({ err: e, type: msg.type }, 'discarding a refused request\'s side effect failed'));
+        throw err;
+      }
+      return this.commit(state, plan, def);
     })();
   }
 

@@ -57,10 +57,12 @@ export const uploadFile = action({
     if (data.length > MAX_UPLOAD_MIB * 1024 * 1024) throw badRequest(tooLarge());
     const filename = sanitizeFilename(msg.filename);
     const path = `${s.realmId}/${randomBytes(1).toString('hex')}/${randomBytes(18).toString('base64url')}/${filename}`;
-    // The bytes are durable before the upload is recorded; a failed request leaves only unreachable bytes.
+    // The bytes are durable before the upload is recorded, under a fresh name only its row will know:
+    // a refused request's bytes are discarded; a crash before the commit leaves unreachable bytes.
     await fileStoreFor(ctx.store).put(path, { contentType: msg.contentType, filename: msg.filename, data });
     return { path, filename: msg.filename, size: data.length };
   },
+  discard: (f, ctx) => fileStoreFor(ctx.store).delete(f.path),
   check(s, msg, f): AttachmentRecord {
     return { path: f.path, filename: f.filename, contentType: msg.contentType, size: f.size, ownerId: s.userId, createTime: Math.floor(Date.now() / 1000), id: s.counters.attachment };
   },
