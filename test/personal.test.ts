@@ -118,12 +118,16 @@ t.test('alert words - add, remove, list; messages with them are flagged has_aler
 t.test('muted users - mute, unmute, events; a muted user\'s new messages arrive read', async (t) => {
   const earlier = (await s.api.as(s.demo.bot).ok('POST', '/messages', { type: 'stream', to: channel, topic: 'bots', content: 'before the mute' })).id;
   t.same((await maria.ok('GET', `/messages/${earlier}`)).message.flags, []);
+  const flagsQueue = await register(maria, { event_types: ['update_message_flags'] });
   await verify(t, maria, ['muted_users'], 'muted_users', async () => {
     await maria.ok('POST', `/users/me/muted_users/${s.demo.bot.userId}`);
     await maria.ok('POST', `/users/me/muted_users/${s.demo.guest.userId}`);
     await maria.ok('DELETE', `/users/me/muted_users/${s.demo.guest.userId}`);
     return 3;
   });
+  // The mute's follow-up marks what they sent before read, after the mute's commit, and says so.
+  const marked = await waitFor(flagsQueue, (e) => e.type === 'update_message_flags' && e.flag === 'read' && e.messages.includes(earlier));
+  t.equal(marked.op, 'add');
   t.same((await maria.ok('GET', `/messages/${earlier}`)).message.flags, ['read'], 'what they sent before is marked read');
   const muted = (await maria.ok('POST', '/register', { fetch_event_types: ['muted_users'] })).muted_users;
   t.ok(muted.some((m: any) => m.id === s.demo.bot.userId));
@@ -145,6 +149,24 @@ t.test('muted users - mute, unmute, events; a muted user\'s new messages arrive 
     await s.api.as(s.demo[key]).ok('DELETE', `/users/me/muted_users/${s.demo.member1.userId}`);
   }
   t.equal((await s.api.post(`/users/me/muted_users/${s.demo.bot.userId}`, {}, { creds: null })).status, 401);
+});
+
+t.test('muted users - the mute\'s follow-up (marking read) runs after a crash between the commit and the follow-up', { skip: s.dataDir ? false : 'restarts an embedded server of its own' }, async (t) => {
+  // The follow-up waits 1.5 s after the mute's commit here, so that the server can be killed in between.
+  let srv = await serverFor(t, { env: { PARLEY_MUTE_FOLLOW_UP_DELAY_MS: '1500' } });
+  const channel = uniq('mute-crash');
+  await srv.api.as(srv.demo.owner).ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [srv.demo.member1.userId, srv.demo.member2.userId] });
+  const sent = (await srv.api.as(srv.demo.member2).ok('POST', '/messages', { type: 'stream', to: channel, topic: 'before', content: 'unread until muted' })).id;
+  await srv.api.as(srv.demo.member1).ok('POST', `/users/me/muted_users/${srv.demo.member2.userId}`);
+  t.same((await srv.api.as(srv.demo.member1).ok('GET', `/messages/${sent}`)).message.flags, [], 'the mute is answered before its follow-up ran');
+  await srv.stop('SIGKILL');
+  srv = await srv.restart();
+  t.teardown(() => srv.stop());
+  const maria = srv.api.as(srv.demo.member1);
+  let flags: string[] = [];
+  for (const until = Date.now() + 20_000; Date.now() < until && !flags.includes('read'); await new Promise((r) => setTimeout(r, 200))) flags = (await maria.ok('GET', `/messages/${sent}`)).message.flags;
+  t.same(flags, ['read'], 'the follow-up ran after the restart');
+  await srv.stop();
 });
 
 t.test('personal - the official Python client: alert words and drafts', async (t) => {

@@ -11,6 +11,7 @@ import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
 import { loginEmail } from './login_email.ts';
+import { markMutedRead } from './personal.ts';
 import { RealmState } from './state.ts';
 import { noteChange } from './register_parts.ts';
 
@@ -34,5 +35,6 @@ export const realmActor = defineActor({
     [pushNotify.name]: pushNotify,
     [pushRemove.name]: pushRemove,
     [loginEmail.name]: loginEmail,
+    [markMutedRead.name]: markMutedRead,
   },
 });

@@ -94,23 +94,9 @@ export const muteUser = route({
   path: '/users/me/muted_users/{muted_user_id}',
   auth: 'required',
   params: { muted_user_id: Id },
-  async handle(ctx, p) {
-    const reply = await ctx.actors.raw(realmRef, realmActor(ctx), { type: 'muteUser', caller: caller(ctx), mutedUserId: p.muted_user_id, mute: true });
-    // As in Zulip, what the muted user already sent is marked read (their new messages arrive read).
-    const narrow = [
-      { operator: 'sender', operand: p.muted_user_id, negated: false },
-      { operator: 'is', operand: 'unread', negated: false },
-    ];
-    for (let round = 0; round < MARK_READ_ROUNDS; round++) {
-      const r = (await ctx.actors.call(userRef, userActor(ctx), { type: 'updateMessageFlagsForNarrow', caller: caller(ctx), op: 'add', flag: 'read', anchor: 'oldest', includeAnchor: true, numBefore: 0, numAfter: 5000, narrow })) as { found_newest: boolean; processed_count: number };
-      if (r.found_newest || r.processed_count === 0) break;
-    }
-    return reply;
-  },
+  // What the muted user already sent is marked read by the mute's follow-up (`markMutedRead`).
+  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmActor(ctx), { type: 'muteUser', caller: caller(ctx), mutedUserId: p.muted_user_id, mute: true }),
 });
-
-/** Rounds of 5,000 messages marked read when a user is muted (bounded; the rest stays unread). */
-const MARK_READ_ROUNDS = 20;
 
 export const unmuteUser = route({
   method: 'DELETE',
