@@ -44,10 +44,14 @@ export interface Handoff {
   kinds: Record<string, unknown>;
 }
 
-/** How long a leaving owner waits for the next one to ask (then its queues end, as on a node's loss). */
-export const HANDOFF_WAIT_MS = 5_000;
+/**
+ * How long a leaving owner waits for the next one to ask (then its queues end, as on a node's loss). The
+ * next owner asks once it has taken the released lease, which on a loaded node took more than 5 s (the
+ * rolling test lost queues at 5 s); well within an actor pod's 60 s termination grace.
+ */
+export const HANDOFF_WAIT_MS = 15_000;
 /** How long the next owner waits for the leaving one to write and answer. */
-export const HANDOFF_REQUEST_MS = 10_000;
+export const HANDOFF_REQUEST_MS = 15_000;
 /** How long the next owner keeps skipping the deliveries its predecessor applied (a copy may arrive late). */
 export const HANDOFF_SKIP_MS = 30_000;
 

@@ -76,7 +76,11 @@ t.test("cluster - kill -9 of the realm's actor node under traffic: shards move, 
 t.test('cluster - two owners are never both writing: a paused owner resumes fenced', async (t) => {
   // Restore two actor nodes: the kill above left one.
   c.procs.push(await startProcess('actors', 'actors-3', await freePort(), { PARLEY_DEMO_DIR: c.demoDir, ...c.env }, false));
-  await new Promise((r) => setTimeout(r, 3000)); // the newcomer takes its fair share
+  // The newcomer takes its fair share (waited for: a request while shards move may outwait its retries on a loaded machine).
+  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+    const held = await Promise.all(Array.from({ length: SHARDS }, (_, s) => c.redis.get(`parley_${c.tag}:lease:${s}`)));
+    if (held.filter((v) => v?.startsWith('actors-3:')).length === SHARDS / 2) break;
+  }
   const channel = await channelWithMaria();
   const paused = await c.realmOwner();
   const pausedToken = (await c.realmLease())!.token;

@@ -18,6 +18,8 @@ import { freePort, startProcess, type ClusterProcess } from '../../scripts/clust
 import { Api, uniq } from '../helpers/api.ts';
 import { readZuliprc } from '../helpers/server.ts';
 import { join } from 'node:path';
+import { queueRef, queueActorId } from '../../actors/queue/ref.ts';
+import { shardOf } from '../../actors/subjects.ts';
 import { channelSend, history, SHARDS, startTestCluster, traffic } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -97,7 +99,8 @@ class Client {
 
 const channel = uniq('rolling');
 const apis = USERS.map((u) => new Api(c.gateways[0], readZuliprc(join(c.demoDir, `${u}.zuliprc`))));
-await c.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: await Promise.all(apis.map(async (a) => (await a.ok('GET', '/users/me')).user_id)) });
+const userIds: number[] = await Promise.all(apis.map(async (a) => (await a.ok('GET', '/users/me')).user_id));
+await c.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: userIds });
 
 /** Which actor node holds each lease now, by node name. */
 async function leaseOwners(): Promise<Map<string, number>> {
@@ -187,7 +190,11 @@ t.test('rolling - a node killed with kill -9 hands nothing over: each client reg
   const clients = USERS.map((u, i) => new Client(`${u}`, apis[i]!.at(c.gateways[i % 2 as 0 | 1]), channel));
   for (const cl of clients) await cl.register();
   for (const cl of clients) cl.start();
-  const victim = c.procs.filter((p) => p.role === 'actors' && p.child.exitCode === null && p.child.signalCode === null)[0]!;
+  // The victim is the node holding the first client's queue (its user's shard), so some queue is surely lost.
+  const queueShard = shardOf(queueRef.placement(queueActorId(1, userIds[0]!)), SHARDS);
+  const holder = await c.redis.get(`parley_${c.tag}:lease:${queueShard}`);
+  const victim = c.procs.find((p) => p.role === 'actors' && p.child.exitCode === null && p.child.signalCode === null && holder?.startsWith(`${p.name}:`))!;
+  t.ok(victim, `found the node that holds ${USERS[0]}'s queue (shard ${queueShard}: ${holder})`);
   const victimShards = (await leaseOwners()).get(victim.name) ?? 0;
   const exited = new Promise((r) => victim.child.once('exit', r));
   victim.child.kill('SIGKILL');
