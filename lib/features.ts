@@ -90,7 +90,7 @@ const CHANGELOG: readonly Feature[] = [
   // invited_by_user_id and -1: uploads 'attachments - the rest of FL 22: ...'.
   { level: 22, what: 'GET /attachments date_sent; GET /invites invited_by_user_id; unlimited realm_message_retention_days as -1', routes: ['GET /attachments', 'DELETE /attachments/{attachment_id}'], test: T('uploads', 'attachments - GET /attachments with date_sent, DELETE /attachments/{id}, attachment events with upload_space_used, by role') },
   { level: 23, what: 'the pointer routes removed', done: true, test: T('http', 'http - unknown paths are 404 and wrong methods 405, in the envelope') },
-  { level: 24, what: '!avatar() and !gravatar() Markdown removed', missing: NO_TEST },
+  { level: 24, what: '!avatar() and !gravatar() Markdown removed', done: true, test: T('markdown', 'markdown - !avatar() and !gravatar() are plain text (FL 24)') },
   { level: 25, what: 'Zulip 3.0 release', noChange: true, done: true },
   { level: 26, what: 'no sender_short_name, no short_name in display_recipient', done: true, test: T('openapi', 'openapi - replies validate against the document') },
   { level: 27, what: 'no short_name in display_recipient (POST /users)', done: true, test: T('openapi', 'openapi - replies validate against the document') },
@@ -105,7 +105,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 35, what: 'peer_add and peer_remove with user_ids and stream_ids', done: true, test: T('events', 'events - subscription and stream events, checked against their schemas') },
   { level: 36, what: 'POST /users needs can_create_users', routes: ['POST /users'], test: T('users', 'users - POST /users: owners with can_create_users; others are refused') },
   { level: 36, what: 'code in rate-limit errors', done: true, test: T('rate_limits', 'rate limits - a user over the default 200 requests a minute gets 429 RATE_LIMIT_HIT, other users do not') },
-  { level: 37, what: 'subscribers always given with include_subscribers', missing: NO_TEST },
+  { level: 37, what: 'subscribers always given with include_subscribers', done: true, test: T('subscriptions', 'subscriptions - include_subscribers gives every channel its subscribers, empty where the user may not see them (FL 37)') },
   { level: 38, what: 'realm_community_topic_editing_limit_seconds of 3 days', missing: 'no realm_community_topic_editing_limit_seconds' },
   { level: 39, what: 'GET /users/{email}', done: true, test: T('people-users', 'people users - GET /users/me, /users/{id} and /users/{email} as every role') },
   { level: 40, what: 'no email in subscription update events', done: true, test: T('events', 'events - subscription and stream events, checked against their schemas') },
@@ -141,7 +141,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 69, what: 'reserved for 4.x', noChange: true, done: true },
   // Levels 70-122 (Zulip 5.0).
   { level: 70, what: 'server_timestamp with presences in POST /register', done: true, test: T('typing_presence', 'presence - snapshot plus presence events equals a fresh register, slim and legacy') },
-  { level: 71, what: 'is_web_public on stream events changing invite_only', missing: NO_TEST },
+  { level: 71, what: 'is_web_public on stream events changing invite_only', done: true, test: T('streams', 'streams - stream update events changing invite_only carry is_web_public and history_public_to_subscribers (FL 71)') },
   { level: 72, what: 'max_icon_file_size_mib, realm_upload_quota_mib, max_logo_file_size_mib in POST /register', done: true, test: T('features', 'features - the server fields of POST /register (FL 4 and 72): limits, server_generation, Jitsi') },
   { level: 73, what: 'is_billing_admin on user objects', missing: 'absent' },
   { level: 74, what: 'server_needs_upgrade and event_queue_longpoll_timeout_seconds in POST /register', done: true, test: T('register', 'register - the realm bundle: organization properties and what the server does') },
@@ -362,7 +362,7 @@ const CHANGELOG_149_277: readonly Feature[] = [
   { level: 272, what: 'POST /user_uploads: url (uri kept as an alias)', routes: ['POST /user_uploads'], test: T('uploads', 'uploads - upload and download by the uploader; every role may upload; 401 without credentials') },
   // This server makes no thumbnails and no image previews (server_inline_image_preview false): the list is empty (FL 273, 276, 278).
   { level: 273, what: 'server_thumbnail_formats in POST /register', done: true, test: T('changelog', 'changelog - register keys of levels 149-277, and the ones Zulip removed') },
-  { level: 274, what: 'delete_message events always to the user who deletes, subscribed or not', missing: NO_TEST },
+  { level: 274, what: 'delete_message events always to the user who deletes, subscribed or not', done: true, test: T('message_edit', 'message delete - the deleter gets the delete_message event even when not subscribed (FL 274)') },
   { level: 275, what: 'web_animate_image_previews user setting', done: true, test: T('changelog', 'changelog - personal settings of levels 149-277 are taken by PATCH /settings and the organization defaults, and reported in the register') },
   { level: 276, what: 'data-original-dimensions on image previews', done: true, test: T('changelog', 'changelog - an image link renders no preview: this server makes none (FL 276)') },
   { level: 277, what: 'Zulip 9.0 release', noChange: true, done: true },

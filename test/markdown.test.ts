@@ -55,6 +55,11 @@ t.test('markdown - code blocks with a language, quotes, spoilers; HTML is escape
   t.notMatch((await render('$$\\href{javascript:alert(1)}{x}$$')).content, /href="javascript/);
 });
 
+t.test('markdown - !avatar() and !gravatar() are plain text (FL 24)', async (t) => {
+  t.equal((await render('!avatar(Maria Member)')).content, '<p>!avatar(Maria Member)</p>');
+  t.equal((await render('!gravatar(Maria Member)')).content, '<p>!gravatar(Maria Member)</p>');
+});
+
 t.test('markdown - a topic wildcard in a topic with many participants needs permission', async (t) => {
   const own = await serverFor(t, { env: { PARLEY_WILDCARD_MENTION_THRESHOLD: '2' } });
   const ch = uniq('busy');

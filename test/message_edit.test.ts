@@ -115,6 +115,22 @@ t.test('message delete - sender, administrators and the channel permission; even
   t.equal((await s.api.call('DELETE', `/messages/${own}`, {}, { creds: null })).status, 401);
 });
 
+t.test('message delete - the deleter gets the delete_message event even when not subscribed (FL 274)', async (t) => {
+  const name = uniq('not-admins');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.member1.userId, s.demo.member2.userId] });
+  await owner.ok('DELETE', '/users/me/subscriptions', { subscriptions: [name] });
+  const { id } = await maria.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: 'to delete' });
+  const admin = s.api.as(s.demo.admin);
+  const q = await register(admin, { event_types: ['delete_message'], client_capabilities: { bulk_message_deletion: true } });
+  const bystander = await register(s.api.as(s.demo.moderator), { event_types: ['delete_message', 'message'] });
+  t.notOk((await admin.ok('GET', '/users/me/subscriptions')).subscriptions.some((x: any) => x.name === name), 'the administrator is not subscribed');
+  await admin.ok('DELETE', `/messages/${id}`);
+  t.same((await waitFor(q, (e) => e.type === 'delete_message')).message_ids, [id]);
+  // A user neither subscribed nor deleting hears nothing of it: the next event they get is a later message.
+  await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'after', content: 'later' });
+  t.equal((await waitFor(bystander, () => true)).type, 'message', 'no delete_message to an unsubscribed bystander');
+});
+
 t.test('message edit - snapshot plus update and delete events equals a fresh register', async (t) => {
   await mateo.ok('POST', '/mark_all_as_read');
   const FETCH = { fetch_event_types: ['message', 'update_message_flags', 'realm_user'] };

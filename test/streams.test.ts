@@ -85,6 +85,17 @@ t.test('streams - PATCH /streams/{id}: who may administer a channel', async (t) 
   isError(t, await maria.call('PATCH', `/streams/${mine.id}`, { description: 'x' }), 400, 'BAD_REQUEST', /permission to administer/);
 });
 
+t.test('streams - stream update events changing invite_only carry is_web_public and history_public_to_subscribers (FL 71)', async (t) => {
+  const ch = await create(owner, {}, [s.demo.owner.userId, s.demo.member1.userId]);
+  const q = await register(maria, { event_types: ['stream'] });
+  await owner.ok('PATCH', `/streams/${ch.id}`, { is_private: true });
+  const e = await waitFor(q, (x) => x.type === 'stream' && x.op === 'update' && x.property === 'invite_only');
+  t.same([e.stream_id, e.value, e.history_public_to_subscribers, e.is_web_public], [ch.id, true, false, false]);
+  await owner.ok('PATCH', `/streams/${ch.id}`, { is_private: false });
+  const back = await waitFor(q, (x) => x.type === 'stream' && x.op === 'update' && x.property === 'invite_only' && x.value === false);
+  t.same([back.history_public_to_subscribers, back.is_web_public], [true, false]);
+});
+
 t.test('streams - PATCH /streams/{id} changes every property, with its rules', async (t) => {
   const ch = await create(owner);
   const other = await create(owner);

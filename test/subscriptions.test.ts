@@ -162,3 +162,19 @@ t.test('subscriptions - archived channels: left out of GET /users/me/subscriptio
   await owner.ok('PATCH', `/streams/${cid}`, { is_archived: false });
   t.ok(await listed(), 'listed again once unarchived');
 });
+
+t.test('subscriptions - include_subscribers gives every channel its subscribers, empty where the user may not see them (FL 37)', async (t) => {
+  const name = uniq('private-left');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], invite_only: true, principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  const id = (await owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  await maria.ok('DELETE', '/users/me/subscriptions', { subscriptions: [name] });
+  for (const key of ['member1', 'guest', 'admin'] as const) {
+    const r = await s.api.as(s.demo[key]).ok('POST', '/register', { fetch_event_types: ['subscription'], include_subscribers: true });
+    const all = [...r.subscriptions, ...r.unsubscribed, ...r.never_subscribed];
+    t.ok(all.length > 0 && all.every((x: any) => Array.isArray(x.subscribers)), `${key}: every channel has subscribers`);
+    if (key === 'member1') t.same(r.unsubscribed.find((x: any) => x.stream_id === id)?.subscribers, [], 'a private channel the user left: an empty list');
+    if (key === 'admin') t.same(r.never_subscribed.find((x: any) => x.stream_id === id)?.subscribers, [s.demo.owner.userId], 'an administrator sees them');
+    const plain = await s.api.as(s.demo[key]).ok('POST', '/register', { fetch_event_types: ['subscription'] });
+    t.notOk([...plain.subscriptions, ...plain.unsubscribed, ...plain.never_subscribed].some((x: any) => 'subscribers' in x), `${key}: none without include_subscribers`);
+  }
+});

@@ -119,7 +119,8 @@ export const deleteMessage = action({
     checkCanDelete(state, user, m);
     const channel = m.streamId !== null ? state.channels.get(m.streamId) : undefined;
     const firstMessageId = channel && nextFirst !== undefined && channel.firstMessageId === m.id ? { channel, value: nextFirst } : null;
-    return { m, audience: audience(state, m), firstMessageId };
+    // The deleter hears of it even when not subscribed to the channel (FL 274).
+    return { m, audience: [...new Set([...audience(state, m), user.id])], firstMessageId };
   },
   apply(state, p, tx) {
     tx.write(T.messages.at(state.realmId, p.m.recipientKey, p.m.id).delete(), T.messageLocator.at(state.realmId, p.m.id).delete());

@@ -32,7 +32,8 @@ export function channelSnapshot(state: Readonly<RealmState>, user: UserRecord, w
     for (const c of visible) {
       const sub = state.subs.get(c.id)?.get(user.id);
       const metadata = hasMetadataAccess(state, c, user);
-      const subscribers = withSubscribers && (sub?.active || metadata) ? state.activeSubscribers(c.id) : undefined;
+      // With include_subscribers every channel has its list, empty where the user may not see it (FL 37).
+      const subscribers = withSubscribers ? (sub?.active || metadata ? state.activeSubscribers(c.id) : []) : undefined;
       if (sub?.active) subscriptions.push(formatSubscription(c, sub, subscribers, channelActivity(state, c)));
       else if (sub) unsubscribed.push(formatSubscription(c, sub, subscribers, channelActivity(state, c)));
       else if (metadata) never.push({ ...channelObject(state, c), ...(subscribers ? { subscribers } : {}) });

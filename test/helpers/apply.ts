@@ -233,9 +233,8 @@ export const APPLIERS: Record<string, Applier> = {
         snap.subscriptions = snap.subscriptions.filter((x: any) => x.stream_id !== stream_id);
         if (!sub) continue;
         const left = { ...sub };
-        // A former subscriber keeps seeing a private channel's subscribers only as an administrator.
-        if (left.subscribers) left.subscribers = left.invite_only && !snap.is_admin ? undefined : left.subscribers.filter((id: number) => id !== snap.user_id);
-        if (left.subscribers === undefined) delete left.subscribers;
+        // A former subscriber keeps seeing a private channel's subscribers only as an administrator (else an empty list, FL 37).
+        if (left.subscribers) left.subscribers = left.invite_only && !snap.is_admin ? [] : left.subscribers.filter((id: number) => id !== snap.user_id);
         snap.unsubscribed = [...(snap.unsubscribed ?? []), left];
       }
     } else if (e.op === 'update') {
