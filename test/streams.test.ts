@@ -335,6 +335,30 @@ t.test('streams - snapshot plus events with the archived_channels capability', a
   t.ok(seen.includes('stream/update/description'));
 });
 
+t.test('streams - GET /streams/{id}/email_address: "" without an email gateway, for those who may post; sender_id (FL 226)', async (t) => {
+  const open = await create(owner, {}, [s.demo.member1.userId]);
+  const secret = await create(owner, { invite_only: true });
+  const announce = await create(owner, {}, [s.demo.member1.userId]);
+  await owner.ok('PATCH', `/streams/${announce.id}`, { can_send_message_group: { new: 6 } });
+  for (const [role, api] of asRoles(s)) {
+    const r = await api.get(`/streams/${open.id}/email_address`);
+    if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+    else if (role === 'guest') isError(t, r, 400, 'BAD_REQUEST', /^Invalid channel ID$/, `${role}: a public channel a guest is not in`);
+    else t.same([r.status, r.body.email], [200, ''], `${role}: the address of a server without an email gateway`);
+  }
+  isError(t, await maria.get(`/streams/${secret.id}/email_address`), 400, 'BAD_REQUEST', /^Invalid channel ID$/, 'a private channel one is not in');
+  t.equal((await owner.ok('GET', `/streams/${secret.id}/email_address`)).email, '');
+  isError(t, await maria.get(`/streams/${announce.id}/email_address`), 400, 'BAD_REQUEST', /permission to post/, 'a channel one may not post to (FL 448)');
+  t.equal((await admin.ok('GET', `/streams/${announce.id}/email_address`)).email, '');
+  isError(t, await maria.get('/streams/999999/email_address'), 400, 'BAD_REQUEST', /^Invalid channel ID$/);
+  t.equal((await maria.ok('GET', `/streams/${open.id}/email_address`, { sender_id: s.demo.member1.userId })).email, '', 'oneself as sender');
+  isError(t, await maria.get(`/streams/${open.id}/email_address`, { sender_id: s.demo.member2.userId }), 400, 'BAD_REQUEST', /^No such bot$/, 'another user as sender');
+  const bot = s.demo.bot.userId;
+  t.equal((await owner.ok('GET', `/streams/${open.id}/email_address`, { sender_id: bot })).email, '', 'an administrator names any bot');
+  const sub = (await maria.ok('GET', '/users/me/subscriptions')).subscriptions.find((x: any) => x.stream_id === open.id);
+  t.notOk('email_address' in sub, 'subscription objects have no email_address (FL 226)');
+});
+
 t.test('python client - channels: list, look up, update, subscribers, settings, leave, archive', async (t) => {
   const name = uniq('py');
   const out = runPython(s.urls[0]!, s.demo.owner, `

@@ -128,6 +128,18 @@ t.test('video calls - without a configured provider, a clear error', async (t) =
   isError(t, await api.post('/calls/videoprovider/register'), 400, 'BAD_REQUEST', /credentials have not been configured/);
 });
 
+t.test('video calls - POST /calls/zoom/create with is_video_call: Zoom is not configured here, as Zulip without VIDEO_ZOOM_CLIENT_ID answers (FL 206)', async (t) => {
+  for (const [role, api] of asRoles(shared)) {
+    for (const params of [{}, { is_video_call: false }, { is_video_call: true }]) {
+      const r = await api.post('/calls/zoom/create', params);
+      if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+      else isError(t, r, 400, 'BAD_REQUEST', /^Zoom credentials have not been configured$/, `${role} ${JSON.stringify(params)}`);
+    }
+  }
+  const api = shared.api.as(shared.demo.member1);
+  isError(t, await api.post('/calls/zoom/create', { is_video_call: 'maybe' }), 400, 'BAD_REQUEST', /is_video_call/, 'is_video_call is parsed as JSON boolean');
+});
+
 t.test('python client - create a video call', async (t) => {
   await authorize(s.demo.owner);
   // Run without blocking this process, which also serves the stand-in provider.

@@ -10,6 +10,7 @@ import { readerViewQuery } from './reading.ts';
 import { renderContent } from './render.ts';
 import { isActiveUser } from './files.ts';
 import { addUploadSpace, uploadSpace } from './upload_space.ts';
+import { channelEmailAddress } from './channel_email.ts';
 import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
 import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
@@ -37,6 +38,7 @@ import { createProfileField, deleteProfileField, listProfileFields, reorderProfi
 export const realmHandlers = {
   addUploadSpace,
   uploadSpace,
+  channelEmailAddress,
   bootstrap,
   setRealmDeactivated,
   operatorIdentity,

@@ -13,6 +13,8 @@ import { listSubscriptions, subscribe, subscriptionStatus } from './subscription
 import { updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
+import { createZoomCall } from './zoom.ts';
+import { channelEmailAddress } from './channel_email.ts';
 import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createPlayground, deletePlayground } from './playgrounds.ts';
@@ -83,6 +85,8 @@ export const ROUTES: Route[] = [
   resendInvite,
   registerVideoProvider,
   createVideoCall,
+  createZoomCall,
+  channelEmailAddress,
   push.addApnsToken,
   push.removeApnsToken,
   push.addFcmToken,
