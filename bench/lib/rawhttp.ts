@@ -73,10 +73,11 @@ export class RawConn {
     return this.waiter !== null;
   }
 
-  request(method: string, path: string, body?: string, contentType = 'application/x-www-form-urlencoded'): Promise<RawResponse> {
+  /** One request; `authorization` replaces the target's credentials for it (one connection, many users). */
+  request(method: string, path: string, body?: string, contentType = 'application/x-www-form-urlencoded', authorization = this.target.authorization): Promise<RawResponse> {
     if (!this.sock || this.dead) return Promise.reject(new Error('not connected'));
     if (this.waiter) return Promise.reject(new Error('a request is already in flight on this connection'));
-    const auth = this.target.authorization ? `Authorization: ${this.target.authorization}\r\n` : '';
+    const auth = authorization ? `Authorization: ${authorization}\r\n` : '';
     const head = `${method} ${path} HTTP/1.1\r\nHost: ${this.target.host}:${this.target.port}\r\nUser-Agent: parley-bench\r\n${auth}`;
     const text = body === undefined ? `${head}\r\n` : `${head}Content-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     return new Promise<RawResponse>((resolve, reject) => {
