@@ -43,11 +43,14 @@ interface RealmPresence {
   users: Map<number, UserPresence>;
   /**
    * The addresses the API knows users by (`actors/realm/emails.ts`), by user
-   * ID, from the realm: refreshed when someone unknown shows up or the copy
-   * is older than `EMAILS_MAX_AGE_MS` (a user may hide their address).
+   * ID, from the realm, at the realm's directory version `emailsVersion`:
+   * checked when someone unknown shows up or the check is older than
+   * `EMAILS_MAX_AGE_MS` (a user may hide their address); a check while
+   * nothing about users changed costs the realm O(1) and copies nothing.
    */
   emails: Map<number, string>;
   emailsAt: number;
+  emailsVersion: string | null;
   lastUpdateId: number;
   /** `presences` as JSON text by form (`presencesText`), with the second it was built in and the `lastUpdateId` it reflects. */
   encoded: Map<string, { second: number; updateId: number; text: string }>;
@@ -78,7 +81,7 @@ export class EphemeralShard {
 
   realm(realmId: number): RealmPresence {
     let p = this.presence.get(realmId);
-    if (!p) this.presence.set(realmId, (p = { users: new Map(), emails: new Map(), emailsAt: 0, lastUpdateId: 0, encoded: new Map() }));
+    if (!p) this.presence.set(realmId, (p = { users: new Map(), emails: new Map(), emailsAt: 0, emailsVersion: null, lastUpdateId: 0, encoded: new Map() }));
     return p;
   }
 
@@ -196,12 +199,14 @@ function presencesFor(p: RealmPresence, slim: boolean, days: number, sees: Reado
 }
 
 async function refreshEmails(p: RealmPresence, ctx: ActorContext, caller: { realmId: number; userId: number | null }): Promise<void> {
-  const { users } = await ctx.actors.call(realmRef, realmActorId(caller.realmId), { type: 'presenceDirectory', caller });
+  const { version, users } = await ctx.actors.call(realmRef, realmActorId(caller.realmId), { type: 'presenceDirectory', caller, known: p.emailsVersion });
   p.emailsAt = Date.now();
+  if (users === null) return;
+  p.emailsVersion = version;
   p.emails.clear();
   for (const u of users) p.emails.set(u.user_id, u.email);
-  // Legacy presences are keyed by email.
-  p.encoded.clear();
+  // Legacy presences are keyed by email; the slim ones by user ID stay.
+  for (const key of p.encoded.keys()) if (key.startsWith('legacy:')) p.encoded.delete(key);
 }
 
 /**

@@ -10,6 +10,7 @@ import { accessibleUsers, actingUser, activeUsers, canAccess, seesEveryone, user
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import type { RealmState } from './state.ts';
 import { apiEmail } from './emails.ts';
+import { partsStats } from './register_parts.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -51,13 +52,33 @@ export const typingAudience = query({
   },
 });
 
-/** The realm's active users with their emails (presence events go to all of them). */
+/** A random tag per loaded state: a version number starts again at 0 when the realm is loaded again elsewhere. */
+const epochs = new WeakMap<Readonly<RealmState>, string>();
+/**
+ * The version of what the directory is made of (users and their addresses):
+ * the register parts' count of changes to user rows, settings events about
+ * users (an address hidden) and the realm's record (`register_parts.ts`).
+ */
+function directoryVersion(state: Readonly<RealmState>): string {
+  let epoch = epochs.get(state);
+  if (!epoch) epochs.set(state, (epoch = Math.random().toString(36).slice(2, 10)));
+  return `${epoch}:${partsStats(state).version}`;
+}
+
+/**
+ * The realm's active users with their emails (presence events go to all of
+ * them). The presence actor keeps a copy and asks again every few seconds
+ * with the version it has (`known`): while nothing about users changed, the
+ * answer is that version alone (O(1)), not the O(users) list.
+ */
 export const presenceDirectory = query({
   type: 'presenceDirectory',
-  fields: z.object({}),
+  fields: z.object({ known: z.string().nullable().optional() }),
   run(state, msg) {
     actingUser(state, msg.caller);
-    return { users: activeUsers(state).map((id) => person(state, id)) };
+    const version = directoryVersion(state);
+    if (msg.known === version) return { version, users: null };
+    return { version, users: activeUsers(state).map((id) => person(state, id)) };
   },
 });
 

@@ -43,7 +43,7 @@ async function draftFacts(s: Readonly<UserState>, ctx: ActorContext) {
     ctx.actors.call(realmRef, realmActorId(s.realmId), { type: 'snapshot', caller, fetch: ['user_settings'], clientExtavatar: true, includeSubscribers: 'false' }),
   ]);
   const settings = (snap as { user_settings?: Record<string, unknown> }).user_settings ?? {};
-  return { channels: new Set(view.sources.map((x) => x.recipientKey)), users: new Set(dir.users.map((u) => u.user_id)), syncDrafts: settings.enable_drafts_synchronization !== false };
+  return { channels: new Set(view.sources.map((x) => x.recipientKey)), users: new Set((dir.users ?? []).map((u) => u.user_id)), syncDrafts: settings.enable_drafts_synchronization !== false };
 }
 
 /** Zulip's further_validated_draft_dict: a checked draft, without its ID. */
