@@ -3,6 +3,7 @@ import t from 'tap';
 import { uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
 import { poll, register, waitFor } from './helpers/events.ts';
+import { newPerson } from './helpers/people.ts';
 import { runPython } from './helpers/python.ts';
 import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
@@ -78,6 +79,19 @@ t.test('presence - a ping answers with everyone\'s presence; GET /realm/presence
   const one = await mateo.ok('GET', `/users/${s.demo.member1.userId}/presence`);
   t.equal(one.presence.aggregated.status, 'active');
   t.same((await mateo.ok('GET', `/users/${s.demo.member1.email}/presence`)).presence.aggregated, one.presence.aggregated);
+});
+
+t.test('presence - the presence actor\'s copy of the addresses follows the realm: a user created after it pings and is listed by address; a deactivated one is not', async (t) => {
+  // Make sure the copy exists first, then change the directory behind it.
+  await maria.ok('POST', '/users/me/presence', { status: 'active' });
+  const newcomer = await newPerson(s);
+  const api = s.api.as(newcomer);
+  await api.ok('POST', '/users/me/presence', { status: 'active' });
+  const legacy = await mateo.ok('GET', '/realm/presence');
+  t.equal(legacy.presences[newcomer.email]?.aggregated.status, 'active', 'keyed by the new address at once');
+  t.equal((await mateo.ok('GET', `/users/${newcomer.email}/presence`)).presence.aggregated.status, 'active');
+  await owner.ok('DELETE', `/users/${newcomer.userId}`);
+  t.equal((await api.post('/users/me/presence', { status: 'active' })).status, 401, 'a deactivated account is refused');
 });
 
 t.test('presence - every role pings; errors; no credentials 401', async (t) => {
