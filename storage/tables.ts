@@ -479,6 +479,20 @@ export const RealmSettings = z.object({
   enableGuestUserIndicator: z.boolean().default(true),
   /** Where Zulip update announcements would go (FL 242); this server sends none. Null: nowhere. */
   zulipUpdateAnnouncementsStreamId: Id.nullable().default(null),
+  /** The language code blocks without one are highlighted as ('' for none; FL 52). */
+  defaultCodeBlockLanguage: z.string().default(''),
+  /** The highest GIPHY rating the compose box's GIF picker may offer, by Zulip's ID (2: G; FL 55). */
+  giphyRating: Id.default(2),
+  /** Zulip's organization type (`ORG_TYPES`; 0: unspecified; FL 128). */
+  orgType: Id.default(0),
+  /** Whether the organization asks to be listed in Zulip's communities directory (FL 129). */
+  wantAdvertiseInCommunitiesDirectory: z.boolean().default(false),
+  /** Where Notification Bot announces new users (FL 241); null: nowhere. */
+  signupAnnouncementsStreamId: Id.nullable().default(null),
+  /** Whether two users may not share a name, compared as Zulip does (FL 246). */
+  requireUniqueNames: z.boolean().default(false),
+  /** The organization's Jitsi server; null: the server's (FL 212). */
+  jitsiServerUrl: z.string().nullable().default(null),
   /** Group-setting permissions of the organization, by their API name. */
   groups: z.record(z.string(), GroupSettingValue).default({}),
 });

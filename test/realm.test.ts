@@ -29,13 +29,13 @@ t.teardown(async () => {
 
 t.test('realm - PATCH /realm by role', async (t) => {
   for (const [role, api] of asRoles(s)) {
-    const r = await api.call('PATCH', '/realm', { waiting_period_threshold: 3 });
+    const r = await api.call('PATCH', '/realm', { default_language: 'en' });
     if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
     else if (role === 'owner' || role === 'admin') t.equal(r.status, 200, `${role} may`);
     else isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization administrator/, role);
   }
   // Settings only owners change.
-  for (const params of [{ message_retention_days: 30 }, { invite_required: false }, { can_create_web_public_channel_group: { new: 6 } }, { create_multiuse_invite_group: { new: 5 } }]) {
+  for (const params of [{ message_retention_days: 30 }, { invite_required: false }, { waiting_period_threshold: 3 }, { emails_restricted_to_domains: false }, { can_create_web_public_channel_group: { new: 6 } }, { create_multiuse_invite_group: { new: 5 } }]) {
     isError(t, await admin.call('PATCH', '/realm', params), 400, 'UNAUTHORIZED_PRINCIPAL', /organization owner/, JSON.stringify(params));
     t.equal((await owner.call('PATCH', '/realm', params)).status, 200, `owner: ${JSON.stringify(params)}`);
   }
@@ -77,7 +77,7 @@ t.test('realm - snapshot plus realm events equals a fresh register', async (t) =
   const snap = structuredClone(q.snapshot);
   await admin.ok('PATCH', '/realm', { name: uniq('R').slice(0, 20), description: 'about *us*', enable_read_receipts: false, message_content_delete_limit_seconds: 600 });
   await owner.ok('PATCH', '/realm', { message_retention_days: 'unlimited', can_mention_many_users_group: { new: 5 }, can_add_subscribers_group: { new: { direct_members: [s.demo.member1.userId], direct_subgroups: [6] } } });
-  await admin.ok('PATCH', '/realm', { allow_message_editing: false, waiting_period_threshold: 7 });
+  await owner.ok('PATCH', '/realm', { allow_message_editing: false, waiting_period_threshold: 7 });
   const seen: string[] = [];
   await waitFor(q, (e) => {
     seen.push(`${e.op}:${e.property}`);
@@ -120,7 +120,8 @@ t.test('realm - video_chat_provider: none or Jitsi Meet, set by administrators; 
 t.test('python client - organization settings and server settings', async (t) => {
   const out = runPython(s.urls[0]!, s.demo.admin, `
 # zulip 0.9.1 has no update_realm method: call_endpoint is how its users reach PATCH /realm.
-r = client.call_endpoint("realm", method="PATCH", request={"waiting_period_threshold": 9})
+r = client.call_endpoint("realm", method="PATCH", request={"default_code_block_language": "python"})
+client.call_endpoint("realm", method="PATCH", request={"default_code_block_language": ""})
 settings = client.get_server_settings()
 print(json.dumps({"r": r["result"], "name": settings["realm_name"], "level": settings["zulip_feature_level"]}))`) as Record<string, any>;
   t.equal(out.r, 'success');
@@ -138,4 +139,130 @@ t.test('realm - can_create_groups decides who creates user groups; permissions n
   const r = await owner.ok('PATCH', '/realm', { can_summarize_topics_group: { new: 3 } });
   t.same(r.ignored_parameters_unsupported, ['can_summarize_topics_group'], 'there are no topic summaries: the change is reported as ignored');
   t.same((await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_summarize_topics_group, before, 'and not made');
+});
+
+/** A new public channel the owner, the moderator and Maria are subscribed to. */
+async function newChannel(prefix: string): Promise<{ name: string; id: number }> {
+  const name = uniq(prefix).slice(0, 40);
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.owner.userId, s.demo.moderator.userId, s.demo.member1.userId] });
+  return { name, id: (await owner.ok('GET', '/get_stream_id', { stream: name })).stream_id };
+}
+
+const LATER_SETTINGS = ['default_code_block_language', 'giphy_rating', 'org_type', 'want_advertise_in_communities_directory', 'signup_announcements_stream_id', 'require_unique_names', 'jitsi_server_url'];
+
+t.test('realm - settings of FL 52 to 246 by role, with their register keys and events: default_code_block_language, giphy_rating, org_type, the communities directory, the signup announcements channel, unique names, the Jitsi server', async (t) => {
+  const FETCH = { fetch_event_types: ['realm', 'giphy'] };
+  const before = await maria.ok('POST', '/register', FETCH);
+  t.match(before, {
+    realm_default_code_block_language: '',
+    realm_giphy_rating: 2,
+    realm_org_type: 0,
+    realm_want_advertise_in_communities_directory: false,
+    realm_signup_announcements_stream_id: -1,
+    realm_require_unique_names: false,
+    realm_jitsi_server_url: null,
+    server_jitsi_server_url: 'https://meet.jit.si',
+    jitsi_server_url: 'https://meet.jit.si',
+    giphy_api_key: '',
+  }, "Zulip's defaults; no GIPHY API key on this server");
+  t.same(Object.values(before.giphy_rating_options).map((o: any) => o.id), [0, 1, 2, 3, 4, 5], 'giphy_rating_options: disabled, Y, G, PG, PG-13, R');
+  t.teardown(() => owner.ok('PATCH', '/realm', { default_code_block_language: '', giphy_rating: 2, org_type: 0, want_advertise_in_communities_directory: false, signup_announcements_stream_id: -1, require_unique_names: false, jitsi_server_url: '"default"' }));
+  for (const [role, api] of asRoles(s)) {
+    const r = await api.call('PATCH', '/realm', { giphy_rating: 3, org_type: 10 });
+    if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+    else if (role === 'owner' || role === 'admin') t.equal(r.status, 200, `${role} may`);
+    else isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization administrator/, role);
+  }
+  const bad: Array<[Record<string, any>, RegExp]> = [
+    [{ giphy_rating: 6 }, /Invalid giphy_rating 6/],
+    [{ org_type: 7 }, /Invalid org_type/],
+    [{ jitsi_server_url: '"ftp://jitsi.example.org"' }, /jitsi_server_url is not an allowed_type/],
+    [{ jitsi_server_url: `"https://${'j'.repeat(200)}.example.org"` }, /jitsi_server_url is not an allowed_type/],
+    [{ jitsi_server_url: 'https://jitsi.example.org' }, /jitsi_server_url/],
+    [{ signup_announcements_stream_id: 999_999 }, /Invalid channel ID/],
+    [{ want_advertise_in_communities_directory: 'maybe' }, /want_advertise_in_communities_directory/],
+  ];
+  for (const [params, msg] of bad) isError(t, await admin.call('PATCH', '/realm', params), 400, 'BAD_REQUEST', msg, JSON.stringify(params).slice(0, 60));
+
+  const channel = await newChannel('signups');
+  const q = await register(maria, { ...FETCH, event_types: ['realm'] });
+  const snap = structuredClone(q.snapshot);
+  const change = { default_code_block_language: 'python', giphy_rating: 4, org_type: 20, want_advertise_in_communities_directory: true, signup_announcements_stream_id: channel.id, require_unique_names: true, jitsi_server_url: '"https://jitsi.example.org"' };
+  const r = await admin.ok('PATCH', '/realm', change);
+  t.match(r, { default_code_block_language: 'updated', giphy_rating: 4, org_type: 20, want_advertise_in_communities_directory: true, signup_announcements_stream_id: channel.id, require_unique_names: true, jitsi_server_url: 'updated' }, 'the reply names each change as Zulip does');
+  const seen = new Set<string>();
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    if (e.type === 'realm' && e.op === 'update') seen.add(e.property);
+    return LATER_SETTINGS.every((k) => seen.has(k));
+  });
+  const fresh = await maria.ok('POST', '/register', FETCH);
+  t.match(fresh, { realm_default_code_block_language: 'python', realm_giphy_rating: 4, realm_org_type: 20, realm_want_advertise_in_communities_directory: true, realm_signup_announcements_stream_id: channel.id, realm_require_unique_names: true, realm_jitsi_server_url: 'https://jitsi.example.org', jitsi_server_url: 'https://jitsi.example.org', server_jitsi_server_url: 'https://meet.jit.si' });
+  const keys = (x: Record<string, any>) => Object.fromEntries(Object.entries(x).filter(([k]) => k.startsWith('realm_') || k.includes('jitsi')));
+  t.same(keys(snap), keys(fresh), 'snapshot plus events equals a fresh register');
+
+  // 'default': the server's Jitsi again.
+  t.match(await admin.ok('PATCH', '/realm', { jitsi_server_url: '"default"' }), { jitsi_server_url: null });
+  const reset = await waitFor(q, (e) => e.type === 'realm' && e.property === 'jitsi_server_url');
+  t.same(reset.value, null, 'the event gives null');
+  applyEvent(snap, reset);
+  t.equal(snap.jitsi_server_url, 'https://meet.jit.si');
+  t.match(await maria.ok('POST', '/register', FETCH), { realm_jitsi_server_url: null, jitsi_server_url: 'https://meet.jit.si' });
+});
+
+t.test('realm - signup_announcements_stream_id: Notification Bot announces each new user there, and nowhere when unset (FL 241)', async (t) => {
+  const channel = await newChannel('welcome');
+  await admin.ok('PATCH', '/realm', { signup_announcements_stream_id: channel.id });
+  t.teardown(() => owner.ok('PATCH', '/realm', { signup_announcements_stream_id: -1 }));
+  const narrow = JSON.stringify([{ operator: 'channel', operand: channel.id }, { operator: 'topic', operand: 'signups' }]);
+  const notices = async () => (await maria.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow, apply_markdown: false })).messages;
+  const name = `Newcomer ${uniq('n').slice(-6)}`;
+  const { user_id } = await owner.ok('POST', '/users', { email: `${uniq('new')}@parley.example`, password: 'long enough pw', full_name: name });
+  const [notice] = await notices();
+  t.match(notice, { sender_email: 'notification-bot@zulip.com', subject: 'signups', content: `@_**${name}|${user_id}** joined this organization.` });
+  await admin.ok('PATCH', '/realm', { signup_announcements_stream_id: -1 });
+  await owner.ok('POST', '/users', { email: `${uniq('new')}@parley.example`, password: 'long enough pw', full_name: `Quiet ${uniq('q').slice(-6)}` });
+  t.equal((await notices()).length, 1, 'unset: no notice');
+});
+
+t.test('realm - require_unique_names refuses a name another user has, compared as Zulip does, on creation and on name changes (FL 246)', async (t) => {
+  const adminName: string = (await admin.ok('GET', '/users/me')).full_name;
+  const mariaName: string = (await maria.ok('GET', '/users/me')).full_name;
+  // Fullwidth letters: NFKC makes them the ASCII ones.
+  const fullwidth = (x: string) => [...x].map((c) => (/[A-Za-z]/.test(c) ? String.fromCodePoint(c.codePointAt(0)! + 0xfee0) : c)).join('');
+  t.equal((await maria.call('PATCH', '/settings', { full_name: adminName.toUpperCase() })).status, 200, 'allowed while the setting is off');
+  await maria.ok('PATCH', '/settings', { full_name: mariaName });
+  await owner.ok('PATCH', '/realm', { require_unique_names: true });
+  t.teardown(() => owner.ok('PATCH', '/realm', { require_unique_names: false }));
+  const UNIQUE = /Unique names required in this organization/;
+  isError(t, await maria.call('PATCH', '/settings', { full_name: adminName.toUpperCase() }), 400, 'BAD_REQUEST', UNIQUE, 'own name, another case');
+  isError(t, await maria.call('PATCH', '/settings', { full_name: fullwidth(adminName) }), 400, 'BAD_REQUEST', UNIQUE, 'own name, fullwidth');
+  isError(t, await owner.call('PATCH', `/users/${s.demo.member1.userId}`, { full_name: adminName }), 400, 'BAD_REQUEST', UNIQUE, 'by an administrator');
+  isError(t, await owner.call('POST', '/users', { email: `${uniq('dup')}@parley.example`, password: 'long enough pw', full_name: mariaName.toLowerCase() }), 400, 'BAD_REQUEST', UNIQUE, 'a new user');
+  isError(t, await maria.call('POST', '/bots', { full_name: adminName, short_name: uniq('dup').toLowerCase() }), 400, 'BAD_REQUEST', UNIQUE, 'a new bot');
+  t.equal((await maria.call('PATCH', '/settings', { full_name: mariaName.toUpperCase() })).status, 200, 'one\'s own name in another case is no clash');
+  await maria.ok('PATCH', '/settings', { full_name: mariaName });
+  t.equal((await maria.call('PATCH', '/settings', { full_name: `${mariaName} ${uniq('x').slice(-4)}` })).status, 200, 'a name nobody has');
+  await maria.ok('PATCH', '/settings', { full_name: mariaName });
+});
+
+t.test('realm - default_code_block_language: a fenced block that names no language takes it (FL 52)', async (t) => {
+  const render = async (content: string) => (await maria.ok('POST', '/messages/render', { content })).rendered as string;
+  t.notMatch(await render('```\nx = 1\n```'), /data-code-language/, 'none by default');
+  await admin.ok('PATCH', '/realm', { default_code_block_language: 'python' });
+  t.teardown(() => admin.ok('PATCH', '/realm', { default_code_block_language: '' }));
+  t.match(await render('```\nx = 1\n```'), /<div class="codehilite" data-code-language="python">/);
+  t.match(await render('```js\nx = 1\n```'), /data-code-language="js"/, 'a named language wins');
+  await admin.ok('PATCH', '/realm', { default_code_block_language: 'quote' });
+  t.match(await render('```\nwise words\n```'), /^<blockquote>/, "'quote' makes such blocks quotes, as in Zulip");
+});
+
+t.test('realm - the topic-editing limit is move_messages_within_stream_limit_seconds, 3 days by default; is_owner in the register; typing to user IDs only (FL 11, 38)', async (t) => {
+  const reg = await maria.ok('POST', '/register', { fetch_event_types: ['realm', 'realm_user'] });
+  t.equal(reg.realm_move_messages_within_stream_limit_seconds, 259200, '3 days');
+  t.notOk('realm_community_topic_editing_limit_seconds' in reg, 'the older key, removed at FL 183');
+  for (const [role, api, owns] of [['owner', owner, true], ['admin', admin, false], ['member', maria, false]] as const) {
+    t.equal((await api.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).is_owner, owns, `is_owner: ${role}`);
+  }
+  isError(t, await maria.call('POST', '/typing', { type: 'direct', op: 'start', to: [s.demo.admin.email] }), 400, 'BAD_REQUEST', undefined, 'typing to an email');
 });

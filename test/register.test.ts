@@ -52,7 +52,7 @@ t.test('register - the realm bundle: organization properties and what the server
     realm_send_welcome_emails: false,
     realm_send_channel_events_messages: false,
     realm_upload_quota_mib: null,
-    jitsi_server_url: null,
+    jitsi_server_url: 'https://meet.jit.si',
     // Edit history is served (GET /messages/{id}/history) to everyone.
     realm_allow_edit_history: true,
     realm_message_edit_history_visibility_policy: 'all',

@@ -290,6 +290,13 @@ export const ORG_EVENT_BODIES = [
         'move_messages_between_streams_limit_seconds',
         'enable_guest_user_indicator',
         'zulip_update_announcements_stream_id',
+        'default_code_block_language',
+        'giphy_rating',
+        'org_type',
+        'want_advertise_in_communities_directory',
+        'signup_announcements_stream_id',
+        'require_unique_names',
+        'jitsi_server_url',
       ]),
       value: z.union([z.string(), Id, z.boolean(), z.null()]),
     })

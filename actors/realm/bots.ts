@@ -22,7 +22,7 @@ import { actingUser } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
 import { apiEmail } from './emails.ts';
-import { addUser, checkFullName, newUserEvents, updateUser } from './users.ts';
+import { addUser, checkFullName, checkUniqueName, newUserEvents, updateUser } from './users.ts';
 import { userUpdate } from './people.ts';
 
 const action = defineAction<RealmState>();
@@ -76,6 +76,7 @@ export const createBot = action({
     const may = state.can(realmGroupSetting(state, 'can_create_bots_group'), owner) || (msg.botType === BotType.INCOMING_WEBHOOK && state.can(realmGroupSetting(state, 'can_create_write_only_bots_group'), owner));
     if (!may) throw badRequest('Insufficient permission');
     const fullName = checkFullName(msg.fullName);
+    checkUniqueName(state, fullName, null);
     const short = msg.shortName.trim().toLowerCase();
     if (!/^[a-z0-9][a-z0-9._-]*$/.test(short)) throw badRequest('Bad name or username');
     const domain = owner.email.slice(owner.email.lastIndexOf('@') + 1);
@@ -192,6 +193,7 @@ export const updateBot = action({
     let fullName: string | null = null;
     if (msg.fullName !== null) {
       const name = checkFullName(msg.fullName);
+      checkUniqueName(state, name, bot.id);
       // Zulip's check_bot_name_available: no other active user of the organization has the name.
       const taken = [...state.users.values()].some((u) => u.id !== bot.id && u.isActive && u.fullName.toLowerCase() === name.toLowerCase());
       if (name !== bot.fullName && taken) throw badRequest('Name is already in use!');

@@ -21,7 +21,7 @@ import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
 import { defaultStreamIds, hasContentAccess } from './streams.ts';
 import { newApiKey } from '../../lib/secrets.ts';
-import { addUser, newUserEvents, subscribeNewUser } from './users.ts';
+import { addUser, checkUniqueName, newUserEvents, subscribeNewUser } from './users.ts';
 import { ensureSystemBots, sendAsSystemBot, sendWelcome, silentMention, systemBotDeliveries } from './system_bots.ts';
 
 const action = defineAction<RealmState>();
@@ -306,6 +306,7 @@ export const acceptInvite = action({
     const fullName = msg.fullName.trim();
     if (!fullName) throw badRequest('Name too short!');
     if ([...fullName].length > 100) throw badRequest('Name too long!');
+    checkUniqueName(state, fullName, null);
     const channels = [...new Set([...i.streamIds, ...(i.includeRealmDefaultSubscriptions ? defaultStreamIds(state) : [])])];
     return { invite: i, email, fullName, passwordHash: msg.passwordHash, apiKey: newApiKey(), channels, user: null as UserRecord | null, subscribed: [] as number[], notices: [] as Array<StoredMessage | null> };
   },

@@ -40,6 +40,8 @@ export interface RenderOptions {
   emoji?: (name: string) => { sourceUrl: string } | undefined;
   /** The realm's linkifiers, applied to text outside links and code. */
   linkifiers?: readonly CompiledLinkifier[];
+  /** The language of fenced blocks that name none (the realm's `default_code_block_language`; '' for none). */
+  defaultCodeBlockLanguage?: string;
 }
 
 export interface Rendered {
@@ -180,7 +182,9 @@ inlineRule('math', '$', /\$\$([^$\n]+?)\$\$/, (m) => katex.renderToString(m[1]!,
 
 md.renderer.rules.fence = (tokens, idx, _options, env: Env) => {
   const token = tokens[idx]!;
-  const [lang = '', ...rest] = token.info.trim().split(/\s+/);
+  const [named = '', ...rest] = token.info.trim().split(/\s+/);
+  // As Zulip's fenced-code preprocessor: a block naming no language takes the realm's default, quote and math included.
+  const lang = named || env.opts.defaultCodeBlockLanguage || '';
   const body = token.content;
   switch (lang.toLowerCase()) {
     case 'math':

@@ -198,6 +198,9 @@ export function renderOptions(state: Readonly<RealmState>, user: UserRecord): Re
     get linkifiers() {
       return state.org.compiledLinkifiers();
     },
+    get defaultCodeBlockLanguage() {
+      return state.org.settings.defaultCodeBlockLanguage;
+    },
   };
   renderOptionsByUser.set(user, options);
   return options;

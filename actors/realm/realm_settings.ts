@@ -76,7 +76,8 @@ export const PLAIN = {
   enable_spectator_access: { owner: false },
   invite_required: { owner: true },
   emails_restricted_to_domains: { owner: true },
-  waiting_period_threshold: { owner: false },
+  // Zulip 6.0 (FL 143) made these owner-only.
+  waiting_period_threshold: { owner: true },
   default_language: { owner: false },
   allow_message_editing: { owner: false },
   message_content_edit_limit_seconds: { owner: false },
@@ -91,6 +92,13 @@ export const PLAIN = {
   move_messages_between_streams_limit_seconds: { owner: false },
   enable_guest_user_indicator: { owner: false },
   zulip_update_announcements_stream_id: { owner: false },
+  default_code_block_language: { owner: false },
+  giphy_rating: { owner: false },
+  org_type: { owner: false },
+  want_advertise_in_communities_directory: { owner: false },
+  signup_announcements_stream_id: { owner: false },
+  require_unique_names: { owner: false },
+  jitsi_server_url: { owner: false },
 } as const;
 type Plain = keyof typeof PLAIN;
 
@@ -145,6 +153,21 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
     case 'zulip_update_announcements_stream_id':
       // This server posts no Zulip update announcements; the channel is kept for when it does. Unset is -1.
       return st.zulipUpdateAnnouncementsStreamId ?? -1;
+    case 'default_code_block_language':
+      return st.defaultCodeBlockLanguage;
+    case 'giphy_rating':
+      return st.giphyRating;
+    case 'org_type':
+      return st.orgType;
+    case 'want_advertise_in_communities_directory':
+      return st.wantAdvertiseInCommunitiesDirectory;
+    case 'signup_announcements_stream_id':
+      return st.signupAnnouncementsStreamId ?? -1;
+    case 'require_unique_names':
+      return st.requireUniqueNames;
+    case 'jitsi_server_url':
+      // Null: the server's (`server_jitsi_server_url`).
+      return st.jitsiServerUrl;
   }
 }
 
@@ -155,7 +178,7 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
  */
 function changedData(updates: ReadonlyArray<{ property: string; value: unknown }>, groups: Readonly<Record<string, GroupSettingValue>>): Record<string, unknown> {
   const data: Record<string, unknown> = {};
-  const asValue = new Set(['message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'move_messages_within_stream_limit_seconds', 'move_messages_between_streams_limit_seconds', 'new_stream_announcements_stream_id', 'zulip_update_announcements_stream_id']);
+  const asValue = new Set(['message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'move_messages_within_stream_limit_seconds', 'move_messages_between_streams_limit_seconds', 'new_stream_announcements_stream_id', 'zulip_update_announcements_stream_id', 'signup_announcements_stream_id']);
   for (const { property, value } of updates) data[property] = typeof value === 'string' && !asValue.has(property) ? 'updated' : value;
   return { ...data, ...groups };
 }
@@ -176,8 +199,11 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_icon_url: realmIconUrl(state.meta?.stringId ?? ''),
     realm_icon_source: 'G',
     realm_plan_type: 1,
-    realm_org_type: 0,
     realm_available_video_chat_providers: videoChatProviders(),
+    giphy_rating_options: GIPHY_RATING_OPTIONS,
+    server_jitsi_server_url: serverJitsiUrl(),
+    // The URL calls are made at (deprecated since FL 212): the organization's, else the server's.
+    jitsi_server_url: state.org.settings.jitsiServerUrl ?? serverJitsiUrl(),
     ...FIXED_REALM_PROPERTIES,
     // True exactly when the server reaches the mobile push notification service (`lib/push.ts`).
     realm_push_notifications_enabled: pushConfigured(),
@@ -208,16 +234,12 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_send_channel_events_messages: false,
   realm_inline_image_preview: false,
   realm_inline_url_embed_preview: false,
-  realm_default_code_block_language: '',
   realm_disallow_disposable_email_addresses: false,
-  realm_require_unique_names: false,
   realm_enable_guest_user_dm_warning: true,
-  realm_want_advertise_in_communities_directory: false,
   realm_allow_edit_history: true,
   realm_message_edit_history_visibility_policy: 'all',
   realm_upload_quota_mib: null,
   realm_moderation_request_channel_id: -1,
-  realm_signup_announcements_stream_id: -1,
 };
 
 /**
@@ -233,6 +255,42 @@ export function videoChatProviders(): Record<string, { name: string; id: number 
     jitsi_meet: { name: 'Jitsi Meet', id: 1 },
     ...(videoProvider() ? { videoprovider: { name: 'Video provider', id: 3 } } : {}),
   };
+}
+
+/**
+ * GIPHY ratings an organization may allow (Zulip's `GIPHY_RATING_OPTIONS`).
+ * The setting is kept and given to clients; this server has no GIPHY API
+ * key (`giphy_api_key` is ''), so clients offer no GIF picker, as on a Zulip
+ * server without one.
+ */
+export const GIPHY_RATING_OPTIONS: Readonly<Record<string, { name: string; id: number }>> = {
+  disabled: { name: 'GIPHY integration disabled', id: 0 },
+  y: { name: 'Allow GIFs rated Y (Very young audience)', id: 1 },
+  g: { name: 'Allow GIFs rated G (General audience)', id: 2 },
+  pg: { name: 'Allow GIFs rated PG (Parental guidance)', id: 3 },
+  'pg-13': { name: 'Allow GIFs rated PG-13 (Parental guidance - under 13)', id: 4 },
+  r: { name: 'Allow GIFs rated R (Restricted)', id: 5 },
+};
+
+/** Zulip's organization types (`OrgTypeEnum`), by ID. */
+const ORG_TYPES = new Set([0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000]);
+
+/** The Jitsi server of this installation (Zulip's `JITSI_SERVER_URL`, meet.jit.si by default). */
+export function serverJitsiUrl(): string {
+  return process.env.PARLEY_JITSI_SERVER_URL || 'https://meet.jit.si';
+}
+
+/** Zulip's `check_jitsi_url`: 'default' (the server's: null) or an http(s) URL of at most 200 characters. */
+function checkJitsiUrl(value: string): string | null {
+  if (value === 'default') return null;
+  let ok = value.length <= 200;
+  try {
+    ok &&= ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw badRequest('jitsi_server_url is not an allowed_type', { var_name: 'jitsi_server_url' });
+  return value;
 }
 
 /** The channel new channels are announced in (Zulip's `access_stream_by_id` for the administrator): null for -1. */
@@ -270,6 +328,15 @@ export const RealmChanges = z.object({
   /** -1: no announcements. */
   new_stream_announcements_stream_id: z.number().int().optional(),
   video_chat_provider: z.number().int().optional(),
+  default_code_block_language: z.string().optional(),
+  giphy_rating: z.number().int().optional(),
+  org_type: z.number().int().optional(),
+  want_advertise_in_communities_directory: z.boolean().optional(),
+  /** -1: no announcements. */
+  signup_announcements_stream_id: z.number().int().optional(),
+  require_unique_names: z.boolean().optional(),
+  /** A URL, or 'default' for the server's. */
+  jitsi_server_url: z.string().optional(),
   groups: z.record(z.string(), z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() })).default({}),
 });
 export type RealmChanges = z.infer<typeof RealmChanges>;
@@ -390,6 +457,30 @@ export const updateRealm = action({
           break;
         case 'zulip_update_announcements_stream_id':
           settings.zulipUpdateAnnouncementsStreamId = announcementsChannel(state, user, Number(value), 'zulip_update_announcements_stream_id');
+          break;
+        case 'default_code_block_language':
+          // Zulip takes any string (a Pygments name or an alias, 'quote', 'math', ...); '' is none.
+          settings.defaultCodeBlockLanguage = String(value);
+          break;
+        case 'giphy_rating':
+          if (!Object.values(GIPHY_RATING_OPTIONS).some((o) => o.id === value)) throw badRequest(`Invalid giphy_rating ${value}`);
+          settings.giphyRating = Number(value);
+          break;
+        case 'org_type':
+          if (!ORG_TYPES.has(Number(value))) throw badRequest('Invalid org_type', { var_name: 'org_type' });
+          settings.orgType = Number(value);
+          break;
+        case 'want_advertise_in_communities_directory':
+          settings.wantAdvertiseInCommunitiesDirectory = Boolean(value);
+          break;
+        case 'signup_announcements_stream_id':
+          settings.signupAnnouncementsStreamId = announcementsChannel(state, user, Number(value), 'signup_announcements_stream_id');
+          break;
+        case 'require_unique_names':
+          settings.requireUniqueNames = Boolean(value);
+          break;
+        case 'jitsi_server_url':
+          settings.jitsiServerUrl = checkJitsiUrl(String(value));
           break;
       }
       changed.push(name);

@@ -31,7 +31,7 @@ import { userAudience, userUpdate } from './people.ts';
 import { avatarUrl } from '../format.ts';
 import { apiEmail, canSeeDeliveryEmail, EmailVisibility, emailVisibility } from './emails.ts';
 import type { RealmState } from './state.ts';
-import { checkFullName } from './users.ts';
+import { checkFullName, checkUniqueName } from './users.ts';
 import { groupMembersRecursive, usableGroup } from './groups.ts';
 
 const action = defineAction<RealmState>();
@@ -218,6 +218,7 @@ export const updateSettings = action({
     let fullName: string | null = null;
     if (msg.fullName !== null && msg.fullName !== actor.fullName) {
       fullName = checkFullName(msg.fullName);
+      checkUniqueName(state, fullName, actor.id);
       if (fullName === actor.fullName) fullName = null;
     }
     const changes = Object.entries(msg.changes)

@@ -96,5 +96,22 @@ export function sendWelcome(state: RealmState, tx: Tx, user: UserRecord, inviteT
   const sent = [dm(greeting)];
   const custom = inviteText ?? state.org.settings.welcomeMessageCustomText;
   if (custom.trim()) sent.push(dm(custom));
-  return sent;
+  return [...announceSignup(state, tx, user), ...sent];
+}
+
+/**
+ * Notification Bot's notice of a new user in the organization's signup
+ * announcements channel (Zulip's `notify_new_user`, FL 241's
+ * `signup_announcements_stream_id`): none when the channel is unset or
+ * archived, nor for the organization's first user. O(users) to count them,
+ * once per sign-up.
+ */
+function announceSignup(state: RealmState, tx: Tx, user: UserRecord): Array<StoredMessage | null> {
+  const target = state.org.settings.signupAnnouncementsStreamId;
+  const channel = target === null ? undefined : state.channels.get(target);
+  if (!channel || channel.isArchived) return [];
+  let humans = 0;
+  for (const u of state.users.values()) if (u.isActive && !u.isBot) humans++;
+  if (humans <= 1) return [];
+  return [sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: channel.id, topic: 'signups', content: `${silentMention(user)} joined this organization.` })];
 }

@@ -115,6 +115,19 @@ export function checkFullName(raw: string): string {
   return name;
 }
 
+/**
+ * Zulip's `require_unique_names` (FL 246): when the organization requires it,
+ * no other user, active or not, bot or human, has the name, compared as Zulip
+ * does (NFKC, case-folded). O(users), only when the setting is on, and only on
+ * the rare name changes and sign-ups.
+ */
+export function checkUniqueName(state: Readonly<RealmState>, name: string, selfId: number | null): void {
+  if (!state.org.settings.requireUniqueNames) return;
+  const key = (n: string) => n.normalize('NFKC').toLowerCase();
+  const wanted = key(name);
+  for (const u of state.users.values()) if (u.id !== selfId && key(u.fullName) === wanted) throw badRequest('Unique names required in this organization.');
+}
+
 export interface NewUser {
   email: string;
   fullName: string;
@@ -226,6 +239,7 @@ export const createUser = action({
       if (!actor.canCreateUsers) throw badRequest('User not authorized to create users');
     }
     const fullName = checkFullName(msg.fullName);
+    checkUniqueName(state, fullName, null);
     if (state.usersByEmail.has(msg.email.toLowerCase())) throw badRequest(`Email '${msg.email}' already in use`);
     return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: msg.passwordHash, loggedIn: false, apiKey: newApiKey(), subscribed: [] as number[], welcome: [] as Array<StoredMessage | null> };
   },
@@ -283,6 +297,7 @@ export const createUsers = action({
       let fullName: string;
       try {
         fullName = checkFullName(u.fullName);
+        checkUniqueName(state, fullName, null);
       } catch (err) {
         throw badRequest(`User ${i + 1} (${u.email}): ${(err as Error).message}`);
       }
@@ -384,6 +399,7 @@ export const updateUser = action({
     let fullName: string | null = null;
     if (msg.fullName !== null && msg.fullName.trim() !== '' && msg.fullName !== target.fullName) {
       fullName = checkFullName(msg.fullName);
+      checkUniqueName(state, fullName, target.id);
       if (fullName === target.fullName) fullName = null;
     }
     const profile = msg.profileData ? checkProfileData(state, target, msg.profileData, true) : [];

@@ -299,6 +299,8 @@ export const RegisterFields = {
   realm_incoming_webhook_bots: z.array(z.never()).optional(),
   realm_billing: z.object({ has_pending_sponsorship_request: z.boolean() }).strict().optional(),
   giphy_api_key: z.string().optional(),
+  realm_giphy_rating: Id.optional(),
+  giphy_rating_options: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
   push_devices: z.record(z.string(), z.never()).optional(),
   stop_words: z.array(z.string()).optional(),
   realm_filters: z.array(z.never()).optional(),

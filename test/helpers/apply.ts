@@ -142,8 +142,11 @@ export const APPLIERS: Record<string, Applier> = {
     else if (e.op === 'delete') snap.realm_bots = snap.realm_bots.filter((b: any) => b.user_id !== e.bot.user_id);
   },
   realm(snap, e) {
-    if (e.op === 'update') snap[`realm_${e.property}`] = e.value;
-    else if (e.op === 'update_dict') {
+    if (e.op === 'update') {
+      snap[`realm_${e.property}`] = e.value;
+      // Zulip's apply_event: the deprecated jitsi_server_url follows the organization's, else the server's.
+      if (e.property === 'jitsi_server_url' && 'jitsi_server_url' in snap) snap.jitsi_server_url = e.value ?? snap.server_jitsi_server_url;
+    } else if (e.op === 'update_dict') {
       for (const [k, v] of Object.entries(e.data)) snap[`realm_${k}`] = v;
       recomputePermissions(snap);
       recomputePolicies(snap, e.data);
