@@ -240,10 +240,17 @@ export async function api<T = Record<string, unknown>>(site: string, who: Creden
   for (const [k, v] of Object.entries(params)) form.set(k, typeof v === 'string' ? v : JSON.stringify(v));
   const auth = `Basic ${Buffer.from(`${who.email}:${who.apiKey}`).toString('base64')}`;
   const isGet = method === 'GET' || method === 'DELETE';
-  const res = await fetch(`${site}/api/v1${path}${isGet && [...form].length ? `?${form}` : ''}`, {
-    method,
-    headers: { Authorization: auth, ...(isGet ? {} : { 'Content-Type': 'application/x-www-form-urlencoded' }) },
-    body: isGet ? undefined : form.toString(),
+  const request = () =>
+    fetch(`${site}/api/v1${path}${isGet && [...form].length ? `?${form}` : ''}`, {
+      method,
+      headers: { Authorization: auth, ...(isGet ? {} : { 'Content-Type': 'application/x-www-form-urlencoded' }) },
+      body: isGet ? undefined : form.toString(),
+    });
+  // A pooled keep-alive connection the server closed while idle (a long step in between, e.g. the
+  // generator's import) fails the next request with "other side closed": a read is sent again once.
+  const res = await request().catch((err: unknown) => {
+    if (method === 'GET' && (err as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET') return request();
+    throw err;
   });
   const json = (await res.json()) as T & { result?: string; msg?: string };
   if (!res.ok || json.result !== 'success') throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
