@@ -414,6 +414,8 @@ export const UserCounters = z.object({
   fileUrlKey: z.string().default(''),
   /** The next ID of an upload of this user's (`user_attachments`). */
   attachment: Id.default(1),
+  /** The onboarding steps (one-time notices) the user has seen (POST /users/me/onboarding_steps). */
+  onboardingSeen: z.array(z.string()).default([]),
 });
 export type UserCounters = z.infer<typeof UserCounters>;
 

@@ -50,7 +50,7 @@ t.test('changelog - register keys of levels 149-277, and the ones Zulip removed'
   t.notOk('realm_community_topic_editing_limit_seconds' in reg, 'removed at FL 183');
   t.equal(reg.realm_default_code_block_language, '', 'no default language is the empty string (FL 195)');
   t.same(reg.realm_incoming_webhook_bots, [], 'no incoming-webhook integrations, so none lacks display_name or all_event_types (FL 207)');
-  t.same(reg.onboarding_steps, [], 'no onboarding steps are shown (FL 230, 233, 259)');
+  t.ok(reg.onboarding_steps.every((x: any) => x.type === 'one_time_notice' && typeof x.name === 'string' && Object.keys(x).length === 2), 'onboarding steps are one-time notices, without hotspot fields (FL 230, 233, 259)');
   t.same([reg.realm_push_notifications_enabled, reg.realm_push_notifications_enabled_end_timestamp], [false, null], 'no push notifications here, and the register says so (FL 231)');
   for (const [name, method] of Object.entries(reg.realm_authentication_methods as Record<string, unknown>)) t.match(method, { enabled: Boolean, available: Boolean }, `${name} as an object (FL 243)`);
   t.equal(reg.realm_upload_quota_mib, null, 'no upload quota (FL 251)');

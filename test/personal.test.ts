@@ -169,6 +169,32 @@ t.test('muted users - the mute\'s follow-up (marking read) runs after a crash be
   await srv.stop();
 });
 
+t.test('onboarding steps - register lists the unseen one-time notices; POST /users/me/onboarding_steps marks one, with its event (FL 233)', async (t) => {
+  const q = await register(mateo, { fetch_event_types: ['onboarding_steps'] });
+  const snap = structuredClone(q.snapshot);
+  const before: string[] = snap.onboarding_steps.map((x: any) => x.name);
+  t.ok(snap.onboarding_steps.every((x: any) => x.type === 'one_time_notice'), 'one-time notices (FL 259)');
+  t.notOk(before.includes('navigation_tour_video'), 'no tour video here (navigation_tour_video_url null), so never listed');
+  t.equal(snap.navigation_tour_video_url, null);
+  const step = before.includes('intro_resolve_topic') ? 'intro_resolve_topic' : before[0]!;
+  t.ok(step, 'a notice to mark');
+  await mateo.ok('POST', '/users/me/onboarding_steps', { onboarding_step: step });
+  const e = await waitFor(q, (x) => x.type === 'onboarding_steps');
+  applyEvent(snap, e);
+  t.notOk(e.onboarding_steps.some((x: any) => x.name === step), 'the event lists the steps left');
+  t.same(snap.onboarding_steps, (await register(mateo, { fetch_event_types: ['onboarding_steps'] })).snapshot.onboarding_steps, 'snapshot plus events equals a fresh register');
+  await mateo.ok('POST', '/users/me/onboarding_steps', { onboarding_step: step });
+  t.same((await waitFor(q, (x) => x.type === 'onboarding_steps')).onboarding_steps, e.onboarding_steps, 'marking it again changes nothing');
+  t.equal((await mateo.post('/users/me/onboarding_steps', { onboarding_step: 'no_such_step' })).body.msg, 'Unknown onboarding_step: no_such_step');
+  t.equal((await mateo.post('/users/me/onboarding_steps', {})).status, 400, 'onboarding_step is required');
+  for (const key of DEMO_KEYS) {
+    const r = await s.api.as(s.demo[key]).post('/users/me/onboarding_steps', { onboarding_step: 'intro_inbox_view_modal' });
+    if (key === 'bot') t.same([r.status, r.body.msg], [400, 'This endpoint does not accept bot requests.'], key);
+    else t.equal(r.status, 200, key);
+  }
+  t.equal((await s.api.post('/users/me/onboarding_steps', { onboarding_step: step }, { creds: null })).status, 401);
+});
+
 t.test('personal - the official Python client: alert words and drafts', async (t) => {
   const out = runPython(s.urls[0]!, s.demo.member2, `
 added = client.add_alert_words(["pythonword"])

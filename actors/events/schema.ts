@@ -389,6 +389,8 @@ export const DraftObject = z.object({ id: Id, type: z.enum(['', 'stream', 'priva
 /** A saved snippet (FL 297). */
 export const SavedSnippetObject = z.object({ id: Id, title: z.string(), content: z.string(), date_created: Id }).strict();
 export type DraftObject = z.infer<typeof DraftObject>;
+/** An onboarding step a user has not seen (`onboarding_steps` register key and events; one-time notices since FL 259). */
+export const OnboardingStep = z.object({ type: z.literal('one_time_notice'), name: z.string() }).strict();
 /** An uploaded file as GET /attachments and `attachment` events give it (Zulip's `Attachment.to_dict`); times in milliseconds. */
 export const AttachmentObject = z.object({ id: Id, name: z.string(), path_id: z.string(), size: Id, create_time: Id, messages: z.array(z.object({ id: Id, date_sent: Id }).strict()) }).strict();
 export type AttachmentObject = z.infer<typeof AttachmentObject>;
@@ -456,6 +458,7 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('realm_emoji'), op: z.literal('edit'), emoji_id: z.string(), data: z.object({ deactivated: z.boolean() }).strict() }).strict(),
   z.object({ type: z.literal('muted_users'), muted_users: z.array(z.object({ id: Id, timestamp: Id }).strict()) }).strict(),
   z.object({ type: z.literal('alert_words'), alert_words: z.array(z.string()) }).strict(),
+  z.object({ type: z.literal('onboarding_steps'), onboarding_steps: z.array(OnboardingStep) }).strict(),
   z.object({ type: z.literal('attachment'), op: z.enum(['add', 'update']), attachment: AttachmentObject, upload_space_used: Id }).strict(),
   z.object({ type: z.literal('attachment'), op: z.literal('remove'), attachment: z.object({ id: Id }).strict(), upload_space_used: Id }).strict(),
   z.object({ type: z.literal('drafts'), op: z.literal('add'), drafts: z.array(DraftObject) }).strict(),

@@ -235,7 +235,8 @@ export const snapshot = query({
     if (want('realm_emoji')) out.realm_emoji = realmEmojiOf(state);
     // What this server has none of is reported as the empty collection it is.
     if (want('navigation_views')) out.navigation_views = [];
-    if (want('onboarding_steps')) Object.assign(out, { onboarding_steps: [], navigation_tour_video_url: null });
+    // onboarding_steps itself comes from the user's actor (`actors/user/onboarding.ts`); there is no tour video.
+    if (want('onboarding_steps')) out.navigation_tour_video_url = null;
     if (want('reminders')) out.reminders = [];
     if (want('realm_domains')) out.realm_domains = [];
     if (want('default_stream_groups')) out.realm_default_stream_groups = [];

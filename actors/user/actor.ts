@@ -21,6 +21,7 @@ import { MessageReader, withTarget } from './messages.ts';
 import { unreadMessages } from './notifications.ts';
 import { pushRead } from './push.ts';
 import { userRef } from './ref.ts';
+import { markOnboardingStep, onboardingStepsOf } from './onboarding.ts';
 import { deleteAttachment, downloadFile, fileUrl, listAttachments, temporaryFile, uploadFile, uploadSpaceTimer } from './uploads.ts';
 
 export interface UserState {
@@ -69,6 +70,7 @@ const snapshot = query({
       // Zulip's register gives the most recently edited drafts only (GET /drafts gives them all).
       ...(wants(msg.fetch, 'drafts') ? { drafts: draftsOf(s).slice(-MAX_DRAFTS_IN_REGISTER) } : {}),
       ...(wants(msg.fetch, 'saved_snippets') ? { saved_snippets: snippetsOf(s) } : {}),
+      ...(wants(msg.fetch, 'onboarding_steps') ? { onboarding_steps: onboardingStepsOf(s) } : {}),
     };
     if (!wants(msg.fetch, 'message')) return later(async () => ({ ...settings, ...starred }));
     // As in Zulip: unread_msgs is kept up to date by message events and flag events together.
@@ -146,6 +148,7 @@ export const userHandlers = {
   createSavedSnippet: createSnippet,
   editSavedSnippet: editSnippet,
   deleteSavedSnippet: deleteSnippet,
+  markOnboardingStep,
   uploadFile,
   listAttachments,
   deleteAttachment,

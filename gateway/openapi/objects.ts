@@ -12,6 +12,7 @@ import {
   ChannelObject,
   DraftObject,
   LinkifierObject,
+  OnboardingStep,
   PlaygroundObject,
   NeverSubscribedObject,
   ProfileFieldObject,
@@ -289,7 +290,7 @@ export const RegisterFields = {
   server_timestamp: z.number().optional(),
   presence_last_update_id: Id.optional(),
   // What this server has none of: each key's empty value under its own event type.
-  onboarding_steps: z.array(z.never()).optional(),
+  onboarding_steps: z.array(OnboardingStep).optional(),
   navigation_tour_video_url: z.null().optional(),
   reminders: z.array(z.never()).optional(),
   realm_domains: z.array(z.never()).optional(),

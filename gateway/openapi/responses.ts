@@ -323,6 +323,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   // ---- files and custom emoji
   'POST /user_uploads': fields({ uri: z.string(), url: z.string(), filename: z.string() }),
   'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': fields({ url: z.string() }, NOT_FOUND, FORBIDDEN),
+  'POST /users/me/onboarding_steps': empty(),
   'POST /calls/zoom/create': fields({ url: z.string() }),
   'GET /streams/{stream_id}/email_address': fields({ email: z.string() }),
   'GET /attachments': fields({ attachments: z.array(AttachmentObject), upload_space_used: Id }),

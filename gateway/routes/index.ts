@@ -14,6 +14,7 @@ import { updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
 import { createZoomCall } from './zoom.ts';
+import { markOnboardingStep } from './onboarding.ts';
 import { channelEmailAddress } from './channel_email.ts';
 import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
@@ -86,6 +87,7 @@ export const ROUTES: Route[] = [
   registerVideoProvider,
   createVideoCall,
   createZoomCall,
+  markOnboardingStep,
   channelEmailAddress,
   push.addApnsToken,
   push.removeApnsToken,

@@ -316,6 +316,9 @@ export const APPLIERS: Record<string, Applier> = {
   alert_words(snap, e) {
     if (snap.alert_words) snap.alert_words = e.alert_words;
   },
+  onboarding_steps(snap, e) {
+    if (snap.onboarding_steps) snap.onboarding_steps = e.onboarding_steps;
+  },
   drafts(snap, e) {
     if (!snap.drafts) return;
     if (e.op === 'add') snap.drafts = [...snap.drafts, ...e.drafts];
