@@ -131,6 +131,24 @@ t.test('bots - an outgoing-webhook bot answers a mention and a direct message', 
   reply = (b) => ({ status: 200, body: { content: `pong: ${b.data}` } });
 });
 
+t.test('bots - an outgoing-webhook bot is served after a crash between the send\'s commit and its follow-up', { skip: s.dataDir ? false : 'restarts an embedded server of its own' }, async (t) => {
+  // The follow-up waits 3 s after the send's commit here, so that the server can be killed in between.
+  let srv = await serverFor(t, { env: { PARLEY_FOLLOW_UP_DELAY_MS: '3000' } });
+  const ana = srv.api.as(srv.demo.member1);
+  const made = (await newBot(ana, { bot_type: 3, payload_url: payloadUrl })).body;
+  const content = `before the crash ${uniq('x')}`;
+  const dm = await ana.ok('POST', '/messages', { type: 'direct', to: [made.user_id], content });
+  await srv.stop('SIGKILL');
+  t.notOk(received.some((r) => r.data === content), 'the server was killed before the bot was posted');
+  srv = await srv.restart();
+  t.teardown(() => srv.stop());
+  const post = await until(async () => received.find((r) => r.data === content));
+  t.equal(post?.message.id, dm.id, 'the restarted server posts the message to the bot');
+  const answer = await until(async () => (await newest(srv.api.as(srv.demo.member1), [{ operator: 'dm', operand: [made.user_id] }], 1)).find((m) => m.sender_id === made.user_id));
+  t.equal(answer?.content, `pong: ${content}`, 'and sends its answer');
+  await srv.stop();
+});
+
 t.test('bots - GET /bots: every role lists the bots it administers; administrators see all', async (t) => {
   const made = (await newBot(maria, { bot_type: 1 })).body;
   const seen: Record<string, string> = {};

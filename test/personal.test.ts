@@ -152,8 +152,8 @@ t.test('muted users - mute, unmute, events; a muted user\'s new messages arrive 
 });
 
 t.test('muted users - the mute\'s follow-up (marking read) runs after a crash between the commit and the follow-up', { skip: s.dataDir ? false : 'restarts an embedded server of its own' }, async (t) => {
-  // The follow-up waits 1.5 s after the mute's commit here, so that the server can be killed in between.
-  let srv = await serverFor(t, { env: { PARLEY_MUTE_FOLLOW_UP_DELAY_MS: '1500' } });
+  // The follow-up waits 3 s after the mute's commit here, so that the server can be killed in between.
+  let srv = await serverFor(t, { env: { PARLEY_FOLLOW_UP_DELAY_MS: '3000' } });
   const channel = uniq('mute-crash');
   await srv.api.as(srv.demo.owner).ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [srv.demo.member1.userId, srv.demo.member2.userId] });
   const sent = (await srv.api.as(srv.demo.member2).ok('POST', '/messages', { type: 'stream', to: channel, topic: 'before', content: 'unread until muted' })).id;

@@ -12,6 +12,7 @@ import { missedMessageEmails } from './notifications.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
 import { loginEmail } from './login_email.ts';
 import { markMutedRead } from './personal.ts';
+import { outgoingWebhooks } from './outgoing_webhooks.ts';
 import { RealmState } from './state.ts';
 import { noteChange } from './register_parts.ts';
 
@@ -36,5 +37,6 @@ export const realmActor = defineActor({
     [pushRemove.name]: pushRemove,
     [loginEmail.name]: loginEmail,
     [markMutedRead.name]: markMutedRead,
+    [outgoingWebhooks.name]: outgoingWebhooks,
   },
 });

@@ -4,7 +4,7 @@
  * bots, incoming-webhook bots and outgoing-webhook bots. An outgoing-webhook
  * bot has a service: every message that mentions it, or a direct message to
  * it, is posted to its URL, and the answer is sent back as the bot
- * (`gateway/outgoing_webhooks.ts`). Embedded bots need a bot runtime inside
+ * (`outgoing_webhooks.ts`). Embedded bots need a bot runtime inside
  * the server, which Parley does not have: they are refused, as Zulip refuses
  * them where embedded bots are disabled.
  */
@@ -32,7 +32,7 @@ export const BotType = { GENERIC: 1, INCOMING_WEBHOOK: 2, OUTGOING_WEBHOOK: 3, E
 /** Outgoing webhook payload formats: Zulip's own (1); Slack's (2) is not spoken here. */
 const GENERIC_INTERFACE = 1;
 
-/** What a sent message asks of the outgoing-webhook bots it mentions or is addressed to (for the gateway, never the client). */
+/** What a sent message asks of the outgoing-webhook bots it mentions or is addressed to (the send's follow-up serves them; never shown to clients). */
 export interface ServiceTrigger {
   botId: number;
   email: string;

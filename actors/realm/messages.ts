@@ -20,6 +20,7 @@ import { topicLinks } from '../../lib/linkifiers.ts';
 import { emojiImageUrl } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 import { type ServiceTrigger, serviceTriggers } from './bots.ts';
+import { noteOutgoingWebhooks } from './outgoing_webhooks.ts';
 import { decideMissedEmails } from './notifications.ts';
 import { mentionableGroup, mentionedUsers } from './mentions.ts';
 import { realmGroupSetting } from './realm_settings.ts';
@@ -334,6 +335,7 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
   tx.write(T.messages.at(realm, recipientKey, id).put(message), T.messageLocator.at(realm, id).put({ recipientKey }));
   // Uploads the message links to may be downloaded by its readers.
   for (const path of uploadPaths(realm, plan.content)) tx.write(T.attachmentMessages.at(realm, path, id).put(1));
+  noteOutgoingWebhooks(id, message.senderId, plan.serviceBots, tx);
   return message;
 }
 
@@ -469,8 +471,7 @@ export const sendMessage = action({
     p.stored = applySend(state, p.plan, tx);
     p.visibility = applyAutomaticVisibility(state, p.stored, isNewTopic, tx);
     const mine = p.visibility.find((r) => r.userId === p.stored!.senderId);
-    // `serviceBots` is for the gateway, which takes it out of the reply.
-    return { id: p.stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}), ...(p.plan.serviceBots.length ? { serviceBots: p.plan.serviceBots } : {}) };
+    return { id: p.stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}) };
   },
   events(state, p) {
     return [...accessEventsOf(state, p.plan), sendDelivery(state, p.stored!, p.localEcho), ...visibilityEvents(state, p.visibility)];

@@ -13,7 +13,7 @@ import { badRequest } from '../../lib/errors.ts';
 import { T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
 import { userActorId, userRef } from '../user/ref.ts';
-import { defineAction, defineQuery, defineTimer } from '../runtime/action.ts';
+import { defineAction, defineQuery, defineTimer, FOLLOW_UP_DELAY_MS } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import type { RealmState } from './state.ts';
 
@@ -24,8 +24,6 @@ const timer = defineTimer<RealmState>();
 const MARK_MUTED_READ = 'markMutedRead';
 /** Rounds of 5,000 messages marked read when a user is muted (bounded; the rest stays unread). */
 const MARK_READ_ROUNDS = 20;
-/** How long after the mute's commit its messages are marked read (0; tests delay it to restart the server in between). */
-const MARK_READ_DELAY_MS = Number(process.env.PARLEY_MUTE_FOLLOW_UP_DELAY_MS ?? 0);
 /** The timer's ref: one per muter and muted user (user IDs are below 2^26 in a realm). */
 const muteRef = (userId: number, mutedUserId: number): number => userId * 2 ** 26 + mutedUserId;
 
@@ -53,7 +51,7 @@ export const muteUser = action({
     state.setMuted(p.userId, p.mutedUserId, p.mute ? timestamp : null);
     const row = T.mutedUsers.at(state.realmId, p.userId, p.mutedUserId);
     tx.write(p.mute ? row.put({ userId: p.userId, mutedUserId: p.mutedUserId, timestamp }) : row.delete());
-    if (p.mute) tx.setTimer(MARK_MUTED_READ, Date.now() + MARK_READ_DELAY_MS, { userId: p.userId, mutedUserId: p.mutedUserId }, muteRef(p.userId, p.mutedUserId));
+    if (p.mute) tx.setTimer(MARK_MUTED_READ, Date.now() + FOLLOW_UP_DELAY_MS, { userId: p.userId, mutedUserId: p.mutedUserId }, muteRef(p.userId, p.mutedUserId));
     return {};
   },
   events: (state, p) => [toUsers(state.realmId, [p.userId], { type: 'muted_users', muted_users: mutedUsersOf(state, p.userId) })],

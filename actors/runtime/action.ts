@@ -47,6 +47,13 @@ export interface Announcement {
   body: unknown;
 }
 
+/**
+ * How long after its commit a follow-up (a timer an action sets for work
+ * after the commit: marking read on mute, outgoing webhooks) runs: at once;
+ * tests raise `PARLEY_FOLLOW_UP_DELAY_MS` to stop the server in between.
+ */
+export const FOLLOW_UP_DELAY_MS = Number(process.env.PARLEY_FOLLOW_UP_DELAY_MS ?? 0);
+
 /** The writes and timer changes of one action, made durable together. */
 export class Tx {
   readonly ops: WriteOp[] = [];
