@@ -616,6 +616,13 @@ export const OrganizationLinkRecord = z.object({
 });
 export type OrganizationLinkRecord = z.infer<typeof OrganizationLinkRecord>;
 
+/** The header of a realm's checkpoint. */
+export const RealmCheckpointHead = z.object({ seq: Id, gen: z.string(), chunks: Id });
+/** A journal row of a realm: its writes as [table, pk, ck, value as JSON or null for a delete]. */
+export const RealmJournalRow = z.object({ ops: z.array(z.tuple([z.string(), z.string(), z.union([z.number(), z.string()]), z.string().nullable()])) });
+/** Journal rows per partition of `realm_journal`. */
+export const REALM_JOURNAL_BUCKET = 1024;
+
 // ---- tables ---------------------------------------------------------------
 
 /** Timers live in one partition per shard and hour. */
@@ -905,6 +912,34 @@ export const T = {
     codec: HandoffRow,
     pk: (shard: number) => String(shard),
     row: (shard: number, index: number) => ({ pk: String(shard), ck: index }),
+  }),
+  /**
+   * A realm's checkpoint (`actors/realm/checkpoint.ts`): ck 'head' names the
+   * newest (the journal seq it holds, its generation and chunk count); ck
+   * 'stale', when present, says rows were written beside the realm actor.
+   */
+  realmCheckpoints: defineTable({
+    name: 'realm_checkpoints',
+    ck: 'text',
+    codec: RealmCheckpointHead,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, which: 'head' | 'stale') => ({ pk: String(realm), ck: which }),
+  }),
+  /** A checkpoint's gzipped rows in base64 chunks, one partition per realm and generation. */
+  realmCheckpointChunks: defineTable({
+    name: 'realm_checkpoint_chunks',
+    ck: 'bigint',
+    codec: z.object({ data: z.string() }),
+    pk: (realm: number, gen: string) => `${realm}:${gen}`,
+    row: (realm: number, gen: string, index: number) => ({ pk: `${realm}:${gen}`, ck: index }),
+  }),
+  /** The realm's writes to the tables its state is built from since its checkpoint, one row per seq, in partitions of REALM_JOURNAL_BUCKET. */
+  realmJournal: defineTable({
+    name: 'realm_journal',
+    ck: 'bigint',
+    codec: RealmJournalRow,
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, seq: number) => ({ pk: `${realm}:${Math.floor(seq / REALM_JOURNAL_BUCKET)}`, ck: seq }),
   }),
   realmSettings: defineTable({
     name: 'realm_settings',

@@ -23,10 +23,30 @@ export const realmActor = defineActor({
     const state = await RealmState.load(ctx.store, Number(id));
     state.channelCreationRule = ctx.limits.channelCreation;
     state.siteUrl = ctx.siteUrl;
+    // A checkpoint's parts wait for commits to carry them: an idle realm is asked for an empty change.
+    let asked = false;
+    const kick = () => {
+      if (asked || !state.image.pending) return;
+      asked = true;
+      ctx.actors.call(realmRef, id, { type: 'writeCheckpoint', caller: { realmId: state.realmId, userId: null } }).then(
+        () => {
+          asked = false;
+          kick();
+        },
+        (err: unknown) => {
+          // Left to the next change (or the next load's checkpoint).
+          asked = false;
+          ctx.log.warn({ err, realm: state.realmId }, 'checkpoint: the empty change failed');
+        },
+      );
+    };
+    state.image.kick = kick;
     return state;
   },
   handlers: realmHandlers,
   changed: noteChange,
+  journalWrites: (state, writes) => state.image.journalWrites(writes),
+  unload: (state) => state.image.close(),
   timers: {
     [deliverScheduled.name]: deliverScheduled,
     [expireInvite.name]: expireInvite,

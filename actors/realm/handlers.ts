@@ -21,6 +21,7 @@ import { unsubscribe, updateSubscriptionProperties } from './subscription_settin
 import { updateRealm } from './realm_settings.ts';
 import { setRealmDeactivated } from './organization.ts';
 import { operatorIdentity, resetApiKey, setPassword } from './operator.ts';
+import { writeCheckpoint } from './checkpoint_action.ts';
 import { apiKeyForToken } from './token_login.ts';
 import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
 import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
@@ -42,6 +43,7 @@ export const realmHandlers = {
   bootstrap,
   setRealmDeactivated,
   operatorIdentity,
+  writeCheckpoint,
   resetApiKey,
   setPassword,
   authenticate,

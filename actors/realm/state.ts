@@ -36,6 +36,7 @@ import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGro
 import type { SettingValue } from '../user/settings.ts';
 import type { Tx } from '../runtime/action.ts';
 import { OrgState } from './org_state.ts';
+import { RealmImage } from './checkpoint.ts';
 
 /** Message IDs are reserved in blocks, so that a send does not write the counter. */
 const MESSAGE_ID_BLOCK = 1000;
@@ -123,14 +124,25 @@ export class RealmState {
   unsubscribeKey: string | null = null;
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
   readonly knownBuckets = new Set<string>();
+  /** The rows the state is built from, the journal position and the checkpoint (`checkpoint.ts`). */
+  readonly image: RealmImage;
   private nextMessageId = 1;
   /** The newest message ID handed out (0 before the first). */
   maxMessageId = 0;
 
-  constructor(readonly realmId: number) {}
+  constructor(readonly realmId: number) {
+    this.image = new RealmImage(realmId);
+  }
 
-  static async load(store: Store, realmId: number): Promise<RealmState> {
+  /**
+   * Loads the realm: from its checkpoint and the journal since when it has
+   * one (`checkpoint.ts`; the reads below are then answered from memory),
+   * else from its tables. `fromTables` ignores the checkpoint (tests compare
+   * the two).
+   */
+  static async load(realStore: Store, realmId: number, opts: { fromTables?: boolean } = {}): Promise<RealmState> {
     const s = new RealmState(realmId);
+    const store = await s.image.open(realStore, opts);
     s.meta = (await T.realms.at(realmId).get(store)) ?? null;
     s.ids = (await T.allocators.at(realmId).get(store)) ?? s.ids;
     // IDs of a block that was reserved but not used are skipped: IDs only need to grow.
@@ -172,6 +184,7 @@ export class RealmState {
       if (!mine) s.activePushes.set(userId, (mine = new Map()));
       mine.set(messageId, r.value);
     }
+    s.image.loaded();
     return s;
   }
 

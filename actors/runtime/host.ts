@@ -115,6 +115,7 @@ export class ActorHost<S> {
     tx.write(done);
     const events = def.events?.(state, plan, reply) ?? [];
     this.kind.changed?.(state, tx.ops, events);
+    if (this.kind.journalWrites) tx.write(...this.kind.journalWrites(state, tx.ops));
     return this.durable(tx, events, reply);
   }
 
@@ -124,6 +125,7 @@ export class ActorHost<S> {
     const reply = def.apply(state, plan, tx, this.ctx);
     const events = def.events?.(state, plan, reply) ?? [];
     this.kind.changed?.(state, tx.ops, events);
+    if (this.kind.journalWrites) tx.write(...this.kind.journalWrites(state, tx.ops));
     return this.durable(tx, events, reply);
   }
 

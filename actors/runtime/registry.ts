@@ -58,6 +58,13 @@ export interface ActorKindDef<S, H extends Record<string, AnyHandler<S>>> {
    * the rest that must follow it (the realm's pre-encoded register parts).
    */
   changed?(state: S, writes: readonly WriteOp[], events: readonly Delivery[]): void;
+  /**
+   * Called after `changed`, in the mailbox and in commit order: writes to
+   * add to the change's own commit (the realm's journal rows and checkpoint
+   * parts, `actors/realm/checkpoint.ts`). May add writes to a change that
+   * made none.
+   */
+  journalWrites?(state: S, writes: readonly WriteOp[]): WriteOp[];
   /** Called when the node stops hosting the actor (shard released). */
   unload?(state: S): void;
   /**

@@ -1,0 +1,372 @@
+/**
+ * The realm's checkpoint: loading an organization reads one snapshot and the
+ * journal since, not every user's tables.
+ *
+ * The realm actor's state is built from the rows of the tables it owns
+ * (`IMAGE_TABLES`). Its `RealmImage` keeps those rows (as JSON text) in
+ * memory: the rows the load read, then every write the realm commits. Each
+ * change's writes to them also go, in the same commit, into a journal row of
+ * `realm_journal` (its sequence number `seq`). Every `CHECKPOINT_POLICY`'s
+ * journal rows (or bytes of them, or a period after the first since the
+ * last, or right after a load that found none) the
+ * image at `seq` S is serialized and gzipped beside the mailbox, its chunks
+ * are written under a new generation in the commits of the next changes (a
+ * few per commit, or an otherwise empty `checkpoint` action when the realm is
+ * idle), and then, in one later commit, the header (`realm_checkpoints`:
+ * S, the generation, its chunk count) with the deletion of the journal rows
+ * up to S and of the previous generation's chunks.
+ *
+ * Loading reads the header, the chunks and the journal rows after S and
+ * replays them onto the image, then runs `RealmState.load` against the image
+ * (`imageStore`: the same code that loads from the tables, so both agree by
+ * construction). Without a header it loads from the tables and records what
+ * it read.
+ *
+ * Why nothing answered is lost: a change's journal row is in the change's own
+ * commit; the header is written after its chunks, by the same fenced writer,
+ * in a later commit, so it is durable only if they and every change up to S
+ * are; journal rows up to S go only in the header's commit. A crash anywhere
+ * before that commit leaves the previous header and every journal row after
+ * it. Rows of these tables written by anything but the realm actor (an
+ * operator tool writing the store of a stopped server) must drop the header
+ * (`forgetCheckpoint`), or the next load would not see them.
+ */
+import { promisify } from 'node:util';
+import { gunzip as gunzipCb, gzip as gzipCb } from 'node:zlib';
+import type { Key, RangeOptions, Row, Store, WriteOp } from '../../storage/store.ts';
+import { REALM_JOURNAL_BUCKET as JOURNAL_BUCKET, T, tableSchema } from '../../storage/tables.ts';
+
+const gzip = promisify(gzipCb);
+const gunzip = promisify(gunzipCb);
+
+/** The tables a realm's state is built from (what `RealmState.load` and `OrgState.load` read), all written by the realm actor only. */
+export const IMAGE_TABLES: ReadonlySet<string> = new Set(
+  [
+    T.realms, T.allocators, T.users, T.channels, T.subscriptions, T.dmConversations, T.scheduledMessages, T.realmSettings, T.orgAllocators,
+    T.channelFolders, T.linkifiers, T.playgrounds, T.invites, T.videoProviderTokens, T.channelTraffic, T.userSettings, T.userSettingsEdited,
+    T.realmUserDefaults, T.userGroups, T.profileFields, T.userTopics, T.realmEmoji, T.channelTopics, T.mutedUsers, T.alertWords,
+    T.unsubscribeKeys, T.missedEmails, T.pushDevices, T.activePushes,
+  ].map((t) => t.schema.name),
+);
+
+const envInt = (name: string, fallback: number): number => {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+};
+/**
+ * When a checkpoint is taken and how it is cut: after `every` journal rows
+ * (PARLEY_CHECKPOINT_EVERY) or `bytes` of them, or `periodMs` after the
+ * first journal row since the last; `chunkBytes` of gzip per chunk row (as
+ * base64, well under a Cassandra journal entry's 4 MiB), `chunksPerCommit`
+ * chunk rows with one change. Tests lower them.
+ */
+export const CHECKPOINT_POLICY = {
+  every: envInt('PARLEY_CHECKPOINT_EVERY', 10_000),
+  bytes: envInt('PARLEY_CHECKPOINT_BYTES', 64 << 20),
+  periodMs: envInt('PARLEY_CHECKPOINT_PERIOD_MS', 10 * 60_000),
+  chunkBytes: 1 << 20,
+  chunksPerCommit: 2,
+};
+/** Ops journaled in one row at most (a bulk change becomes several rows). */
+const OPS_PER_ROW = 500;
+/** Rows of the image serialized between two yields to the event loop. */
+const SLICE = 5000;
+
+/** A row of the image: table, partition key, clustering key, value as JSON (null: deleted, in a journal row). */
+type Entry = [string, string, Key, string | null];
+
+/** table -> partition key -> clustering key -> the row's value as JSON text. */
+type Rows = Map<string, Map<string, Map<Key, string>>>;
+
+const normalCk = (table: string, ck: Key): Key => (tableSchema(table).ck === 'bigint' ? Number(ck) : String(ck));
+
+export interface CheckpointStats {
+  /** How the last load got its rows: 'checkpoint' or 'tables'. */
+  loadedFrom: 'checkpoint' | 'tables';
+  /** Journal rows replayed at load. */
+  replayed: number;
+  /** The seq of the header loaded (0 without one). */
+  checkpointSeq: number;
+}
+
+export class RealmImage {
+  private readonly rows: Rows = new Map();
+  /** The newest journal row written (or found at load). */
+  seq = 0;
+  /** The seq of the newest checkpoint whose header is written or loaded. */
+  checkpointSeq = 0;
+  private checkpointGen: string | null = null;
+  private checkpointChunks = 0;
+  /** Journal bytes since the newest checkpoint. */
+  private bytesSince = 0;
+  /** A checkpoint being made: its chunks once gzipped, how many are written. */
+  private making: { seq: number; gen: string; chunks: string[] | null; written: number; failed: boolean } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** Whether a tool wrote rows the checkpoint lacks (`forgetCheckpoint`): the next header clears it. */
+  private stale = false;
+  /** Asks the realm to run an otherwise empty change, whose commit carries pending chunks (set by the actor). */
+  kick: () => void = () => {};
+  stats: CheckpointStats = { loadedFrom: 'tables', replayed: 0, checkpointSeq: 0 };
+
+  constructor(readonly realmId: number) {}
+
+  /**
+   * Reads the newest checkpoint and the journal after it; returns the store
+   * to load the state from: the image (with reads of other tables passed
+   * on) or, without a checkpoint, the tables themselves, recording what is
+   * read. `fromTables` ignores the checkpoint (tests compare the two).
+   */
+  async open(store: Store, opts: { fromTables?: boolean } = {}): Promise<Store> {
+    const [head, stale] = await Promise.all([T.realmCheckpoints.at(this.realmId, 'head').get(store), T.realmCheckpoints.at(this.realmId, 'stale').get(store)]);
+    this.stale = stale !== undefined;
+    if (!head || stale || opts.fromTables) {
+      // The journal goes on from the newest row written: a seq is never reused.
+      this.seq = head ? (await this.replay(store, head.seq, false)).seq : await newestJournalSeq(store, this.realmId);
+      this.checkpointSeq = this.seq;
+      if (head) {
+        // The rows of the checkpoint it replaces are deleted with the next one's header.
+        this.checkpointGen = head.gen;
+        this.checkpointChunks = head.chunks;
+      }
+      this.stats = { loadedFrom: 'tables', replayed: 0, checkpointSeq: 0 };
+      return recordingStore(store, this);
+    }
+    const chunks = await T.realmCheckpointChunks.partition(this.realmId, head.gen).values(store);
+    if (chunks.length !== head.chunks) throw new Error(`realm ${this.realmId}: checkpoint ${head.gen} has ${chunks.length} of ${head.chunks} chunks`);
+    const text = (await gunzip(Buffer.concat(chunks.map((c) => Buffer.from(c.data, 'base64'))))).toString('utf8');
+    for (const line of text.split('\n')) if (line) this.put(JSON.parse(line) as Entry);
+    this.checkpointSeq = head.seq;
+    this.checkpointGen = head.gen;
+    this.checkpointChunks = head.chunks;
+    const { seq, replayed } = await this.replay(store, head.seq, true);
+    this.seq = seq;
+    this.stats = { loadedFrom: 'checkpoint', replayed, checkpointSeq: head.seq };
+    return imageStore(store, this);
+  }
+
+  /** Reads the journal rows after `from` (applying them to the image if `apply`); they are numbered without gaps. */
+  private async replay(store: Store, from: number, apply: boolean): Promise<{ seq: number; replayed: number }> {
+    let seq = from;
+    let replayed = 0;
+    for (let bucket = Math.floor((from + 1) / JOURNAL_BUCKET); ; bucket++) {
+      const rows = await T.realmJournal.partition(this.realmId, bucket).range(store, { gte: from + 1 });
+      for (const r of rows) {
+        const next = Number(r.ck);
+        if (next !== seq + 1) throw new Error(`realm ${this.realmId}: journal row ${next} follows ${seq}`);
+        if (apply) for (const e of r.value.ops) this.put(e as Entry);
+        seq = next;
+        this.bytesSince += JSON.stringify(r.value.ops).length;
+        replayed++;
+      }
+      // A bucket that does not reach its end is the last.
+      if (seq < (bucket + 1) * JOURNAL_BUCKET - 1) return { seq, replayed };
+    }
+  }
+
+  /** After the state is built: a load from the tables is checkpointed at once (the next load reads it instead). */
+  loaded(): void {
+    if (this.stats.loadedFrom === 'tables') this.begin();
+    else if (this.seq > this.checkpointSeq) this.arm();
+  }
+
+  /** Records a row read from (or written to) a table of the image. */
+  put([table, pk, ck, json]: Entry): void {
+    ck = normalCk(table, ck);
+    let part = this.rows.get(table)?.get(pk);
+    if (json === null) {
+      part?.delete(ck);
+      return;
+    }
+    if (!part) {
+      let t = this.rows.get(table);
+      if (!t) this.rows.set(table, (t = new Map()));
+      t.set(pk, (part = new Map()));
+    }
+    part.set(ck, json);
+  }
+
+  partition(table: string, pk: string): Map<Key, string> | undefined {
+    return this.rows.get(table)?.get(pk);
+  }
+
+  /**
+   * The writes to add to a change's commit (called in the mailbox, in commit
+   * order): its journal rows, and the next part of a checkpoint in progress.
+   */
+  journalWrites(ops: readonly WriteOp[]): WriteOp[] {
+    const out: WriteOp[] = [];
+    let entries: Entry[] = [];
+    const flush = () => {
+      if (!entries.length) return;
+      const seq = ++this.seq;
+      out.push(T.realmJournal.at(this.realmId, seq).put({ ops: entries }));
+      entries = [];
+    };
+    for (const op of ops) {
+      if (!IMAGE_TABLES.has(op.table)) continue;
+      const json = op.op === 'put' ? JSON.stringify(op.value) : null;
+      const e: Entry = [op.table, op.pk, op.ck, json];
+      this.put(e);
+      this.bytesSince += (json?.length ?? 0) + op.pk.length + 32;
+      entries.push(e);
+      if (entries.length >= OPS_PER_ROW) flush();
+    }
+    flush();
+    if (out.length) this.arm();
+    if (!this.making && (this.seq - this.checkpointSeq >= CHECKPOINT_POLICY.every || this.bytesSince >= CHECKPOINT_POLICY.bytes)) this.begin();
+    out.push(...this.nextParts());
+    return out;
+  }
+
+  /** Whether a checkpoint is waiting for a commit to carry its parts. */
+  get pending(): boolean {
+    return this.making?.chunks != null;
+  }
+
+  /** Starts a checkpoint of the image as it is now (at `seq`): serialized and gzipped beside the mailbox. */
+  private begin(): void {
+    if (this.making) return;
+    const seq = this.seq;
+    const making = { seq, gen: `${seq}-${Date.now().toString(36)}`, chunks: null as string[] | null, written: 0, failed: false };
+    this.making = making;
+    // The rows as they are now (values are immutable strings): later changes go to the journal after `seq`.
+    const snapshot: Entry[] = [];
+    for (const [table, parts] of this.rows) for (const [pk, rows] of parts) for (const [ck, json] of rows) snapshot.push([table, pk, ck, json]);
+    void serialize(snapshot).then(
+      (chunks) => {
+        making.chunks = chunks;
+        this.kick();
+      },
+      () => {
+        // Nothing written yet: the next trigger tries again.
+        if (this.making === making) this.making = null;
+      },
+    );
+  }
+
+  /** Up to CHUNKS_PER_COMMIT chunk rows of the checkpoint in progress, then its header (with the cleanup of what it replaces). */
+  private nextParts(): WriteOp[] {
+    const m = this.making;
+    if (!m?.chunks) return [];
+    const out: WriteOp[] = [];
+    while (m.written < m.chunks.length && out.length < CHECKPOINT_POLICY.chunksPerCommit) {
+      out.push(T.realmCheckpointChunks.at(this.realmId, m.gen, m.written).put({ data: m.chunks[m.written]! }));
+      m.written++;
+    }
+    if (out.length) {
+      // More to write: an idle realm is asked for another change.
+      queueMicrotask(() => this.kick());
+      return out;
+    }
+    out.push(T.realmCheckpoints.at(this.realmId, 'head').put({ seq: m.seq, gen: m.gen, chunks: m.chunks.length }));
+    if (this.stale) out.push(T.realmCheckpoints.at(this.realmId, 'stale').delete());
+    this.stale = false;
+    for (let s = this.checkpointSeq + 1; s <= m.seq; s++) out.push(T.realmJournal.at(this.realmId, s).delete());
+    if (this.checkpointGen) for (let i = 0; i < this.checkpointChunks; i++) out.push(T.realmCheckpointChunks.at(this.realmId, this.checkpointGen, i).delete());
+    this.checkpointSeq = m.seq;
+    this.checkpointGen = m.gen;
+    this.checkpointChunks = m.chunks.length;
+    this.bytesSince = 0;
+    this.making = null;
+    return out;
+  }
+
+  /** A checkpoint CHECKPOINT_PERIOD_MS after the first journal row since the last (one timer at a time; unref'd). */
+  private arm(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.seq > this.checkpointSeq) this.begin();
+    }, CHECKPOINT_POLICY.periodMs);
+    this.timer.unref();
+  }
+
+  /** Stops the periodic checkpoint (the actor is unloaded). */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.kick = () => {};
+  }
+}
+
+/** The image's rows as gzipped JSON lines, cut into base64 chunks; yields to the event loop between slices. */
+async function serialize(snapshot: Entry[]): Promise<string[]> {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < snapshot.length; i += SLICE) {
+    parts.push(Buffer.from(snapshot.slice(i, i + SLICE).map((e) => `${JSON.stringify(e)}\n`).join(''), 'utf8'));
+    await new Promise((r) => setImmediate(r));
+  }
+  const zipped = await gzip(Buffer.concat(parts));
+  const chunks: string[] = [];
+  for (let i = 0; i < zipped.length; i += CHECKPOINT_POLICY.chunkBytes) chunks.push(zipped.subarray(i, i + CHECKPOINT_POLICY.chunkBytes).toString('base64'));
+  if (!chunks.length) chunks.push('');
+  return chunks;
+}
+
+/** The newest journal row of a realm (0 if none): from the bucket of the newest checkpoint's seq, or from the first. */
+async function newestJournalSeq(store: Store, realmId: number): Promise<number> {
+  let newest = 0;
+  for (let bucket = 0; ; bucket++) {
+    const [row] = await T.realmJournal.partition(realmId, bucket).range(store, { reverse: true, limit: 1 });
+    if (!row) return newest;
+    newest = Number(row.ck);
+  }
+}
+
+/** Reads go to `store`; rows of the image's tables are recorded into `image` as they are read. */
+function recordingStore(store: Store, image: RealmImage): Store {
+  return {
+    ...passThrough(store),
+    async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
+      const v = await store.get<V>(table, pk, ck);
+      if (v !== undefined && IMAGE_TABLES.has(table)) image.put([table, pk, ck, JSON.stringify(v)]);
+      return v;
+    },
+    async range<V>(table: string, pk: string, opts?: RangeOptions): Promise<Row<V>[]> {
+      const rows = await store.range<V>(table, pk, opts);
+      if (IMAGE_TABLES.has(table)) for (const r of rows) image.put([table, pk, r.ck, JSON.stringify(r.value)]);
+      return rows;
+    },
+  };
+}
+
+/** Reads of the image's tables are answered from the image; others go to `store`. */
+function imageStore(store: Store, image: RealmImage): Store {
+  return {
+    ...passThrough(store),
+    async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
+      if (!IMAGE_TABLES.has(table)) return store.get<V>(table, pk, ck);
+      const json = image.partition(table, pk)?.get(normalCk(table, ck));
+      return json === undefined ? undefined : (JSON.parse(json) as V);
+    },
+    async range<V>(table: string, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
+      if (!IMAGE_TABLES.has(table)) return store.range<V>(table, pk, opts);
+      const part = image.partition(table, pk);
+      if (!part) return [];
+      let cks = [...part.keys()].filter((ck) => (opts.gte === undefined || ck >= opts.gte) && (opts.lte === undefined || ck <= opts.lte));
+      cks.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      if (opts.reverse) cks.reverse();
+      if (opts.limit !== undefined) cks = cks.slice(0, opts.limit);
+      return cks.map((ck) => ({ ck, value: JSON.parse(part.get(ck)!) as V }));
+    },
+  };
+}
+
+function passThrough(store: Store): Store {
+  return {
+    init: () => store.init(),
+    get: (table, pk, ck) => store.get(table, pk, ck),
+    range: (table, pk, opts) => store.range(table, pk, opts),
+    claim: (scope, token) => store.claim(scope, token),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The write that makes the next load of a realm read its tables instead of
+ * its checkpoint: for tools that write a realm's rows into the store of a
+ * stopped server (bench/lib/grow.ts).
+ */
+export function forgetCheckpoint(realmId: number): WriteOp {
+  return T.realmCheckpoints.at(realmId, 'stale').put({ seq: 0, gen: '', chunks: 0 });
+}

@@ -1,0 +1,203 @@
+// The realm's checkpoint (actors/realm/checkpoint.ts), on both stores: a realm
+// loaded from its checkpoint and the journal since equals one loaded from its
+// tables, after a restart (embedded) and a takeover by a greater token
+// (Cassandra), and a crash between a checkpoint's chunks and its header loses
+// no change answered success.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tap from 'tap';
+const t = tap;
+import '../actors/index.ts';
+import { log } from '../lib/log.ts';
+import { seedDemo } from '../lib/demo.ts';
+import { CHECKPOINT_POLICY } from '../actors/realm/checkpoint.ts';
+import { realmActorId, realmRef } from '../actors/realm/ref.ts';
+import { RealmState } from '../actors/realm/state.ts';
+import { ActorClient } from '../actors/runtime/client.ts';
+import type { LeaseListener, Leases, LeaseView } from '../actors/runtime/leases.ts';
+import { LocalBus } from '../actors/runtime/local-bus.ts';
+import { ActorNode } from '../actors/runtime/node.ts';
+import { CassandraStore } from '../storage/cassandra.ts';
+import { EmbeddedStore } from '../storage/embedded.ts';
+import type { Store, Writer, WriteOp } from '../storage/store.ts';
+import { T } from '../storage/tables.ts';
+import { dropKeyspace } from '../scripts/drop-keyspace.ts';
+import { loadConfig } from '../lib/config.ts';
+
+// Checkpoints every few changes, cut into small chunks written over several commits.
+CHECKPOINT_POLICY.every = 6;
+CHECKPOINT_POLICY.chunkBytes = 256;
+CHECKPOINT_POLICY.chunksPerCommit = 1;
+
+const REALM = 1;
+
+/** One node owns every shard under `token` (a takeover is a node with a greater one). */
+class TokenLeases implements Leases {
+  private owned = new Set<number>();
+  constructor(private readonly token: number) {}
+  async start(_nodeId: string, shards: number, listener: LeaseListener): Promise<void> {
+    for (let shard = 0; shard < shards; shard++) {
+      await listener.acquired({ shard, token: this.token });
+      this.owned.add(shard);
+    }
+  }
+  valid(shard: number, token: number): boolean {
+    return token === this.token && this.owned.has(shard);
+  }
+  ready(): boolean {
+    return true;
+  }
+  async stop(): Promise<void> {
+    this.owned.clear();
+  }
+  async describe(): Promise<LeaseView> {
+    return { nodes: [], shards: [] };
+  }
+}
+
+/** A store whose writers die (every commit refused, nothing written) from the first commit that `dies` picks: a crashed process. */
+function crashable(inner: Store, dies: (ops: WriteOp[]) => boolean): Store & { crashed: boolean } {
+  const s = {
+    crashed: false,
+    init: () => inner.init(),
+    get: inner.get.bind(inner),
+    range: inner.range.bind(inner),
+    close: async () => {},
+    async claim(scope: string, token: number): Promise<Writer | null> {
+      const w = await inner.claim(scope, token);
+      if (!w) return null;
+      return {
+        scope: w.scope,
+        token: w.token,
+        commit(ops: WriteOp[]): Promise<void> {
+          if (!s.crashed && dies(ops)) s.crashed = true;
+          if (s.crashed) return Promise.reject(new Error('the process died'));
+          return w.commit(ops);
+        },
+      };
+    },
+  } as Store & { crashed: boolean };
+  return s;
+}
+
+/** The parts of a realm's state its tables hold, for comparing two loads. */
+function dump(s: RealmState) {
+  return {
+    meta: s.meta,
+    maxMessageId: s.maxMessageId,
+    users: s.users,
+    channels: s.channels,
+    subs: s.subs,
+    dms: s.dms,
+    scheduled: s.scheduled,
+    settings: [...s.settings],
+    settingsEdited: s.settingsEdited,
+    userDefaults: s.userDefaults,
+    groups: s.groups,
+    profileFields: s.profileFields,
+    topics: s.topics,
+    emoji: s.emoji,
+    mutedUsers: s.mutedUsers,
+    alertWords: s.alertWords,
+    userTopics: s.userTopics,
+    missedEmails: s.missedEmails,
+    pushDevices: s.pushDevices,
+    org: { settings: s.org.settings, folders: s.org.folders, linkifiers: s.org.linkifiers, invites: s.org.invites, traffic: s.org.traffic },
+  };
+}
+
+function node(store: Store, token: number) {
+  const bus = new LocalBus();
+  const actors = new ActorClient(bus, 1, 10_000);
+  const n = new ActorNode(bus, new TokenLeases(token), store, actors, { nodeId: `node-${token}`, shards: 1, siteUrl: 'http://x', heartbeatSecs: 50 }, log.child({ test: 'checkpoint', token }));
+  return { n, actors, bus };
+}
+
+async function suite(t: Parameters<Parameters<typeof tap.test>[1]>[0], store: Store): Promise<void> {
+  // The first owner: a realm with its users, then changes to per-user and realm tables, checkpoints among them.
+  const first = node(store, 1);
+  await first.n.start();
+  const creds = await seedDemo(first.actors);
+  const [owner, , , member1, member2] = creds;
+  const as = (userId: number) => ({ realmId: REALM, userId });
+  const call = (msg: Record<string, unknown>) => first.actors.call(realmRef, realmActorId(REALM), msg as never) as Promise<Record<string, unknown>>;
+  for (let i = 0; i < 8; i++) {
+    await call({ type: 'changeAlertWords', caller: as(member1!.userId), words: [`word${i}`], add: true });
+    await call({ type: 'sendMessage', caller: as(owner!.userId), client: 'test', recipientType: 'stream', to: 'general', topic: `topic ${i % 3}`, content: `message ${i}`, readBySender: null, queueId: null, localId: null });
+  }
+  await call({ type: 'muteUser', caller: as(member1!.userId), mutedUserId: member2!.userId, mute: true });
+  await call({ type: 'subscribe', caller: as(owner!.userId), subscriptions: [{ name: 'checkpointed' }], principals: [member1!.userId, member2!.userId], authorizationErrorsFatal: true, inviteOnly: false, isWebPublic: false, isDefaultStream: false, historyPublicToSubscribers: null, messageRetentionDays: null, topicsPolicy: null, groups: {}, announce: false });
+  await call({ type: 'sendMessage', caller: as(member1!.userId), client: 'test', recipientType: 'private', to: [member2!.userId], topic: null, content: 'a direct message', readBySender: null, queueId: null, localId: null });
+  // Let the checkpoint in progress finish (an idle realm writes its parts with empty changes).
+  for (let i = 0; i < 100 && !(await T.realmCheckpoints.at(REALM, 'head').get(store)); i++) await new Promise((r) => setTimeout(r, 50));
+  const head = await T.realmCheckpoints.at(REALM, 'head').get(store);
+  t.ok(head && head.seq > 0, `a checkpoint was written (seq ${head?.seq}, ${head?.chunks} chunks)`);
+  await call({ type: 'changeAlertWords', caller: as(member1!.userId), words: ['after-checkpoint'], add: true });
+
+  await t.test('a realm loaded from its checkpoint equals one loaded from its tables', async (t) => {
+    const fromCheckpoint = await RealmState.load(store, REALM);
+    const fromTables = await RealmState.load(store, REALM, { fromTables: true });
+    t.equal(fromCheckpoint.image.stats.loadedFrom, 'checkpoint', 'the load read the checkpoint');
+    t.ok(fromCheckpoint.image.stats.replayed > 0, `and replayed the journal since (${fromCheckpoint.image.stats.replayed} rows)`);
+    t.same(dump(fromCheckpoint), dump(fromTables), 'same state');
+    t.ok(fromCheckpoint.alertWords.get(member1!.userId)?.includes('after-checkpoint'), 'a change after the checkpoint is in it');
+  });
+
+  await t.test('a crash between a checkpoint and its header loses nothing answered; the next owner loads what was answered', async (t) => {
+    // The first owner dies at the first commit carrying chunks of a checkpoint: after it, nothing of its lands.
+    const dying = crashable(store, (ops) => ops.some((op) => op.table === 'realm_checkpoint_chunks'));
+    const doomed = node(dying, 2);
+    await first.n.stop();
+    await doomed.n.start();
+    const answered: string[] = [];
+    for (let i = 0; i < 30 && !dying.crashed; i++) {
+      const word = `crash${i}`;
+      const ok = await doomed.actors
+        .call(realmRef, realmActorId(REALM), { type: 'changeAlertWords', caller: as(member2!.userId), words: [word], add: true } as never)
+        .then(() => true, () => false);
+      if (ok) answered.push(word);
+    }
+    t.ok(dying.crashed, `the owner died while writing a checkpoint's chunks (after ${answered.length} answered changes)`);
+    // The next owner, with a greater token, on the store itself.
+    const next = node(store, 3);
+    await next.n.start();
+    t.teardown(() => next.n.stop());
+    const words = (await next.actors.call(realmRef, realmActorId(REALM), { type: 'listAlertWords', caller: as(member2!.userId) } as never)) as { alert_words: string[] };
+    for (const w of answered) t.ok(words.alert_words.includes(w), `answered change ${w} is there`);
+    const fromCheckpoint = await RealmState.load(store, REALM);
+    const fromTables = await RealmState.load(store, REALM, { fromTables: true });
+    t.same(dump(fromCheckpoint), dump(fromTables), 'the checkpoint and the journal after it still give the tables\' state');
+    t.ok(fromCheckpoint.users.has(owner!.userId) && fromCheckpoint.mutedUsers.get(member1!.userId)?.has(member2!.userId), 'with what the first owner answered');
+    void doomed.n.stop().catch(() => {});
+  });
+}
+
+t.test('checkpoint - embedded store, restart', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-checkpoint-'));
+  const store = new EmbeddedStore(dir);
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await suite(t, store);
+});
+
+t.test('checkpoint - Cassandra store, takeover', async (t) => {
+  const keyspace = `parley_ckpt_${randomBytes(4).toString('hex')}`;
+  const config = loadConfig({ PARLEY_CASSANDRA_CONTACT_POINTS: process.env['PARLEY_CASSANDRA_CONTACT_POINTS'], PARLEY_CASSANDRA_DC: process.env['PARLEY_CASSANDRA_DC'] }).cassandra;
+  let store: CassandraStore;
+  try {
+    store = await CassandraStore.connect({ ...config, keyspace, replicationFactor: 1 });
+    await store.init();
+  } catch (err) {
+    t.fail(`Cassandra not reachable: ${String(err)}`);
+    return;
+  }
+  t.teardown(async () => {
+    await store.close();
+    await dropKeyspace(keyspace).catch(() => {});
+  });
+  await suite(t, store);
+});
