@@ -149,6 +149,7 @@ if bash scripts/services.sh start all; then
   export PARLEY_NATS_URL PARLEY_REDIS_URL PARLEY_CASSANDRA_CONTACT_POINTS PARLEY_CASSANDRA_DC
   tapsuite backends PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/store.test.ts test/bus.test.ts test/leases.test.ts test/limiter.test.ts test/files.test.ts
   tapsuite backup PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/backup.test.ts test/export.test.ts test/backup-cli.test.ts
+  tapsuite checkpoint PARLEY_LOG_LEVEL=warn -- test/checkpoint.test.ts
 
   if [ -f scripts/cluster.ts ]; then
     echo "=== starting a local cluster (2 gateways, 2 actor nodes)"
