@@ -7,8 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import tap from 'tap';
-const t = tap;
+import t, { type Test } from 'tap';
 import '../actors/index.ts';
 import { log } from '../lib/log.ts';
 import { seedDemo } from '../lib/demo.ts';
@@ -115,12 +114,13 @@ function node(store: Store, token: number) {
   return { n, actors, bus };
 }
 
-async function suite(t: Parameters<Parameters<typeof tap.test>[1]>[0], store: Store): Promise<void> {
+async function suite(t: Test, store: Store): Promise<void> {
   // The first owner: a realm with its users, then changes to per-user and realm tables, checkpoints among them.
   const first = node(store, 1);
   await first.n.start();
   const creds = await seedDemo(first.actors);
-  const [owner, , , member1, member2] = creds;
+  const seeded = await RealmState.load(store, REALM, { fromTables: true });
+  const [owner, , , member1, member2] = creds.map((c) => ({ userId: seeded.usersByEmail.get(c.email.toLowerCase())!.id }));
   const as = (userId: number) => ({ realmId: REALM, userId });
   const call = (msg: Record<string, unknown>) => first.actors.call(realmRef, realmActorId(REALM), msg as never) as Promise<Record<string, unknown>>;
   for (let i = 0; i < 8; i++) {
