@@ -269,6 +269,38 @@ t.test('message edit - Notification Bot notices of moves: send_notification_to_o
   t.equal((await maria.call('PATCH', `/messages/${ids[2]}`, { topic: uniq('f'), send_notification_to_old_thread: 'maybe' })).body.var_name, 'send_notification_to_old_thread');
 });
 
+t.test('message delete - POST /streams/{stream_id}/delete_topic: administrators only, in batches, complete (FL 147, 154, 211)', async (t) => {
+  // Batches of 3 messages, so a topic of 5 takes two requests.
+  const own = await serverFor(t, { env: { PARLEY_DELETE_TOPIC_BATCH: '3' } });
+  const [boss, member] = [own.api.as(own.demo.admin), own.api.as(own.demo.member1)];
+  const name = uniq('deltopic');
+  await own.api.as(own.demo.owner).ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: DEMO_KEYS.map((k) => own.demo[k].userId) });
+  const id = (await member.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  const post = async (topic: string) => (await member.ok('POST', '/messages', { type: 'stream', to: name, topic, content: 'x' })).id as number;
+  const ids = [await post('Doomed'), await post('doomed'), await post('Doomed'), await post('Doomed'), await post('Doomed')];
+  const kept = await post('kept');
+  for (const key of DEMO_KEYS.filter((k) => k !== 'owner' && k !== 'admin')) {
+    const r = await own.api.as(own.demo[key]).call('POST', `/streams/${id}/delete_topic`, { topic_name: 'Doomed' });
+    t.same([r.status, r.body.code, r.body.msg], [400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], key);
+  }
+  const q = await register(member, { event_types: ['delete_message'], client_capabilities: { bulk_message_deletion: true } });
+  const first = await boss.ok('POST', `/streams/${id}/delete_topic`, { topic_name: 'doomed' });
+  t.equal(first.complete, false, 'messages left: the client repeats the request');
+  const e = await waitFor(q, (x) => x.type === 'delete_message');
+  t.same([e.message_type, e.stream_id, e.topic, e.message_ids], ['stream', id, 'Doomed', [ids[2], ids[3], ids[4]]], 'the newest first');
+  t.same((await boss.ok('POST', `/streams/${id}/delete_topic`, { topic_name: 'doomed' })).complete, true);
+  const rest = [await waitFor(q, (x) => x.type === 'delete_message'), await waitFor(q, (x) => x.type === 'delete_message')];
+  t.same(rest.map((x) => [x.topic, x.message_ids]).sort(), [['Doomed', [ids[0]]], ['doomed', [ids[1]]]], 'one event for each spelling of the topic');
+  const topics = ((await member.ok('GET', `/users/me/${id}/topics`)).topics as any[]).map((x) => x.name);
+  t.same(topics, ['kept'], 'the topic is gone, the other one stays');
+  for (const m of ids) t.equal((await member.call('GET', `/messages/${m}`)).body.msg, 'Invalid message(s)');
+  t.equal((await member.ok('GET', `/messages/${kept}`)).message.id, kept);
+  t.equal((await own.api.as(own.demo.owner).ok('POST', `/streams/${id}/delete_topic`, { topic_name: 'no such topic' })).complete, true, 'an empty topic: nothing to do');
+  t.equal((await boss.call('POST', '/streams/987654/delete_topic', { topic_name: 'x' })).body.msg, 'Invalid channel ID');
+  t.equal((await boss.call('POST', `/streams/${id}/delete_topic`, {})).body.var_name, 'topic_name');
+  t.equal((await own.api.call('POST', `/streams/${id}/delete_topic`, { topic_name: 'x' }, { creds: null })).status, 401);
+});
+
 t.test('message edit - the official Python client: update_message and delete_message', async (t) => {
   const id = await send(owner, uniq('py'), 'before');
   const out = runPython(s.urls[0]!, s.demo.owner, `

@@ -557,9 +557,14 @@ print(json.dumps(got))`);
 });
 
 t.test('python scenario - the owner moves a topic and archives the channels', async (t) => {
-  const out = step(t, owner, ['GET /get_stream_id', 'GET /messages', 'PATCH /messages/{message_id}', 'GET /users', 'DELETE /streams/{stream_id}', 'GET /streams', 'DELETE /realm/filters/{filter_id}', 'DELETE /realm/profile_fields/{field_id}', 'POST /user_groups/{user_group_id}/deactivate'], `
+  const out = step(t, owner, ['GET /get_stream_id', 'GET /messages', 'PATCH /messages/{message_id}', 'GET /users', 'DELETE /streams/{stream_id}', 'GET /streams', 'DELETE /realm/filters/{filter_id}', 'DELETE /realm/profile_fields/{field_id}', 'POST /user_groups/{user_group_id}/deactivate', 'POST /streams/{stream_id}/delete_topic'], `
 ok(client.move_topic(${J(channel)}, ${J(side)}, "other", new_topic="moved here"))
-moved = [m["content"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "apply_markdown": False, "narrow": [{"operator": "channel", "operand": ${sideId}}, {"operator": "topic", "operand": "moved here"}]}))["messages"]]
+def in_moved():
+    return ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "apply_markdown": False, "narrow": [{"operator": "channel", "operand": ${sideId}}, {"operator": "topic", "operand": "moved here"}]}))["messages"]
+moved = [[m["sender_id"], m["sender_email"], m["content"]] for m in in_moved()]
+notice = [m["content"] for m in ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "apply_markdown": False, "narrow": [{"operator": "channel", "operand": ${streamId}}, {"operator": "topic", "operand": "other"}]}))["messages"]]
+deleted = ok(client.call_endpoint("streams/${sideId}/delete_topic", method="POST", request={"topic_name": "moved here"}))["complete"]
+left = in_moved()
 members = [u["user_id"] for u in ok(client.get_members({"user_ids": [${member1.userId}]}))["members"]]
 ok(client.delete_stream(${sideId}))
 ok(client.delete_stream(${streamId}))
@@ -568,8 +573,10 @@ ok(client.remove_realm_filter(${linkifierId}))
 ok(client.remove_realm_profile_field(${fieldId}))
 ok(client.call_endpoint("user_groups/${groupId}/deactivate", method="POST"))
 active = [x["stream_id"] for x in ok(client.get_streams())["streams"]]
-print(json.dumps({"moved": moved, "members": members, "active": [${sideId} in active, ${streamId} in active]}))`);
-  t.same(out.moved, ['unrelated'], 'move_topic moved the topic to the other channel, renamed');
+print(json.dumps({"moved": moved, "notice": notice, "deleted": deleted, "left": left, "members": members, "active": [${sideId} in active, ${streamId} in active]}))`);
+  t.same([out.moved[0].slice(0, 1), out.moved[0][2], out.moved[1]?.[1]], [[member2.userId], 'unrelated', 'notification-bot@zulip.com'], 'move_topic moved the topic to the other channel, renamed; Notification Bot said so there');
+  t.match(out.notice, [/^This topic was moved to #\*\*.*>moved here\*\* by @_\*\*/], 'and in the old thread (move_topic asks for both notices)');
+  t.same([out.deleted, out.left], [true, []], 'delete_topic deleted the topic');
   t.same(out.members, [member1.userId]);
   t.same(out.active, [false, false]);
 });

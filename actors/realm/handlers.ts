@@ -1,6 +1,7 @@
 /** Every message the realm actor takes, by type. */
 import { allPublicStreamsAccess, directory, messageSources, narrowForQueue, queueChannels, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
+import { deleteTopic } from './delete_topic.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
@@ -131,6 +132,7 @@ export const realmHandlers = {
   groupSubgroups,
   readerView: readerViewQuery,
   deleteMessage,
+  deleteTopic,
   updateMessage,
   messageHistory,
   addReaction,

@@ -2,7 +2,7 @@
 import type { Route } from '../route.ts';
 import { deleteQueue, getEvents, register } from './events.ts';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './message_flags.ts';
-import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
+import { deleteMessage, deleteTopic, messageHistory, updateMessage } from './message_edit.ts';
 import { getMessage, matchesNarrow, topicHistory } from './message_reads.ts';
 import { getMessages, renderMessage, sendMessage } from './messages.ts';
 import * as personal from './personal.ts';
@@ -134,6 +134,7 @@ export const ROUTES: Route[] = [
   getMessage,
   updateMessage,
   deleteMessage,
+  deleteTopic,
   messageHistory,
   addReaction,
   removeReaction,

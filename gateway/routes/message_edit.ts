@@ -1,4 +1,4 @@
-/** PATCH and DELETE /messages/{message_id}, GET /messages/{message_id}/history. */
+/** PATCH and DELETE /messages/{message_id}, GET /messages/{message_id}/history, POST /streams/{stream_id}/delete_topic. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
@@ -57,5 +57,15 @@ export const messageHistory = route({
   params: { message_id: MessageId, allow_empty_topic_name: bool().optional() },
   async handle(ctx, p) {
     return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'messageHistory', caller: caller(ctx), id: p.message_id, allowEmptyTopicName: p.allow_empty_topic_name ?? false });
+  },
+});
+
+export const deleteTopic = route({
+  method: 'POST',
+  path: '/streams/{stream_id}/delete_topic',
+  auth: 'required',
+  params: { stream_id: int().pipe(z.number().nonnegative({ message: 'must not be negative' })), topic_name: str() },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'deleteTopic', caller: caller(ctx), streamId: p.stream_id, topic: p.topic_name });
   },
 });
