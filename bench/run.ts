@@ -611,7 +611,7 @@ async function main(): Promise<number> {
   if (!k6 && !values['no-k6']) {
     // Without k6 the scripts are at least parsed, so a syntax error still fails the smoke run.
     await step('k6 scripts: syntax only (k6 not installed; scripts/install-k6.sh)', async () => {
-      for (const f of ['lib.js', 'send.js', 'longpoll.js', 'mixed.js']) {
+      for (const f of ['lib.js', 'send.js', 'longpoll.js', 'mixed.js', 'workday.js']) {
         const p = spawnSync('node', ['--check', join(REPO, 'bench/k6', f)], { encoding: 'utf8' });
         if (p.status !== 0) throw new Error(`bench/k6/${f}: ${p.stderr}`);
       }
