@@ -88,20 +88,19 @@ export const createBot = action({
       if (!msg.payloadUrl || !isHttpUrl(msg.payloadUrl)) throw badRequest('payload_url is not a URL');
       service = { baseUrl: msg.payloadUrl, interfaceType: msg.interfaceType, token: randomBytes(24).toString('base64url') };
     }
-    return { email, fullName, ownerId: owner.id, botType: msg.botType, service, apiKey: newApiKey(), user: null as UserRecord | null };
+    return { email, fullName, ownerId: owner.id, botType: msg.botType, service, apiKey: newApiKey() };
   },
-  apply(state, p, tx) {
-    p.user = addUser(state, tx, { email: p.email, fullName: p.fullName, role: 400, isBot: true, botType: p.botType, botOwnerId: p.ownerId, service: p.service, passwordHash: null, loggedIn: true, apiKey: p.apiKey });
-    return {
-      user_id: p.user.id,
-      api_key: p.apiKey,
-      avatar_url: formatUser(p.user, false).avatar_url,
-      default_sending_stream: null,
-      default_events_register_stream: null,
-      default_all_public_streams: false,
-    };
-  },
-  events: (state, p) => [...newUserEvents(state, p.user!, []), toUsers(state.realmId, botAudience(state, p.user!), { type: 'realm_bot', op: 'add', bot: realmBotObject(p.user!) })],
+  // The bot made, and its key in clear for the reply (the record keeps its hash).
+  apply: (state, p, tx) => ({ bot: addUser(state, tx, { email: p.email, fullName: p.fullName, role: 400, isBot: true, botType: p.botType, botOwnerId: p.ownerId, service: p.service, passwordHash: null, loggedIn: true, apiKey: p.apiKey }), apiKey: p.apiKey }),
+  events: (state, _p, { bot }) => [...newUserEvents(state, bot, []), toUsers(state.realmId, botAudience(state, bot), { type: 'realm_bot', op: 'add', bot: realmBotObject(bot) })],
+  reply: ({ bot, apiKey }) => ({
+    user_id: bot.id,
+    api_key: apiKey,
+    avatar_url: formatUser(bot, false).avatar_url,
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+  }),
 });
 
 /** The bots `user` administers (Zulip's `get_owned_bot_dicts`): their own; an administrator's: every bot. System bots are no one's. */

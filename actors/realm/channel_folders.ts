@@ -64,7 +64,7 @@ export const createFolder = action({
     const user = requireAdmin(state, msg.caller);
     const description = checkDescription(msg.description);
     const order = Math.max(-1, ...[...state.org.folders.values()].map((f) => f.order)) + 1;
-    return { name: checkName(state, msg.name, null), description, creatorId: user.id, order, folder: null as ChannelFolderRecord | null };
+    return { name: checkName(state, msg.name, null), description, creatorId: user.id, order };
   },
   apply(state, p, tx) {
     const folder: ChannelFolderRecord = {
@@ -79,12 +79,10 @@ export const createFolder = action({
     };
     state.org.folders.set(folder.id, folder);
     tx.write(T.channelFolders.at(state.realmId, folder.id).put(folder));
-    p.folder = folder;
-    return { channel_folder_id: folder.id };
+    return folder;
   },
-  events(state, p) {
-    return [toUsers(state.realmId, activeUsers(state), { type: 'channel_folder', op: 'add', channel_folder: formatFolder(p.folder!) })];
-  },
+  events: (state, _p, folder) => [toUsers(state.realmId, activeUsers(state), { type: 'channel_folder', op: 'add', channel_folder: formatFolder(folder) })],
+  reply: (folder) => ({ channel_folder_id: folder.id }),
 });
 
 export const listFolders = query({

@@ -464,17 +464,19 @@ export const sendMessage = action({
   fields: z.object({ ...SendFields, queueId: z.string().nullable(), localId: z.string().nullable() }),
   check(state, msg) {
     const plan = planSend(state, actingUser(state, msg.caller), msg);
-    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null, visibility: [] as UserTopicRecord[] };
+    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null };
   },
   apply(state, p, tx) {
     const isNewTopic = p.plan.channelId !== null && !state.topics.get(p.plan.channelId)?.has(p.plan.topic.toLowerCase());
-    p.stored = applySend(state, p.plan, tx);
-    p.visibility = applyAutomaticVisibility(state, p.stored, isNewTopic, tx);
-    const mine = p.visibility.find((r) => r.userId === p.stored!.senderId);
-    return { id: p.stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}) };
+    const stored = applySend(state, p.plan, tx);
+    return { stored, visibility: applyAutomaticVisibility(state, stored, isNewTopic, tx) };
   },
-  events(state, p) {
-    return [...accessEventsOf(state, p.plan), sendDelivery(state, p.stored!, p.localEcho), ...visibilityEvents(state, p.visibility)];
+  events(state, p, sent) {
+    return [...accessEventsOf(state, p.plan), sendDelivery(state, sent.stored, p.localEcho), ...visibilityEvents(state, sent.visibility)];
+  },
+  reply({ stored, visibility }) {
+    const mine = visibility.find((r) => r.userId === stored.senderId);
+    return { id: stored.id, ...(mine ? { automatic_new_visibility_policy: mine.policy } : {}) };
   },
 });
 
@@ -516,10 +518,11 @@ export const sendMessageWithTopicWildcard = action({
       throw new ApiError('TOPIC_WILDCARD_MENTION_NOT_ALLOWED', 'You do not have permission to use topic wildcard mentions in this topic.', 400);
     }
     if (plan.wildcard === 'topic') plan.topicParticipants = [...participants];
-    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null, stored: null as StoredMessage | null, visibility: [] as UserTopicRecord[] };
+    return { plan, localEcho: msg.queueId && msg.localId ? { queueId: msg.queueId, localId: msg.localId } : null };
   },
-  apply: (state, p, tx) => sendMessage.apply(state, p, tx, undefined as never),
-  events: (state, p, reply) => sendMessage.events!(state, p, reply),
+  apply: sendMessage.apply,
+  events: sendMessage.events,
+  reply: sendMessage.reply,
 });
 
 /**

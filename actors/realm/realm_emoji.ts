@@ -75,16 +75,16 @@ export const addRealmEmoji = action({
     const user = actingUser(state, msg.caller);
     if ([...state.emoji.values()].some((e) => e.name === msg.name && !e.deactivated)) throw badRequest('A custom emoji with this name already exists.');
     if (unicodeCode(msg.name) && !isAdmin(user)) throw badRequest('Only administrators can override default emoji.');
-    return { name: msg.name, path, authorId: user.id, made: null as RealmEmojiRecord | null };
+    return { name: msg.name, path, authorId: user.id };
   },
   apply(state, p, tx) {
     const e: RealmEmojiRecord = { id: state.take('emoji', tx), name: p.name, fileName: p.path, authorId: p.authorId, deactivated: false };
     state.emoji.set(e.id, e);
     tx.write(T.realmEmoji.at(state.realmId, e.id).put(e));
-    p.made = e;
-    return {};
+    return e;
   },
-  events: (state, p) => emojiEvents(state, { op: 'add', emoji: p.made! }),
+  events: (state, _p, e) => emojiEvents(state, { op: 'add', emoji: e }),
+  reply: () => ({}),
 });
 
 export const deleteRealmEmoji = action({

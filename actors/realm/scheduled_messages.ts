@@ -70,7 +70,7 @@ export const createScheduled = action({
     checkTarget(msg.recipientType, msg.to);
     const plan = planSend(state, sender, { client: 'scheduler', recipientType: msg.recipientType, to: msg.to, topic: msg.topic, content: msg.content, readBySender: msg.readBySender });
     checkTime(msg.deliverAt);
-    return { plan, msg, record: null as ScheduledMessage | null };
+    return { plan, msg };
   },
   apply(state, p, tx) {
     const id = state.take('scheduled', tx);
@@ -90,12 +90,10 @@ export const createScheduled = action({
     state.scheduled.set(id, record);
     tx.write(T.scheduledMessages.at(state.realmId, id).put(record));
     setDeliveryTimer(tx, record);
-    p.record = record;
-    return { scheduled_message_id: id };
+    return record;
   },
-  events(state, p) {
-    return [toUsers(state.realmId, [p.record!.senderId], { type: 'scheduled_messages', op: 'add', scheduled_messages: [formatScheduled(p.record!)] })];
-  },
+  events: (state, _p, record) => [toUsers(state.realmId, [record.senderId], { type: 'scheduled_messages', op: 'add', scheduled_messages: [formatScheduled(record)] })],
+  reply: (record) => ({ scheduled_message_id: record.id }),
 });
 
 /** The caller's own scheduled message, or the error Zulip gives for any other ID. */
@@ -135,7 +133,7 @@ export const editScheduled = action({
     const deliverAt = msg.deliverAt ?? old.deliverAt;
     // A time in the past is refused when it is being set, or when a failed message is being retried.
     if (msg.deliverAt !== null || old.failed) checkTime(deliverAt);
-    return { old, plan, type, to, deliverAt, record: null as ScheduledMessage | null };
+    return { old, plan, type, to, deliverAt };
   },
   apply(state, p, tx) {
     const record: ScheduledMessage = {
@@ -153,11 +151,11 @@ export const editScheduled = action({
     tx.write(T.scheduledMessages.at(state.realmId, record.id).put(record));
     if (!p.old.failed) tx.clearTimer(DELIVER, p.old.deliverAt * 1000, p.old.id);
     setDeliveryTimer(tx, record);
-    p.record = record;
-    return {};
+    return record;
   },
-  events(state, p) {
-    return [toUsers(state.realmId, [p.old.senderId], { type: 'scheduled_messages', op: 'update', scheduled_message: formatScheduled(p.record!) })];
+  reply: () => ({}),
+  events(state, p, record) {
+    return [toUsers(state.realmId, [p.old.senderId], { type: 'scheduled_messages', op: 'update', scheduled_message: formatScheduled(record) })];
   },
 });
 

@@ -47,7 +47,7 @@ export const updateUserTopic = action({
     if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
     const old = state.userTopics.get(user.id)?.get(`${channel.id}:${topic.toLowerCase()}`);
     if (msg.policy === VisibilityPolicy.INHERIT && !old) throw badRequest('Nothing to be done');
-    return { user, channel, topic, policy: msg.policy, old, record: null as UserTopicRecord | null };
+    return { user, channel, topic, policy: msg.policy, old };
   },
   apply(state, p, tx) {
     const record: UserTopicRecord = { userId: p.user.id, streamId: p.channel.id, topic: p.old?.topic ?? p.topic, policy: p.policy, lastUpdated: Math.floor(Date.now() / 1000) };
@@ -59,16 +59,15 @@ export const updateUserTopic = action({
       state.indexUserTopic(record);
       tx.write(row.put(record));
     }
-    p.record = record;
-    return {};
+    return record;
   },
-  events(state, p) {
-    const r = p.record!;
+  events(state, p, r) {
     const out: Delivery[] = [toUsers(state.realmId, [r.userId], { type: 'user_topic', stream_id: r.streamId, topic_name: r.topic, last_updated: r.lastUpdated, visibility_policy: r.policy as 0 | 1 | 2 | 3 })];
     // Clients of the legacy muted_topics key get the whole list when muting changes.
     if ((p.old?.policy === VisibilityPolicy.MUTED) !== (r.policy === VisibilityPolicy.MUTED)) out.push(toUsers(state.realmId, [r.userId], { type: 'muted_topics', muted_topics: mutedTopicsOf(state, r.userId) }));
     return out;
   },
+  reply: () => ({}),
 });
 
 /**

@@ -103,7 +103,12 @@ export class Tx {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Fields = z.ZodObject<any>;
 
-export interface ActionDef<S, Z extends Fields, P, R, X = undefined> {
+/**
+ * `P` is the plan `check` returns, `A` what `apply` returns (what it made:
+ * the events are computed from it), `R` the caller's reply (`reply(A)`, or
+ * `A` itself when the action has no `reply`), `X` what `prepare` read.
+ */
+export interface ActionDef<S, Z extends Fields, P, R, X = undefined, A = R> {
   kind: 'action';
   type: string;
   /** The message's own fields (`type` and `caller` are added by the registry). */
@@ -119,10 +124,12 @@ export interface ActionDef<S, Z extends Fields, P, R, X = undefined> {
   discard?(facts: X, ctx: ActorContext): Promise<void>;
   /** Validates and authorizes on read-only state; throws an ApiError or returns the plan. */
   check(state: Readonly<S>, msg: Msg<z.output<Z>>, facts: X, ctx: ActorContext): P;
-  /** Makes the planned change in memory and records its writes; returns the reply. */
-  apply(state: S, plan: P, tx: Tx, ctx: ActorContext): R;
-  /** The events the change causes, computed right after `apply`, published once it is durable. */
-  events?(state: Readonly<S>, plan: P, reply: R): Delivery[];
+  /** Makes the planned change in memory and records its writes; returns what it made (the reply, without `reply`). */
+  apply(state: S, plan: P, tx: Tx, ctx: ActorContext): A;
+  /** The events the change causes, from what `apply` made, computed right after it and published once it is durable. */
+  events?(state: Readonly<S>, plan: P, applied: A): Delivery[];
+  /** The caller's reply, from what `apply` made (when that is more than the reply). */
+  reply?(applied: A): R;
 }
 
 /** Work a query does outside the mailbox, after earlier writes are durable. */
@@ -170,7 +177,7 @@ export interface TimerDef<S, V, P, R, E = undefined> {
 
 /** Declares a state change; types flow from `fields` into `check`, `apply` and the reply. */
 export function defineAction<S>() {
-  return <Z extends Fields, P, R, X = undefined>(def: Omit<ActionDef<S, Z, P, R, X>, 'kind'>): ActionDef<S, Z, P, R, X> => ({ kind: 'action', ...def });
+  return <Z extends Fields, P, A, X = undefined, R = A>(def: Omit<ActionDef<S, Z, P, R, X, A>, 'kind'>): ActionDef<S, Z, P, R, X, A> => ({ kind: 'action', ...def });
 }
 
 /** Declares a read. */
@@ -184,10 +191,10 @@ export function defineTimer<S>() {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyHandler<S> = ActionDef<S, any, any, any, any> | QueryDef<S, any, any>;
+export type AnyHandler<S> = ActionDef<S, any, any, any, any, any> | QueryDef<S, any, any>;
 
 /** The reply a handler's caller receives. */
-export type ReplyOf<H> = H extends { kind: 'action'; apply: (...args: never[]) => infer R }
+export type ReplyOf<H> = H extends { kind: 'action'; reply?: (applied: never) => infer R }
   ? R
   : H extends { kind: 'query'; run: (...args: never[]) => infer Q }
     ? Q extends Later<infer L>

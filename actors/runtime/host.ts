@@ -80,7 +80,7 @@ export class ActorHost<S> {
     if (out instanceof Parked) await out.promise;
   }
 
-  private runAction(def: ActionDef<S, any, unknown, unknown, unknown>, state: S, msg: Msg<unknown>): unknown {
+  private runAction(def: ActionDef<S, any, unknown, unknown, unknown, unknown>, state: S, msg: Msg<unknown>): unknown {
     if (!def.prepare) return this.commit(state, def.check(state, msg, undefined, this.ctx), def);
     // Facts from the store: read once earlier writes are durable, still inside the mailbox.
     return (async () => {
@@ -120,13 +120,13 @@ export class ActorHost<S> {
   }
 
   /** `check` has passed: apply the plan, compute its events, then wait for durability. */
-  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown>): unknown {
+  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown, unknown>): unknown {
     const tx = this.tx();
-    const reply = def.apply(state, plan, tx, this.ctx);
-    const events = def.events?.(state, plan, reply) ?? [];
+    const applied = def.apply(state, plan, tx, this.ctx);
+    const events = def.events?.(state, plan, applied) ?? [];
     this.kind.changed?.(state, tx.ops, events);
     if (this.kind.journalWrites) tx.write(...this.kind.journalWrites(state, tx.ops));
-    return this.durable(tx, events, reply);
+    return this.durable(tx, events, def.reply ? def.reply(applied) : applied);
   }
 
   private tx(): Tx {

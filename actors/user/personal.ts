@@ -159,16 +159,16 @@ export const createSnippet = action({
   fields: z.object({ title: z.string(), content: z.string() }),
   check(_s, msg) {
     checkSnippetText(msg.title, msg.content);
-    return { title: msg.title.trim(), content: msg.content, made: null as SavedSnippetRecord | null };
+    return { title: msg.title.trim(), content: msg.content };
   },
   apply(s, p, tx) {
     const snippet: SavedSnippetRecord = { id: takeId(s, tx, 'snippet'), title: p.title, content: p.content, dateCreated: Math.floor(Date.now() / 1000) };
     s.snippets.set(snippet.id, snippet);
     tx.write(T.savedSnippets.at(s.realmId, s.userId, snippet.id).put(snippet));
-    p.made = snippet;
-    return { saved_snippet_id: snippet.id };
+    return snippet;
   },
-  events: (s, p) => [toUsers(s.realmId, [s.userId], { type: 'saved_snippets', op: 'add', saved_snippet: formatSnippet(p.made!) })],
+  events: (s, _p, snippet) => [toUsers(s.realmId, [s.userId], { type: 'saved_snippets', op: 'add', saved_snippet: formatSnippet(snippet) })],
+  reply: (snippet) => ({ saved_snippet_id: snippet.id }),
 });
 
 export const editSnippet = action({
