@@ -15,6 +15,7 @@
  * `lib/api/notifications.dart`, the legacy plaintext form: `event`,
  * `zulip_message_id`, `stream_id`/`pm_users`, ...).
  */
+import sodium from 'libsodium-wrappers';
 import { SERVER_VERSION } from './version.ts';
 
 export interface PushService {
@@ -94,3 +95,19 @@ export function pushContent(html: string): { content: string; truncated: boolean
   const chars = [...text];
   return chars.length > 200 ? { content: `${chars.slice(0, 200).join('')}…`, truncated: true } : { content: text, truncated: false };
 }
+
+/**
+ * End-to-end encrypted push (Zulip 11's E2EE notifications): a payload is
+ * sealed for the device's public key (libsodium's `crypto_box_seal`: an
+ * ephemeral X25519 key, XSalsa20-Poly1305) and given as standard base64, so
+ * neither the service nor Google or Apple can read it; the device opens it
+ * with its private key.
+ */
+export async function sealForDevice(publicKeyB64: string, payload: unknown): Promise<string> {
+  await sodium.ready;
+  const key = sodium.from_base64(publicKeyB64, sodium.base64_variants.ORIGINAL);
+  return sodium.to_base64(sodium.crypto_box_seal(JSON.stringify(payload), key), sodium.base64_variants.ORIGINAL);
+}
+
+/** Whether `b64` is a standard-base64 X25519 public key (32 bytes: 43 characters and one `=`). */
+export const isPublicKey = (b64: string): boolean => /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/.test(b64);

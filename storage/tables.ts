@@ -380,6 +380,25 @@ export const ActivePush = z.object({
 });
 export type ActivePush = z.infer<typeof ActivePush>;
 
+/**
+ * A device registered for end-to-end encrypted push (Zulip's PushDevice,
+ * POST /mobile_push/register): notifications are sealed for its
+ * `pushPublicKey`; the service knows it as `bouncerDeviceId` once registered.
+ */
+export const E2eePushDevice = z.object({
+  userId: Id,
+  pushAccountId: Id,
+  tokenKind: z.enum(['fcm', 'apns']),
+  /** Base64 of the device's X25519 public key (libsodium crypto_box). */
+  pushPublicKey: z.string(),
+  bouncerPublicKey: z.string(),
+  encryptedPushRegistration: z.string(),
+  status: z.enum(['pending', 'active', 'failed']),
+  errorCode: z.string().nullable(),
+  bouncerDeviceId: Id.nullable(),
+});
+export type E2eePushDevice = z.infer<typeof E2eePushDevice>;
+
 export const TimerCursor = z.object({ hour: Id });
 
 /**
@@ -870,6 +889,14 @@ export const T = {
     // A token may be 4,096 characters (Zulip's limit), more than a key of the embedded store holds: the
     // row is keyed by its digest (the record keeps the token).
     row: (realm: number, userId: number, kind: number, token: string) => ({ pk: String(realm), ck: `${userId}:${kind}:${createHash('sha256').update(token).digest('hex')}` }),
+  }),
+  /** Devices registered for end-to-end encrypted push (`actors/realm/push_e2ee.ts`): one partition per realm. */
+  e2eePushDevices: defineTable({
+    name: 'e2ee_push_devices',
+    ck: 'text',
+    codec: E2eePushDevice,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, userId: number, pushAccountId: number) => ({ pk: String(realm), ck: `${userId}:${pushAccountId}` }),
   }),
   /** Push notifications not removed yet (`actors/realm/push.ts`): one partition per realm. */
   activePushes: defineTable({

@@ -4,8 +4,10 @@
 // device routes and their errors, what a notification and a removal carry
 // (the fields the apps parse), the test notification, and a server without
 // the service. Embedded mode.
+import sodium from 'libsodium-wrappers';
 import t from 'tap';
 import { type Api, uniq } from './helpers/api.ts';
+import { register, waitFor } from './helpers/events.ts';
 import { newPerson, type Person } from './helpers/people.ts';
 import { startPushService } from './helpers/push-service.ts';
 import { serverFor } from './helpers/server.ts';
@@ -179,6 +181,145 @@ t.test('push - test notifications go to the service; unknown tokens and users wi
   t.match(unknown, { status: 400, body: { result: 'error', code: 'INVALID_PUSH_DEVICE_TOKEN', msg: 'Device not recognized' } });
   const none = await s.api.as(await newPerson(s)).call('POST', '/mobile_push/test_notification', {});
   t.match(none, { status: 400, body: { result: 'error', code: 'NO_ACTIVE_PUSH_DEVICE', msg: 'No active registered push device' } });
+});
+
+const B64 = sodium.base64_variants.ORIGINAL;
+
+/** A phone as the E2EE API expects one: its key pair, and its token sealed for the service. */
+async function e2eePhone(api: Api, kind: 'fcm' | 'apns' = 'fcm', bouncerKey = svc.bouncerPublicKey) {
+  await sodium.ready;
+  const keys = sodium.crypto_box_keypair();
+  const pushAccountId = 1 + Math.floor(Math.random() * 2 ** 31);
+  const token = uniq('tok');
+  const registration = { token, token_kind: kind, timestamp: Math.floor(Date.now() / 1000), ...(kind === 'apns' ? { ios_app_id: 'org.zulip.Zulip' } : {}) };
+  const params = {
+    token_kind: kind,
+    push_account_id: pushAccountId,
+    push_public_key: sodium.to_base64(keys.publicKey, B64),
+    bouncer_public_key: bouncerKey,
+    encrypted_push_registration: sodium.to_base64(sodium.crypto_box_seal(JSON.stringify(registration), sodium.from_base64(svc.bouncerPublicKey, B64)), B64),
+  };
+  return { keys, pushAccountId, token, params, register: () => api.call('POST', '/mobile_push/register', params) };
+}
+
+/** The E2EE notifications the service was asked to deliver to `pushAccountId`, opened with the phone's private key. */
+function opened(keys: sodium.KeyPair, pushAccountId: number): Array<Record<string, any>> {
+  const out: Array<Record<string, any>> = [];
+  for (const c of svc.of('push/e2ee/notify')) {
+    for (const r of c.body.push_requests) {
+      if (r.payload.push_account_id !== pushAccountId) continue;
+      out.push({ ...JSON.parse(sodium.to_string(sodium.crypto_box_seal_open(sodium.from_base64(r.payload.encrypted_data, B64), keys.publicKey, keys.privateKey))), request: r });
+    }
+  }
+  return out;
+}
+
+t.test('push - E2EE: a device registers with its key, the service learns it, notifications are sealed for it', async (t) => {
+  const p = await newPerson(s);
+  const api = s.api.as(p);
+  // Online push on: the queue below makes the user active.
+  await api.ok('PATCH', '/settings', { enable_online_push_notifications: true });
+  const q = await register(api, { event_types: JSON.stringify(['push_device']), fetch_event_types: JSON.stringify(['push_device']) });
+  t.same(q.snapshot.push_devices, {}, 'no device yet');
+  const phone = await e2eePhone(api);
+  t.equal((await phone.register()).status, 200);
+  const active = await waitFor(q, (e) => e.type === 'push_device' && e.status === 'active');
+  t.match(active, { push_account_id: phone.pushAccountId });
+  t.notOk('error_code' in active, 'no error code when active');
+  const reg = svc.of('push/e2ee/register').at(-1)!;
+  t.match(reg, { server: svc.uuid, body: { push_account_id: String(phone.pushAccountId), bouncer_public_key: svc.bouncerPublicKey, realm_uuid: /^[0-9a-f-]{36}$/ } });
+  const device = [...svc.e2eeDevices.values()].find((d) => d.push_account_id === phone.pushAccountId)!;
+  t.match(device, { token: phone.token, token_kind: 'fcm' }, 'the service opened the token, which this server never saw');
+  const snap = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['push_device']) });
+  t.same(snap.push_devices, { [String(phone.pushAccountId)]: { status: 'active', error_code: null } });
+  t.equal((await phone.register()).status, 200, 'the same registration again: no change');
+  await sleep(300);
+  t.equal(svc.of('push/e2ee/register').filter((c) => c.body.push_account_id === String(phone.pushAccountId)).length, 1, 'registered with the service once');
+
+  // A DM: one E2EE request, sealed for the phone's key; nothing in clear on the wire.
+  const sender = await newPerson(s, undefined, 'Sealer');
+  const content = `secret ${uniq('c')}`;
+  const { id } = await s.api.as(sender).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId]), content });
+  await svc.waitFor(() => opened(phone.keys, phone.pushAccountId).length > 0);
+  const [msg] = opened(phone.keys, phone.pushAccountId);
+  t.match(msg, { type: 'message', message_id: id, user_id: p.userId, sender_id: sender.userId, sender_full_name: sender.fullName, recipient_type: 'direct', content, realm_url: 'http://parley.test', realm_name: String, time: Number, sender_avatar_url: /^https:\/\// });
+  t.notOk('pm_users' in msg!, 'a 1:1 DM has no pm_users');
+  t.match(msg!.request, { fcm_priority: 'high' });
+  const wire = JSON.stringify(svc.of('push/e2ee/notify').at(-1)!.body);
+  t.notOk(wire.includes(content) || wire.includes(sender.fullName), 'the service sees neither content nor sender');
+  t.equal(notifiesFor(p).length, 0, 'no legacy notification: the user has no legacy token');
+
+  // A group DM names every participant; a channel mention carries the channel and topic.
+  const third = await newPerson(s);
+  const group = await s.api.as(sender).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId, third.userId]), content: 'group' });
+  const name = uniq('e2ch');
+  await s.api.as(sender).ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([sender.userId, p.userId]) });
+  const streamId = (await s.api.as(sender).ok('GET', '/get_stream_id', { stream: name })).stream_id;
+  const ch = await s.api.as(sender).ok('POST', '/messages', { type: 'stream', to: name, topic: 'sealed', content: `@**${p.fullName}** hi` });
+  await svc.waitFor(() => opened(phone.keys, phone.pushAccountId).length >= 3);
+  const byId = new Map(opened(phone.keys, phone.pushAccountId).map((m) => [m.message_id, m]));
+  t.equal(byId.get(group.id)!.pm_users, [sender.userId, p.userId, third.userId].sort((a, b) => a - b).join(','));
+  t.match(byId.get(ch.id), { recipient_type: 'channel', channel_id: streamId, channel_name: name, topic: 'sealed' });
+
+  // Reading removes them: a sealed removal, at normal priority.
+  await api.ok('POST', '/mark_all_as_read', {});
+  await svc.waitFor(() => opened(phone.keys, phone.pushAccountId).some((m) => m.type === 'remove'));
+  const removal = opened(phone.keys, phone.pushAccountId).find((m) => m.type === 'remove')!;
+  t.same(removal.message_ids, [id, group.id, ch.id].sort((a, b) => a - b));
+  t.match(removal, { user_id: p.userId, request: { fcm_priority: 'normal' } });
+
+  // The test notification, to this device or to all.
+  await api.ok('POST', '/mobile_push/e2ee/test_notification', { push_account_id: phone.pushAccountId });
+  await api.ok('POST', '/mobile_push/e2ee/test_notification', {});
+  await svc.waitFor(() => opened(phone.keys, phone.pushAccountId).filter((m) => m.type === 'test').length === 2);
+  t.match(opened(phone.keys, phone.pushAccountId).find((m) => m.type === 'test'), { user_id: p.userId, realm_url: 'http://parley.test', time: Number });
+  const unknown = await api.call('POST', '/mobile_push/e2ee/test_notification', { push_account_id: 7 });
+  t.match(unknown, { status: 400, body: { result: 'error', code: 'NO_ACTIVE_PUSH_DEVICE' } });
+});
+
+t.test('push - E2EE: an iOS device gets the APNs form; a registration the service refuses fails with its code', async (t) => {
+  const p = await newPerson(s);
+  const api = s.api.as(p);
+  const q = await register(api, { event_types: JSON.stringify(['push_device']) });
+  const ios = await e2eePhone(api, 'apns');
+  await ios.register();
+  await waitFor(q, (e) => e.type === 'push_device' && e.push_account_id === ios.pushAccountId && e.status === 'active');
+  await api.ok('POST', '/mobile_push/e2ee/test_notification', {});
+  await svc.waitFor(() => opened(ios.keys, ios.pushAccountId).length > 0);
+  t.match(opened(ios.keys, ios.pushAccountId)[0]!.request, { http_headers: { 'apns-priority': 10, 'apns-push-type': 'alert' }, payload: { aps: { alert: { title: 'New notification' } } } });
+
+  // Sealed for another service's key: the service refuses it, the device fails with that code.
+  await sodium.ready;
+  const wrong = await e2eePhone(api, 'fcm', sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64));
+  t.equal((await wrong.register()).status, 200);
+  const failed = await waitFor(q, (e) => e.type === 'push_device' && e.push_account_id === wrong.pushAccountId && e.status === 'failed');
+  t.equal(failed.error_code, 'INVALID_BOUNCER_PUBLIC_KEY');
+  const snap = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['push_device']) });
+  t.same(snap.push_devices[String(wrong.pushAccountId)], { status: 'failed', error_code: 'INVALID_BOUNCER_PUBLIC_KEY' });
+});
+
+t.test('push - E2EE registration: checked, humans only, every role', async (t) => {
+  const phone = await e2eePhone(s.api.as(s.demo.member1));
+  const bad = async (who: Api, params: Record<string, string | number>, code: string, msg: RegExp) => {
+    const r = await who.call('POST', '/mobile_push/register', params);
+    t.equal(r.status, 400, String(msg));
+    t.match(r.body, { result: 'error', code, msg });
+  };
+  const member = s.api.as(s.demo.member1);
+  await bad(member, { ...phone.params, token_kind: 'gcm' }, 'BAD_REQUEST', /^Invalid token_kind$/);
+  await bad(member, { ...phone.params, push_public_key: 'not a key' }, 'BAD_REQUEST', /^Invalid push_public_key$/);
+  await bad(member, { ...phone.params, push_account_id: 'x' }, 'BAD_REQUEST', /push_account_id/);
+  const { push_public_key: _omit, ...missing } = phone.params;
+  await bad(member, missing, 'BAD_REQUEST', /push_public_key/);
+  await bad(s.api.as(s.demo.bot), phone.params, 'BAD_REQUEST', /^This endpoint does not accept bot requests\.$/);
+  for (const who of [s.demo.guest, s.demo.admin, s.demo.owner]) {
+    const mine = await e2eePhone(s.api.as(who));
+    t.equal((await mine.register()).status, 200, `role ${who.email} may register a device`);
+  }
+  // Without the service, as Zulip: nothing to register with.
+  const offline = await e2eePhone(plain.api.as(plain.demo.member1));
+  t.match(await offline.register(), { status: 400, body: { result: 'error', code: 'PUSH_SERVICE_NOT_CONFIGURED' } });
+  t.match(await plain.api.as(plain.demo.member1).call('POST', '/mobile_push/e2ee/test_notification', {}), { status: 400, body: { code: 'PUSH_SERVICE_NOT_CONFIGURED' } });
 });
 
 t.test('push - without the service: push is off, tokens are kept, nothing can be sent', async (t) => {

@@ -466,6 +466,7 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('drafts'), op: z.literal('remove'), draft_id: Id }).strict(),
   z.object({ type: z.literal('saved_snippets'), op: z.enum(['add', 'update']), saved_snippet: SavedSnippetObject }).strict(),
   z.object({ type: z.literal('saved_snippets'), op: z.literal('remove'), saved_snippet_id: Id }).strict(),
+  z.object({ type: z.literal('push_device'), push_account_id: Id, status: z.enum(['pending', 'active', 'failed']), error_code: z.string().optional() }).strict(),
   z.object({ type: z.literal('user_topic'), stream_id: Id, topic_name: z.string(), last_updated: Id, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }).strict(),
   z.object({ type: z.literal('muted_topics'), muted_topics: z.array(z.tuple([z.string(), z.string(), Id])) }).strict(),
   z

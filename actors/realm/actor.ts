@@ -10,6 +10,7 @@ import { deliverScheduled } from './scheduled_messages.ts';
 import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
+import { pushE2eeRegister } from './push_e2ee.ts';
 import { loginEmail } from './login_email.ts';
 import { markMutedRead } from './personal.ts';
 import { outgoingWebhooks } from './outgoing_webhooks.ts';
@@ -55,6 +56,7 @@ export const realmActor = defineActor({
     [pushUnregister.name]: pushUnregister,
     [pushNotify.name]: pushNotify,
     [pushRemove.name]: pushRemove,
+    [pushE2eeRegister.name]: pushE2eeRegister,
     [loginEmail.name]: loginEmail,
     [markMutedRead.name]: markMutedRead,
     [outgoingWebhooks.name]: outgoingWebhooks,

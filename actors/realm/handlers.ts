@@ -6,6 +6,7 @@ import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
 import { addPushDevice, removePushDevice, removePushNotifications, sendTestPush } from './push.ts';
+import { registerE2eeDevice, sendE2eeTestPush } from './push_e2ee.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { renderContent } from './render.ts';
@@ -146,6 +147,8 @@ export const realmHandlers = {
   addPushDevice,
   removePushDevice,
   removePushNotifications,
+  registerE2eeDevice,
+  sendE2eeTestPush,
   sendTestPush,
   presenceAccess,
   sendMessageWithTopicWildcard,

@@ -152,7 +152,10 @@ function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: Readonly
   for (const id of byChannel.get(f.m.streamId!) ?? []) out.add(id);
   addSubscribed(out, streamEmailUsers, subs);
   // Push: the subscribers with a device (a channel's push setting has no index of its own).
-  if (push) addSubscribed(out, state.pushDevices, subs);
+  if (push) {
+    addSubscribed(out, state.pushDevices, subs);
+    addSubscribed(out, state.e2eeDevices, subs);
+  }
   return out;
 }
 

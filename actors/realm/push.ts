@@ -27,6 +27,7 @@ import { type ActivePush, type PushDeviceRecord, type StoredMessage, T } from '.
 import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
+import { activeE2eeDevices, e2eeMessagePayload, e2eeRemovePayload, sendE2ee } from './push_e2ee.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -131,6 +132,12 @@ export function userUuid(state: Readonly<RealmState>, userId: number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** A stable UUID for the organization as the service knows it (Zulip's Realm.uuid), derived from its ID. */
+export function realmUuid(state: Readonly<RealmState>): string {
+  const h = createHash('sha256').update(`parley-realm:${state.realmId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 /** What every payload carries: who it is for (Zulip's get_base_payload). */
 export function basePayload(state: Readonly<RealmState>, site: string, userId: number): Record<string, string | number> {
   const url = realmUrl(site, state.meta?.stringId ?? '');
@@ -182,8 +189,9 @@ export const pushUnregister = timer({
   apply: () => null,
 });
 
-/** Whether `userId` has a device to push to. */
-export const hasPushDevice = (state: Readonly<RealmState>, userId: number): boolean => (state.pushDevices.get(userId)?.size ?? 0) > 0;
+/** Whether `userId` has a device to push to: a legacy token, or an E2EE device the service registered. */
+export const hasPushDevice = (state: Readonly<RealmState>, userId: number): boolean => hasLegacyDevice(state, userId) || activeE2eeDevices(state, userId).length > 0;
+const hasLegacyDevice = (state: Readonly<RealmState>, userId: number): boolean => (state.pushDevices.get(userId)?.size ?? 0) > 0;
 
 /** One message's push notifications, as the send recorded them. */
 interface NotifyPayload {
@@ -290,8 +298,9 @@ export const pushNotify = timer({
     for (const [userId, trigger] of p.users) {
       // Read before it left (its removal is on its way, or done): not sent, as Zulip's handle_push_notification.
       const active = state.activePushes.get(userId)?.get(m.id);
-      if (!active || active.removing || !hasPushDevice(state, userId)) continue;
-      await callService('push/notify', { json: notifyBody(state, ctx.siteUrl, m, userId, trigger) });
+      if (!active || active.removing) continue;
+      if (hasLegacyDevice(state, userId)) await callService('push/notify', { json: notifyBody(state, ctx.siteUrl, m, userId, trigger) });
+      await sendE2ee(state, activeE2eeDevices(state, userId), e2eeMessagePayload(state, ctx.siteUrl, m, userId), true);
     }
     ctx.log.info({ realm: state.realmId, message: m.id, users: p.users.length }, 'push notifications sent');
     return undefined;
@@ -365,8 +374,10 @@ export const pushRemove = timer({
   name: REMOVE,
   async effect(state, p: { userId: number }, ctx): Promise<number[]> {
     const ids = [...(state.activePushes.get(p.userId) ?? [])].filter(([, a]) => a.removing).map(([id]) => id).sort((a, b) => a - b);
-    if (ids.length && pushConfigured() && hasPushDevice(state, p.userId)) {
-      await callService('push/notify', { json: removeBody(state, ctx.siteUrl, p.userId, ids.slice(-MAX_REMOVE_IDS)) });
+    if (ids.length && pushConfigured()) {
+      const named = ids.slice(-MAX_REMOVE_IDS);
+      if (hasLegacyDevice(state, p.userId)) await callService('push/notify', { json: removeBody(state, ctx.siteUrl, p.userId, named) });
+      await sendE2ee(state, activeE2eeDevices(state, p.userId), e2eeRemovePayload(state, ctx.siteUrl, p.userId, named), false);
     }
     return ids;
   },

@@ -30,6 +30,7 @@ import {
   type UserRecord,
   type UserTopicRecord,
   type ActivePush,
+  type E2eePushDevice,
   type PushDeviceRecord,
 } from '../../storage/tables.ts';
 import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId, Role } from '../model.ts';
@@ -116,6 +117,8 @@ export class RealmState {
   readonly missedEmails = new Map<number, Map<number, string>>();
   /** userId -> `${kind}:${token}` -> device registered for mobile push (`push.ts`). */
   readonly pushDevices = new Map<number, Map<string, PushDeviceRecord>>();
+  /** userId -> push_account_id -> device registered for end-to-end encrypted push (`push_e2ee.ts`). */
+  readonly e2eeDevices = new Map<number, Map<number, E2eePushDevice>>();
   /** userId -> message ID -> a push notification their devices may still show (`push.ts`). */
   readonly activePushes = new Map<number, Map<number, ActivePush>>();
   /** userId -> when a queue of theirs was last seen polling (memory only: reported by the queue actors). */
@@ -178,6 +181,7 @@ export class RealmState {
       mine.set(messageId, r.value.trigger);
     }
     for (const d of await T.pushDevices.partition(realmId).values(store)) s.indexPushDevice(d);
+    for (const d of await T.e2eePushDevices.partition(realmId).values(store)) s.indexE2eeDevice(d);
     for (const r of await T.activePushes.partition(realmId).range(store)) {
       const [userId, messageId] = String(r.ck).split(':').map(Number) as [number, number];
       let mine = s.activePushes.get(userId);
@@ -186,6 +190,12 @@ export class RealmState {
     }
     s.image.loaded();
     return s;
+  }
+
+  indexE2eeDevice(d: E2eePushDevice): void {
+    let mine = this.e2eeDevices.get(d.userId);
+    if (!mine) this.e2eeDevices.set(d.userId, (mine = new Map()));
+    mine.set(d.pushAccountId, d);
   }
 
   indexPushDevice(d: PushDeviceRecord): void {

@@ -302,7 +302,7 @@ export const RegisterFields = {
   giphy_api_key: z.string().optional(),
   realm_giphy_rating: Id.optional(),
   giphy_rating_options: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
-  push_devices: z.record(z.string(), z.never()).optional(),
+  push_devices: z.record(z.string(), z.object({ status: z.enum(['pending', 'active', 'failed']), error_code: z.string().nullable() }).strict()).optional(),
   stop_words: z.array(z.string()).optional(),
   realm_filters: z.array(z.never()).optional(),
 } satisfies z.ZodRawShape;

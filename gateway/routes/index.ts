@@ -94,6 +94,8 @@ export const ROUTES: Route[] = [
   push.addFcmToken,
   push.removeFcmToken,
   push.testPushNotification,
+  push.registerE2eePushDevice,
+  push.testE2eePushNotification,
   // People. Every /users/me route comes before the /users/{user_id} routes: the router takes the first match.
   getOwnUser,
   deactivateSelf,

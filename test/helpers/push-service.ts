@@ -2,13 +2,17 @@
  * A mobile push notification service for tests: an HTTP server on 127.0.0.1
  * and a free port that implements the part of Zulip's service API a server
  * uses (`zilencer/views.py`: `remotes/server/register`, `remotes/push/register`,
- * `/unregister`, `/notify`, `/test_notification`), with its checks (HTTP Basic
- * auth by a registered server's UUID and key, token kinds, ios_app_id for
- * APNs, known devices), and records every call it answers.
+ * `/unregister`, `/notify`, `/test_notification`, and for end-to-end encrypted
+ * push `remotes/push/e2ee/register` and `/e2ee/notify`), with its checks
+ * (HTTP Basic auth by a registered server's UUID and key, token kinds,
+ * ios_app_id for APNs, known devices; an E2EE registration sealed for the
+ * service's own key, `bouncerPublicKey`, and not older than a day), and
+ * records every call it answers.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import sodium from 'libsodium-wrappers';
 
 export interface ServiceCall {
   endpoint: string;
@@ -25,6 +29,10 @@ export interface PushServiceDouble {
   calls: ServiceCall[];
   /** Registered devices: `${user_id}:${kind}:${token}`. */
   devices: Set<string>;
+  /** The service's public key (base64) a device seals its E2EE registration for. */
+  bouncerPublicKey: string;
+  /** E2EE devices by the device ID the service gave them: what their sealed registration said. */
+  e2eeDevices: Map<number, { realm_uuid: string; push_account_id: number; token: string; token_kind: string; ios_app_id?: string }>;
   of(endpoint: string): ServiceCall[];
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -43,6 +51,10 @@ export async function startPushService(): Promise<PushServiceDouble> {
   const servers = new Map<string, string>(); // registered UUID -> key
   const calls: ServiceCall[] = [];
   const devices = new Set<string>();
+  await sodium.ready;
+  const bouncer = sodium.crypto_box_keypair();
+  const bouncerPublicKey = sodium.to_base64(bouncer.publicKey, sodium.base64_variants.ORIGINAL);
+  const e2eeDevices: PushServiceDouble['e2eeDevices'] = new Map();
   const server = createServer(async (req, res) => {
     const reply = (status: number, body: Record<string, unknown>) => {
       res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -65,6 +77,28 @@ export async function startPushService(): Promise<PushServiceDouble> {
     }
     const [who, secret] = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString().split(':');
     if (!who || servers.get(who) !== secret) return fail(`Zulip server auth failure: ${who} is not registered`, 'INVALID_ZULIP_SERVER', 401);
+    if (endpoint === 'push/e2ee/register') {
+      calls.push({ endpoint, server: who, body });
+      if (body.bouncer_public_key !== bouncerPublicKey) return fail('Invalid bouncer_public_key', 'INVALID_BOUNCER_PUBLIC_KEY');
+      let reg: { token: string; token_kind: string; timestamp: number; ios_app_id?: string };
+      try {
+        const sealed = sodium.from_base64(body.encrypted_push_registration, sodium.base64_variants.ORIGINAL);
+        reg = JSON.parse(sodium.to_string(sodium.crypto_box_seal_open(sealed, bouncer.publicKey, bouncer.privateKey)));
+      } catch {
+        return fail('Invalid encrypted_push_registration', 'BAD_REQUEST');
+      }
+      if (Date.now() / 1000 - reg.timestamp > 86_400) return fail('Request expired', 'REQUEST_EXPIRED');
+      const id = e2eeDevices.size + 1;
+      e2eeDevices.set(id, { realm_uuid: body.realm_uuid, push_account_id: Number(body.push_account_id), token: reg.token, token_kind: reg.token_kind, ios_app_id: reg.ios_app_id });
+      return reply(200, { result: 'success', msg: '', device_id: id });
+    }
+    if (endpoint === 'push/e2ee/notify') {
+      calls.push({ endpoint, server: who, body });
+      const requests = body.push_requests as Array<{ device_id: number; payload: { push_account_id: number; encrypted_data: string } }>;
+      if (!Array.isArray(requests) || requests.some((r) => e2eeDevices.get(r.device_id)?.realm_uuid !== body.realm_uuid)) return fail('Unknown device');
+      const kinds = requests.map((r) => e2eeDevices.get(r.device_id)!.token_kind);
+      return reply(200, { result: 'success', msg: '', android_successfully_sent_count: kinds.filter((k) => k === 'fcm').length, apple_successfully_sent_count: kinds.filter((k) => k === 'apns').length, delete_device_ids: [] });
+    }
     const user = body.user_id !== undefined ? String(body.user_id) : null;
     if (user === null && body.user_uuid === undefined) return fail('Missing user_id or user_uuid');
     calls.push({ endpoint, server: who, body });
@@ -105,6 +139,8 @@ export async function startPushService(): Promise<PushServiceDouble> {
     key,
     calls,
     devices,
+    bouncerPublicKey,
+    e2eeDevices,
     of: (endpoint) => calls.filter((c) => c.endpoint === endpoint),
     async waitFor(pred, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
