@@ -21,6 +21,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { forgetCheckpoint } from '../actors/realm/checkpoint.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import { Allocator, SubscriptionRecord, T, UserRecord } from '../storage/tables.ts';
 import { basicAuth, RawConn } from './lib/rawhttp.ts';
@@ -62,7 +63,8 @@ async function grow(dataDir: string, channelId: number, n: number): Promise<void
     }
     await writer.commit(ops);
   }
-  await writer.commit([T.allocators.at(realm).put({ ...ids, user: first + n })]);
+  // Rows written beside the realm actor: its next load reads the tables, not its checkpoint.
+  await writer.commit([T.allocators.at(realm).put({ ...ids, user: first + n }), forgetCheckpoint(realm)]);
   await store.close();
 }
 

@@ -4,6 +4,7 @@
  * users `POST /users` would make (at ~30/s today), in seconds.
  */
 import { DEMO_REALM_ID } from '../../lib/demo.ts';
+import { forgetCheckpoint } from '../../actors/realm/checkpoint.ts';
 import { EmbeddedStore } from '../../storage/embedded.ts';
 import { objectBucket, T } from '../../storage/tables.ts';
 
@@ -77,7 +78,8 @@ export async function growDemo(dataDir: string, count: number): Promise<number> 
         ops = [];
       }
     }
-    ops.push(T.allocators.at(realm).put({ ...ids, user: first + count }));
+    // Rows written beside the realm actor: its next load reads the tables, not its checkpoint.
+    ops.push(T.allocators.at(realm).put({ ...ids, user: first + count }), forgetCheckpoint(realm));
     await writer.commit(ops);
     return first;
   } finally {
