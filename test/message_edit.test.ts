@@ -301,6 +301,31 @@ t.test('message delete - POST /streams/{stream_id}/delete_topic: administrators 
   t.equal((await own.api.call('POST', `/streams/${id}/delete_topic`, { topic_name: 'x' }, { creds: null })).status, 401);
 });
 
+t.test('message edit - change_all past the move time limit is MOVE_MESSAGES_TIME_LIMIT_EXCEEDED for members, not moderators (FL 172)', async (t) => {
+  // No grace past the limit here, so a limit of one second passes within the test.
+  const own = await serverFor(t, { env: { PARLEY_EDIT_GRACE_SECONDS: '0' } });
+  const boss = own.api.as(own.demo.owner);
+  const member = own.api.as(own.demo.member1);
+  const name = uniq('limits');
+  await boss.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: DEMO_KEYS.map((k) => own.demo[k].userId) });
+  await boss.ok('PATCH', '/realm', { move_messages_within_stream_limit_seconds: 1 });
+  const post = async (topic: string) => (await member.ok('POST', '/messages', { type: 'stream', to: name, topic, content: 'x' })).id as number;
+  const topic = uniq('t');
+  const old = await post(topic);
+  await new Promise((r) => setTimeout(r, 2100));
+  const recent = await post(topic);
+  const r = await member.call('PATCH', `/messages/${recent}`, { topic: uniq('all'), propagate_mode: 'change_all' });
+  t.same([r.status, r.body.code, r.body.msg], [400, 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', 'You only have permission to move the 1/2 most recent messages in this topic.']);
+  t.same([r.body.first_message_id_allowed_to_move, r.body.total_messages_allowed_to_move, r.body.total_messages_in_topic], [recent, 1, 2]);
+  t.equal((await member.call('PATCH', `/messages/${old}`, { topic: uniq('x') })).body.msg, "The time limit for editing this message's topic has passed.", 'the old message alone');
+  const later = uniq('later');
+  await member.ok('PATCH', `/messages/${recent}`, { topic: later, propagate_mode: 'change_later' });
+  t.equal((await member.ok('GET', `/messages/${recent}`)).message.subject, later, 'change_later moves what is within the limit');
+  // Moderators (and administrators) have no time limit.
+  await own.api.as(own.demo.moderator).ok('PATCH', `/messages/${old}`, { topic: later, propagate_mode: 'change_all', send_notification_to_new_thread: false });
+  t.equal((await member.ok('GET', `/messages/${old}`)).message.subject, later);
+});
+
 t.test('message edit - the official Python client: update_message and delete_message', async (t) => {
   const id = await send(owner, uniq('py'), 'before');
   const out = runPython(s.urls[0]!, s.demo.owner, `

@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'BAD_NARROW',
   'STREAM_DOES_NOT_EXIST',
   'STREAM_WILDCARD_MENTION_NOT_ALLOWED',
+  'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
   'TOPIC_WILDCARD_MENTION_NOT_ALLOWED',
   'UNAUTHORIZED_PRINCIPAL',
   'CANNOT_DEACTIVATE_LAST_USER',
@@ -66,6 +67,8 @@ const EXTRA: Partial<Record<ErrorCode, z.ZodRawShape>> = {
   },
   STREAM_DOES_NOT_EXIST: { stream: z.string().optional(), stream_id: Id.optional() },
   BAD_EVENT_QUEUE_ID: { queue_id: z.string() },
+  /** How many of the topic's most recent messages the user may move (FL 172). */
+  MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: { first_message_id_allowed_to_move: Id.nullable(), total_messages_allowed_to_move: z.number().int().nonnegative(), total_messages_in_topic: z.number().int().nonnegative() },
   /** Seconds until one more request is allowed (also the Retry-After header, rounded up). */
   RATE_LIMIT_HIT: { 'retry-after': z.number().nonnegative() },
   CANNOT_DEACTIVATE_LAST_USER: { is_last_owner: z.boolean(), entity: z.string() },

@@ -92,6 +92,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
       /** Uploads no longer linked from the message; Parley reports none. */
       detached_uploads: z.array(z.never()),
     },
+    ['MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', 400],
   ),
   'DELETE /messages/{message_id}': empty(),
   /** complete: false when topic messages are left for the client to delete by repeating the request (FL 211). */
