@@ -514,6 +514,10 @@ export const RealmSettings = z.object({
   requireUniqueNames: z.boolean().default(false),
   /** The organization's Jitsi server; null: the server's (FL 212). */
   jitsiServerUrl: z.string().nullable().default(null),
+  /** The organization's email domains (`realm_domains`, FL 63): few, so kept in this row. */
+  domains: z.array(z.object({ domain: z.string(), allowSubdomains: z.boolean() })).default([]),
+  /** Default channel groups new users may pick from at sign-up (`realm_default_stream_groups`): few, so kept in this row. */
+  defaultChannelGroups: z.array(z.object({ id: Id, name: z.string(), description: z.string(), streamIds: z.array(Id) })).default([]),
   /** Group-setting permissions of the organization, by their API name. */
   groups: z.record(z.string(), GroupSettingValue).default({}),
 });
@@ -1015,7 +1019,7 @@ export const T = {
   orgAllocators: defineTable({
     name: 'org_allocators',
     ck: 'text',
-    codec: z.object({ folder: Id.default(1), linkifier: Id.default(1), invite: Id.default(1), playground: Id.default(1) }),
+    codec: z.object({ folder: Id.default(1), linkifier: Id.default(1), invite: Id.default(1), playground: Id.default(1), channelGroup: Id.default(1) }),
     pk: (realm: number) => String(realm),
     row: (realm: number) => ({ pk: String(realm), ck: 'ids' }),
   }),

@@ -155,9 +155,15 @@ t.test('python scenario - folders, linkifiers, profile fields, groups and emoji'
     'GET /user_groups/{user_group_id}/subgroups', 'POST /user_groups/{user_group_id}/deactivate',
     'POST /realm/emoji/{emoji_name}', 'GET /realm/emoji', 'GET /realm/emoji/{emoji_id}/image', 'DELETE /realm/emoji/{emoji_name}',
     'POST /realm/playgrounds', 'DELETE /realm/playgrounds/{playground_id}',
+    'GET /realm/domains', 'POST /realm/domains', 'PATCH /realm/domains/{domain}', 'DELETE /realm/domains/{domain}',
   ], `
 import io
 tag = ${J(uniq('x').slice(-6))}
+domain = tag.lower() + ".python.example"
+ok(client.call_endpoint("realm/domains", method="POST", request={"domain": domain, "allow_subdomains": False}))
+ok(client.call_endpoint(f"realm/domains/{domain}", method="PATCH", request={"allow_subdomains": True}))
+domains = ok(client.call_endpoint("realm/domains", method="GET"))["domains"]
+ok(client.call_endpoint(f"realm/domains/{domain}", method="DELETE"))
 playground = ok(client.call_endpoint("realm/playgrounds", method="POST", request={"name": "Py " + tag, "pygments_language": "python", "url_template": "https://play.example/?code={code}"}))["id"]
 ok(client.call_endpoint(f"realm/playgrounds/{playground}", method="DELETE"))
 folder = ok(client.call_endpoint("channel_folders/create", method="POST", request={"name": "Py " + tag, "description": "python things"}))["channel_folder_id"]
@@ -219,10 +225,11 @@ listed = [e for e in ok(client.get_realm_emoji())["emoji"].values() if e["name"]
 image = api_get(f"realm/emoji/{listed[0]['id']}/image")
 ok(client.delete_custom_emoji(emoji))
 after = [e for e in ok(client.get_realm_emoji())["emoji"].values() if e["name"] == emoji]
-print(json.dumps({"fid": fid, "field_id": field, "folder": mine, "reordered": reordered == order, "link": mylink, "relinked": relinks == ids, "gone_link": gone_link,
+print(json.dumps({"domain": [d for d in domains if d["domain"] == domain], "fid": fid, "field_id": field, "folder": mine, "reordered": reordered == order, "link": mylink, "relinked": relinks == ids, "gone_link": gone_link,
   "field": myfield, "refields": refields == forder, "gone_field": gone_field, "cooks": cooks, "tasters": tasters,
   "members": members, "is_member": is_member, "subgroups": subgroups, "tasters_active": tasters in active,
   "image": [image.status_code, image.content.hex()[:16]], "emoji_after": after[0]["deactivated"] if after else None}))`);
+  t.same(out.domain.map((d: any) => d.allow_subdomains), [true], 'a realm domain, changed');
   t.match(out.folder, { name: /^Py /, description: 'python and snakes' });
   t.ok(out.reordered, 'channel folders come back in the new order');
   t.equal(out.link.url_template, 'https://issues.example/{id}');

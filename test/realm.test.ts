@@ -266,3 +266,64 @@ t.test('realm - the topic-editing limit is move_messages_within_stream_limit_sec
   }
   isError(t, await maria.call('POST', '/typing', { type: 'direct', op: 'start', to: [s.demo.admin.email] }), 400, 'BAD_REQUEST', undefined, 'typing to an email');
 });
+
+t.test('realm - realm domains: owners add, change and remove them with realm_domains events; emails_restricted_to_domains admits only their addresses (FL 63, 143)', async (t) => {
+  const domain = `${uniq('d').toLowerCase()}.example`;
+  const q = await register(maria, { fetch_event_types: ['realm_domains', 'realm'], event_types: ['realm_domains', 'realm'] });
+  const snap = structuredClone(q.snapshot);
+  t.same(snap.realm_domains, [], 'none at first');
+  t.teardown(async () => {
+    await owner.call('DELETE', `/realm/domains/${domain}`);
+    await owner.ok('PATCH', '/realm', { emails_restricted_to_domains: false });
+  });
+  for (const [role, api] of asRoles(s)) {
+    if (role === 'owner') continue;
+    const r = await api.call('POST', '/realm/domains', { domain, allow_subdomains: false });
+    if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+    else isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization owner/, role);
+  }
+  const bad: Array<[string, RegExp]> = [['', /Domain can't be empty/], ['nodot', /at least one dot/], ['.lead.example', /start or end with a dot/], ['a..example', /Consecutive/], ['-a.example', /start or end with a '-'/], ['a_b.example', /only have letters, numbers/]];
+  for (const [d, msg] of bad) isError(t, await owner.call('POST', '/realm/domains', { domain: d, allow_subdomains: false }), 400, 'BAD_REQUEST', msg, JSON.stringify(d));
+  const added = await owner.ok('POST', '/realm/domains', { domain: ` ${domain.toUpperCase()} `, allow_subdomains: false });
+  t.equal(added.new_domain[1], domain, 'trimmed and lower-cased');
+  isError(t, await owner.call('POST', '/realm/domains', { domain, allow_subdomains: true }), 400, 'BAD_REQUEST', /already a part of your organization/, 'twice');
+  t.same((await maria.ok('GET', '/realm/domains')).domains, [{ domain, allow_subdomains: false }], 'every user may list them');
+  isError(t, await admin.call('PATCH', `/realm/domains/${domain}`, { allow_subdomains: true }), 400, 'UNAUTHORIZED_PRINCIPAL', /organization owner/, 'an administrator may not change one');
+  await owner.ok('PATCH', `/realm/domains/${domain}`, { allow_subdomains: true });
+  isError(t, await owner.call('PATCH', '/realm/domains/nowhere.example', { allow_subdomains: true }), 400, 'BAD_REQUEST', /No entry found for domain nowhere.example/, 'an unknown one');
+
+  // Restricted: only addresses of the domains (and, where allowed, their subdomains) may join.
+  isError(t, await admin.call('PATCH', '/realm', { emails_restricted_to_domains: true }), 400, 'UNAUTHORIZED_PRINCIPAL', /organization owner/, 'owner-only (FL 143)');
+  await owner.ok('PATCH', '/realm', { emails_restricted_to_domains: true });
+  const create = (email: string) => owner.call('POST', '/users', { email, password: 'long enough pw', full_name: `Dom ${uniq('u').slice(-6)}` });
+  isError(t, await create(`${uniq('out')}@elsewhere.example`), 400, 'BAD_REQUEST', /not allowed in this organization/, 'another domain');
+  t.equal((await create(`${uniq('in')}@${domain}`)).status, 200, 'the domain');
+  t.equal((await create(`${uniq('in')}@team.${domain}`)).status, 200, 'a subdomain, allowed');
+  await owner.ok('DELETE', `/realm/domains/${domain}`);
+  isError(t, await owner.call('DELETE', `/realm/domains/${domain}`), 400, 'BAD_REQUEST', /No entry found/, 'removed twice');
+
+  const ops: string[] = [];
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    if (e.type === 'realm_domains') ops.push(e.op);
+    return e.type === 'realm_domains' && e.op === 'remove';
+  });
+  t.same(ops, ['add', 'change', 'remove']);
+  const fresh = await maria.ok('POST', '/register', { fetch_event_types: ['realm_domains', 'realm'] });
+  t.same(fresh.realm_domains, []);
+  t.equal(fresh.realm_emails_restricted_to_domains, false, 'removing the last domain lifts the restriction, as in Zulip');
+  t.same([snap.realm_domains, snap.realm_emails_restricted_to_domains], [fresh.realm_domains, fresh.realm_emails_restricted_to_domains], 'snapshot plus events equals a fresh register');
+});
+
+t.test('realm - owner-only settings: waiting_period_threshold, invite_required, emails_restricted_to_domains, disallowed to administrators (FL 143)', async (t) => {
+  const reg = await owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  for (const params of [{ waiting_period_threshold: reg.realm_waiting_period_threshold }, { invite_required: reg.realm_invite_required }, { emails_restricted_to_domains: reg.realm_emails_restricted_to_domains }]) {
+    for (const [role, api] of asRoles(s)) {
+      const r = await api.call('PATCH', '/realm', params);
+      if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+      else if (role === 'owner') t.equal(r.status, 200, `owner: ${JSON.stringify(params)}`);
+      else if (role === 'admin') isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization owner/, `admin: ${JSON.stringify(params)}`);
+      else isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization administrator/, `${role}: ${JSON.stringify(params)}`);
+    }
+  }
+});

@@ -214,6 +214,9 @@ export type LinkifierObject = z.infer<typeof LinkifierObject>;
 export const PlaygroundObject = z.object({ id: Id, name: z.string(), pygments_language: z.string(), url_template: z.string() }).strict();
 export type PlaygroundObject = z.infer<typeof PlaygroundObject>;
 
+/** One of the organization's email domains (`realm_domains` at register, GET /realm/domains and its events). */
+export const RealmDomainObject = z.object({ domain: z.string(), allow_subdomains: z.boolean() }).strict();
+
 /** A bot as its administrators see it (`realm_bots`, `realm_bot` add). No `api_key`: bots' keys are stored only as hashes. */
 export const RealmBotObject = z
   .object({
@@ -246,6 +249,8 @@ export const ORG_EVENT_BODIES = [
   z.object({ type: z.literal('realm_bot'), op: z.literal('delete'), bot: z.object({ user_id: Id }).strict() }).strict(),
   z.object({ type: z.literal('realm_linkifiers'), realm_linkifiers: z.array(LinkifierObject) }).strict(),
   z.object({ type: z.literal('realm_playgrounds'), realm_playgrounds: z.array(PlaygroundObject) }).strict(),
+  z.object({ type: z.literal('realm_domains'), op: z.enum(['add', 'change']), realm_domain: RealmDomainObject }).strict(),
+  z.object({ type: z.literal('realm_domains'), op: z.literal('remove'), domain: z.string() }).strict(),
   z.object({ type: z.literal('invites_changed') }).strict(),
   z.object({ type: z.literal('has_videoprovider_token'), value: z.boolean() }).strict(),
   z.object({ type: z.literal('channel_folder'), op: z.literal('add'), channel_folder: ChannelFolderObject }).strict(),

@@ -29,6 +29,7 @@ import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
 import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createPlayground, deletePlayground } from './playgrounds.ts';
+import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from './realm_domains.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 import { authenticate, bootstrap, createUser, createUsers, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
 import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
@@ -92,6 +93,10 @@ export const realmHandlers = {
   deleteLinkifier,
   reorderLinkifiers,
   createPlayground,
+  listRealmDomains,
+  addRealmDomain,
+  changeRealmDomain,
+  removeRealmDomain,
   deletePlayground,
   apiKeyForToken,
   createInvites,

@@ -27,7 +27,7 @@ export const RECENTLY_ACTIVE_DAYS = 180;
 export const utcDay = (secs: number): number => Math.floor(secs / DAY_SECS);
 export const today = (): number => utcDay(Date.now() / 1000);
 
-export type OrgCounter = 'folder' | 'linkifier' | 'invite' | 'playground';
+export type OrgCounter = 'folder' | 'linkifier' | 'invite' | 'playground' | 'channelGroup';
 
 /** What the realm knows of a channel's traffic: messages per day over the last TRAFFIC_DAYS, and its newest day. */
 export interface Traffic {
@@ -44,7 +44,7 @@ export class OrgState {
   readonly invites = new Map<number, InviteRecord>();
   readonly invitesByToken = new Map<string, InviteRecord>();
   readonly videoTokens = new Map<number, VideoProviderToken>();
-  private ids = { folder: 1, linkifier: 1, invite: 1, playground: 1 };
+  private ids = { folder: 1, linkifier: 1, invite: 1, playground: 1, channelGroup: 1 };
   private compiled: CompiledLinkifier[] | null = null;
 
   /** The linkifiers in their order. */

@@ -7,6 +7,7 @@
  * Passwords arrive here already hashed, and are checked in the gateway
  * (`lib/secrets.ts`): slow hashing never runs in the realm's mailbox.
  */
+import { emailAllowed } from './realm_domains.ts';
 import { userByApiEmail } from './emails.ts';
 import { channelActivity, defaultStreamIds } from './streams.ts';
 import { z } from 'zod';
@@ -241,6 +242,8 @@ export const createUser = action({
     const fullName = checkFullName(msg.fullName);
     checkUniqueName(state, fullName, null);
     if (state.usersByEmail.has(msg.email.toLowerCase())) throw badRequest(`Email '${msg.email}' already in use`);
+    // Zulip's create_user_backend: an address outside the organization's domains, when it restricts them.
+    if (!emailAllowed(state, msg.email)) throw badRequest(`Email '${msg.email}' not allowed in this organization`);
     return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: msg.passwordHash, loggedIn: false, apiKey: newApiKey(), subscribed: [] as number[], welcome: [] as Array<StoredMessage | null> };
   },
   apply(state, plan, tx) {

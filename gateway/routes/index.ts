@@ -19,6 +19,7 @@ import { channelEmailAddress } from './channel_email.ts';
 import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createPlayground, deletePlayground } from './playgrounds.ts';
+import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from './realm_domains.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
 import * as bots from './bots.ts';
@@ -76,6 +77,10 @@ export const ROUTES: Route[] = [
   deleteLinkifier,
   reorderLinkifiers,
   createPlayground,
+  listRealmDomains,
+  addRealmDomain,
+  changeRealmDomain,
+  removeRealmDomain,
   deletePlayground,
   jwtFetchApiKey,
   createInvites,

@@ -160,6 +160,11 @@ export const APPLIERS: Record<string, Applier> = {
   realm_linkifiers(snap, e) {
     snap.realm_linkifiers = e.realm_linkifiers;
   },
+  realm_domains(snap, e) {
+    if (e.op === 'add') snap.realm_domains = [...snap.realm_domains, e.realm_domain];
+    else if (e.op === 'change') snap.realm_domains = snap.realm_domains.map((d: any) => (d.domain === e.realm_domain.domain ? e.realm_domain : d));
+    else if (e.op === 'remove') snap.realm_domains = snap.realm_domains.filter((d: any) => d.domain !== e.domain);
+  },
   realm_playgrounds(snap, e) {
     snap.realm_playgrounds = e.realm_playgrounds;
   },
