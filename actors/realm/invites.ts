@@ -169,10 +169,10 @@ export const createMultiuseInvite = action({
   check(state, msg) {
     const user = actingUser(state, msg.caller);
     if (!state.can(realmGroupSetting(state, 'create_multiuse_invite_group'), user)) throw badRequest('Insufficient permission');
-    return { user, common: checkCommon(state, user, msg), msg, invite: null as InviteRecord | null };
+    return { user, common: checkCommon(state, user, msg), msg };
   },
   apply(state, p, tx) {
-    p.invite = recordInvite(state, tx, {
+    const invite = recordInvite(state, tx, {
       email: null,
       referrerId: p.user.id,
       role: p.msg.inviteAs,
@@ -186,7 +186,7 @@ export const createMultiuseInvite = action({
       used: false,
       revoked: false,
     });
-    return { token: p.invite.token };
+    return { token: invite.token };
   },
   events(state, p) {
     return [invitesChanged(state, p.user.id)];
