@@ -57,9 +57,14 @@ export const EXPORT_VERSION = 1;
  * Tables not partitioned by realm: timers (per shard; the realm's are
  * exported apart), the timer cursors, shard handoffs (in flight only), file bytes (read through the
  * FileStore), and the deployment's directory of organizations (the target
- * registers the imported one in its own).
+ * registers the imported one in its own). Also left out: the realm's
+ * checkpoint and journal (`actors/realm/checkpoint.ts`), a copy of rows the
+ * export carries anyway, encoded with the exporting realm's IDs: the imported
+ * realm loads from its tables and writes a checkpoint of its own.
  */
-export const NOT_REALM_TABLES: ReadonlySet<string> = new Set([T.timers, T.timerCursors, T.shardHandoffs, T.fileChunks, T.organizations, T.organizationLinks].map((t) => t.schema.name));
+export const NOT_REALM_TABLES: ReadonlySet<string> = new Set(
+  [T.timers, T.timerCursors, T.shardHandoffs, T.fileChunks, T.organizations, T.organizationLinks, T.realmCheckpoints, T.realmCheckpointChunks, T.realmJournal].map((t) => t.schema.name),
+);
 
 const TABLES = new Map<string, Table<unknown, never[], never[]>>(Object.values(T).map((t) => [t.schema.name, t as unknown as Table<unknown, never[], never[]>]));
 /** The tables an export carries, in the order it writes them. */
