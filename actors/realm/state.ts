@@ -64,6 +64,8 @@ export class RealmState {
   readonly usersByKeyHash = new Map<string, UserRecord>();
   /** Lower-cased full name -> users (for mentions). */
   readonly usersByName = new Map<string, Set<UserRecord>>();
+  /** `uniqueNameKey` of each full name -> the users with it (Zulip's require_unique_names, checked in O(1)). */
+  readonly usersByUniqueName = new Map<string, Set<number>>();
   readonly channels = new Map<number, ChannelRecord>();
   readonly channelsByName = new Map<string, ChannelRecord>();
   /** channelId -> userId -> subscription */
@@ -215,6 +217,7 @@ export class RealmState {
       for (const k of old.apiKeys) this.usersByKeyHash.delete(k.hash);
       this.usersByEmail.delete(old.email.toLowerCase());
       this.usersByName.get(old.fullName.toLowerCase())?.delete(old);
+      this.usersByUniqueName.get(uniqueNameKey(old.fullName))?.delete(old.id);
     }
     this.users.set(u.id, u);
     this.usersByEmail.set(u.email.toLowerCase(), u);
@@ -229,6 +232,10 @@ export class RealmState {
     let named = this.usersByName.get(name);
     if (!named) this.usersByName.set(name, (named = new Set()));
     named.add(u);
+    const unique = uniqueNameKey(u.fullName);
+    let same = this.usersByUniqueName.get(unique);
+    if (!same) this.usersByUniqueName.set(unique, (same = new Set()));
+    same.add(u.id);
   }
 
   /** A member or a system bot: for naming a message's sender or participants. */
@@ -447,3 +454,6 @@ class SettingsMap extends Map<number, Record<string, SettingValue>> {
     return super.set(userId, row);
   }
 }
+
+/** How Zulip compares full names when an organization requires unique ones: NFKC-normalized, case-folded. */
+export const uniqueNameKey = (name: string): string => name.normalize('NFKC').toLowerCase();
