@@ -217,7 +217,9 @@ export class Gateway {
           const hosts = this.opts.organizations!.hosts;
           const realmId = org?.realmId ?? 0;
           const authenticate = (apiKey: string | null) => (apiKey === null ? this.auth.authenticate(this.actors, realmId, info.authorization, info.ip) : this.auth.authenticateApiKey(this.actors, realmId, apiKey, info.ip));
-          const r = await page.page.handle({ actors: this.actors, realmId, realmUrl: hosts.realmUrl(org?.subdomain ?? ''), hosts, authenticate }, params);
+          if (limits && page.page.checksCredentials) await limits.beforeCredentialCheck(info.ip);
+          const r = await page.page.handle({ actors: this.actors, realmId, realmUrl: hosts.realmUrl(org?.subdomain ?? ''), hosts, authenticate, userAgent: info.userAgent, ip: info.ip }, params);
+          if (limits && page.page.checksCredentials && r.status === 401) await limits.credentialFailed(info.ip);
           return reply.send(r.status, r.contentType, r.body, { ...limitHeaders, ...r.headers });
         }
       }

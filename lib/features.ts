@@ -178,7 +178,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 105, what: 'send_private_typing_notifications, send_stream_typing_notifications, send_read_receipts', missing: 'stored, but typing notices are sent whatever they say, and there are no read receipts' },
   { level: 106, what: 'PATCH /users/{user_id}: full_name as a plain string', done: true, test: T('people-users', 'people users - full name and email changes by administrators') },
   { level: 107, what: 'escape_navigates_to_default_view setting', missing: 'absent' },
-  { level: 108, what: "user_id in the mobile login flow's zulip:// redirect", missing: 'no mobile login flow' },
+  { level: 108, what: "user_id in the mobile login flow's zulip:// redirect (GET /login/?mobile_flow_otp=..., POST /accounts/login/: email and password, the only sign-in backend here)", done: true, test: T('people-api-keys', 'people api keys - the mobile login flow: /login/ with mobile_flow_otp redirects to zulip:// with the key encrypted by the pad, user_id included (FL 108)') },
   { level: 109, what: 'enable_spectator_access realm setting', done: true, test: T('realm', 'realm - settings show in register and GET /server_settings') },
   { level: 110, what: 'server_web_public_streams_enabled in POST /register', done: true, test: T('people-guests', 'people guests - spectators: no organization here has web-public access, so GET /users without credentials is refused') },
   { level: 111, what: 'POST /users/me/subscriptions/properties: ignored_parameters_unsupported, no subscription_data', done: true, test: T('streams', 'streams - POST /users/me/subscriptions/properties sets personal settings') },

@@ -38,7 +38,7 @@ const RSS_CEILING_MB = 768;
 const RSS_GROWTH_MB = 128;
 
 /** What each page reads of its parameters (pages have no schema). */
-const PAGE_PARAMS: Record<string, string[]> = { '/join/{token}': ['full_name', 'email', 'password'], '/calls/videoprovider/complete': ['state', 'code', 'error'] };
+const PAGE_PARAMS: Record<string, string[]> = { '/join/{token}': ['full_name', 'email', 'password'], '/calls/videoprovider/complete': ['state', 'code', 'error'], '/login': ['mobile_flow_otp', 'email'], '/accounts/login': ['username', 'password', 'mobile_flow_otp'] };
 
 /** Operations whose success may change who a demo user is: after one, the demo users are put back. */
 const CHANGES_PEOPLE = new Set(['DELETE /users/me', 'DELETE /users/{user_id}', 'PATCH /users/{user_id}', 'POST /users/me/api_key/regenerate']);

@@ -61,3 +61,49 @@ t.test('people api keys - a bot regenerates its own key', { skip: process.env.PA
   t.equal(outcome(await as.bot.call('GET', '/users/me')), '401 UNAUTHORIZED');
   t.equal(outcome(await new Api(s.api.base, { email: s.demo.bot.email, apiKey: r.api_key }).call('GET', '/users/me')), 'ok');
 });
+
+/** XORs two hex strings digit by digit (Zulip's `xor_hex_strings`), as the mobile app decrypts the key it is sent. */
+const xorHex = (a: string, b: string) => [...a].map((d, i) => (parseInt(d, 16) ^ parseInt(b[i]!, 16)).toString(16)).join('');
+const page = (path: string, body?: Record<string, string>) =>
+  fetch(`${s.urls[0]}${path}`, { method: body ? 'POST' : 'GET', redirect: 'manual', ...(body ? { body: new URLSearchParams(body) } : {}) });
+
+t.test('people api keys - the mobile login flow: /login/ with mobile_flow_otp redirects to zulip:// with the key encrypted by the pad, user_id included (FL 108)', async (t) => {
+  const { realm_url } = await anonymous.ok('GET', '/server_settings');
+  for (const [name, role] of Object.entries(ROLE)) {
+    const p = await newPerson(s, role);
+    const otp = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const form = await page(`/login/?mobile_flow_otp=${otp}`);
+    const html = await form.text();
+    t.equal(form.status, 200, `${name}: the form`);
+    t.match(html, new RegExp(`name="mobile_flow_otp" value="${otp}"`), 'the pad is carried by the form');
+    const r = await page('/accounts/login/', { username: p.email, password: p.password, mobile_flow_otp: otp });
+    t.equal(r.status, 302, `${name}: redirected`);
+    const to = new URL(r.headers.get('location')!);
+    t.equal(`${to.protocol}//${to.host}`, 'zulip://login');
+    t.same([...to.searchParams.keys()].sort(), ['email', 'otp_encrypted_api_key', 'realm', 'user_id']);
+    t.equal(to.searchParams.get('email'), p.email);
+    t.equal(to.searchParams.get('realm'), realm_url, 'the organization URL, as GET /server_settings gives it');
+    const apiKey = Buffer.from(xorHex(to.searchParams.get('otp_encrypted_api_key')!, otp), 'hex').toString('ascii');
+    t.match(apiKey, /^[A-Za-z0-9]{32}$/, 'the key, once decrypted with the pad');
+    const me = await new Api(s.api.base, { email: p.email, apiKey }).ok('GET', '/users/me');
+    t.equal(me.user_id, Number(to.searchParams.get('user_id')), `${name}: the decrypted key works, for the user_id given`);
+    t.equal(me.user_id, p.userId);
+  }
+  const otp = 'ab'.repeat(32);
+  for (const bad of ['abc', 'g'.repeat(64), 'ab'.repeat(33)]) {
+    t.equal((await page(`/login/?mobile_flow_otp=${bad}`)).status, 400, `GET: ${bad.slice(0, 10)} is not a pad`);
+    const r = await page('/accounts/login/', { username: s.demo.owner.email, password: 'x', mobile_flow_otp: bad });
+    t.equal(r.status, 400);
+    t.match(await r.text(), /Invalid OTP/);
+  }
+  const wrong = await page('/accounts/login/', { username: s.demo.owner.email, password: 'not the password', mobile_flow_otp: otp });
+  t.equal(wrong.status, 401, 'a wrong password: no redirect');
+  t.match(await wrong.text(), /Your username or password is incorrect/);
+  const p = await newPerson(s, ROLE.member);
+  await as.owner.ok('DELETE', `/users/${p.userId}`);
+  const gone = await page('/accounts/login/', { username: p.email, password: p.password, mobile_flow_otp: otp });
+  t.equal(gone.status, 401, 'a deactivated user: no redirect');
+  t.match(await gone.text(), /Account is deactivated/);
+  const plain = await page('/accounts/login/', { username: s.demo.owner.email, password: 'not the password' });
+  t.equal(plain.status, 401, 'without the pad too');
+});

@@ -24,6 +24,9 @@ export interface PageContext {
    * throws UNAUTHORIZED as the API does.
    */
   authenticate(apiKey: string | null): Promise<Authenticated>;
+  /** The request's User-Agent header and address (the new-login email names them). */
+  userAgent: string;
+  ip: string;
 }
 
 export interface PageReply {
@@ -39,6 +42,8 @@ export interface Page {
   path: string;
   /** `none`: served on any host, with or without an organization (the organization-creation page). */
   organization?: 'none';
+  /** Checks a password: the address's credential budget applies, and a 401 answer counts against it (as an API route's `checksCredentials`). */
+  checksCredentials?: true;
   handle(ctx: PageContext, params: RawParams): Promise<PageReply>;
 }
 
