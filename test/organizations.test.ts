@@ -12,6 +12,8 @@ import { join, resolve } from 'node:path';
 import t from 'tap';
 import { type Creds, type Params, uniq } from './helpers/api.ts';
 import { startServer } from './helpers/server.ts';
+import { ClientEvent } from '../actors/events/schema.ts';
+import { applyEvent } from './helpers/apply.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const server = await startServer();
@@ -162,6 +164,35 @@ t.test('cli - users: create with a role, change roles, deactivate and reactivate
   const lastOwner = await cli(['users', '--org', subdomain, 'role', owner.email, 'member']);
   t.equal(lastOwner.code, 1, "the realm's rules hold for the CLI too");
   t.match(lastOwner.stderr, /only organization owner/);
+});
+
+t.test('cli - users billing-admin: is_billing_admin on every user object, false by default; only the operator changes it, everyone hears (FL 73)', async (t) => {
+  const { subdomain, owner } = await createOrg('Billing Co');
+  const made = await cliJson(['users', '--org', subdomain, 'create', '--email', 'gail@billing.test', '--name', 'Gail Guest', '--role', 'guest', '--password-stdin'], 'gail-password');
+  const gail = { email: 'gail@billing.test', apiKey: (await at(subdomain, 'POST', '/fetch_api_key', { username: 'gail@billing.test', password: 'gail-password' })).body.api_key as string };
+  const me = (await at(subdomain, 'GET', '/users/me', {}, owner)).body;
+  for (const [path, viewer] of [['/users/me', owner], [`/users/${me.user_id}`, gail], [`/users/${encodeURIComponent(owner.email)}`, gail]] as const) {
+    const body = (await at(subdomain, 'GET', path, {}, viewer)).body;
+    t.equal((path === '/users/me' ? body : body.user).is_billing_admin, false, `GET ${path}: false by default`);
+  }
+  t.ok((await at(subdomain, 'GET', '/users', {}, gail)).body.members.every((u: any) => u.is_billing_admin === false), 'GET /users: on every member, bots included');
+  const patched = await at(subdomain, 'PATCH', `/users/${made.user_id}`, { is_billing_admin: true }, owner);
+  t.same(patched.body.ignored_parameters_unsupported, ['is_billing_admin'], 'no API parameter changes it, even for an owner (Zulip)');
+
+  const reg = (await at(subdomain, 'POST', '/register', { event_types: ['realm_user'], fetch_event_types: ['realm_user'] }, gail)).body;
+  t.ok(reg.realm_users.every((u: any) => u.is_billing_admin === false), 'register: realm_users carry it');
+  t.equal((await cli(['users', '--org', subdomain, 'billing-admin', owner.email, 'maybe'])).code, 2, 'yes or no');
+  t.same(await cliJson(['users', '--org', subdomain, 'billing-admin', owner.email, 'yes']), { user_id: me.user_id, email: owner.email, is_billing_admin: true });
+  const events = (await at(subdomain, 'GET', '/events', { queue_id: reg.queue_id, last_event_id: reg.last_event_id }, gail)).body.events;
+  t.same(events.map(({ id: _id, ...e }: any) => e), [{ type: 'realm_user', op: 'update', person: { user_id: me.user_id, is_billing_admin: true } }], 'a guest who sees the owner hears of it');
+  for (const e of events) t.ok(ClientEvent.safeParse(e).success, 'the event keeps its strict schema');
+  const snap = structuredClone(reg);
+  for (const e of events) applyEvent(snap, e);
+  const fresh = (await at(subdomain, 'POST', '/register', { fetch_event_types: ['realm_user'] }, gail)).body;
+  t.same(snap.realm_users, fresh.realm_users, 'snapshot + events = register');
+  t.equal((await at(subdomain, 'GET', `/users/${me.user_id}`, {}, gail)).body.user.is_billing_admin, true);
+  await cliJson(['users', '--org', subdomain, 'billing-admin', owner.email, 'no']);
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, owner)).body.is_billing_admin, false, 'and unmarks');
 });
 
 t.test('cli - channels: list and archive', async (t) => {

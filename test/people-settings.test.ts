@@ -223,3 +223,27 @@ t.test('people settings - clients without user_settings_object get the legacy to
   const fresh = (await register(p, LEGACY)).snapshot;
   for (const k of ['twenty_four_hour_time', 'pm_content_in_desktop_notifications', 'default_language', 'user_settings']) t.same(snap[k], fresh[k], `snapshot + events = register: ${k}`);
 });
+
+t.test('people settings - web_escape_navigates_to_home_view (escape_navigates_to_default_view of FL 107, renamed at 219): set, defaulted, announced (FL 107)', async (t) => {
+  const person = await newPerson(s);
+  const p = s.api.as(person);
+  const q = await register(p, { event_types: ['user_settings'], fetch_event_types: ['user_settings'], client_capabilities: { user_settings_object: true } });
+  t.equal(q.snapshot.user_settings.web_escape_navigates_to_home_view, true, 'on by default');
+  t.equal(outcome(await p.call('PATCH', '/settings', { web_escape_navigates_to_home_view: 'nope' }), true), '400 BAD_REQUEST Invalid web_escape_navigates_to_home_view: is not valid JSON');
+  await p.ok('PATCH', '/settings', { web_escape_navigates_to_home_view: false });
+  const e = await waitFor(q, (e) => e.type === 'user_settings');
+  t.same([e.op, e.property, e.value], ['update', 'web_escape_navigates_to_home_view', false]);
+  const snap = structuredClone(q.snapshot);
+  applyEvent(snap, e);
+  t.same(snap.user_settings, (await settingsOf(p)), 'snapshot + event = register');
+  t.equal((await settingsOf(p)).web_escape_navigates_to_home_view, false);
+
+  const before = (await as.owner.ok('POST', '/register', { fetch_event_types: ['realm_user_settings_defaults'] })).realm_user_settings_defaults;
+  t.equal(before.web_escape_navigates_to_home_view, true, 'an organization default');
+  try {
+    await as.admin.ok('PATCH', '/realm/user_settings_defaults', { web_escape_navigates_to_home_view: false });
+    t.equal((await settingsOf(s.api.as(await newPerson(s)))).web_escape_navigates_to_home_view, false, 'new users start from the default');
+  } finally {
+    await as.admin.ok('PATCH', '/realm/user_settings_defaults', { web_escape_navigates_to_home_view: true });
+  }
+});

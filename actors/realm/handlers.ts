@@ -22,7 +22,7 @@ import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStr
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
 import { setRealmDeactivated } from './organization.ts';
-import { operatorIdentity, resetApiKey, setPassword } from './operator.ts';
+import { operatorIdentity, resetApiKey, setBillingAdmin, setPassword } from './operator.ts';
 import { writeCheckpoint } from './checkpoint_action.ts';
 import { apiKeyForToken } from './token_login.ts';
 import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
@@ -49,6 +49,7 @@ export const realmHandlers = {
   writeCheckpoint,
   resetApiKey,
   setPassword,
+  setBillingAdmin,
   authenticate,
   serverSettings,
   sendMessage,
