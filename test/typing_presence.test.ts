@@ -3,7 +3,7 @@ import t from 'tap';
 import { uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
 import { poll, register, waitFor } from './helpers/events.ts';
-import { newPerson } from './helpers/people.ts';
+import { newPerson, ROLE } from './helpers/people.ts';
 import { runPython } from './helpers/python.ts';
 import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
@@ -56,6 +56,31 @@ t.test('typing - every role may send; errors are 400s; no credentials 401', asyn
   }
   t.equal((await maria.post('/typing', { op: 'maybe', to: [1] })).body.var_name, 'op');
   t.equal((await s.api.post('/typing', { op: 'start', to: [s.demo.member2.userId] }, { creds: null })).status, 401);
+});
+
+t.test('typing - send_private_typing_notifications and send_stream_typing_notifications off refuse notices, for every role (FL 105)', async (t) => {
+  const topic = uniq('t');
+  for (const role of [ROLE.owner, ROLE.admin, ROLE.moderator, ROLE.member, ROLE.guest]) {
+    const p = await newPerson(s, role);
+    const api = s.api.as(p);
+    await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [p.userId] });
+    const q = await register(mateo, { event_types: ['typing'], client_capabilities: { stream_typing_notifications: true } });
+    await api.ok('PATCH', '/settings', { send_private_typing_notifications: false });
+    const dm = await api.post('/typing', { op: 'start', to: [s.demo.member2.userId] });
+    t.same([dm.status, dm.body.code, dm.body.msg], [400, 'BAD_REQUEST', 'User has disabled typing notifications for direct messages'], `role ${role}: direct refused`);
+    // Channel notices follow their own setting.
+    await api.ok('POST', '/typing', { type: 'stream', op: 'start', stream_id: streamId, topic });
+    t.equal((await waitFor(q, (x) => x.type === 'typing')).sender.user_id, p.userId, `role ${role}: channel notice still sent`);
+    await api.ok('PATCH', '/settings', { send_stream_typing_notifications: false });
+    const ch = await api.post('/typing', { type: 'stream', op: 'stop', stream_id: 999_999, topic: uniq('other') });
+    t.same([ch.status, ch.body.code, ch.body.msg], [400, 'BAD_REQUEST', 'User has disabled typing notifications for channel messages'], `role ${role}: channel refused before the channel is looked at`);
+    await api.ok('PATCH', '/settings', { send_private_typing_notifications: true });
+    await api.ok('POST', '/typing', { op: 'start', to: [s.demo.member2.userId] });
+    t.equal((await waitFor(q, (x) => x.type === 'typing')).message_type, 'direct', `role ${role}: direct allowed again`);
+    t.same(await poll(q, { dontBlock: true }), [], 'nothing else reached the recipient');
+  }
+  const empty = await maria.post('/typing', { op: 'start', to: [] });
+  t.same([empty.status, empty.body.msg], [400, "Empty 'to' list"]);
 });
 
 t.test('typing - a start nobody renews stops by itself', async (t) => {

@@ -31,19 +31,31 @@ const person = (state: Readonly<RealmState>, id: number) => ({ user_id: id, emai
 /** Zulip notifies only recipients whose receives_typing_notifications is on, read at each notice (FL 253). */
 const receivesTyping = (state: Readonly<RealmState>, id: number) => state.setting(id, 'receives_typing_notifications', DEFAULT_USER_SETTINGS.receives_typing_notifications!) !== false;
 
+/**
+ * Whether the sender lets their typing be announced (FL 105): Zulip refuses a
+ * notice when the setting is off rather than dropping it. The ephemeral actor
+ * reuses an answer for `AUDIENCE_TTL_MS` (10 s), so turning the setting off
+ * takes effect within that for a conversation just typed in.
+ */
+const sendsTyping = (state: Readonly<RealmState>, id: number, name: 'send_private_typing_notifications' | 'send_stream_typing_notifications') =>
+  state.setting(id, name, DEFAULT_USER_SETTINGS[name]!) !== false;
+
 export const typingAudience = query({
   type: 'typingAudience',
   fields: z.object({ messageType: z.enum(['direct', 'stream']), to: z.array(z.number().int()).nullable(), streamId: z.number().int().nullable(), topic: z.string().nullable() }),
   run(state, msg) {
     const sender = actingUser(state, msg.caller);
     if (msg.messageType === 'direct') {
-      if (!msg.to || msg.to.length === 0) throw badRequest("Missing 'to' argument", { var_name: 'to' });
+      if (!msg.to) throw badRequest("Missing 'to' argument", { var_name: 'to' });
+      if (msg.to.length === 0) throw badRequest("Empty 'to' list");
+      if (!sendsTyping(state, sender.id, 'send_private_typing_notifications')) throw badRequest('User has disabled typing notifications for direct messages');
       for (const id of msg.to) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID ${id}`);
       const ids = [...new Set([...msg.to, sender.id])].sort((a, b) => a - b);
       return { sender: person(state, sender.id), recipients: ids.map((id) => person(state, id)), userIds: ids.filter((id) => receivesTyping(state, id)) };
     }
     if (msg.streamId === null) throw badRequest("Missing 'stream_id' argument", { var_name: 'stream_id' });
     if (msg.topic === null) throw badRequest("Missing 'topic' argument", { var_name: 'topic' });
+    if (!sendsTyping(state, sender.id, 'send_stream_typing_notifications')) throw badRequest('User has disabled typing notifications for channel messages');
     const channel = state.channels.get(msg.streamId);
     if (!channel || !canAccess(state, channel, sender)) throw badRequest('Invalid channel ID');
     const subscribers = state.activeSubscribers(channel.id);
