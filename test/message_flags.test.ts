@@ -1,5 +1,5 @@
 // Personal message flags: by ID, by narrow, mark-as-read, and the register's unread_msgs and starred_messages.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type Api, type Params, uniq } from './helpers/api.ts';
 import { applyEvent, normalizeUnread } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
@@ -299,4 +299,101 @@ t.test('message flags - leaving a channel marks its messages read, also starred 
   const skip = await api.ok('POST', '/messages/flags', { messages: [ids[left]![2]], op: 'remove', flag: 'read' });
   t.same(skip.ignored_because_not_subscribed_channels, [leftId]);
   t.ok((await flagsOf(api, ids[left]![2]!)).includes('read'));
+});
+
+/** Turns read receipts on for the test (other suites may have turned them off in a shared organization) and restores them after. */
+async function readReceiptsOn(t: Test): Promise<void> {
+  const before = (await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_enable_read_receipts as boolean;
+  await admin.ok('PATCH', '/realm', { enable_read_receipts: true });
+  t.teardown(() => admin.ok('PATCH', '/realm', { enable_read_receipts: before }));
+}
+const receipts = async (api: Api, id: number) => ((await api.ok('GET', `/messages/${id}/read_receipts`)).user_ids as number[]).sort((a, b) => a - b);
+const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+const denied = async (api: Api, mid: number) => {
+  const r = await api.call('GET', `/messages/${mid}/read_receipts`);
+  return [r.status, r.body.code, r.body.msg];
+};
+
+t.test('message flags - GET /messages/{message_id}/read_receipts: who read it, every role, the realm setting, send_read_receipts (FL 105, 137)', async (t) => {
+  await readReceiptsOn(t);
+  const sender = await newPerson(s);
+  const reader = await newPerson(s);
+  const watermark = await newPerson(s, ROLE.moderator);
+  const quiet = await newPerson(s);
+  const leaver = await newPerson(s);
+  const gone = await newPerson(s);
+  const late = await newPerson(s);
+  const guest = await newPerson(s, ROLE.guest);
+  const outsider = await newPerson(s, ROLE.member);
+  const secret = uniq('receipts');
+  const members = [sender, reader, watermark, quiet, leaver, gone, guest].map((p) => p.userId);
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: secret }], invite_only: true, history_public_to_subscribers: true, principals: [...members, s.demo.bot.userId] });
+  const as = (p: { email: string; apiKey: string }) => s.api.as(p);
+  const id = (await as(sender).ok('POST', '/messages', { type: 'stream', to: secret, topic: 'plans', content: 'who reads this?' })).id as number;
+  t.same(await receipts(as(sender), id), [], 'nobody read it yet; the sender is never listed');
+
+  await as(reader).ok('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  await as(watermark).ok('POST', '/mark_all_as_read');
+  await as(quiet).ok('PATCH', '/settings', { send_read_receipts: false });
+  await as(quiet).ok('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  await as(guest).ok('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  await as(gone).ok('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  await owner.ok('DELETE', `/users/${gone.userId}`);
+  // Leaving a channel marks its messages read (Zulip): a former subscriber who received it has read it.
+  await as(leaver).ok('DELETE', '/users/me/subscriptions', { subscriptions: [secret] });
+  // Subscribed after it was sent: did not receive it, so not listed even though it counts as read for them.
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: secret }], principals: [late.userId] });
+  const readers = sorted([reader.userId, watermark.userId, guest.userId, leaver.userId]);
+  for (const [who, api] of [['moderator', as(watermark)], ['member', as(reader)], ['guest', as(guest)], ['bot', s.api.as(s.demo.bot)], ['sender', as(sender)], ['late subscriber', as(late)]] as const) {
+    t.same(await receipts(api, id), readers, `${who} sees who read it (the requester included; not send_read_receipts off, not deactivated)`);
+  }
+  // Marking it unread again takes one off the list.
+  await as(reader).ok('POST', '/messages/flags', { messages: [id], op: 'remove', flag: 'read' });
+  t.same(await receipts(as(sender), id), sorted([watermark.userId, guest.userId, leaver.userId]));
+  await as(quiet).ok('PATCH', '/settings', { send_read_receipts: true });
+  t.ok((await receipts(as(sender), id)).includes(quiet.userId), 'send_read_receipts on again: listed');
+
+  // Direct messages: their participants.
+  const dm = (await as(sender).ok('POST', '/messages', { type: 'direct', to: [reader.userId, guest.userId], content: 'psst' })).id as number;
+  await as(guest).ok('POST', '/messages/flags', { messages: [dm], op: 'add', flag: 'read' });
+  t.same(await receipts(as(reader), dm), [guest.userId]);
+
+  // Who may not read the message gets Zulip's error; so does a message that does not exist.
+  t.same(await denied(as(outsider), id), [400, 'BAD_REQUEST', 'Invalid message(s)'], 'not a subscriber of the private channel');
+  t.same(await denied(owner, id), [400, 'BAD_REQUEST', 'Invalid message(s)'], 'owners too, as they cannot read it');
+  t.same(await denied(admin, id), [400, 'BAD_REQUEST', 'Invalid message(s)'], 'administrators too');
+  t.same(await denied(as(leaver), id), [400, 'BAD_REQUEST', 'Invalid message(s)'], 'a former subscriber of a private channel');
+  t.same(await denied(as(outsider), dm), [400, 'BAD_REQUEST', 'Invalid message(s)'], 'not a participant');
+  t.same(await denied(owner, 999_999_999), [400, 'BAD_REQUEST', 'Invalid message(s)']);
+  t.equal((await s.api.call('GET', `/messages/${id}/read_receipts`, {}, { creds: null })).status, 401);
+  t.equal((await owner.call('GET', '/messages/-1/read_receipts')).status, 400);
+
+  // The organization's setting: off, nobody gets receipts (access is checked first, as in Zulip).
+  await admin.ok('PATCH', '/realm', { enable_read_receipts: false });
+  t.same(await denied(as(sender), id), [400, 'BAD_REQUEST', 'Read receipts are disabled in this organization.']);
+  t.same(await denied(as(outsider), id), [400, 'BAD_REQUEST', 'Invalid message(s)']);
+  await admin.ok('PATCH', '/realm', { enable_read_receipts: true });
+  t.same(await receipts(as(sender), id), sorted([watermark.userId, guest.userId, leaver.userId, quiet.userId]));
+});
+
+t.test('message flags - read receipts leave out users who muted the requester and users the requester muted (FL 144)', async (t) => {
+  await readReceiptsOn(t);
+  const sender = await newPerson(s);
+  const a = await newPerson(s);
+  const b = await newPerson(s);
+  const name = uniq('muting');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [sender.userId, a.userId, b.userId] });
+  const id = (await s.api.as(sender).ok('POST', '/messages', { type: 'stream', to: name, topic: 't', content: 'hello' })).id as number;
+  for (const p of [a, b]) await s.api.as(p).ok('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  t.same(await receipts(s.api.as(sender), id), sorted([a.userId, b.userId]));
+  // a mutes the sender: the sender no longer learns that a reads their messages; b still sees a.
+  await s.api.as(a).ok('POST', `/users/me/muted_users/${sender.userId}`);
+  t.same(await receipts(s.api.as(sender), id), [b.userId], 'a muted the requester');
+  t.same(await receipts(s.api.as(b), id), sorted([a.userId, b.userId]), 'b is not muted by anyone');
+  // The sender mutes b: b is left out of what the sender sees.
+  await s.api.as(sender).ok('POST', `/users/me/muted_users/${b.userId}`);
+  t.same(await receipts(s.api.as(sender), id), [], 'the requester muted b');
+  await s.api.as(a).ok('DELETE', `/users/me/muted_users/${sender.userId}`);
+  await s.api.as(sender).ok('DELETE', `/users/me/muted_users/${b.userId}`);
+  t.same(await receipts(s.api.as(sender), id), sorted([a.userId, b.userId]), 'unmuted: both again');
 });

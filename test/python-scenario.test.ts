@@ -310,6 +310,17 @@ print(json.dumps({"reply": reply, "starred": [m["id"] for m in starred], "after_
   t.notOk(second.ids_after.includes(second.oops), 'a deleted message is gone');
 });
 
+t.test('python scenario - who read a message (read receipts)', async (t) => {
+  // Other suites may turn read receipts off in a shared organization: on for this step, as it was after.
+  const before = (await s.api.as(owner).ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_enable_read_receipts as boolean;
+  await s.api.as(admin).ok('PATCH', '/realm', { enable_read_receipts: true });
+  t.teardown(() => s.api.as(admin).ok('PATCH', '/realm', { enable_read_receipts: before }));
+  const out = step(t, member1, ['GET /messages/{message_id}/read_receipts'], `
+print(json.dumps(ok(client.call_endpoint("messages/${firstMsg}/read_receipts", method="GET"))["user_ids"]))`);
+  t.ok(out.includes(member2.userId), 'the member who marked it read is listed');
+  t.notOk(out.includes(member1.userId), 'the sender is not');
+});
+
 t.test('python scenario - direct messages, uploads, drafts, snippets, alert words, muting', async (t) => {
   const out = step(t, member1, [
     'POST /user_uploads', 'POST /messages', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /attachments', 'DELETE /attachments/{attachment_id}', 'POST /register', 'GET /drafts', 'POST /drafts', 'PATCH /drafts/{draft_id}', 'DELETE /drafts/{draft_id}',

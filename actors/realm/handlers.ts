@@ -2,6 +2,7 @@
 import { allPublicStreamsAccess, directory, messageSources, narrowForQueue, queueChannels, sendMessage, sendMessageWithTopicWildcard } from './messages.ts';
 import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts';
 import { deleteTopic } from './delete_topic.ts';
+import { readReceipts } from './read_receipts.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
@@ -142,6 +143,7 @@ export const realmHandlers = {
   deleteTopic,
   updateMessage,
   messageHistory,
+  readReceipts,
   addReaction,
   removeReaction,
   updateUserTopic,

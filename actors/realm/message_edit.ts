@@ -262,7 +262,7 @@ function checkChangeAllTimeLimit(state: Readonly<RealmState>, user: UserRecord, 
 }
 
 /** A recipient's stored flags of a message: their flag row of it, if any, and their read watermark. */
-interface StoredFlags {
+export interface StoredFlags {
   row: string[] | undefined;
   readBelow: number;
 }
@@ -280,7 +280,7 @@ const FLAG_READS = 128;
  * The user actors own these rows; the store holds everything of theirs that is
  * durable, so a flag change still in flight is not seen (its own event follows).
  */
-async function readStoredFlags(ctx: ActorContext, realmId: number, id: number, users: number[]): Promise<Map<number, StoredFlags>> {
+export async function readStoredFlags(ctx: ActorContext, realmId: number, id: number, users: number[]): Promise<Map<number, StoredFlags>> {
   const found = await eachLimited(
     users,
     async (u): Promise<StoredFlags> => {

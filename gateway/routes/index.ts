@@ -4,6 +4,7 @@ import { deleteQueue, getEvents, register } from './events.ts';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './message_flags.ts';
 import { deleteMessage, deleteTopic, messageHistory, updateMessage } from './message_edit.ts';
 import { getMessage, matchesNarrow, topicHistory } from './message_reads.ts';
+import { readReceipts } from './read_receipts.ts';
 import { getMessages, renderMessage, sendMessage } from './messages.ts';
 import * as personal from './personal.ts';
 import { realmPresence, setTyping, updatePresence, userPresence } from './presence.ts';
@@ -143,6 +144,7 @@ export const ROUTES: Route[] = [
   deleteMessage,
   deleteTopic,
   messageHistory,
+  readReceipts,
   addReaction,
   removeReaction,
   topicHistory,
