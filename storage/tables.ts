@@ -483,6 +483,8 @@ export const RealmSettings = z.object({
   enableSpectatorAccess: z.boolean().default(false),
   inviteRequired: z.boolean().default(true),
   emailsRestrictedToDomains: z.boolean().default(false),
+  /** Refuse addresses of disposable-email providers when domains are not restricted (Zulip's default: true). */
+  disallowDisposableEmailAddresses: z.boolean().default(true),
   waitingPeriodThreshold: Id.default(0),
   defaultLanguage: z.string().default('en'),
   enableReadReceipts: z.boolean().default(true),

@@ -327,3 +327,61 @@ t.test('realm - owner-only settings: waiting_period_threshold, invite_required, 
     }
   }
 });
+
+t.test('realm - disallow_disposable_email_addresses: owners only, on by default; disposable and out-of-domain addresses refused by POST /users, POST /invites and sign-up links, as Zulip does (FL 143)', async (t) => {
+  const q = await register(maria, { fetch_event_types: ['realm'], event_types: ['realm'] });
+  t.equal(q.snapshot.realm_disallow_disposable_email_addresses, true, "Zulip's default");
+  for (const [role, api] of asRoles(s)) {
+    const r = await api.call('PATCH', '/realm', { disallow_disposable_email_addresses: true });
+    if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+    else if (role === 'owner') t.equal(r.status, 200, role);
+    else if (role === 'admin') isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization owner/, role);
+    else isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization administrator/, role);
+  }
+  const domain = `${uniq('d').toLowerCase()}.example`;
+  t.teardown(async () => {
+    await owner.ok('PATCH', '/realm', { disallow_disposable_email_addresses: true, emails_restricted_to_domains: false });
+    await owner.call('DELETE', `/realm/domains/${domain}`);
+  });
+  const create = (email: string) => owner.call('POST', '/users', { email, password: 'long enough pw', full_name: `Disp ${uniq('u').slice(-6)}` });
+  const invite = (emails: string) => owner.call('POST', '/invites', { invitee_emails: emails, stream_ids: [] });
+  const link = new URL((await owner.ok('POST', '/invites/multiuse', {})).invite_link).pathname;
+  const join = async (email: string) => {
+    const r = await fetch(`${s.urls[0]}${link}`, { method: 'POST', body: new URLSearchParams({ email, full_name: `Joiner ${uniq('j').slice(-6)}`, password: 'long enough pw' }) });
+    return { status: r.status, text: await r.text() };
+  };
+  const throwaway = `${uniq('t')}@mailinator.com`;
+  isError(t, await create(throwaway), 400, 'BAD_REQUEST', /^Disposable email addresses are not allowed in this organization$/, 'POST /users');
+  const fine = `${uniq('fine')}@parley.example`;
+  const refused = await invite(`${throwaway}, ${fine}`);
+  isError(t, refused, 400, 'INVITATION_FAILED', /did not validate/, 'POST /invites');
+  t.same([refused.body.errors, refused.body.sent_invitations], [[[throwaway, 'Please use your real email address.', false]], false]);
+  t.notOk((await owner.ok('GET', '/invites')).invites.some((i: any) => i.email === fine), 'nobody was invited');
+  const page = await join(throwaway);
+  t.equal(page.status, 400, 'a sign-up link');
+  t.match(page.text, 'Please use your real email address.');
+
+  await owner.ok('PATCH', '/realm', { disallow_disposable_email_addresses: false });
+  const e = await waitFor(q, (e) => e.type === 'realm' && e.property === 'disallow_disposable_email_addresses');
+  t.same([e.op, e.value], ['update', false]);
+  const snap = structuredClone(q.snapshot);
+  applyEvent(snap, e);
+  t.equal(snap.realm_disallow_disposable_email_addresses, (await maria.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_disallow_disposable_email_addresses, 'snapshot + event = register');
+  t.equal((await create(`${uniq('t')}@mailinator.com`)).status, 200, 'allowed once turned off');
+
+  // Restricted to the organization's domains: invitations and sign-ups obey it too (and no '+' in the address).
+  await owner.ok('POST', '/realm/domains', { domain, allow_subdomains: false });
+  await owner.ok('PATCH', '/realm', { emails_restricted_to_domains: true });
+  const outside = `${uniq('out')}@elsewhere.example`;
+  const plus = `${uniq('p')}+tag@${domain}`;
+  const mixed = await invite(`${outside}, ${plus}, ${uniq('in')}@${domain}`);
+  isError(t, mixed, 400, 'INVITATION_FAILED', /did not validate/);
+  t.same(mixed.body.errors, [[outside, 'Outside your domain.', false], [plus, 'Email addresses containing + are not allowed.', false]]);
+  isError(t, await create(plus), 400, 'BAD_REQUEST', /^Email addresses containing \+ are not allowed\.$/, "POST /users: '+'");
+  const elsewhere = await join(outside);
+  t.equal(elsewhere.status, 400);
+  t.match(elsewhere.text, `Your email address, ${outside}, is not in one of the domains that are permitted to register accounts in this organization.`);
+  const inside = await join(`${uniq('in')}@${domain}`);
+  t.equal(inside.status, 200, "an address of the organization's domain signs up");
+  t.match(inside.text, 'zuliprc');
+});

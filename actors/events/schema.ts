@@ -282,6 +282,7 @@ export const ORG_EVENT_BODIES = [
         'enable_spectator_access',
         'invite_required',
         'emails_restricted_to_domains',
+        'disallow_disposable_email_addresses',
         'waiting_period_threshold',
         'default_language',
         'allow_message_editing',

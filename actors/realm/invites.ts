@@ -17,6 +17,7 @@ import { type Delivery, toUsers } from '../events/delivery.ts';
 import { isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery, defineTimer, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
+import { type EmailProblem, emailProblem } from './realm_domains.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
 import { defaultStreamIds, hasContentAccess } from './streams.ts';
@@ -98,6 +99,20 @@ function invitesChanged(state: Readonly<RealmState>, referrerId: number): Delive
 
 const EMAIL = /^[^\s@,<>]+@[^\s@,<>]+\.[^\s@,<>]+$/;
 
+/** Zulip's `validate_email_is_valid`: an invitation's per-address error for the organization's address rules. */
+const INVITE_EMAIL_ERROR: Record<EmailProblem, string> = {
+  domain: 'Outside your domain.',
+  disposable: 'Please use your real email address.',
+  plus: 'Email addresses containing + are not allowed.',
+};
+
+/** Zulip's sign-up form (`HomepageForm.clean_email`): why an invitation's address may not join after all. */
+const SIGNUP_EMAIL_ERROR: Record<EmailProblem, (email: string) => string> = {
+  domain: (email) => `Your email address, ${email}, is not in one of the domains that are permitted to register accounts in this organization.`,
+  disposable: () => 'Please use your real email address.',
+  plus: () => 'Email addresses containing + are not allowed in this organization.',
+};
+
 export const createInvites = action({
   type: 'createInvites',
   fields: z.object({ emails: z.array(z.string()), notifyReferrerOnJoin: z.boolean(), ...InviteFields }),
@@ -108,10 +123,13 @@ export const createInvites = action({
     if (!emails.length) throw badRequest('You must specify at least one email address.');
     const common = checkCommon(state, user, msg);
     const errors: Array<[string, string, boolean]> = [];
-    const invalid = emails.filter((e) => !EMAIL.test(e));
-    if (invalid.length) {
-      throw new ApiError('INVITATION_FAILED', 'Some emails did not validate, so we didn\'t send any invitations.', 400, failure(invalid.map((e) => [e, 'Invalid address.', false]), false));
-    }
+    // The organization's address rules (restricted domains, disposable providers) as Zulip's do_invite_users: any failure sends nothing.
+    const invalid = emails.flatMap((e): Array<[string, string, boolean]> => {
+      if (!EMAIL.test(e)) return [[e, 'Invalid address.', false]];
+      const problem = emailProblem(state, e);
+      return problem ? [[e, INVITE_EMAIL_ERROR[problem], false]] : [];
+    });
+    if (invalid.length) throw new ApiError('INVITATION_FAILED', 'Some emails did not validate, so we didn\'t send any invitations.', 400, failure(invalid, false));
     const toSend: string[] = [];
     for (const email of emails) {
       const existing = state.usersByEmail.get(email.toLowerCase());
@@ -303,6 +321,9 @@ export const acceptInvite = action({
     const email = (i.email ?? msg.email ?? '').trim();
     if (!EMAIL.test(email)) throw badRequest('Enter a valid email address.');
     if (state.usersByEmail.has(email.toLowerCase())) throw badRequest(`Email '${email}' already in use`);
+    // The rules as they are now: an invitation made before a restriction does not bypass it (Zulip's accounts_register).
+    const problem = emailProblem(state, email);
+    if (problem) throw badRequest(SIGNUP_EMAIL_ERROR[problem](email));
     const fullName = msg.fullName.trim();
     if (!fullName) throw badRequest('Name too short!');
     if ([...fullName].length > 100) throw badRequest('Name too long!');

@@ -3,9 +3,12 @@
  * DELETE /realm/domains/{domain} (FL 63; owners only since FL 143), with
  * `realm_domains` events to every active user (Zulip's
  * `zerver/actions/realm_domains.py`). With `emails_restricted_to_domains`,
- * only addresses of these domains may join (`emailAllowed`).
+ * only addresses of these domains may join; otherwise, with
+ * `disallow_disposable_email_addresses`, no disposable address may
+ * (`emailProblem`).
  */
 import { z } from 'zod';
+import { isDisposableDomain } from '../../lib/disposable.ts';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { type RealmSettings, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
@@ -43,15 +46,23 @@ function checkDomain(raw: string): string {
   return domain;
 }
 
+/** Why an address may not join the organization (Zulip's `DomainNotAllowedForRealmError`, `DisposableEmailError`, `EmailContainsPlusError`). */
+export type EmailProblem = 'domain' | 'disposable' | 'plus';
+
 /**
- * Zulip's `email_allowed_for_realm`: any address when the organization does
- * not restrict them, else one of its domains (or, where allowed, a
- * subdomain of one).
+ * Zulip's `get_realm_email_validator`: when the organization restricts
+ * addresses to its domains, one of them (or, where allowed, a subdomain of
+ * one) without a `+` in the local part; otherwise, with
+ * `disallow_disposable_email_addresses`, no disposable provider's. Null when
+ * the address may join. O(domains).
  */
-export function emailAllowed(state: Readonly<RealmState>, email: string): boolean {
-  if (!state.org.settings.emailsRestrictedToDomains) return true;
-  const host = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-  return state.org.settings.domains.some((d) => host === d.domain || (d.allowSubdomains && host.endsWith(`.${d.domain}`)));
+export function emailProblem(state: Readonly<RealmState>, email: string): EmailProblem | null {
+  const at = email.lastIndexOf('@');
+  const host = email.slice(at + 1).toLowerCase();
+  const st = state.org.settings;
+  if (!st.emailsRestrictedToDomains) return st.disallowDisposableEmailAddresses && isDisposableDomain(host) ? 'disposable' : null;
+  if (email.slice(0, at).includes('+')) return 'plus';
+  return st.domains.some((d) => host === d.domain || (d.allowSubdomains && host.endsWith(`.${d.domain}`))) ? null : 'domain';
 }
 
 function requireOwner(state: Readonly<RealmState>, caller: { realmId: number; userId: number | null }): void {

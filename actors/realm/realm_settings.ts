@@ -76,6 +76,7 @@ export const PLAIN = {
   enable_spectator_access: { owner: false },
   invite_required: { owner: true },
   emails_restricted_to_domains: { owner: true },
+  disallow_disposable_email_addresses: { owner: true },
   // Zulip 6.0 (FL 143) made these owner-only.
   waiting_period_threshold: { owner: true },
   default_language: { owner: false },
@@ -121,6 +122,8 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.inviteRequired;
     case 'emails_restricted_to_domains':
       return st.emailsRestrictedToDomains;
+    case 'disallow_disposable_email_addresses':
+      return st.disallowDisposableEmailAddresses;
     case 'waiting_period_threshold':
       return st.waitingPeriodThreshold;
     case 'default_language':
@@ -234,7 +237,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_send_channel_events_messages: false,
   realm_inline_image_preview: false,
   realm_inline_url_embed_preview: false,
-  realm_disallow_disposable_email_addresses: false,
   realm_enable_guest_user_dm_warning: true,
   realm_allow_edit_history: true,
   realm_message_edit_history_visibility_policy: 'all',
@@ -312,6 +314,7 @@ export const RealmChanges = z.object({
   enable_spectator_access: z.boolean().optional(),
   invite_required: z.boolean().optional(),
   emails_restricted_to_domains: z.boolean().optional(),
+  disallow_disposable_email_addresses: z.boolean().optional(),
   waiting_period_threshold: z.number().int().nonnegative().optional(),
   default_language: z.string().optional(),
   allow_message_editing: z.boolean().optional(),
@@ -413,6 +416,9 @@ export const updateRealm = action({
           break;
         case 'emails_restricted_to_domains':
           settings.emailsRestrictedToDomains = Boolean(value);
+          break;
+        case 'disallow_disposable_email_addresses':
+          settings.disallowDisposableEmailAddresses = Boolean(value);
           break;
         case 'waiting_period_threshold':
           settings.waitingPeriodThreshold = Number(value);

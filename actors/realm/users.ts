@@ -7,7 +7,7 @@
  * Passwords arrive here already hashed, and are checked in the gateway
  * (`lib/secrets.ts`): slow hashing never runs in the realm's mailbox.
  */
-import { emailAllowed } from './realm_domains.ts';
+import { emailProblem } from './realm_domains.ts';
 import { userByApiEmail } from './emails.ts';
 import { channelActivity, defaultStreamIds } from './streams.ts';
 import { z } from 'zod';
@@ -240,9 +240,12 @@ export const createUser = action({
     }
     const fullName = checkFullName(msg.fullName);
     checkUniqueName(state, fullName, null);
+    // Zulip's create_user_backend: the organization's address rules first, then whether the address is taken.
+    const problem = emailProblem(state, msg.email);
+    if (problem === 'domain') throw badRequest(`Email '${msg.email}' not allowed in this organization`);
+    if (problem === 'disposable') throw badRequest('Disposable email addresses are not allowed in this organization');
+    if (problem === 'plus') throw badRequest('Email addresses containing + are not allowed.');
     if (state.usersByEmail.has(msg.email.toLowerCase())) throw badRequest(`Email '${msg.email}' already in use`);
-    // Zulip's create_user_backend: an address outside the organization's domains, when it restricts them.
-    if (!emailAllowed(state, msg.email)) throw badRequest(`Email '${msg.email}' not allowed in this organization`);
     return { email: msg.email, fullName, role: Role.MEMBER, passwordHash: msg.passwordHash, loggedIn: false, apiKey: newApiKey(), subscribed: [] as number[], welcome: [] as Array<StoredMessage | null> };
   },
   apply(state, plan, tx) {

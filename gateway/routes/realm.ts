@@ -36,6 +36,7 @@ export const updateRealm = route({
     enable_spectator_access: bool().optional(),
     invite_required: bool().optional(),
     emails_restricted_to_domains: bool().optional(),
+    disallow_disposable_email_addresses: bool().optional(),
     waiting_period_threshold: int().pipe(z.number().int().nonnegative()).optional(),
     default_language: str().optional(),
     allow_message_editing: bool().optional(),
