@@ -15,7 +15,10 @@
  * hello,store,send,holder (leave steps out, e.g. for a what-if run),
  * --workday (the working day of a large organization, bench/workday.ts, with
  * its own options: --users, --active, --secs, --scale, --burst, --org; not part
- * of the quick, full or smoke runs), --replot FILE (redraw the chart of a saved last.json into --svg PATH and exit),
+ * of the quick, full or smoke runs), --notifications (what notifications cost
+ * the send path, bench/notify-send.ts, with its own options: --members,
+ * --away, --rounds, --secs, --senders, --profile; the smoke run has a small
+ * one), --replot FILE (redraw the chart of a saved last.json into --svg PATH and exit),
  * --server-repo DIR (the send and profile steps measure that checkout's
  * server: a baseline under this harness), --latency-rate N (the latency
  * steps offer N msg/s instead of fractions of the maximum: builds compared
@@ -502,6 +505,15 @@ async function clusterStep(plan: Plan): Promise<ClusterResult> {
   return r;
 }
 
+/** A small run of bench/notify-send.ts (the smoke run's): it works end to end, mail included. */
+async function notifyStep() {
+  const { notifySendBench, describe } = await import('./notify-send.ts');
+  const r = await notifySendBench({ members: 100, away: 10, rounds: 1, secs: 1, senders: 2, log });
+  log(describe(r).split('\n').map((l) => `   ${l}`).join('\n'));
+  figures.push({ name: `notifications: send p50 with ${r.away} away members mentioned / with ${r.away} active ones`, value: r.ratio.p50, unit: 'x', status: 'INFO', note: `${r.members} members; CPU/send ${r.ratio.cpu.toFixed(2)}x; ${r.mails.recipients} mailed` });
+  return r;
+}
+
 function variantText(): string {
   return [...Object.entries(serverEnv).map(([k, v]) => `${k}=${v}`), ...(FANOUT.inviteOnly ? ['invite-only channel'] : [])].join(', ');
 }
@@ -548,6 +560,16 @@ async function main(): Promise<number> {
     const { values: w } = parseArgs({ options: { ...WORKDAY_ARGS, workday: { type: 'boolean' } } });
     const days = await workday(workdayOptions(w));
     return days.every((d) => d.code === 0) ? 0 : 1;
+  }
+  // `--notifications [its options]`: notifications' cost on the send path (bench/notify-send.ts).
+  if (process.argv.includes('--notifications')) {
+    const { notifySendBench, notifyOptions, describe, NOTIFY_ARGS } = await import('./notify-send.ts');
+    const { values: n } = parseArgs({ options: { ...NOTIFY_ARGS, notifications: { type: 'boolean' } } });
+    log(`parley bench: notifications on the send path — ${new Date().toISOString()}, commit ${gitHead(REPO)}, ${os.cpus().length} cores, load average ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+    const r = await notifySendBench(notifyOptions(n, (l) => log(l)));
+    log(describe(r));
+    log(`load average at the end ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+    return 0;
   }
   const { values } = parseArgs({
     options: {
@@ -620,6 +642,7 @@ async function main(): Promise<number> {
   }
   const requested = values.holder ? Number(values.holder) : plan.holder;
   const holder = skip.has('holder') ? null : await step(`long polls held (${requested.toLocaleString('en-US')})`, () => holderBench(plan, mode, requested));
+  const notify = mode !== 'smoke' || skip.has('notify') ? null : await step('notifications on the send path (small: bench/notify-send.ts; npm run bench -- --notifications for 1,000 members)', () => notifyStep());
   const cluster = skip.has('cluster') ? null : await step('cluster mode (NATS, Redis, Cassandra)', () => clusterStep(plan));
 
   const elapsed = (performance.now() - started) / 1000;
@@ -643,6 +666,7 @@ async function main(): Promise<number> {
     holder,
     profile,
     cluster,
+    notify,
     loadavgAtEnd: os.loadavg().map((v) => +v.toFixed(2)),
   };
   writeFileSync(join(outDir, 'last.json'), `${JSON.stringify(result, null, 2)}\n`);
