@@ -26,6 +26,8 @@ export interface Mail extends MailPart {
 
 /** Where a missed-message email's unsubscribe link leads (Zulip's /accounts/unsubscribe/<type>/<key>): `gateway/pages/unsubscribe.ts`. */
 export const UNSUBSCRIBE_PATH = '/accounts/unsubscribe/missed_messages';
+/** Where a digest email's unsubscribe link leads (Zulip's /accounts/unsubscribe/digest/<key>). */
+export const DIGEST_UNSUBSCRIBE_PATH = '/accounts/unsubscribe/digest';
 
 let transport: Transporter | null = null;
 const FROM = () => process.env.PARLEY_MAIL_FROM ?? 'Parley <noreply@parley.invalid>';

@@ -355,6 +355,14 @@ export type TimerRecord = z.infer<typeof TimerRecord>;
 
 /** Why a user is mailed about a message (Zulip's `trigger`: private_message, mentioned, stream_wildcard_mentioned, followed_topic_email_notify, stream_email_notify). */
 export const MissedEmail = z.object({ trigger: z.string() });
+/** A time (ms since the epoch): a user's last activity, their last digest. */
+export const WhenRecord = z.object({ at: z.number() });
+/** The realm's armed digest timer: when it is due, the run it belongs to (its scheduled time) and the last user of the run done before it. */
+export const DigestRun = z.object({ at: z.number(), run: z.number(), after: z.number() });
+export type DigestRun = z.infer<typeof DigestRun>;
+/** A digest composed and recorded, waiting for SMTP (`actors/realm/digest.ts`). */
+export const DigestMail = z.object({ subject: z.string(), text: z.string(), html: z.string(), messageId: z.string(), unsubscribe: z.string() });
+export type DigestMail = z.infer<typeof DigestMail>;
 export type MissedEmail = z.infer<typeof MissedEmail>;
 
 /** A mobile device registered for push notifications (Zulip's PushDeviceToken). */
@@ -490,6 +498,9 @@ export const RealmSettings = z.object({
   enableReadReceipts: z.boolean().default(true),
   /** Whether missed-message emails may carry messages' content (`actors/realm/notifications.ts`). */
   messageContentAllowedInEmailNotifications: z.boolean().default(true),
+  /** Whether the weekly digest email goes out (`actors/realm/digest.ts`), and on which weekday (0: Monday, as Python's). */
+  digestEmailsEnabled: z.boolean().default(false),
+  digestWeekday: Id.default(1),
   mandatoryTopics: z.boolean().default(false),
   messageContentEditLimitSeconds: Id.nullable().default(600),
   messageContentDeleteLimitSeconds: Id.nullable().default(null),
@@ -913,6 +924,38 @@ export const T = {
     codec: ActivePush,
     pk: (realm: number) => String(realm),
     row: (realm: number, userId: number, messageId: number) => ({ pk: String(realm), ck: `${userId}:${messageId}` }),
+  }),
+  /** When each user was last seen active (hourly at most: `noteActivity`), for the digest's rule. One partition per realm. */
+  userActivity: defineTable({
+    name: 'user_activity',
+    ck: 'bigint',
+    codec: WhenRecord,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, userId: number) => ({ pk: String(realm), ck: userId }),
+  }),
+  /** When each user's last digest was composed (`actors/realm/digest.ts`). One partition per realm. */
+  userDigests: defineTable({
+    name: 'user_digests',
+    ck: 'bigint',
+    codec: WhenRecord,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, userId: number) => ({ pk: String(realm), ck: userId }),
+  }),
+  /** The realm's armed digest timer, while one is. */
+  digestRuns: defineTable({
+    name: 'digest_runs',
+    ck: 'text',
+    codec: DigestRun,
+    pk: (realm: number) => String(realm),
+    row: (realm: number) => ({ pk: String(realm), ck: 'next' }),
+  }),
+  /** Digests composed and recorded, until SMTP took them: read by the sending timer, not loaded into the realm's state. */
+  digestOutbox: defineTable({
+    name: 'digest_outbox',
+    ck: 'bigint',
+    codec: DigestMail,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, userId: number) => ({ pk: String(realm), ck: userId }),
   }),
   missedEmails: defineTable({
     name: 'missed_emails',

@@ -290,6 +290,8 @@ export const ORG_EVENT_BODIES = [
         'message_content_delete_limit_seconds',
         'enable_read_receipts',
         'message_content_allowed_in_email_notifications',
+        'digest_emails_enabled',
+        'digest_weekday',
         'mandatory_topics',
         'welcome_message_custom_text',
         'new_stream_announcements_stream_id',

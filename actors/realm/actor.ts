@@ -9,6 +9,7 @@ import { realmRef } from './ref.ts';
 import { deliverScheduled } from './scheduled_messages.ts';
 import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
+import { digestRun, digestSend } from './digest.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
 import { pushE2eeRegister } from './push_e2ee.ts';
 import { loginEmail } from './login_email.ts';
@@ -52,6 +53,8 @@ export const realmActor = defineActor({
     [deliverScheduled.name]: deliverScheduled,
     [expireInvite.name]: expireInvite,
     [missedMessageEmails.name]: missedMessageEmails,
+    [digestRun.name]: digestRun,
+    [digestSend.name]: digestSend,
     [pushRegister.name]: pushRegister,
     [pushUnregister.name]: pushUnregister,
     [pushNotify.name]: pushNotify,

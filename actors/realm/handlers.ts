@@ -6,6 +6,7 @@ import { readReceipts } from './read_receipts.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
+import { runDigestNow } from './digest.ts';
 import { addPushDevice, removePushDevice, removePushNotifications, sendTestPush } from './push.ts';
 import { registerE2eeDevice, sendE2eeTestPush } from './push_e2ee.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
@@ -152,6 +153,7 @@ export const realmHandlers = {
   presenceDirectory,
   noteActivity,
   unsubscribeMissedEmails,
+  runDigestNow,
   addPushDevice,
   removePushDevice,
   removePushNotifications,

@@ -213,10 +213,7 @@ export function decideMissedEmails(state: RealmState, m: StoredMessage, tx: Tx, 
 function addMissed(state: RealmState, tx: Tx, userId: number, messageId: number, trigger: string, now: number): void {
   let mine = state.missedEmails.get(userId);
   if (!mine) state.missedEmails.set(userId, (mine = new Map()));
-  if (state.unsubscribeKey === null) {
-    state.unsubscribeKey = randomBytes(32).toString('base64url');
-    tx.write(T.unsubscribeKeys.at(state.realmId).put({ key: state.unsubscribeKey }));
-  }
+  ensureUnsubscribeKey(state, tx);
   // The first notification of a batch starts its timer; the rest ride along.
   if (mine.size === 0) startBatch(state, tx, userId, now);
   mine.set(messageId, trigger);
@@ -228,7 +225,14 @@ function startBatch(state: Readonly<RealmState>, tx: Tx, userId: number, now: nu
   tx.setTimer(MISSED, now + period * 1000, { userId }, userId);
 }
 
-/** The queue actors' report of users seen polling (memory only: a reloaded realm counts everyone idle until the next report). */
+/** How stale a user's stored last activity may get before a report rewrites it. */
+const ACTIVITY_STORE_MS = 3600_000;
+
+/**
+ * The queue actors' report of users seen polling: in memory for the idle
+ * window (a reloaded realm counts everyone idle until the next report), and
+ * stored hourly at most for the digest.
+ */
 export const noteActivity = action({
   type: 'noteActivity',
   fields: z.object({ userIds: z.array(z.number().int()), at: z.number().int() }),
@@ -236,8 +240,16 @@ export const noteActivity = action({
     if (msg.caller.userId !== null) throw badRequest('Only the server reports activity');
     return msg;
   },
-  apply(state, msg) {
-    for (const id of msg.userIds) if (state.users.has(id) && (state.activeAt.get(id) ?? 0) < msg.at) state.activeAt.set(id, msg.at);
+  apply(state, msg, tx) {
+    for (const id of msg.userIds) {
+      if (!state.users.has(id) || (state.activeAt.get(id) ?? 0) >= msg.at) continue;
+      state.activeAt.set(id, msg.at);
+      // Stored too, hourly at most, for the digest's "not active for days" (`digest.ts`).
+      if (msg.at - (state.lastActive.get(id) ?? 0) >= ACTIVITY_STORE_MS) {
+        state.lastActive.set(id, msg.at);
+        tx.write(T.userActivity.at(state.realmId, id).put({ at: msg.at }));
+      }
+    }
     return {};
   },
 });
@@ -341,42 +353,55 @@ export const missedMessageEmails = timer({
 });
 
 
-const signature = (key: string, realmId: number, userId: number) => createHmac('sha256', Buffer.from(key, 'base64url')).update(`${realmId}:${userId}:missed_messages`).digest('base64url');
+/** What an unsubscribe link turns off: missed-message emails or the digest (Zulip's one-click unsubscribe types). */
+export type UnsubscribeKind = 'missed_messages' | 'digest';
+const UNSUBSCRIBE_SETTING: Record<UnsubscribeKind, string> = { missed_messages: 'enable_offline_email_notifications', digest: 'enable_digest_emails' };
 
-/** `<user ID>.<signature>`: works without logging in, for as long as the organization's key. */
-function unsubscribeToken(state: Readonly<RealmState>, userId: number): string {
-  return `${userId}.${signature(state.unsubscribeKey!, state.realmId, userId)}`;
+const signature = (key: string, realmId: number, userId: number, kind: UnsubscribeKind) => createHmac('sha256', Buffer.from(key, 'base64url')).update(`${realmId}:${userId}:${kind}`).digest('base64url');
+
+/** The organization's key for unsubscribe links, made (in `tx`) if it has none yet. */
+export function ensureUnsubscribeKey(state: RealmState, tx: Tx): void {
+  if (state.unsubscribeKey !== null) return;
+  state.unsubscribeKey = randomBytes(32).toString('base64url');
+  tx.write(T.unsubscribeKeys.at(state.realmId).put({ key: state.unsubscribeKey }));
 }
 
-/** The user a token names, if its signature is this organization's; null otherwise. */
-function tokenUser(state: Readonly<RealmState>, token: string): number | null {
+/** `<user ID>.<signature>`: works without logging in, for as long as the organization's key. */
+export function unsubscribeToken(state: Readonly<RealmState>, userId: number, kind: UnsubscribeKind = 'missed_messages'): string {
+  return `${userId}.${signature(state.unsubscribeKey!, state.realmId, userId, kind)}`;
+}
+
+/** The user a token names, if its signature is this organization's for `kind`; null otherwise. */
+function tokenUser(state: Readonly<RealmState>, token: string, kind: UnsubscribeKind): number | null {
   const m = /^(\d{1,10})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m || state.unsubscribeKey === null) return null;
   const userId = Number(m[1]);
-  const want = Buffer.from(signature(state.unsubscribeKey, state.realmId, userId));
+  const want = Buffer.from(signature(state.unsubscribeKey, state.realmId, userId, kind));
   const got = Buffer.from(m[2]!);
   return want.length === got.length && timingSafeEqual(want, got) && state.users.has(userId) ? userId : null;
 }
 
 /**
  * The unsubscribe link, followed without credentials (one click, as Zulip's):
- * turns `enable_offline_email_notifications` off for the user the token
- * names, with the settings event a change from the settings page gives.
+ * turns `enable_offline_email_notifications` (a missed-message email's link)
+ * or `enable_digest_emails` (a digest's) off for the user the token names,
+ * with the settings event a change from the settings page gives.
  */
 export const unsubscribeMissedEmails = action({
   type: 'unsubscribeMissedEmails',
-  fields: z.object({ token: z.string().max(200) }),
+  fields: z.object({ token: z.string().max(200), kind: z.enum(['missed_messages', 'digest']).default('missed_messages') }),
   check(state, msg) {
     if (msg.caller.userId !== null) throw badRequest('Only the server follows unsubscribe links');
-    const userId = tokenUser(state, msg.token);
+    const userId = tokenUser(state, msg.token, msg.kind);
     if (userId === null) throw badRequest('Invalid or expired unsubscribe link');
-    return { userId, change: on(state, userId, 'enable_offline_email_notifications') };
+    const name = UNSUBSCRIBE_SETTING[msg.kind];
+    return { userId, name, change: on(state, userId, name) };
   },
   apply(state, p, tx) {
-    if (p.change) writeSetting(state, tx, p.userId, 'enable_offline_email_notifications', false, true);
+    if (p.change) writeSetting(state, tx, p.userId, p.name, false, true);
     return { email: state.users.get(p.userId)!.email };
   },
   events(state, p) {
-    return p.change ? settingEvents(state, p.userId, 'enable_offline_email_notifications', false) : [];
+    return p.change ? settingEvents(state, p.userId, p.name, false) : [];
   },
 });

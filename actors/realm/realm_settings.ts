@@ -20,6 +20,7 @@ import type { RealmState } from './state.ts';
 import { checkGroupValue, hasContentAccess, sameGroupValue } from './streams.ts';
 import { MAX_WELCOME_MESSAGE_LENGTH } from './invites.ts';
 import { moveLimit } from './message_edit.ts';
+import { armDigest } from './digest.ts';
 import { videoProvider } from '../../lib/videoprovider.ts';
 
 const action = defineAction<RealmState>();
@@ -85,6 +86,8 @@ export const PLAIN = {
   message_content_delete_limit_seconds: { owner: false },
   enable_read_receipts: { owner: false },
   message_content_allowed_in_email_notifications: { owner: false },
+  digest_emails_enabled: { owner: false },
+  digest_weekday: { owner: false },
   mandatory_topics: { owner: false },
   welcome_message_custom_text: { owner: false },
   new_stream_announcements_stream_id: { owner: false },
@@ -138,6 +141,10 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.enableReadReceipts;
     case 'message_content_allowed_in_email_notifications':
       return st.messageContentAllowedInEmailNotifications;
+    case 'digest_emails_enabled':
+      return st.digestEmailsEnabled;
+    case 'digest_weekday':
+      return st.digestWeekday;
     case 'mandatory_topics':
       return st.mandatoryTopics;
     case 'welcome_message_custom_text':
@@ -217,7 +224,7 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
 /**
  * Organization properties Zulip's register has that no Parley API changes:
  * each value is what this server does for every organization (sign-in by
- * email and password only, no avatar uploads, no push notifications, digests,
+ * email and password only, no avatar uploads, no push notifications,
  * welcome mail or previews; Notification Bot posts no new-user or
  * channel-events notices; names and emails may be changed). An unset channel
  * is -1, as in Zulip.
@@ -231,8 +238,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_email_changes_disabled: false,
   realm_push_notifications_enabled_end_timestamp: null,
   realm_require_e2ee_push_notifications: false,
-  realm_digest_emails_enabled: false,
-  realm_digest_weekday: 1,
   realm_send_welcome_emails: false,
   realm_send_channel_events_messages: false,
   realm_inline_image_preview: false,
@@ -326,6 +331,8 @@ export const RealmChanges = z.object({
   zulip_update_announcements_stream_id: z.number().int().optional(),
   enable_read_receipts: z.boolean().optional(),
   message_content_allowed_in_email_notifications: z.boolean().optional(),
+  digest_emails_enabled: z.boolean().optional(),
+  digest_weekday: z.number().int().optional(),
   mandatory_topics: z.boolean().optional(),
   welcome_message_custom_text: z.string().optional(),
   /** -1: no announcements. */
@@ -438,6 +445,13 @@ export const updateRealm = action({
         case 'message_content_allowed_in_email_notifications':
           settings.messageContentAllowedInEmailNotifications = Boolean(value);
           break;
+        case 'digest_emails_enabled':
+          settings.digestEmailsEnabled = Boolean(value);
+          break;
+        case 'digest_weekday':
+          if (!Number.isInteger(value) || Number(value) < 0 || Number(value) > 6) throw badRequest('Invalid digest_weekday', { var_name: 'digest_weekday' });
+          settings.digestWeekday = Number(value);
+          break;
         case 'mandatory_topics':
           settings.mandatoryTopics = Boolean(value);
           break;
@@ -513,6 +527,7 @@ export const updateRealm = action({
     state.meta = p.meta;
     state.org.settings = p.settings;
     tx.write(T.realms.at(state.realmId).put(p.meta), T.realmSettings.at(state.realmId).put(p.settings));
+    if (p.updates.some((u) => u.property === 'digest_emails_enabled' || u.property === 'digest_weekday')) armDigest(state, tx);
     return changedData(p.updates, p.groups);
   },
   events(state, p) {

@@ -39,6 +39,7 @@ import { realmBotsOf } from './bots.ts';
 import { systemBotObjects } from './system_bots.ts';
 import { statusesOf } from './user_status.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
+import { digestsOnServer } from './digest.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -67,7 +68,8 @@ function serverSnapshot(state: Readonly<RealmState>): Record<string, unknown> {
     realm_move_messages_within_stream_limit_seconds: moveLimit(state, 'moveMessagesWithinStreamLimitSeconds'),
     realm_move_messages_between_streams_limit_seconds: moveLimit(state, 'moveMessagesBetweenStreamsLimitSeconds'),
     realm_default_external_accounts: defaultExternalAccounts(),
-    settings_send_digest_emails: false,
+    // Zulip's SEND_DIGEST_EMAILS: whether this server sends digests (`digest.ts`).
+    settings_send_digest_emails: digestsOnServer(),
     development_environment: false,
     zulip_plan_is_not_limited: true,
     password_min_length: MIN_PASSWORD_LENGTH,

@@ -16,6 +16,7 @@ import {
   Allocator as AllocatorCodec,
   type ChannelRecord,
   type ChannelTopic,
+  type DigestRun,
   type DmConversation,
   type GroupSettingValue,
   messageBucket,
@@ -125,6 +126,12 @@ export class RealmState {
   readonly activePushes = new Map<number, Map<number, ActivePush>>();
   /** userId -> when a queue of theirs was last seen polling (memory only: reported by the queue actors). */
   readonly activeAt = new Map<number, number>();
+  /** userId -> when they were last seen active, as stored (hourly at most): the digest's rule (`digest.ts`). */
+  readonly lastActive = new Map<number, number>();
+  /** userId -> when their last digest was composed (`digest.ts`). */
+  readonly lastDigest = new Map<number, number>();
+  /** The armed digest timer, while one is (`digest.ts`). */
+  digestPending: DigestRun | null = null;
   /** The key unsubscribe links are signed with (`notifications.ts`); null until the first missed-message email. */
   unsubscribeKey: string | null = null;
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
@@ -182,6 +189,9 @@ export class RealmState {
       if (!mine) s.missedEmails.set(userId, (mine = new Map()));
       mine.set(messageId, r.value.trigger);
     }
+    for (const r of await T.userActivity.partition(realmId).range(store)) s.lastActive.set(Number(r.ck), r.value.at);
+    for (const r of await T.userDigests.partition(realmId).range(store)) s.lastDigest.set(Number(r.ck), r.value.at);
+    s.digestPending = (await T.digestRuns.at(realmId).get(store)) ?? null;
     for (const d of await T.pushDevices.partition(realmId).values(store)) s.indexPushDevice(d);
     for (const d of await T.e2eePushDevices.partition(realmId).values(store)) s.indexE2eeDevice(d);
     for (const r of await T.activePushes.partition(realmId).range(store)) {

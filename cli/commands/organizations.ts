@@ -3,6 +3,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DIRECTORY_ID, directoryRef, SERVER_CALLER } from '../../actors/directory/ref.ts';
 import { Role } from '../../actors/model.ts';
+import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { newApiKey } from '../../lib/secrets.ts';
 import type { Deployment } from '../connect.ts';
@@ -65,6 +66,18 @@ export function organizationCommands(program: Command, run: Run): void {
         }),
       );
   }
+
+  org
+    .command('digest <org>')
+    .description("run the organization's weekly digest email now (as on its digest weekday); it must have digest_emails_enabled on")
+    .requiredOption('--now', 'run it now (the only mode: the weekly run is armed by the organization itself)')
+    .action((spec: string) =>
+      run(async (dep, json) => {
+        const target = await findOrganization(dep, spec);
+        const r = await dep.actors.call(realmRef, realmActorId(target.realmId), { type: 'runDigestNow', caller: { realmId: target.realmId, userId: null } });
+        print(json, { realm_id: target.realmId, run: new Date(r.run).toISOString() }, (v) => `Digest of realm ${v.realm_id} started (run ${v.run}); mail goes out as each chunk is composed\n`);
+      }),
+    );
 
   org
     .command('link')

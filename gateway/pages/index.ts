@@ -5,8 +5,8 @@ import { joinPage, joinSubmit } from './join.ts';
 import { loginPage, loginSubmit } from './login.ts';
 import { newOrganizationPage, newOrganizationSubmit } from './new_organization.ts';
 import type { Page } from './page.ts';
-import { unsubscribePage } from './unsubscribe.ts';
+import { digestUnsubscribePage, unsubscribePage } from './unsubscribe.ts';
 import { temporaryUpload, userUpload } from './uploads.ts';
 import { videoProviderComplete } from './video.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, loginPage, loginSubmit];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, loginPage, loginSubmit];

@@ -1,24 +1,33 @@
 /**
- * The unsubscribe link of a missed-message email (GET
- * /accounts/unsubscribe/missed_messages/{token}): one click, no login, as
- * Zulip's. The token is checked by the realm actor, which turns the user's
- * `enable_offline_email_notifications` off (`actors/realm/notifications.ts`).
+ * The unsubscribe links of mail (GET /accounts/unsubscribe/missed_messages/{token}
+ * and /accounts/unsubscribe/digest/{token}): one click, no login, as Zulip's.
+ * The token is checked by the realm actor, which turns the user's
+ * `enable_offline_email_notifications` (missed-message emails) or
+ * `enable_digest_emails` (digests) off (`actors/realm/notifications.ts`).
  */
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import type { UnsubscribeKind } from '../../actors/realm/notifications.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
+import { DIGEST_UNSUBSCRIBE_PATH, UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
 import { document, escapeHtml, html, type Page } from './page.ts';
 
-export const unsubscribePage: Page = {
-  method: 'GET',
-  path: `${UNSUBSCRIBE_PATH}/{token}`,
-  async handle(ctx, params) {
-    try {
-      const r = await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'unsubscribeMissedEmails', caller: { realmId: ctx.realmId, userId: null }, token: params.get('token') ?? '' });
-      return html(document('Unsubscribed', `<h1>Unsubscribed</h1><p id="done">${escapeHtml(r.email)} will no longer get emails about missed messages. You can turn them on again in your notification settings.</p>`));
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      return html(document('Unsubscribe', `<h1>Unsubscribe</h1><p class="error" id="error">${escapeHtml(err.message)}</p>`), 404);
-    }
-  },
-};
+const WHAT: Record<UnsubscribeKind, string> = { missed_messages: 'emails about missed messages', digest: 'digest emails' };
+
+function unsubscribe(path: string, kind: UnsubscribeKind): Page {
+  return {
+    method: 'GET',
+    path: `${path}/{token}`,
+    async handle(ctx, params) {
+      try {
+        const r = await ctx.actors.call(realmRef, realmActorId(ctx.realmId), { type: 'unsubscribeMissedEmails', caller: { realmId: ctx.realmId, userId: null }, token: params.get('token') ?? '', kind });
+        return html(document('Unsubscribed', `<h1>Unsubscribed</h1><p id="done">${escapeHtml(r.email)} will no longer get ${WHAT[kind]}. You can turn them on again in your notification settings.</p>`));
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return html(document('Unsubscribe', `<h1>Unsubscribe</h1><p class="error" id="error">${escapeHtml(err.message)}</p>`), 404);
+      }
+    },
+  };
+}
+
+export const unsubscribePage: Page = unsubscribe(UNSUBSCRIBE_PATH, 'missed_messages');
+export const digestUnsubscribePage: Page = unsubscribe(DIGEST_UNSUBSCRIBE_PATH, 'digest');

@@ -44,6 +44,8 @@ export const updateRealm = route({
     message_content_delete_limit_seconds: Seconds.optional(),
     enable_read_receipts: bool().optional(),
     message_content_allowed_in_email_notifications: bool().optional(),
+    digest_emails_enabled: bool().optional(),
+    digest_weekday: int().optional(),
     mandatory_topics: bool().optional(),
     welcome_message_custom_text: str().optional(),
     new_stream_announcements_stream_id: int().optional(),
