@@ -41,8 +41,10 @@ t.test('register - the realm bundle: organization properties and what the server
     // Capabilities this server lacks.
     realm_push_notifications_enabled: false,
     realm_push_notifications_enabled_end_timestamp: null,
+    // Digests: the server sends them (test/digest.test.ts); an organization turns them on.
     realm_digest_emails_enabled: false,
-    settings_send_digest_emails: false,
+    realm_digest_weekday: 1,
+    settings_send_digest_emails: true,
     realm_inline_image_preview: false,
     server_inline_image_preview: false,
     server_inline_url_embed_preview: false,
