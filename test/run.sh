@@ -130,6 +130,8 @@ tapsuite org-creation PARLEY_LOG_LEVEL=warn -- test/org-creation.test.ts
 # Missed-message email, read from a real SMTP server the test starts (the server under test mails it
 # through PARLEY_SMTP_URL, so it runs on an embedded server of its own).
 tapsuite notifications PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts
+# The weekly digest email, run through `parley org digest . --now`, read from the same kind of SMTP server.
+tapsuite digest PARLEY_LOG_LEVEL=warn -- test/digest.test.ts
 # Mobile push, against a push notification service the test starts (the server under test reaches it
 # through PARLEY_PUSH_SERVICE_URL, so it runs on embedded servers of its own).
 tapsuite push PARLEY_LOG_LEVEL=warn -- test/push.test.ts
