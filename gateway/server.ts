@@ -62,6 +62,8 @@ export interface GatewayOptions {
 }
 
 const PREFIX = '/api/v1';
+/** After a drain, how long `close` waits with no request arriving before it lets the process exit. */
+const CLOSE_SETTLE_MS = 300;
 
 /** The success envelope around an actor's reply object, given as JSON text. */
 function successEnvelope(objectJson: string, extra: Record<string, unknown>): string {
@@ -87,6 +89,8 @@ export class Gateway {
   private polls = new Map<Reply, string>();
   /** Requests being served, so a shutdown answers each of them before it exits. */
   private inflight = new Set<Reply>();
+  /** When the last request arrived (ms), so a shutdown waits out connections accepted just before the listener closed. */
+  private lastRequestAt = 0;
   private auth: AuthCache;
   /** Removes this gateway's gauges (`lib/metrics.ts`) at close. */
   private unreport: Array<() => void>;
@@ -108,6 +112,7 @@ export class Gateway {
       const reply = new Reply(res);
       if (RESPONSE_CHECK && info.url.startsWith(`${PREFIX}/`)) reply.onJson = (status, text) => checkResponse(this.routeOf(info), info.method, info.url, status, text, this.log);
       this.inflight.add(reply);
+      this.lastRequestAt = Date.now();
       void this.serve(info, reply).finally(() => this.inflight.delete(reply));
     });
   }
@@ -131,17 +136,28 @@ export class Gateway {
    * open connection meanwhile is served (a long poll answered at once, with
    * no events) and the connection closed after its answer, so a load
    * balancer in front loses no request: its next connection to this gateway
-   * is refused, which it retries on another one.
+   * is refused, which it retries on another one. After a `drain` (behind a
+   * load balancer), it also waits until no request has arrived for
+   * CLOSE_SETTLE_MS: a connection accepted just before the listener closed
+   * brings its request only then, and would be reset at exit.
    */
   async close(graceMs = 10_000): Promise<void> {
+    const settleMs = this.draining ? CLOSE_SETTLE_MS : 0;
     this.draining = true;
     for (const stop of this.unreport) stop();
+    // Right after an event-loop poll, which accepted every connection the kernel had completed:
+    // one still in the kernel's queue when the listener closes is reset after its request was sent.
+    await new Promise((r) => setImmediate(r));
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
     this.answerHeldPolls();
     const unanswered = () => [...this.inflight].filter((r) => !r.done && !r.aborted);
     const deadline = Date.now() + graceMs;
-    while (unanswered().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // A connection accepted just before the listener closed may bring its request only now, and a
+    // proxy does not retry a POST whose connection is reset under it at exit: wait until nothing is
+    // in flight and no request has arrived for `settleMs` (at once when the gateway was idle).
+    const busy = () => unanswered().length > 0 || Date.now() - this.lastRequestAt < settleMs;
+    while (busy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     for (const reply of unanswered()) reply.jsonAndClose(503, unavailable('The server is shutting down; try again').envelope());
   }
 

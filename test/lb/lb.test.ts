@@ -275,11 +275,7 @@ t.test('all proxies - a gateway stopped with SIGTERM: every client is still serv
   await exited;
   await new Promise((r) => setTimeout(r, 1000));
   await load.stop();
-  // Known bug (#19): nginx may send a POST on a keep-alive connection the draining gateway has just closed, and does not
-  // retry a non-idempotent request: one 502 in a CI run of session 11 (ingress-nginx). Reported as todo while it is open.
-  const reusedClosed = load.wrong.filter((w) => /transport error.*POST .*502/s.test(w));
-  t.same(load.wrong.filter((w) => !reusedClosed.includes(w)), [], `${load.answered()} requests answered 200 (${load.answered() - before} from the signal on), none failed`);
-  t.same(reusedClosed, [], 'no POST lost to a closed keep-alive connection', { todo: reusedClosed.length ? 'known: a POST on a connection the draining gateway closed is not retried by nginx (#19)' : false });
+  t.same(load.wrong, [], `${load.answered()} requests answered 200 (${load.answered() - before} from the signal on), none failed`);
   t.equal(leaving.child.exitCode, 0, 'the gateway drained and exited cleanly');
   await restartGateway2();
   const haproxy = proxies.find((p) => p.kind === 'haproxy')!;
