@@ -466,18 +466,26 @@ export class ActorNode {
 
   /**
    * Hands a delivery to the per-shard kinds of a shard (the queue actor). A
-   * broadcast goes only to the ones loaded: an actor not loaded holds no
-   * queue that could want it.
+   * broadcast goes only to the ones loaded (or handed over here): an actor
+   * not loaded holds no queue that could want it. Until a handover to this
+   * node settles, every delivery waits for it, in the order they came: one
+   * that went straight to an actor a request created meanwhile (a client
+   * polling its queue here) would pass those held before it, and the queue
+   * would get the new realm owner's messages out of order (the rolling test).
    */
   private deliver(shard: ShardHost, d: Delivery, broadcast: boolean): void {
     if (d.id !== undefined) shard.seen?.add(d.id);
+    if (!shard.settled) {
+      void shard.handedOver.then((h) => this.deliverNow(shard, d, broadcast, h));
+      return;
+    }
+    this.deliverNow(shard, d, broadcast, null);
+  }
+
+  private deliverNow(shard: ShardHost, d: Delivery, broadcast: boolean, handoff: Handoff | null): void {
     for (const kind of this.perShardKinds) {
       if (!kind.onDelivery) continue;
-      if (broadcast && !shard.hosts.has(kind.name)) {
-        // Not loaded: it holds no queue, unless its queues are being handed over to it. Held until that settles.
-        if (!shard.settled) void shard.handedOver.then((h) => h?.kinds[kind.name] !== undefined && this.deliverTo(shard, kind, d, broadcast));
-        continue;
-      }
+      if (broadcast && !shard.hosts.has(kind.name) && handoff?.kinds[kind.name] === undefined) continue;
       this.deliverTo(shard, kind, d, broadcast);
     }
   }

@@ -178,11 +178,7 @@ t.test('rolling - every actor node replaced under traffic (SIGTERM): the queues 
   t.same(clients.map((cl) => cl.registrations), clients.map(() => 1), 'each client registered once');
   for (const cl of clients) {
     const got = cl.received[0]!;
-    t.same([...got].sort((a, b) => a - b), ids, `${cl.name}: its ${got.length} message events are the channel's ${ids.length} messages, none lost, none twice`);
-    // Known bug (#20): across a realm move during the queues' handover, two messages of the new owner once reached a queue
-    // after later ones (CI, session 11: 2002-2003 after 2004-2007). Reported as todo while it is open; every other check holds.
-    const inOrder = got.every((id, n) => n === 0 || id > got[n - 1]!);
-    t.ok(inOrder, `${cl.name}: in order of ID`, { todo: inOrder ? false : 'known: out-of-order delivery across a realm move during a handover (#20)' });
+    t.same(got, ids, `${cl.name}: its ${got.length} message events are the channel's ${ids.length} messages, in order, none twice`);
     t.ok(cl.eventIds.every((id, n) => n === 0 || id > cl.eventIds[n - 1]!), `${cl.name}: event IDs only grow`);
   }
   const acked = new Set(sends.acked().map((a) => a.id));
