@@ -229,7 +229,7 @@ t.test('people groups - deactivation, objections, and the include_deactivated_gr
   await as.member.ok('POST', `/user_groups/${id}/members`, { add: [s.demo.moderator.userId] });
   t.same((await waitFor(capable, () => true)).user_ids, [s.demo.moderator.userId], 'and its members too (FL 391)');
   t.equal(outcome(await as.member.call('POST', `/user_groups/${parent}/members`, { add_subgroups: [id] }), true), '400 BAD_REQUEST User group is deactivated.');
-  t.equal(outcome(await as.owner.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('nope') }], can_send_message_group: id }), true), `400 BAD_REQUEST Invalid user group ID: ${id}`, 'nor usable in a permission');
+  t.equal(outcome(await as.owner.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('nope') }], can_send_message_group: id }), true), '400 BAD_REQUEST User group is deactivated.', 'nor usable in a permission (Zulip: get_user_group_by_id_in_realm)');
 
   await as.member.ok('PATCH', `/user_groups/${id}`, { deactivated: false });
   const c2 = await waitFor(capable, () => true);

@@ -8,6 +8,7 @@ import { applyEvent } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { runPython } from './helpers/python.ts';
 import { asRoles, isError } from './helpers/roles.ts';
+import { newPerson, ROLE } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
@@ -384,4 +385,80 @@ t.test('realm - disallow_disposable_email_addresses: owners only, on by default;
   const inside = await join(`${uniq('in')}@${domain}`);
   t.equal(inside.status, 200, "an address of the organization's domain signs up");
   t.match(inside.text, 'zuliprc');
+});
+
+t.test('realm - server_supported_permission_settings: what each permission takes, for every role, as PATCH /realm, channels and user groups enforce it (FL 221, 225)', async (t) => {
+  const SYSTEM = ['role:internet', 'role:everyone', 'role:members', 'role:fullmembers', 'role:moderators', 'role:administrators', 'role:owners', 'role:nobody'];
+  const groupId = (name: string) => SYSTEM.indexOf(name) + 1;
+  const regs = [];
+  for (const [role, api] of asRoles(s)) if (role !== 'anonymous') regs.push((await api.ok('POST', '/register', { fetch_event_types: ['realm'] })).server_supported_permission_settings);
+  const supported = regs[0];
+  for (const r of regs) t.same(r, supported, 'every role gets the same description');
+  t.notOk('server_supported_permission_settings' in (await owner.ok('POST', '/register', { fetch_event_types: ['message'] })), 'only with realm');
+  // What the organization acts on (PATCH /realm reports the rest as ignored), nothing more.
+  const realmKeys = Object.keys(initial).filter((k) => /^realm_(can_|create_multiuse|direct_message_)/.test(k) && !/_policy$/.test(k)).map((k) => k.slice('realm_'.length));
+  const ignored = new Set<string>();
+  for (const k of realmKeys) {
+    const r = await owner.ok('PATCH', '/realm', { [k]: { new: initial[`realm_${k}`] } });
+    if ((r.ignored_parameters_unsupported ?? []).includes(k)) ignored.add(k);
+  }
+  t.same(Object.keys(supported.realm).sort(), realmKeys.filter((k) => !ignored.has(k)).sort(), 'realm: every permission acted on');
+  t.same(Object.keys(supported.stream).sort(), ['can_add_subscribers_group', 'can_administer_channel_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_remove_subscribers_group', 'can_send_message_group']);
+  t.same(Object.keys(supported.group).sort(), ['can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group']);
+  t.same(supported.realm.can_access_all_users_group, { require_system_group: true, allow_internet_group: false, allow_nobody_group: false, allow_everyone_group: true, default_group_name: 'role:everyone', default_for_system_groups: null, allowed_system_groups: ['role:everyone', 'role:members'] }, 'FL 225');
+
+  /** Whether a system group is allowed by a configuration, as Zulip's clients read it. */
+  const allows = (c: any, name: string) =>
+    !(name === 'role:internet' && !c.allow_internet_group) && !(name === 'role:nobody' && !c.allow_nobody_group) && !(name === 'role:everyone' && !c.allow_everyone_group) && (c.allowed_system_groups.length === 0 || c.allowed_system_groups.includes(name));
+  const outcome = (r: { status: number; body: any }) => (r.status === 200 ? 'ok' : r.body.msg);
+  const refusal = (setting: string, name: string) => `'${setting}' setting cannot be set to '${name}' group.`;
+
+  // Owners of their own, so that these few hundred changes stay within each user's rate limit.
+  const [byRealm, byValue, byChannel, byGroup] = [await newPerson(s, ROLE.owner), await newPerson(s, ROLE.owner), await newPerson(s, ROLE.owner), await newPerson(s, ROLE.owner)].map((p) => s.api.as(p));
+  const channelOwner = byChannel!;
+  // The organization's permissions: every system group tried, put back after.
+  for (const [setting, c] of Object.entries<any>(supported.realm)) {
+    for (const name of SYSTEM) {
+      const got = outcome(await byRealm!.call('PATCH', '/realm', { [setting]: { new: groupId(name) } }));
+      t.equal(got, allows(c, name) ? 'ok' : refusal(setting, name), `realm ${setting} = ${name}`);
+    }
+    await byRealm!.ok('PATCH', '/realm', { [setting]: { new: initial[`realm_${setting}`] } });
+  }
+  // A user group, or an anonymous one, where no system group is required; never where one is.
+  const team = (await byValue!.ok('POST', '/user_groups/create', { name: uniq('perm'), description: '', members: JSON.stringify([s.demo.member1.userId]) })).group_id as number;
+  const anonymous = { direct_members: [s.demo.member1.userId], direct_subgroups: [team] };
+  for (const [setting, c] of Object.entries<any>(supported.realm)) {
+    for (const value of [team, anonymous]) {
+      const got = outcome(await byValue!.call('PATCH', '/realm', { [setting]: { new: value } }));
+      t.equal(got, c.require_system_group ? `'${setting}' must be a system user group.` : 'ok', `realm ${setting} = ${JSON.stringify(value)}`);
+    }
+  }
+  // A group a realm permission uses cannot be deactivated (Zulip's objections), until the permission no longer names it.
+  const busy = await byValue!.call('POST', `/user_groups/${team}/deactivate`);
+  t.same([busy.status, busy.body.code, busy.body.objections?.find((o: any) => o.type === 'realm')?.settings.includes('can_add_custom_emoji_group')], [400, 'CANNOT_DEACTIVATE_GROUP_IN_USE', true]);
+  for (const setting of Object.keys(supported.realm)) await byValue!.ok('PATCH', '/realm', { [setting]: { new: initial[`realm_${setting}`] } });
+
+  // Channels: a new channel starts at each default; every system group tried.
+  const name = uniq('perms');
+  await channelOwner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  const channel = (await channelOwner.ok('GET', '/streams')).streams.find((x: any) => x.name === name);
+  for (const [setting, c] of Object.entries<any>(supported.stream)) {
+    const expected = c.default_group_name === 'channel_creator' ? { direct_members: [(await channelOwner.ok('GET', '/users/me')).user_id], direct_subgroups: [] } : groupId(c.default_group_name);
+    t.same(channel[setting], expected, `channel ${setting} starts at ${c.default_group_name}`);
+    for (const group of SYSTEM) {
+      const got = outcome(await channelOwner.call('PATCH', `/streams/${channel.stream_id}`, { [setting]: { new: groupId(group) } }));
+      t.equal(got, allows(c, group) ? 'ok' : refusal(setting, group), `channel ${setting} = ${group}`);
+    }
+    t.equal(outcome(await channelOwner.call('PATCH', `/streams/${channel.stream_id}`, { [setting]: { new: team } })), 'ok', `channel ${setting} = a user group`);
+  }
+  await channelOwner.ok('DELETE', `/streams/${channel.stream_id}`);
+
+  // User groups: every system group tried on each setting of a user group.
+  for (const [setting, c] of Object.entries<any>(supported.group)) {
+    for (const group of SYSTEM) {
+      const got = outcome(await byGroup!.call('PATCH', `/user_groups/${team}`, { [setting]: { new: groupId(group) } }));
+      t.equal(got, allows(c, group) ? 'ok' : refusal(setting, group), `group ${setting} = ${group}`);
+    }
+  }
+  await byGroup!.ok('POST', `/user_groups/${team}/deactivate`);
 });

@@ -18,15 +18,71 @@ import type { RealmState } from './state.ts';
 export const MAX_NAME_LENGTH = 100;
 export const INVALID_NAME_PREFIXES = ['@', 'role:', 'user:', 'stream:', 'channel:'];
 
-/** Which system groups each permission setting refuses (Zulip's permission configuration, and the spec's rule for can_mention_group). */
-export const REFUSED: Record<UserGroupSetting, string[]> = {
-  can_add_members_group: ['role:internet', 'role:everyone'],
-  can_join_group: ['role:internet', 'role:everyone'],
-  can_leave_group: ['role:internet'],
-  can_manage_group: ['role:internet', 'role:everyone'],
-  can_mention_group: ['role:internet', 'role:owners'],
-  can_remove_members_group: ['role:internet', 'role:everyone'],
+/**
+ * What values a group-setting permission takes, in the form Zulip's register
+ * lists it (`server_supported_permission_settings`, FL 221, 225) and
+ * `check_setting_configuration_for_system_groups` enforces: whether only a
+ * system group will do, which of `role:internet`, `role:nobody` and
+ * `role:everyone` it may be, the only system groups it may be (when
+ * listed), and its default. Every check of such a value here goes through
+ * `checkPermissionConfig` with the same entry the register shows.
+ */
+export interface PermissionConfig {
+  require_system_group: boolean;
+  allow_internet_group: boolean;
+  allow_nobody_group: boolean;
+  allow_everyone_group: boolean;
+  /** A system group's name, or `group_creator` / `channel_creator` (an anonymous group of the creator). */
+  default_group_name: string;
+  /** For user-group settings: the default of a system group's setting. */
+  default_for_system_groups: string | null;
+  allowed_system_groups: string[];
+}
+
+/** A permission's configuration: `nobody` and `everyone` say whether those groups are allowed (Zulip's defaults for the rest). */
+export function permission(nobody: boolean, everyone: boolean, defaultName: string, extra: Partial<PermissionConfig> = {}): PermissionConfig {
+  return { require_system_group: false, allow_internet_group: false, allow_nobody_group: nobody, allow_everyone_group: everyone, default_group_name: defaultName, default_for_system_groups: null, allowed_system_groups: [], ...extra };
+}
+
+/**
+ * Zulip's configuration of the user-group settings, except that
+ * `can_mention_group` may not be `role:owners` (the spec's rule): every
+ * system group but those two is listed instead.
+ */
+export const GROUP_PERMISSIONS: Readonly<Record<UserGroupSetting, PermissionConfig>> = {
+  can_add_members_group: permission(true, false, 'group_creator', { default_for_system_groups: 'role:nobody' }),
+  can_join_group: permission(true, false, 'role:nobody', { default_for_system_groups: 'role:nobody' }),
+  can_leave_group: permission(true, true, 'role:everyone', { default_for_system_groups: 'role:nobody' }),
+  can_manage_group: permission(true, false, 'group_creator', { default_for_system_groups: 'role:nobody' }),
+  can_mention_group: permission(true, true, 'role:everyone', {
+    default_for_system_groups: 'role:nobody',
+    allowed_system_groups: SYSTEM_GROUPS.map((g) => g.name).filter((n) => n !== 'role:internet' && n !== 'role:owners'),
+  }),
+  can_remove_members_group: permission(true, false, 'role:nobody', { default_for_system_groups: 'role:nobody' }),
 };
+
+/**
+ * Refuses a value a permission's configuration does not allow, with Zulip's
+ * errors (`check_setting_configuration_for_system_groups`; an anonymous group
+ * where a system group is required is `SystemGroupRequiredError`). Call with
+ * a value already normalized (one subgroup and no members is that group's
+ * ID) that names groups which exist.
+ */
+export function checkPermissionConfig(name: string, config: PermissionConfig, v: GroupSettingValue): void {
+  const system = typeof v === 'number' ? SYSTEM_GROUPS.find((g) => g.id === v) : undefined;
+  if (config.require_system_group && !system) throw badRequest(`'${name}' must be a system user group.`);
+  if (!system) return;
+  const refuse = () => badRequest(`'${name}' setting cannot be set to '${system.name}' group.`);
+  if (system.name === 'role:internet' && !config.allow_internet_group) throw refuse();
+  if (system.name === 'role:nobody' && !config.allow_nobody_group) throw refuse();
+  if (system.name === 'role:everyone' && !config.allow_everyone_group) throw refuse();
+  if (config.allowed_system_groups.length > 0 && !config.allowed_system_groups.includes(system.name)) throw refuse();
+}
+
+/** `{direct_members: [], direct_subgroups: [id]}` is the group `id` (Zulip stores and shows it so). */
+export function normalizeGroupValue(v: GroupSettingValue): GroupSettingValue {
+  return typeof v !== 'number' && v.direct_members.length === 0 && v.direct_subgroups.length === 1 ? v.direct_subgroups[0]! : v;
+}
 
 /** Settings whose holders may not include guests unless the value allows everyone (Zulip: `allow_everyone_group`). */
 export const GUESTS_ALLOWED = new Set<UserGroupSetting>(['can_leave_group', 'can_mention_group']);
@@ -163,8 +219,7 @@ export function checkSettingValue(state: Readonly<RealmState>, setting: UserGrou
   if (typeof v === 'number') {
     if (!usableGroup(state, v, true)) throw badRequest('Invalid user group');
     if (!usableGroup(state, v, false)) throw badRequest('User group is deactivated.');
-    const system = SYSTEM_GROUPS.find((g) => g.id === v);
-    if (system && REFUSED[setting].includes(system.name)) throw badRequest(`'${setting}' setting cannot be set to '${system.name}' group.`);
+    checkPermissionConfig(setting, GROUP_PERMISSIONS[setting], v);
     return v;
   }
   for (const id of v.direct_members) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID: ${id}`);

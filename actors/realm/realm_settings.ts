@@ -18,6 +18,7 @@ import { accessChangeEvents } from './people.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { checkGroupValue, hasContentAccess, sameGroupValue } from './streams.ts';
+import { permission, type PermissionConfig } from './groups.ts';
 import { MAX_WELCOME_MESSAGE_LENGTH } from './invites.ts';
 import { moveLimit } from './message_edit.ts';
 import { armDigest } from './digest.ts';
@@ -29,38 +30,67 @@ export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 
 const G = GROUP_ID;
-/**
- * The organization's group-setting permissions, with Zulip's defaults, and
- * whether only owners may change them.
- */
-export const REALM_GROUP_SETTINGS: Readonly<Record<string, { default: number; ownerOnly?: true; systemGroups?: readonly number[] }>> = {
+const groupName = (id: number) => SYSTEM_GROUPS.find((g) => g.id === id)!.name;
+
+/** An organization permission: its default, whether only owners change it, and what values it takes (Zulip's `Realm.REALM_PERMISSION_GROUP_SETTINGS`). */
+interface RealmPermission {
+  default: number;
+  ownerOnly?: true;
+  config: PermissionConfig;
+}
+
+/** `nobody`, `everyone`: whether `role:nobody` and `role:everyone` are allowed; `only`: the system groups it must be one of. */
+function realmPermission(def: number, nobody: boolean, everyone: boolean, extra: { ownerOnly?: true; only?: number[] } = {}): RealmPermission {
+  const config = permission(nobody, everyone, groupName(def), extra.only ? { require_system_group: true, allowed_system_groups: extra.only.map(groupName) } : {});
+  return { default: def, ...(extra.ownerOnly ? { ownerOnly: true as const } : {}), config };
+}
+
+/** The organization's group-setting permissions, with Zulip's defaults and configuration, and whether only owners may change them. */
+export const REALM_GROUP_SETTINGS: Readonly<Record<string, RealmPermission>> = {
   // Zulip allows only these two system groups: everyone sees everyone, or guests see only some users.
-  can_access_all_users_group: { default: G['role:everyone'], systemGroups: [G['role:everyone'], G['role:members']] },
-  can_add_custom_emoji_group: { default: G['role:members'] },
-  can_add_subscribers_group: { default: G['role:members'] },
-  can_create_bots_group: { default: G['role:members'] },
-  can_create_groups: { default: G['role:members'] },
-  can_create_private_channel_group: { default: G['role:members'] },
-  can_create_public_channel_group: { default: G['role:members'] },
-  can_create_users_group: { default: G['role:nobody'], ownerOnly: true },
-  can_create_web_public_channel_group: { default: G['role:owners'], ownerOnly: true },
-  can_create_write_only_bots_group: { default: G['role:members'] },
-  can_delete_any_message_group: { default: G['role:administrators'] },
-  can_delete_own_message_group: { default: G['role:everyone'] },
-  can_invite_users_group: { default: G['role:members'] },
-  can_manage_all_groups: { default: G['role:owners'] },
-  can_manage_billing_group: { default: G['role:administrators'], ownerOnly: true },
-  can_mention_many_users_group: { default: G['role:administrators'] },
-  can_move_messages_between_channels_group: { default: G['role:members'] },
-  can_move_messages_between_topics_group: { default: G['role:everyone'] },
-  can_resolve_topics_group: { default: G['role:everyone'] },
-  can_set_delete_message_policy_group: { default: G['role:moderators'] },
-  can_set_topics_policy_group: { default: G['role:members'] },
-  can_summarize_topics_group: { default: G['role:everyone'] },
-  create_multiuse_invite_group: { default: G['role:administrators'], ownerOnly: true },
-  direct_message_initiator_group: { default: G['role:everyone'] },
-  direct_message_permission_group: { default: G['role:everyone'] },
+  can_access_all_users_group: realmPermission(G['role:everyone'], false, true, { only: [G['role:everyone'], G['role:members']] }),
+  can_add_custom_emoji_group: realmPermission(G['role:members'], true, false),
+  can_add_subscribers_group: realmPermission(G['role:members'], true, false),
+  can_create_bots_group: realmPermission(G['role:members'], true, false),
+  can_create_groups: realmPermission(G['role:members'], true, false),
+  can_create_private_channel_group: realmPermission(G['role:members'], true, false),
+  can_create_public_channel_group: realmPermission(G['role:members'], true, false),
+  // Not in Zulip's table: configured as the other creation permissions are.
+  can_create_users_group: realmPermission(G['role:nobody'], true, false, { ownerOnly: true }),
+  can_create_web_public_channel_group: realmPermission(G['role:owners'], true, false, { ownerOnly: true, only: [G['role:moderators'], G['role:administrators'], G['role:owners'], G['role:nobody']] }),
+  can_create_write_only_bots_group: realmPermission(G['role:members'], true, false),
+  can_delete_any_message_group: realmPermission(G['role:administrators'], true, false),
+  can_delete_own_message_group: realmPermission(G['role:everyone'], true, true),
+  can_invite_users_group: realmPermission(G['role:members'], true, false),
+  can_manage_all_groups: realmPermission(G['role:owners'], false, false),
+  can_manage_billing_group: realmPermission(G['role:administrators'], false, false, { ownerOnly: true }),
+  can_mention_many_users_group: realmPermission(G['role:administrators'], true, true),
+  can_move_messages_between_channels_group: realmPermission(G['role:members'], true, false),
+  can_move_messages_between_topics_group: realmPermission(G['role:everyone'], true, true),
+  can_resolve_topics_group: realmPermission(G['role:everyone'], true, true),
+  can_set_delete_message_policy_group: realmPermission(G['role:moderators'], true, false),
+  can_set_topics_policy_group: realmPermission(G['role:members'], true, true),
+  can_summarize_topics_group: realmPermission(G['role:everyone'], true, true),
+  create_multiuse_invite_group: realmPermission(G['role:administrators'], true, false, { ownerOnly: true }),
+  direct_message_initiator_group: realmPermission(G['role:everyone'], true, true),
+  direct_message_permission_group: realmPermission(G['role:everyone'], true, true),
 };
+
+/**
+ * Permissions the organization stores and reports but nothing here reads yet
+ * (per-user `can_create_users` decides POST /users; no billing, topic
+ * summaries, a separate resolve permission or channel delete-policy
+ * permission): PATCH /realm reports a change of them in
+ * `ignored_parameters_unsupported` and does not make it, and
+ * `server_supported_permission_settings` does not list them.
+ */
+export const NO_EFFECT_GROUP_SETTINGS: ReadonlySet<string> = new Set([
+  'can_create_users_group',
+  'can_manage_billing_group',
+  'can_summarize_topics_group',
+  'can_set_delete_message_policy_group',
+  'can_resolve_topics_group',
+]);
 
 /** The current value of an organization permission (`can_mention_many_users_group` lives in `RealmMeta`). */
 export function realmGroupSetting(state: Readonly<RealmState>, name: string): GroupSettingValue {
@@ -362,20 +392,6 @@ interface RealmPlan {
   accessBefore: Map<number, Set<number>> | null;
 }
 
-/**
- * A setting that must name one of a few system groups (Zulip's
- * `require_system_group` with `allowed_system_groups`); an anonymous group
- * of just one subgroup names that group.
- */
-function checkSystemGroupValue(state: Readonly<RealmState>, name: string, v: GroupSettingValue, allowed: readonly number[]): number {
-  const id = typeof v === 'number' ? v : v.direct_members.length === 0 && v.direct_subgroups.length === 1 ? v.direct_subgroups[0]! : null;
-  const group = SYSTEM_GROUPS.find((g) => g.id === id);
-  if (id !== null && !group && !state.groups.has(id)) throw badRequest(`Invalid user group ID: ${id}`, { var_name: name });
-  if (id === null || !group) throw badRequest(`'${name}' must be a system user group.`, { var_name: name });
-  if (!allowed.includes(id)) throw badRequest(`'${name}' setting cannot be set to '${group.name}' group.`, { var_name: name });
-  return id;
-}
-
 export const updateRealm = action({
   type: 'updateRealm',
   fields: RealmChanges,
@@ -512,7 +528,7 @@ export const updateRealm = action({
       if (spec.ownerOnly) ownerOnly();
       const current = realmGroupSetting(state, name);
       if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
-      const value = spec.systemGroups ? checkSystemGroupValue(state, name, change.new, spec.systemGroups) : checkGroupValue(state, name, change.new);
+      const value = checkGroupValue(state, name, change.new, spec.config);
       if (sameGroupValue(value, current)) continue;
       if (name === 'can_mention_many_users_group') meta.canMentionManyUsersGroup = value;
       else settings.groups[name] = value;

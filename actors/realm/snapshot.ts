@@ -16,6 +16,7 @@ import { encodedPart, withEncoded } from './register_parts.ts';
 import { JsonText } from '../runtime/bus.ts';
 import { channelSnapshot } from './subscription_settings.ts';
 import { realmGroupSetting, realmSnapshot } from './realm_settings.ts';
+import { supportedPermissionSettings } from './permission_settings.ts';
 import { moveLimit } from './message_edit.ts';
 import { foldersOf } from './channel_folders.ts';
 import { linkifiersOf } from './linkifiers.ts';
@@ -94,6 +95,7 @@ function serverSnapshot(state: Readonly<RealmState>): Record<string, unknown> {
     server_typing_started_expiry_period_milliseconds: TYPING_EXPIRY_MS,
     server_typing_stopped_wait_period_milliseconds: 5000,
     server_typing_started_wait_period_milliseconds: 10000,
+    server_supported_permission_settings: supportedPermissionSettings(),
   };
 }
 

@@ -12,7 +12,8 @@ import { type ChannelGroupSetting, type ChannelRecord, CHANNEL_GROUP_SETTINGS, G
 import { type Delivery, toUsers, toUsersIf } from '../events/delivery.ts';
 import type { ChannelObject, ClientEventBody } from '../events/schema.ts';
 import { type ChannelActivity, formatChannel, formatSubscription } from '../format.ts';
-import { GROUP_ID, isAdmin, isGuest, Role, SYSTEM_GROUPS } from '../model.ts';
+import { GROUP_ID, isAdmin, isGuest, isSystemGroupId, Role, SYSTEM_GROUPS } from '../model.ts';
+import { checkPermissionConfig, normalizeGroupValue, permission, type PermissionConfig } from './groups.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts';
 import { renderDescription } from './markdown.ts';
@@ -84,16 +85,39 @@ export function checkChannelName(raw: string): string {
   return name;
 }
 
-/** A group-setting value naming only groups and active users that exist. */
-export function checkGroupValue(state: Readonly<RealmState>, name: string, v: GroupSettingValue): GroupSettingValue {
-  const known = (g: number) => SYSTEM_GROUPS.some((x) => x.id === g);
-  if (typeof v === 'number') {
-    if (!known(v)) throw badRequest(`Invalid user group ID: ${v}`, { var_name: name });
-    return v;
+/**
+ * Zulip's configuration of the channel permissions this server has
+ * (`Stream.stream_permission_group_settings`), with the defaults a new
+ * channel gets here (`subscribe`): `can_delete_own_message_group` starts as
+ * `role:everyone` (Zulip: `role:nobody`, the organization's setting deciding).
+ */
+export const CHANNEL_PERMISSIONS: Readonly<Record<ChannelGroupSetting, PermissionConfig>> = {
+  can_add_subscribers_group: permission(true, false, 'role:nobody'),
+  can_administer_channel_group: permission(true, false, 'channel_creator'),
+  can_delete_any_message_group: permission(true, true, 'role:nobody'),
+  can_delete_own_message_group: permission(true, true, 'role:everyone'),
+  can_remove_subscribers_group: permission(true, true, 'role:administrators'),
+  can_send_message_group: permission(true, true, 'role:everyone'),
+};
+
+/**
+ * A permission's new value: groups (system, or user groups not deactivated)
+ * and active users that exist, allowed by the setting's configuration
+ * (`checkPermissionConfig`); returned normalized.
+ */
+export function checkGroupValue(state: Readonly<RealmState>, name: string, raw: GroupSettingValue, config: PermissionConfig): GroupSettingValue {
+  const v = normalizeGroupValue(raw);
+  const known = (g: number) => {
+    if (!isSystemGroupId(g) && !state.groups.has(g)) throw badRequest(`Invalid user group ID: ${g}`, { var_name: name });
+    if (!state.isUsableGroup(g)) throw badRequest('User group is deactivated.');
+  };
+  if (typeof v === 'number') known(v);
+  else {
+    for (const id of v.direct_members) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID: ${id}`, { var_name: name });
+    for (const id of v.direct_subgroups) known(id);
   }
-  for (const id of v.direct_members) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID: ${id}`, { var_name: name });
-  for (const id of v.direct_subgroups) if (!known(id)) throw badRequest(`Invalid user group ID: ${id}`, { var_name: name });
-  return { direct_members: [...new Set(v.direct_members)].sort((a, b) => a - b), direct_subgroups: [...new Set(v.direct_subgroups)].sort((a, b) => a - b) };
+  checkPermissionConfig(name, config, v);
+  return typeof v === 'number' ? v : { direct_members: [...new Set(v.direct_members)].sort((a, b) => a - b), direct_subgroups: [...new Set(v.direct_subgroups)].sort((a, b) => a - b) };
 }
 
 /** Group-setting values are equal when they name the same group or the same members and subgroups. */
@@ -354,7 +378,7 @@ export const updateStream = action({
       const key = name as ChannelGroupSetting;
       const current = next.groups[key];
       if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
-      const value = checkGroupValue(state, name, change.new);
+      const value = checkGroupValue(state, name, change.new, CHANNEL_PERMISSIONS[key]);
       if (sameGroupValue(value, current)) continue;
       if (key === 'can_add_subscribers_group' && !hasContentAccess(state, c, user)) throw badRequest('Channel content access is required.');
       next.groups[key] = value;

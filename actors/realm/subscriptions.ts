@@ -13,7 +13,7 @@ import { accessChangeEvents } from './people.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { channelActivity, checkChannelName, defaultStreamsDelivery, hasMetadataAccess, realmPermission } from './streams.ts';
+import { channelActivity, CHANNEL_PERMISSIONS, checkChannelName, checkGroupValue, defaultStreamsDelivery, hasMetadataAccess, realmPermission } from './streams.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -24,17 +24,6 @@ export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
 export const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063'];
 
 export const IncludeSubscribers = z.enum(['true', 'false', 'partial']);
-
-function checkGroupSetting(state: Readonly<RealmState>, name: string, v: GroupSettingValue): GroupSettingValue {
-  const known = (g: number) => state.isUsableGroup(g);
-  if (typeof v === 'number') {
-    if (!known(v)) throw badRequest(`Invalid user group ID: ${v}`, { var_name: name });
-    return v;
-  }
-  for (const id of v.direct_members) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID: ${id}`, { var_name: name });
-  for (const id of v.direct_subgroups) if (!known(id)) throw badRequest(`Invalid user group ID: ${id}`, { var_name: name });
-  return v;
-}
 
 /** Realm administrators act as members of every channel's administration groups. */
 function canAddSubscribers(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
@@ -111,7 +100,7 @@ export const subscribe = action({
     if (msg.subscriptions.length === 0) throw badRequest('Nothing to do. Specify at least one channel.');
     if (msg.isWebPublic) throw badRequest('Web-public channels are not enabled.');
     const groups: Partial<Record<ChannelGroupSetting, GroupSettingValue>> = {};
-    for (const [k, v] of Object.entries(msg.groups)) groups[k as ChannelGroupSetting] = checkGroupSetting(state, k, v);
+    for (const [k, v] of Object.entries(msg.groups)) groups[k as ChannelGroupSetting] = checkGroupValue(state, k, v, CHANNEL_PERMISSIONS[k as ChannelGroupSetting]);
     const retention = msg.messageRetentionDays;
     if (retention !== null && retention !== 'realm_default' && actor.role !== Role.OWNER) throw badRequest('Must be an organization owner');
     if (typeof retention === 'number' && retention < 1) throw badRequest("Bad value for 'message_retention_days': must be at least 1", { var_name: 'message_retention_days' });

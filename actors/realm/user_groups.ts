@@ -39,8 +39,8 @@ import {
   usableGroup,
 } from './groups.ts';
 import { renderDescription } from './markdown.ts';
+import { REALM_GROUP_SETTINGS, realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
-import { realmGroupSetting } from './realm_settings.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -233,7 +233,8 @@ function objections(state: Readonly<RealmState>, id: number): Array<Record<strin
     const settings = USER_GROUP_SETTINGS.filter((k) => uses(g.settings[k]));
     if (settings.length) out.push({ type: 'user_group', group_id: g.id, settings });
   }
-  if (state.meta && uses(state.meta.canMentionManyUsersGroup)) out.push({ type: 'realm', settings: ['can_mention_many_users_group'] });
+  const realm = Object.keys(REALM_GROUP_SETTINGS).filter((k) => uses(realmGroupSetting(state, k)));
+  if (realm.length) out.push({ type: 'realm', settings: realm });
   return out;
 }
 

@@ -116,6 +116,22 @@ const UnreadMessages = z
  * which ones come depends on `fetch_event_types` (all of them without it).
  * Strict like the rest: a key added to the snapshot is added here too.
  */
+/** How a group-setting permission may be set (`server_supported_permission_settings`). */
+const PermissionSettings = z.record(
+  z.string(),
+  z
+    .object({
+      require_system_group: z.boolean(),
+      allow_internet_group: z.boolean(),
+      allow_nobody_group: z.boolean(),
+      allow_everyone_group: z.boolean(),
+      default_group_name: z.string(),
+      default_for_system_groups: z.string().nullable(),
+      allowed_system_groups: z.array(z.string()),
+    })
+    .strict(),
+);
+
 export const RegisterFields = {
   queue_id: z.string(),
   last_event_id: Id,
@@ -230,6 +246,7 @@ export const RegisterFields = {
   server_typing_started_expiry_period_milliseconds: Id.optional(),
   server_typing_stopped_wait_period_milliseconds: Id.optional(),
   server_typing_started_wait_period_milliseconds: Id.optional(),
+  server_supported_permission_settings: z.object({ realm: PermissionSettings, stream: PermissionSettings, group: PermissionSettings }).strict().optional(),
   // message
   max_message_id: Id.optional(),
   // realm_user

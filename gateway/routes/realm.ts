@@ -1,6 +1,6 @@
 /** Organization settings: PATCH /realm. */
 import { z } from 'zod';
-import { REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
+import { NO_EFFECT_GROUP_SETTINGS, REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { GroupSettingValue } from '../../storage/tables.ts';
 import { bool, int, json, str, unsupported, wordOrInt } from '../params.ts';
@@ -8,20 +8,8 @@ import { caller, me, route } from '../route.ts';
 
 const GroupChange = json(z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() }).strict());
 const Seconds = wordOrInt(['unlimited'] as const, 1, "must be a positive number of seconds or 'unlimited'");
-/**
- * Permissions the organization stores and reports but nothing here reads yet
- * (per-user `can_create_users` decides POST /users; no
- * billing, topic summaries, a separate resolve
- * permission or channel delete-policy permission): a change is reported in
- * `ignored_parameters_unsupported` and not made, rather than stored to do nothing.
- */
-const NO_EFFECT = new Set([
-  'can_create_users_group',
-  'can_manage_billing_group',
-  'can_summarize_topics_group',
-  'can_set_delete_message_policy_group',
-  'can_resolve_topics_group',
-]);
+/** Permissions stored without effect: a change is reported in `ignored_parameters_unsupported` and not made. */
+const NO_EFFECT = NO_EFFECT_GROUP_SETTINGS;
 const GROUP_NAMES = Object.keys(REALM_GROUP_SETTINGS).filter((k) => !NO_EFFECT.has(k));
 
 export const updateRealm = route({
