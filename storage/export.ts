@@ -49,7 +49,7 @@ import { shardOf } from '../actors/subjects.ts';
 import { userRef } from '../actors/user/ref.ts';
 import type { FileStore } from './files.ts';
 import type { Key, Scannable, Store, WriteOp } from './store.ts';
-import { type RealmMeta, T, TimerRecord, type Table, type UserRecord } from './tables.ts';
+import { type ChannelRecord, type MessageLocation, type RealmMeta, type StoredMessage, T, TimerRecord, type Table, type UserRecord } from './tables.ts';
 
 export const EXPORT_VERSION = 1;
 
@@ -96,14 +96,87 @@ export interface ExportCounts {
   files: number;
 }
 
+/**
+ * What an export carries. `operator`: every row, as the CLI exports (a copy
+ * of the organization, logins included). The two kinds an administrator asks
+ * for through the API (POST /export/realm) carry no credentials (password
+ * hashes, API key hashes: Zulip's exports leave them out too; users set a
+ * password after an import); `full` carries everything else, `public`
+ * (Zulip's public-data export) only what every member may see: messages of
+ * channels that are not private, with their flags and uploads, and none of
+ * the users' private data (direct messages, drafts, snippets, alert words,
+ * muted users and topics, scheduled messages, devices, invitations, activity
+ * and digest records, timers).
+ */
+export type ExportScope = 'operator' | 'full' | 'public';
+
+/** Tables a public export leaves out whole: each row is one user's private data or a secret. */
+const PRIVATE_TABLES: ReadonlySet<string> = new Set(
+  [T.dmConversations, T.userDrafts, T.savedSnippets, T.alertWords, T.mutedUsers, T.userTopics, T.scheduledMessages, T.pushDevices, T.e2eePushDevices, T.activePushes, T.missedEmails, T.unsubscribeKeys, T.invites, T.videoProviderTokens, T.realmExports, T.userActivity, T.userDigests, T.digestRuns].map(
+    (t) => t.schema.name,
+  ),
+);
+
+/**
+ * Which rows a public export keeps, from a first pass over the realm's
+ * channels, message locations and upload links: O(channels + messages +
+ * links) memory for the IDs, read once before the export streams.
+ */
+class PublicRows {
+  private constructor(
+    private readonly channelKeys: Set<string>,
+    private readonly messages: Set<number>,
+    private readonly paths: Set<string>,
+  ) {}
+
+  static async read(store: Store & Scannable, realmId: number): Promise<PublicRows> {
+    const channelKeys = new Set<string>();
+    for await (const r of store.scan<ChannelRecord>(T.channels.schema.name, String(realmId))) if (isRealmPartition(realmId, r.pk) && !r.value.inviteOnly) channelKeys.add(`s${r.value.id}`);
+    const messages = new Set<number>();
+    for await (const r of store.scan<MessageLocation>(T.messageLocator.schema.name, String(realmId))) if (isRealmPartition(realmId, r.pk) && channelKeys.has(r.value.recipientKey)) messages.add(Number(r.ck));
+    const paths = new Set<string>();
+    for await (const r of store.scan(T.attachmentMessages.schema.name, String(realmId))) if (isRealmPartition(realmId, r.pk) && messages.has(Number(r.ck))) paths.add(r.pk.slice(String(realmId).length + 1));
+    return new PublicRows(channelKeys, messages, paths);
+  }
+
+  keeps(table: string, pk: string, ck: Key, value: unknown): boolean {
+    if (PRIVATE_TABLES.has(table)) return false;
+    switch (table) {
+      case T.messages.schema.name:
+        return this.channelKeys.has((value as StoredMessage).recipientKey);
+      case T.recipientBuckets.schema.name:
+        return this.channelKeys.has(pk.slice(pk.indexOf(':') + 1));
+      case T.messageLocator.schema.name:
+      case T.userFlags.schema.name:
+        return this.messages.has(Number(ck));
+      case T.channelTopics.schema.name:
+        return this.channelKeys.has(`s${pk.slice(pk.indexOf(':') + 1)}`);
+      case T.attachments.schema.name:
+        return this.paths.has(String(ck));
+      case T.userAttachments.schema.name:
+        return this.paths.has(value as string);
+      case T.attachmentMessages.schema.name:
+        return this.messages.has(Number(ck));
+      default:
+        return true;
+    }
+  }
+}
+
+/** A user row without its credentials (`full` and `public` exports). */
+const withoutCredentials = (u: UserRecord): UserRecord => ({ ...u, apiKey: '', apiKeys: [], passwordHash: null });
+
 /** The export's lines (without newlines), read as they are produced. */
-export async function* exportLines(store: Store & Scannable, files: FileStore, realmId: number, counts: ExportCounts = { rows: 0, timers: 0, files: 0 }): AsyncGenerator<string> {
+export async function* exportLines(store: Store & Scannable, files: FileStore, realmId: number, counts: ExportCounts = { rows: 0, timers: 0, files: 0 }, scope: ExportScope = 'operator'): AsyncGenerator<string> {
   if (!(await T.realms.at(realmId).get(store))) throw new ExportError(`no organization with realm ID ${realmId} in this deployment`);
+  const filter = scope === 'public' ? await PublicRows.read(store, realmId) : null;
   yield JSON.stringify(Header(realmId));
   const paths: string[] = [];
   for (const table of REALM_TABLES) {
     for await (const r of store.scan(table, String(realmId))) {
       if (!isRealmPartition(realmId, r.pk)) continue;
+      if (filter && !filter.keeps(table, r.pk, r.ck, r.value)) continue;
+      if (scope !== 'operator' && table === T.users.schema.name) r.value = withoutCredentials(r.value as UserRecord);
       if (table === T.attachments.schema.name) paths.push((r.value as { path: string }).path);
       if (table === T.realmEmoji.schema.name) paths.push((r.value as { fileName: string }).fileName);
       counts.rows++;
@@ -111,7 +184,7 @@ export async function* exportLines(store: Store & Scannable, files: FileStore, r
     }
   }
   for await (const r of store.scan<TimerRecord>(T.timers.schema.name, '')) {
-    if (!isRealmTimer(realmId, r.value)) continue;
+    if (!isRealmTimer(realmId, r.value) || scope === 'public') continue;
     counts.timers++;
     yield JSON.stringify({ timer: r.value });
   }
@@ -122,6 +195,19 @@ export async function* exportLines(store: Store & Scannable, files: FileStore, r
     yield JSON.stringify({ file: { path, contentType: f.contentType, filename: f.filename, data: f.data.toString('base64') } });
   }
   yield JSON.stringify({ end: counts });
+}
+
+/** Realm `realmId`'s export of `scope`, gzipped, in memory (an export made through the API, stored in the FileStore as one file). */
+export async function exportToBuffer(store: Store & Scannable, files: FileStore, realmId: number, scope: ExportScope): Promise<{ data: Buffer; counts: ExportCounts }> {
+  const counts: ExportCounts = { rows: 0, timers: 0, files: 0 };
+  const chunks: Buffer[] = [];
+  const lines = async function* () {
+    for await (const line of exportLines(store, files, realmId, counts, scope)) yield `${line}\n`;
+  };
+  await pipeline(Readable.from(lines()), createGzip(), async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) chunks.push(chunk);
+  });
+  return { data: Buffer.concat(chunks), counts };
 }
 
 /** Writes realm `realmId`'s export to `file` (gzipped, mode 0600: it holds password and key hashes). */

@@ -574,6 +574,26 @@ export const PlaygroundRecord = z.object({
 });
 export type PlaygroundRecord = z.infer<typeof PlaygroundRecord>;
 
+/**
+ * An organization export asked for through the API (POST /export/realm):
+ * `requested` until its follow-up stores the archive (`path`, in the
+ * FileStore) or fails; `deleted` once an administrator removed the archive.
+ * Times in seconds since the epoch.
+ */
+export const RealmExportRecord = z.object({
+  id: Id,
+  /** Zulip's `RealmExport.EXPORT_PUBLIC` (1) or `EXPORT_FULL_WITH_CONSENT` (2). */
+  exportType: z.union([z.literal(1), z.literal(2)]),
+  actingUserId: Id,
+  status: z.enum(['requested', 'succeeded', 'failed', 'deleted']),
+  requestedAt: z.number(),
+  path: z.string().nullable(),
+  succeededAt: z.number().nullable(),
+  failedAt: z.number().nullable(),
+  deletedAt: z.number().nullable(),
+});
+export type RealmExportRecord = z.infer<typeof RealmExportRecord>;
+
 /** An email invitation or a reusable invitation link (`email` null). */
 export const InviteRecord = z.object({
   id: Id,
@@ -1062,11 +1082,19 @@ export const T = {
     pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
     row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
   }),
-  /** The org's counters (folders, linkifiers, invitations, playgrounds), apart from `allocators` so both can grow independently. */
+  /** The organization's exports made through the API: one small partition per realm (Zulip keeps five a week at most). */
+  realmExports: defineTable({
+    name: 'realm_exports',
+    ck: 'bigint',
+    codec: RealmExportRecord,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, id: number) => ({ pk: String(realm), ck: id }),
+  }),
+  /** The org's counters (folders, linkifiers, invitations, playgrounds, exports), apart from `allocators` so both can grow independently. */
   orgAllocators: defineTable({
     name: 'org_allocators',
     ck: 'text',
-    codec: z.object({ folder: Id.default(1), linkifier: Id.default(1), invite: Id.default(1), playground: Id.default(1), channelGroup: Id.default(1) }),
+    codec: z.object({ folder: Id.default(1), linkifier: Id.default(1), invite: Id.default(1), playground: Id.default(1), channelGroup: Id.default(1), export: Id.default(1) }),
     pk: (realm: number) => String(realm),
     row: (realm: number) => ({ pk: String(realm), ck: 'ids' }),
   }),

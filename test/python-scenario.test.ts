@@ -156,9 +156,18 @@ t.test('python scenario - folders, linkifiers, profile fields, groups and emoji'
     'POST /realm/emoji/{emoji_name}', 'GET /realm/emoji', 'GET /realm/emoji/{emoji_id}/image', 'DELETE /realm/emoji/{emoji_name}',
     'POST /realm/playgrounds', 'DELETE /realm/playgrounds/{playground_id}',
     'GET /realm/domains', 'POST /realm/domains', 'PATCH /realm/domains/{domain}', 'DELETE /realm/domains/{domain}',
+    'POST /export/realm', 'GET /export/realm', 'DELETE /export/realm/{export_id}', 'GET /export/realm/consents',
   ], `
 import io
 tag = ${J(uniq('x').slice(-6))}
+# Exports (five a week): a full export is refused while members have not consented, so none is spent here.
+consents = ok(client.call_endpoint("export/realm/consents", method="GET"))["export_consents"]
+assert consents and all(set(c) == {"user_id", "consented"} for c in consents), consents
+refused = client.call_endpoint("export/realm", method="POST", request={"export_type": 2})
+assert refused["result"] == "error" and refused["msg"].startswith("Make sure every member consents"), refused
+assert isinstance(ok(client.call_endpoint("export/realm", method="GET"))["exports"], list)
+gone = client.call_endpoint("export/realm/999999", method="DELETE")
+assert gone["result"] == "error" and gone["msg"] == "Invalid data export ID", gone
 domain = tag.lower() + ".python.example"
 ok(client.call_endpoint("realm/domains", method="POST", request={"domain": domain, "allow_subdomains": False}))
 ok(client.call_endpoint(f"realm/domains/{domain}", method="PATCH", request={"allow_subdomains": True}))

@@ -215,6 +215,20 @@ export type LinkifierObject = z.infer<typeof LinkifierObject>;
 /** A code playground (`realm_playgrounds` at register and in its event). */
 export const PlaygroundObject = z.object({ id: Id, name: z.string(), pygments_language: z.string(), url_template: z.string() }).strict();
 export type PlaygroundObject = z.infer<typeof PlaygroundObject>;
+/** An organization export (GET /export/realm and `realm_export` events). */
+export const RealmExportObject = z
+  .object({
+    id: Id,
+    export_time: z.number(),
+    acting_user_id: Id,
+    export_url: z.string().nullable(),
+    deleted_timestamp: z.number().nullable(),
+    failed_timestamp: z.number().nullable(),
+    pending: z.boolean(),
+    export_type: z.union([z.literal(1), z.literal(2)]),
+  })
+  .strict();
+export type RealmExportObject = z.infer<typeof RealmExportObject>;
 
 /** One of the organization's email domains (`realm_domains` at register, GET /realm/domains and its events). */
 export const RealmDomainObject = z.object({ domain: z.string(), allow_subdomains: z.boolean() }).strict();
@@ -251,6 +265,8 @@ export const ORG_EVENT_BODIES = [
   z.object({ type: z.literal('realm_bot'), op: z.literal('delete'), bot: z.object({ user_id: Id }).strict() }).strict(),
   z.object({ type: z.literal('realm_linkifiers'), realm_linkifiers: z.array(LinkifierObject) }).strict(),
   z.object({ type: z.literal('realm_playgrounds'), realm_playgrounds: z.array(PlaygroundObject) }).strict(),
+  z.object({ type: z.literal('realm_export'), exports: z.array(RealmExportObject) }).strict(),
+  z.object({ type: z.literal('realm_export_consent'), user_id: Id, consented: z.boolean() }).strict(),
   z.object({ type: z.literal('realm_domains'), op: z.enum(['add', 'change']), realm_domain: RealmDomainObject }).strict(),
   z.object({ type: z.literal('realm_domains'), op: z.literal('remove'), domain: z.string() }).strict(),
   z.object({ type: z.literal('invites_changed') }).strict(),

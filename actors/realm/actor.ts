@@ -15,6 +15,7 @@ import { pushE2eeRegister } from './push_e2ee.ts';
 import { loginEmail } from './login_email.ts';
 import { markMutedRead } from './personal.ts';
 import { outgoingWebhooks } from './outgoing_webhooks.ts';
+import { makeExport, removeExportFile } from './realm_export.ts';
 import { RealmState } from './state.ts';
 import { noteChange } from './register_parts.ts';
 
@@ -63,5 +64,7 @@ export const realmActor = defineActor({
     [loginEmail.name]: loginEmail,
     [markMutedRead.name]: markMutedRead,
     [outgoingWebhooks.name]: outgoingWebhooks,
+    [makeExport.name]: makeExport,
+    [removeExportFile.name]: removeExportFile,
   },
 });

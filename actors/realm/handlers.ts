@@ -31,6 +31,7 @@ import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
 import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvites, resendInvite, revokeInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createPlayground, deletePlayground } from './playgrounds.ts';
+import { deleteExport, exportConsents, exportFile, listExports, requestExport } from './realm_export.ts';
 import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from './realm_domains.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 import { authenticate, bootstrap, createUser, createUsers, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
@@ -101,6 +102,11 @@ export const realmHandlers = {
   changeRealmDomain,
   removeRealmDomain,
   deletePlayground,
+  requestExport,
+  listExports,
+  deleteExport,
+  exportConsents,
+  exportFile,
   apiKeyForToken,
   createInvites,
   createMultiuseInvite,

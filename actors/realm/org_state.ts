@@ -1,6 +1,6 @@
 /**
  * The organization's part of the realm actor's state: realm settings beyond
- * `RealmMeta`, channel traffic, channel folders, linkifiers, code playgrounds, invitations and
+ * `RealmMeta`, channel traffic, channel folders, linkifiers, code playgrounds, invitations, exports and
  * video-call provider tokens. Loaded with the rest of the realm state
  * (`RealmState.load`) and changed only in `apply`, each change with its write.
  */
@@ -10,6 +10,7 @@ import {
   type InviteRecord,
   type LinkifierRecord,
   type PlaygroundRecord,
+  type RealmExportRecord,
   objectBucket,
   RealmSettings,
   T,
@@ -27,7 +28,7 @@ export const RECENTLY_ACTIVE_DAYS = 180;
 export const utcDay = (secs: number): number => Math.floor(secs / DAY_SECS);
 export const today = (): number => utcDay(Date.now() / 1000);
 
-export type OrgCounter = 'folder' | 'linkifier' | 'invite' | 'playground' | 'channelGroup';
+export type OrgCounter = 'folder' | 'linkifier' | 'invite' | 'playground' | 'channelGroup' | 'export';
 
 /** What the realm knows of a channel's traffic: messages per day over the last TRAFFIC_DAYS, and its newest day. */
 export interface Traffic {
@@ -44,7 +45,9 @@ export class OrgState {
   readonly invites = new Map<number, InviteRecord>();
   readonly invitesByToken = new Map<string, InviteRecord>();
   readonly videoTokens = new Map<number, VideoProviderToken>();
-  private ids = { folder: 1, linkifier: 1, invite: 1, playground: 1, channelGroup: 1 };
+  /** Exports made through the API, by ID. */
+  readonly exports = new Map<number, RealmExportRecord>();
+  private ids = { folder: 1, linkifier: 1, invite: 1, playground: 1, channelGroup: 1, export: 1 };
   private compiled: CompiledLinkifier[] | null = null;
 
   /** The linkifiers in their order. */
@@ -76,6 +79,7 @@ export class OrgState {
     for (const list of await each(buckets(this.ids.linkifier), (b) => T.linkifiers.partition(realmId, b).values(store))) for (const l of list) this.linkifiers.set(l.id, l);
     for (const list of await each(buckets(this.ids.playground), (b) => T.playgrounds.partition(realmId, b).values(store))) for (const p of list) this.playgrounds.set(p.id, p);
     for (const list of await each(buckets(this.ids.invite), (b) => T.invites.partition(realmId, b).values(store))) for (const i of list) this.indexInvite(i);
+    for (const e of await T.realmExports.partition(realmId).values(store)) this.exports.set(e.id, e);
     const maxUser = Math.max(0, ...userIds);
     for (const list of await each(buckets(maxUser + 1), (b) => T.videoProviderTokens.partition(realmId, b).range(store))) for (const r of list) this.videoTokens.set(Number(r.ck), r.value);
     // The newest TRAFFIC_DAYS rows of each channel hold everything the computed fields need.

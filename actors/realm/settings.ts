@@ -6,6 +6,7 @@
  * settings: see `actors/user/settings.ts` for the table they are checked
  * against.
  */
+import { consentEvent } from './realm_export.ts';
 import { z } from 'zod';
 import { adminRequired, badRequest } from '../../lib/errors.ts';
 import { newConfirmationKey } from '../../lib/secrets.ts';
@@ -247,6 +248,7 @@ export const updateSettings = action({
     for (const c of p.changes) {
       out.push(...settingEvents(state, c.userId, c.name, c.value));
       if (c.name === 'email_address_visibility') out.push(...emailVisibilityEvents(state, c.userId, Number(c.old)));
+      if (c.name === 'allow_private_data_export') out.push(consentEvent(state, c.userId, c.value === true));
     }
     return out;
   },

@@ -3,10 +3,11 @@ import { confirmEmailPage } from './confirm_email.ts';
 import { emojiData } from './emoji.ts';
 import { joinPage, joinSubmit } from './join.ts';
 import { loginPage, loginSubmit } from './login.ts';
+import { exportArchive } from './realm_export.ts';
 import { newOrganizationPage, newOrganizationSubmit } from './new_organization.ts';
 import type { Page } from './page.ts';
 import { digestUnsubscribePage, unsubscribePage } from './unsubscribe.ts';
 import { temporaryUpload, userUpload } from './uploads.ts';
 import { videoProviderComplete } from './video.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, loginPage, loginSubmit];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, loginPage, loginSubmit, exportArchive];

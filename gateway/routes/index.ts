@@ -20,6 +20,7 @@ import { channelEmailAddress } from './channel_email.ts';
 import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createPlayground, deletePlayground } from './playgrounds.ts';
+import { deleteExport, exportConsents, listExports, requestExport } from './realm_export.ts';
 import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from './realm_domains.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
@@ -83,6 +84,10 @@ export const ROUTES: Route[] = [
   changeRealmDomain,
   removeRealmDomain,
   deletePlayground,
+  requestExport,
+  listExports,
+  deleteExport,
+  exportConsents,
   jwtFetchApiKey,
   createInvites,
   createMultiuseInvite,

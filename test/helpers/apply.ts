@@ -171,6 +171,9 @@ export const APPLIERS: Record<string, Applier> = {
   },
   /** Carries no data: clients fetch GET /invites again; no register key changes. */
   invites_changed() {},
+  // No register key: clients fetch GET /export/realm.
+  realm_export() {},
+  realm_export_consent() {},
   has_videoprovider_token(snap, e) {
     snap.has_videoprovider_token = e.value;
   },
