@@ -79,6 +79,7 @@ API_TESTS=(
   test/channel_folders.test.ts
   test/linkifiers.test.ts
   test/playgrounds.test.ts
+  test/realm_export.test.ts
   test/bot-update.test.ts
   test/jwt.test.ts
   test/invites.test.ts
