@@ -2,8 +2,12 @@
  * Missed-message email across a kill -9 of the realm's owner node: the
  * decision was stored with the message and the batch's timer with it, so the
  * node that takes the realm over mails the batch, once, to a real SMTP
- * server (`test/helpers/smtp.ts`) the cluster was started against.
+ * server (`test/helpers/smtp.ts`) the cluster was started against. And the
+ * digest in cluster mode: a run started with the CLI over NATS (its crash
+ * case is in `test/digest.test.ts`: the first case leaves one actor node).
  */
+import { execFile } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import t from 'tap';
 import { Api, uniq } from '../helpers/api.ts';
 import { startSmtp } from '../helpers/smtp.ts';
@@ -13,7 +17,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const smtp = await startSmtp();
 t.teardown(() => smtp.close());
-const c = await startTestCluster({ PARLEY_SMTP_URL: smtp.url });
+const c = await startTestCluster({ PARLEY_SMTP_URL: smtp.url, PARLEY_FOLLOW_UP_DELAY_MS: '4000' });
 t.teardown(() => c.stop());
 
 t.test('notifications - a batch waiting when the realm owner is killed -9 is mailed once by the next owner', async (t) => {
@@ -38,4 +42,30 @@ t.test('notifications - a batch waiting when the realm owner is killed -9 is mai
   const mails = smtp.to(email);
   t.equal(mails.length, 1, 'mailed once');
   t.match(mails[0]!.text ?? '', content);
+});
+
+t.test('notifications - a digest run over NATS by the CLI is composed by the realm owner and mailed once, after its commit', async (t) => {
+  const ROOT = resolve(import.meta.dirname, '../..');
+  const cli = (args: string[]) =>
+    new Promise<{ code: number; stderr: string }>((done) => {
+      execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), ...args], { env: { ...process.env, ...c.env, PARLEY_MODE: 'cluster' } }, (err, _out, stderr) => done({ code: err ? 1 : 0, stderr }));
+    });
+  await c.owner.ok('PATCH', '/realm', { digest_emails_enabled: true });
+  const channel = uniq('digest');
+  const email = `${uniq('away')}@parley.example`;
+  const password = `pw-${uniq('s')}`;
+  const { user_id } = await c.owner.ok('POST', '/users', { email, password, full_name: 'Away Reader' });
+  await c.owner.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: channel }]), principals: JSON.stringify([c.ownerId, c.memberId, user_id]) });
+  await c.owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'news', content: 'the owner speaks' });
+  await c.member.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'news', content: 'the member answers' });
+
+  const run = await cli(['org', 'digest', '.', '--now']);
+  t.equal(run.code, 0, run.stderr);
+  const digestsTo = () => smtp.to(email).filter((m) => /digest/.test(m.subject ?? ''));
+  await smtp.waitFor(() => digestsTo().length > 0, 45_000);
+  t.equal((await cli(['org', 'digest', '.', '--now'])).code, 0, 'a second run');
+  await sleep(6000); // its mail would leave 4 s after its commit
+  t.equal(digestsTo().length, 1, 'mailed once: the second run finds the digest of the first');
+  t.match(digestsTo()[0]!.text ?? '', 'the owner speaks');
+  t.match(digestsTo()[0]!.text ?? '', /Unsubscribe from digest emails:/);
 });
