@@ -141,6 +141,8 @@ export const RealmMeta = z.object({
   canMoveMessagesBetweenChannelsGroup: GroupSettingValue.optional(),
   /** A deactivated organization keeps everything; its users get REALM_DEACTIVATED until it is reactivated. */
   deactivated: z.boolean().default(false),
+  /** A demo organization's scheduled deletion (Unix seconds; FL 94); null for any other, and once converted (FL 104). */
+  demoOrganizationScheduledDeletionDate: Id.nullable().default(null),
 });
 export type RealmMeta = z.infer<typeof RealmMeta>;
 

@@ -141,6 +141,49 @@ t.test('organizations - deactivated: clients told, every request REALM_DEACTIVAT
   else t.equal(events.body.code, 'BAD_EVENT_QUEUE_ID', 'or the queue is gone and the client registers again');
 });
 
+t.test('organizations - a demo organization: demo_organization_scheduled_deletion_date in the register; its owner makes it permanent under a new subdomain with PATCH /realm string_id, and its host follows (FL 94, 104)', async (t) => {
+  const plain = await createOrg('Plain Org');
+  t.notOk('demo_organization_scheduled_deletion_date' in (await at(plain.subdomain, 'POST', '/register', { fetch_event_types: ['realm'] }, plain.owner)).body, 'only a demo organization has the key');
+  const subdomain = sub();
+  const email = `owner@${subdomain}.test`;
+  const out = await cliJson(['org', 'create', '--demo', '--name', 'Demo Org', '--subdomain', subdomain, '--owner-email', email, '--owner-name', 'Dora Demo', '--zuliprc', join(work, `${subdomain}.zuliprc`)]);
+  const owner = { email, apiKey: out.owner.api_key as string };
+  const created = Math.floor(Date.now() / 1000);
+  const reg = (await at(subdomain, 'POST', '/register', { fetch_event_types: ['realm'] }, owner)).body;
+  t.ok(Math.abs(reg.demo_organization_scheduled_deletion_date - (created + 30 * 86_400)) < 120, 'deleted 30 days after its creation, unless converted');
+
+  const people: Record<string, Creds> = {};
+  for (const [role, value] of [['admin', 200], ['member', 400]] as const) {
+    const address = `${role}@${subdomain}.test`;
+    const made = await at(subdomain, 'POST', '/users', { email: address, password: `${role}-password`, full_name: `Demo ${role}` }, owner);
+    if (value !== 400) await at(subdomain, 'PATCH', `/users/${made.body.user_id}`, { role: value }, owner);
+    people[role] = { email: address, apiKey: (await at(subdomain, 'POST', '/fetch_api_key', { username: address, password: `${role}-password` })).body.api_key };
+  }
+  const target = sub();
+  const patch = (who: Creds | null, string_id: string, host = subdomain) => at(host, 'PATCH', '/realm', { string_id }, who);
+  t.match((await patch(null, target)), { status: 401 });
+  t.match((await patch(people.member!, target)).body, { code: 'UNAUTHORIZED_PRINCIPAL', msg: 'Must be an organization administrator' });
+  t.match((await patch(people.admin!, target)).body, { code: 'UNAUTHORIZED_PRINCIPAL', msg: 'Must be an organization owner' });
+  t.match((await patch(plain.owner, target, plain.subdomain)).body, { code: 'BAD_REQUEST', msg: 'Must be a demo organization.' }, 'not for other organizations');
+  t.match((await patch(owner, plain.subdomain)).body, { code: 'BAD_REQUEST', msg: 'Subdomain already in use. Please choose a different one.' });
+  t.match((await patch(owner, 'no_way!')).body, { code: 'BAD_REQUEST', msg: /Subdomain can only have lowercase letters/ });
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, owner)).status, 200, 'a refused change moves nothing');
+
+  const moved = await patch(owner, target);
+  t.equal(moved.status, 200);
+  t.match(moved.body.realm_url, new RegExp(`^http://${target}\\.127\\.0\\.0\\.1:\\d+$`), 'the reply names the new URL (realm_uri too)');
+  t.equal(moved.body.realm_uri, moved.body.realm_url);
+  t.equal((await at(target, 'GET', '/users/me', {}, owner)).status, 200, 'the organization answers at its new host');
+  t.equal((await at(target, 'GET', '/users/me', {}, people.member!)).status, 200, 'for every user, with the same keys');
+  t.match((await at(subdomain, 'GET', '/users/me', {}, owner)).body, { code: 'NONEXISTENT_SUBDOMAIN' }, 'the old host names no organization');
+  const after = (await at(target, 'POST', '/register', { fetch_event_types: ['realm'] }, owner)).body;
+  t.notOk('demo_organization_scheduled_deletion_date' in after, 'no longer scheduled for deletion: permanent');
+  t.equal(after.realm_url, moved.body.realm_url);
+  t.equal((await at(target, 'GET', '/server_settings')).body.realm_url, moved.body.realm_url);
+  t.match((await patch(owner, sub(), target)).body, { code: 'BAD_REQUEST', msg: 'Must be a demo organization.' }, 'once');
+  t.ok((await cliJson(['org', 'list'])).some((o: any) => o.subdomain === target && o.name === 'Demo Org'), 'the directory lists it under its new subdomain');
+});
+
 t.test('cli - users: create with a role, change roles, deactivate and reactivate, reset a key, set a password', async (t) => {
   const { subdomain, owner } = await createOrg('People Inc');
   const made = await cliJson(['users', '--org', subdomain, 'create', '--email', 'ann@people.test', '--name', 'Ann Admin', '--role', 'admin', '--password-stdin'], 'ann-password');

@@ -6,7 +6,8 @@
  * bus announcement, so resolving a request's host costs no actor call.
  *
  * Only the server calls it (the CLI over the bus, the creation page after it
- * checked its link): every handler refuses a caller that is a user. It calls
+ * checked its link): every handler refuses a caller that is a user, except
+ * `changeOrganizationSubdomain`, whose realm decides who may. It calls
  * realm actors (bootstrap, deactivation) from `prepare`, inside its mailbox;
  * a realm never calls it, so the two never wait on each other. Its state is
  * O(organizations), loaded from one partition.
@@ -14,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest, unauthorized } from '../../lib/errors.ts';
-import { subdomainProblem } from '../../lib/hosts.ts';
+import { realmUrl, subdomainProblem } from '../../lib/hosts.ts';
 import { newApiKey, sha256Hex } from '../../lib/secrets.ts';
 import { type OrganizationLinkRecord, type OrganizationRecord, T } from '../../storage/tables.ts';
 import { Role } from '../model.ts';
@@ -80,6 +81,8 @@ const CreateFields = z.object({
   realmId: z.number().int().positive().optional(),
   /** A one-time creation link, used up by this creation. */
   link: z.string().optional(),
+  /** A demo organization: deleted after Zulip's 30 days unless its owner makes it permanent (FL 94, 104). */
+  demo: z.boolean().default(false),
 });
 type CreateFields = z.output<typeof CreateFields>;
 
@@ -97,7 +100,7 @@ function checkCreate(state: Readonly<DirectoryState>, msg: CreateFields & { call
 async function bootstrapRealm(ctx: ActorContext, msg: CreateFields, first: number) {
   const users = msg.users.map((u) => ({ ...u, apiKey: u.apiKey ?? newApiKey() }));
   for (let realmId = first; realmId < first + MAX_ORPHANS_SKIPPED; realmId++) {
-    const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, users });
+    const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, demo: msg.demo, users });
     // Ours when created now, or created by an earlier try of this creation (its owner's key holds), or adopted.
     if (r.created || r.users[0]?.apiKey != null || msg.realmId !== undefined) return { realmId, users: r.users };
     ctx.log.warn({ realmId }, 'realm exists but is in no organization (an interrupted creation): trying the next ID');
@@ -151,6 +154,47 @@ export const setOrganizationDeactivated = action({
   },
 });
 
+/** The subdomain `subdomain` may become (Zulip's check_subdomain: its messages), else an error. */
+function checkNewSubdomain(state: Readonly<DirectoryState>, realmId: number, subdomain: string): void {
+  const problem = subdomainProblem(subdomain);
+  if (problem) throw badRequest(problem);
+  const taken = state.bySubdomain.get(subdomain);
+  if (taken && taken.realmId !== realmId) throw badRequest('Subdomain already in use. Please choose a different one.');
+}
+
+/**
+ * PATCH /realm `string_id` (FL 104): a demo organization's owner gives it a
+ * new subdomain, which makes it permanent. The caller is that user: their
+ * realm decides whether they may (owner, demo organization), then the
+ * subdomain is checked, then the realm records it and this commit moves the
+ * organization to its new host (every gateway's copy follows the
+ * announcement; the old host names no organization any more). Both calls
+ * run in this mailbox's `prepare`, so nothing else changes the subdomains
+ * in between; a realm that committed before a crash here accepts the retry.
+ */
+export const changeOrganizationSubdomain = action({
+  type: 'changeOrganizationSubdomain',
+  fields: z.object({ subdomain: z.string() }),
+  async prepare(state, msg, ctx) {
+    const org = state.orgs.get(msg.caller.realmId);
+    if (!org || msg.caller.userId === null) throw unauthorized('Only an organization owner changes its subdomain');
+    const ask = (dryRun: boolean) => ctx.actors.call(realmRef, realmActorId(org.realmId), { type: 'convertDemoOrganization', caller: msg.caller, subdomain: msg.subdomain, current: org.subdomain, dryRun });
+    await ask(true);
+    checkNewSubdomain(state, org.realmId, msg.subdomain);
+    await ask(false);
+    return ctx.siteUrl;
+  },
+  check(state, msg, siteUrl: string) {
+    checkNewSubdomain(state, msg.caller.realmId, msg.subdomain);
+    const org = state.orgs.get(msg.caller.realmId)!;
+    return { org: { ...org, subdomain: msg.subdomain }, url: realmUrl(siteUrl, msg.subdomain) };
+  },
+  apply(state, plan, tx) {
+    put(state, tx, plan.org);
+    return { realm_uri: plan.url, realm_url: plan.url };
+  },
+});
+
 /** A one-time link to the organization-creation page (Zulip's generate_realm_creation_link). The token is in the reply only. */
 export const createOrganizationLink = action({
   type: 'createOrganizationLink',
@@ -189,7 +233,7 @@ export const listOrganizations = query({
   },
 });
 
-export const directoryHandlers = { createOrganization, setOrganizationDeactivated, createOrganizationLink, checkOrganizationLink, listOrganizations };
+export const directoryHandlers = { createOrganization, setOrganizationDeactivated, changeOrganizationSubdomain, createOrganizationLink, checkOrganizationLink, listOrganizations };
 
 export const directoryActor = defineActor({
   ref: directoryRef,

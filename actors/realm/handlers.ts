@@ -23,7 +23,7 @@ import { listSubscriptions, subscribe, subscriptionStatus } from './subscription
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
-import { setRealmDeactivated } from './organization.ts';
+import { convertDemoOrganization, setRealmDeactivated } from './organization.ts';
 import { operatorIdentity, resetApiKey, setBillingAdmin, setPassword } from './operator.ts';
 import { writeCheckpoint } from './checkpoint_action.ts';
 import { apiKeyForToken } from './token_login.ts';
@@ -48,6 +48,7 @@ export const realmHandlers = {
   channelEmailAddress,
   bootstrap,
   setRealmDeactivated,
+  convertDemoOrganization,
   operatorIdentity,
   writeCheckpoint,
   resetApiKey,

@@ -572,6 +572,9 @@ export const reactivateUser = action({
   },
 });
 
+/** Days until a demo organization's scheduled deletion (Zulip's DEMO_ORG_DEADLINE_DAYS). */
+export const DEMO_ORG_DEADLINE_DAYS = 30;
+
 export const BootstrapUser = z.object({
   email: z.string(),
   fullName: z.string(),
@@ -593,7 +596,7 @@ export const BootstrapUser = z.object({
  */
 export const bootstrap = action({
   type: 'bootstrap',
-  fields: z.object({ name: z.string(), users: z.array(BootstrapUser), subdomain: z.string().default('') }),
+  fields: z.object({ name: z.string(), users: z.array(BootstrapUser), subdomain: z.string().default(''), demo: z.boolean().default(false) }),
   async prepare(state, msg) {
     if (state.meta || msg.caller.userId !== null) return [];
     return Promise.all(msg.users.map((u) => (u.password ? hashPassword(u.password) : Promise.resolve(null))));
@@ -605,13 +608,15 @@ export const bootstrap = action({
       return { create: null, emails: msg.users.map((u) => u.email), known: known.map((u) => [u.email.toLowerCase(), u.apiKey!] as const) };
     }
     const users = msg.users.map((u, i) => ({ ...u, passwordHash: hashes[i] ?? null, loggedIn: true, apiKey: u.apiKey ?? newApiKey() }));
-    return { create: { name: msg.name, subdomain: msg.subdomain, users }, emails: msg.users.map((u) => u.email), known: [] };
+    return { create: { name: msg.name, subdomain: msg.subdomain, demo: msg.demo, users }, emails: msg.users.map((u) => u.email), known: [] };
   },
   apply(state, plan, tx) {
     const keys = new Map<number, string>();
     for (const [email, key] of plan.known) keys.set(state.usersByEmail.get(email)!.id, key);
     if (plan.create) {
-      const meta = { name: plan.create.name, stringId: plan.create.subdomain, deactivated: false, dateCreated: Math.floor(Date.now() / 1000), topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6 };
+      const dateCreated = Math.floor(Date.now() / 1000);
+      const demoOrganizationScheduledDeletionDate = plan.create.demo ? dateCreated + DEMO_ORG_DEADLINE_DAYS * 86_400 : null;
+      const meta = { name: plan.create.name, stringId: plan.create.subdomain, deactivated: false, dateCreated, topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6, demoOrganizationScheduledDeletionDate };
       state.meta = meta;
       tx.write(T.realms.at(state.realmId).put(meta));
       let ownerId: number | null = null;

@@ -30,12 +30,13 @@ export function organizationCommands(program: Command, run: Run): void {
     .requiredOption('--owner-name <name>', "the owner's full name")
     .option('--password-stdin', "read the owner's password from standard input (otherwise the owner signs in with the API key only)")
     .option('--zuliprc <path>', "where to write the owner's zuliprc", 'owner.zuliprc')
-    .action((o: { name: string; subdomain: string; ownerEmail: string; ownerName: string; passwordStdin?: boolean; zuliprc: string }) =>
+    .option('--demo', 'a demo organization: scheduled for deletion in 30 days unless its owner gives it a new subdomain (PATCH /realm string_id)')
+    .action((o: { name: string; subdomain: string; ownerEmail: string; ownerName: string; passwordStdin?: boolean; zuliprc: string; demo?: boolean }) =>
       run(async (dep, json) => {
         const password = o.passwordStdin ? await readSecret('password') : undefined;
         const subdomain = o.subdomain === '.' ? '' : o.subdomain;
         const owner = { email: o.ownerEmail, fullName: o.ownerName, role: Role.OWNER, canCreateUsers: true, canChangeUserEmails: true, apiKey: newApiKey(), ...(password ? { password } : {}) };
-        const r = await dep.actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganization', caller: SERVER_CALLER, subdomain, name: o.name, users: [owner] });
+        const r = await dep.actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganization', caller: SERVER_CALLER, subdomain, name: o.name, users: [owner], demo: o.demo ?? false });
         const url = realmUrl(dep.siteUrl, r.organization.subdomain);
         const key = r.users[0]?.apiKey;
         if (key) writeZuliprc(o.zuliprc, o.ownerEmail, key, url);

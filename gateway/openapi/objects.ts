@@ -159,6 +159,7 @@ export const RegisterFields = {
   realm_uri: z.string().optional(),
   realm_url: z.string().optional(),
   realm_date_created: Id.optional(),
+  demo_organization_scheduled_deletion_date: Id.optional(),
   realm_message_retention_days: Id.nullable().optional(),
   realm_default_language: z.string().optional(),
   realm_message_content_edit_limit_seconds: Id.nullable().optional(),

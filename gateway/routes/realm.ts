@@ -1,6 +1,7 @@
 /** Organization settings: PATCH /realm. */
 import { z } from 'zod';
 import { NO_EFFECT_GROUP_SETTINGS, REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
+import { DIRECTORY_ID, directoryRef } from '../../actors/directory/ref.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { GroupSettingValue } from '../../storage/tables.ts';
 import { bool, int, json, str, unsupported, wordOrInt } from '../params.ts';
@@ -50,6 +51,8 @@ export const updateRealm = route({
     require_unique_names: bool().optional(),
     // JSON-encoded, as Zulip takes it (`Json[str]`): a URL or "default".
     jitsi_server_url: json(z.string()).optional(),
+    /** A demo organization's new subdomain (FL 104): the directory actor owns subdomains. */
+    string_id: str().optional(),
     ...(Object.fromEntries(GROUP_NAMES.map((k) => [k, GroupChange.optional()])) as Record<string, z.ZodOptional<typeof GroupChange>>),
     ...(Object.fromEntries([...NO_EFFECT].map((k) => [k, unsupported(GroupChange)])) as Record<string, typeof GroupChange>),
   },
@@ -57,7 +60,13 @@ export const updateRealm = route({
     const params = p as Record<string, unknown>;
     const groups: Record<string, z.output<typeof GroupChange>> = {};
     for (const k of GROUP_NAMES) if (params[k] !== undefined) groups[k] = params[k] as z.output<typeof GroupChange>;
-    const plain = Object.fromEntries(Object.entries(params).filter(([k, v]) => v !== undefined && !GROUP_NAMES.includes(k) && !NO_EFFECT.has(k)));
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'updateRealm', caller: caller(ctx), ...plain, groups });
+    const { string_id: stringId, ...plain } = Object.fromEntries(Object.entries(params).filter(([k, v]) => v !== undefined && !GROUP_NAMES.includes(k) && !NO_EFFECT.has(k)));
+    const update = { type: 'updateRealm' as const, caller: caller(ctx), ...plain, groups };
+    if (stringId === undefined) return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), update);
+    // string_id is the directory's (it owns which host serves which organization). Sent with other settings,
+    // those are made first and string_id last, as Zulip's update_realm does: two calls, each one atomic.
+    const settings = Object.keys(plain).length || Object.keys(groups).length ? await ctx.actors.call(realmRef, realmActorId(me(ctx).realmId), update) : {};
+    const moved = await ctx.actors.call(directoryRef, DIRECTORY_ID, { type: 'changeOrganizationSubdomain', caller: caller(ctx), subdomain: String(stringId) });
+    return { ...(settings as Record<string, unknown>), ...moved };
   },
 });
