@@ -155,8 +155,10 @@ export function defaultFlags(m: StoredMessage, userId: number): string[] {
   if ((m.senderId === userId && m.readBySender) || m.mutedBy.includes(userId)) flags.push('read');
   if (m.mentions.includes(userId)) flags.push('mentioned');
   if (m.wildcard === 'stream') flags.push('stream_wildcard_mentioned');
-  if (m.wildcard === 'topic') flags.push('topic_wildcard_mentioned');
+  if (m.wildcard === 'topic' && (m.topicWildcardUsers === undefined || m.topicWildcardUsers?.includes(userId))) flags.push('topic_wildcard_mentioned');
   if (m.alerted.includes(userId)) flags.push('has_alert_word');
+  // Deprecated at FL 224 and still given, last, for older clients (Zulip's MessageDict): either wildcard flag.
+  if (flags.includes('stream_wildcard_mentioned') || flags.includes('topic_wildcard_mentioned')) flags.push('wildcard_mentioned');
   return flags;
 }
 

@@ -290,6 +290,13 @@ export const StoredMessage = z.object({
   mentions: z.array(Id),
   /** @all / @everyone / @channel, or @topic. */
   wildcard: z.enum(['stream', 'topic']).nullable(),
+  /**
+   * Who a topic wildcard mention reaches (its `topic_wildcard_mentioned`
+   * flag): the topic's participants before the message and its sender, as
+   * Zulip's `topic_participant_user_ids`; null without one; absent on
+   * messages stored before it was kept (then every recipient, as before).
+   */
+  topicWildcardUsers: z.array(Id).nullish(),
   /** Every participant of a direct message (sender included), sorted. */
   dmUserIds: z.array(Id).nullable(),
   /** The topic's links (linkifier matches and URLs), found when the message was sent. */

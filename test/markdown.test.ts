@@ -25,7 +25,7 @@ t.test('markdown - mentions: users, silent, wildcards; none inside code', async 
   t.same(m.flags, ['mentioned']);
   const all = await render('@**all** and @**topic**');
   t.equal(all.content, '<p><span class="user-mention channel-wildcard-mention" data-user-id="*">@all</span> and <span class="topic-mention">@topic</span></p>');
-  t.same(all.flags, ['stream_wildcard_mentioned']);
+  t.same(all.flags, ['stream_wildcard_mentioned', 'wildcard_mentioned'], 'with the deprecated wildcard_mentioned last, as Zulip gives it');
   const code = await render('`@**Maria Member**`');
   t.equal(code.content, '<p><code>@**Maria Member**</code></p>');
   t.same(code.flags, []);

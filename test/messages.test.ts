@@ -161,6 +161,29 @@ t.test('messages - local echo, read_by_sender and mentions set the right flags',
   await poll(q, { dontBlock: true });
 });
 
+t.test("messages - topic_wildcard_mentioned is the topic's participants' only (FL 224), at a send and at an edit", async (t) => {
+  const room = uniq('wild');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: room }], principals: [s.demo.owner.email, s.demo.member1.email, s.demo.member2.email] });
+  const flagsOf = async (api: typeof owner, id: number) => (await api.ok('GET', '/messages', { anchor: id, num_before: 0, num_after: 0 })).messages[0].flags as string[];
+  const watching = await register(mateo, { event_types: ['message'] });
+  await maria.ok('POST', '/messages', { type: 'stream', to: room, topic: 'plans', content: 'I am in this topic' });
+  const sent = await owner.ok('POST', '/messages', { type: 'stream', to: room, topic: 'plans', content: '@**topic** a decision' });
+  t.same(await flagsOf(maria, sent.id), ['topic_wildcard_mentioned', 'wildcard_mentioned'], 'a participant has it, and the deprecated wildcard_mentioned (kept for older clients)');
+  t.ok((await flagsOf(owner, sent.id)).includes('topic_wildcard_mentioned'), 'the sender is a participant (as Zulip counts them)');
+  t.same(await flagsOf(mateo, sent.id), [], 'a subscriber who never wrote in the topic has not');
+  const event = await waitFor(watching, (e) => e.type === 'message' && e.message.id === sent.id);
+  t.same(event.flags, [], 'nor in the message event');
+  const mentioned = await mateo.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'is', operand: 'mentioned' }, { operator: 'channel', operand: room }] });
+  t.same(mentioned.messages, [], 'nor in is:mentioned');
+  // An edit that adds a topic wildcard reaches the topic's participants of the time.
+  await mateo.ok('POST', '/messages', { type: 'stream', to: room, topic: 'later', content: 'mateo was here' });
+  const plain = await owner.ok('POST', '/messages', { type: 'stream', to: room, topic: 'later', content: 'no mention yet' });
+  t.same(await flagsOf(mateo, plain.id), []);
+  await owner.ok('PATCH', `/messages/${plain.id}`, { content: 'now @**topic** everyone here' });
+  t.ok((await flagsOf(mateo, plain.id)).includes('topic_wildcard_mentioned'), 'the participant has it after the edit');
+  t.same(await flagsOf(maria, plain.id), [], 'a non-participant has not');
+});
+
 t.test('messages - anchors: oldest, first_unread, include_anchor and found_* flags', async (t) => {
   const ch = uniq('anchors');
   await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: ch }], principals: [s.demo.owner.userId, s.demo.member1.userId] });

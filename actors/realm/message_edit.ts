@@ -151,6 +151,21 @@ interface EditFacts {
   target: StoredMessage | undefined;
   /** The target's topic (change_later / change_all), oldest first, the target included. */
   topic: StoredMessage[];
+  /** For new content with a topic wildcard mention: the topic's participants (senders and reactors), as at a send. */
+  participants?: number[];
+}
+
+/** A (non-silent) topic wildcard mention, as the gateway recognizes one at a send (`gateway/routes/messages.ts`). */
+const TOPIC_WILDCARD = /@\*\*topic\*\*/i;
+
+/** The senders and reactors of a topic's messages (Zulip's participants_for_topic). */
+function participantsOf(messages: readonly StoredMessage[]): number[] {
+  const out = new Set<number>();
+  for (const m of messages) {
+    out.add(m.senderId);
+    for (const r of m.reactions) out.add(r.userId);
+  }
+  return [...out];
 }
 
 /** Every message of a channel's topic with an ID of at least `from`, oldest first. */
@@ -170,7 +185,7 @@ interface EditPlan {
   target: StoredMessage;
   messages: StoredMessage[];
   mode: z.infer<typeof PropagateMode>;
-  content: { content: string; rendered: string; mentions: number[]; wildcard: StoredMessage['wildcard']; alerted: number[] } | null;
+  content: { content: string; rendered: string; mentions: number[]; wildcard: StoredMessage['wildcard']; topicWildcardUsers: number[] | null; alerted: number[] } | null;
   topic: string | null;
   to: ChannelRecord | null;
   /** Who gets the event: the channel's subscribers (both channels' on a move), or the conversation's participants. */
@@ -202,7 +217,9 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     const recipients = m.dmUserIds ? new Set(m.dmUserIds) : null;
     const mentions = mentionedUsers(state, user, r).filter((id) => (recipients ? recipients.has(id) : state.isSubscribed(m.streamId!, id)));
     // Alert words are matched again: the new text may hold one the old did not, or lose one.
-    content = { content: text, rendered: r.html, mentions, wildcard: isDm ? null : r.wildcard, alerted: alertedUsers(state, text, m.senderId) };
+    const wildcard = isDm ? null : r.wildcard;
+    const topicWildcardUsers = wildcard === 'topic' ? [...new Set([...(facts.participants ?? []), m.senderId])].sort((a, b) => a - b) : null;
+    content = { content: text, rendered: r.html, mentions, wildcard, topicWildcardUsers, alerted: alertedUsers(state, text, m.senderId) };
   }
   const moderator = user.role <= Role.MODERATOR;
   let topic: string | null = null;
@@ -319,7 +336,7 @@ function applyEdit(state: RealmState, p: EditPlan, tx: Tx): void {
     const next: StoredMessage = { ...old };
     if (isTarget && p.content) {
       Object.assign(record, { prevContent: old.content, prevRenderedContent: old.renderedContent });
-      Object.assign(next, { content: p.content.content, renderedContent: p.content.rendered, mentions: p.content.mentions, wildcard: p.content.wildcard, alerted: p.content.alerted, lastEditTimestamp: ts });
+      Object.assign(next, { content: p.content.content, renderedContent: p.content.rendered, mentions: p.content.mentions, wildcard: p.content.wildcard, topicWildcardUsers: p.content.topicWildcardUsers, alerted: p.content.alerted, lastEditTimestamp: ts });
       // Uploads follow the text: readers of the message may download what it links to now, not what it no longer does.
       const before = new Set(uploadPaths(state.realmId, old.content));
       const after = new Set(uploadPaths(state.realmId, next.content));
@@ -443,9 +460,10 @@ export const updateMessage = action({
     const target = await readMessage(ctx, state.realmId, msg.id);
     const moving = msg.topic !== null || msg.streamId !== null;
     const topic = target && target.type === 'stream' && moving && msg.propagateMode !== 'change_one' ? await topicMessages(ctx, state.realmId, target, msg.propagateMode === 'change_all' ? 0 : target.id) : [];
+    const participants = target && target.type === 'stream' && msg.content !== null && TOPIC_WILDCARD.test(msg.content) ? participantsOf(await topicMessages(ctx, state.realmId, target, 0)) : undefined;
     const user = actingUser(state, msg.caller);
     const m = accessMessage(state, user, target);
-    const plan = checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode }, { target, topic });
+    const plan = checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode }, { target, topic, participants });
     plan.stored = await readStoredFlags(ctx, state.realmId, m.id, plan.audience);
     plan.notify = { old: msg.notifyOld, new: msg.notifyNew };
     return plan;

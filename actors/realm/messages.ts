@@ -314,6 +314,7 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     readBySender: plan.readBySender,
     mentions: plan.mentions,
     wildcard: plan.wildcard,
+    topicWildcardUsers: plan.wildcard === 'topic' ? [...new Set([...(plan.topicParticipants ?? []), plan.senderId])].sort((a, b) => a - b) : null,
     dmUserIds: plan.channelId !== null ? null : plan.participants,
     topicLinks: plan.topicLinks,
     editHistory: [],
