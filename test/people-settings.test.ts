@@ -247,3 +247,13 @@ t.test('people settings - web_escape_navigates_to_home_view (escape_navigates_to
     await as.admin.ok('PATCH', '/realm/user_settings_defaults', { web_escape_navigates_to_home_view: true });
   }
 });
+
+t.test('people settings - plain strings on the /settings/notifications and /settings/display aliases: notification_sound, default_language (FL 63)', async (t) => {
+  const p = s.api.as(await newPerson(s));
+  // Api sends strings as they are (not JSON-encoded), as Zulip 5.0 clients do.
+  await p.ok('PATCH', '/settings/notifications', { notification_sound: 'ding' });
+  await p.ok('PATCH', '/settings/display', { default_language: 'fr' });
+  const got = await settingsOf(p);
+  t.same([got.notification_sound, got.default_language], ['ding', 'fr']);
+  t.equal(outcome(await p.call('PATCH', '/settings/notifications', { notification_sound: '"ding"' }), true), `400 BAD_REQUEST Invalid notification sound '"ding"'`, 'a JSON-encoded string is not decoded');
+});
