@@ -115,6 +115,27 @@ t.test('message delete - sender, administrators and the channel permission; even
   t.equal((await s.api.call('DELETE', `/messages/${own}`, {}, { creds: null })).status, 401);
 });
 
+t.test("message delete - a new channel leaves deleting one's own messages to the organization's can_delete_own_message_group", async (t) => {
+  const name = uniq('own-deletes');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: DEMO_KEYS.map((k) => s.demo[k].userId) });
+  const id = await streamIdOf(name);
+  t.equal((await owner.ok('GET', `/streams/${id}`)).stream.can_delete_own_message_group, 8, "role:nobody, Zulip's default");
+  const before = (await owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_delete_own_message_group;
+  await owner.ok('PATCH', '/realm', { can_delete_own_message_group: { new: 6 } });
+  t.teardown(() => owner.ok('PATCH', '/realm', { can_delete_own_message_group: { new: before } }));
+  const expected: Record<string, boolean> = { owner: true, admin: true, moderator: false, member1: false, member2: false, guest: false, bot: false };
+  for (const key of DEMO_KEYS) {
+    const api = s.api.as(s.demo[key]);
+    const mid = (await api.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: 'mine' })).id as number;
+    const r = await api.call('DELETE', `/messages/${mid}`);
+    t.equal(r.status === 200, expected[key], `${key} with the organization's setting at administrators`);
+  }
+  // The channel may grant it on its own.
+  await owner.ok('PATCH', `/streams/${id}`, { can_delete_own_message_group: { new: 3 } });
+  const mid = (await maria.ok('POST', '/messages', { type: 'stream', to: name, topic: 'x', content: 'mine' })).id as number;
+  await maria.ok('DELETE', `/messages/${mid}`);
+});
+
 t.test('message delete - the deleter gets the delete_message event even when not subscribed (FL 274)', async (t) => {
   const name = uniq('not-admins');
   await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.member1.userId, s.demo.member2.userId] });

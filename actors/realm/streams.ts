@@ -88,14 +88,13 @@ export function checkChannelName(raw: string): string {
 /**
  * Zulip's configuration of the channel permissions this server has
  * (`Stream.stream_permission_group_settings`), with the defaults a new
- * channel gets here (`subscribe`): `can_delete_own_message_group` starts as
- * `role:everyone` (Zulip: `role:nobody`, the organization's setting deciding).
+ * channel gets (`subscribe`).
  */
 export const CHANNEL_PERMISSIONS: Readonly<Record<ChannelGroupSetting, PermissionConfig>> = {
   can_add_subscribers_group: permission(true, false, 'role:nobody'),
   can_administer_channel_group: permission(true, false, 'channel_creator'),
   can_delete_any_message_group: permission(true, true, 'role:nobody'),
-  can_delete_own_message_group: permission(true, true, 'role:everyone'),
+  can_delete_own_message_group: permission(true, true, 'role:nobody'),
   can_remove_subscribers_group: permission(true, true, 'role:administrators'),
   can_send_message_group: permission(true, true, 'role:everyone'),
 };

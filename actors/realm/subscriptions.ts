@@ -149,7 +149,8 @@ export const subscribe = action({
             can_remove_subscribers_group: GROUP_ID['role:administrators'],
             can_administer_channel_group: { direct_members: [actor.id], direct_subgroups: [] },
             can_delete_any_message_group: GROUP_ID['role:nobody'],
-            can_delete_own_message_group: GROUP_ID['role:everyone'],
+            // Zulip's default: the organization's can_delete_own_message_group decides unless the channel grants more.
+            can_delete_own_message_group: GROUP_ID['role:nobody'],
             can_send_message_group: GROUP_ID['role:everyone'],
             ...groups,
           },
