@@ -10,8 +10,10 @@
  * has none, then times the load from the checkpoint; with `--repo`, also the
  * older checkout's `RealmState.load` (before checkpoints) on the same store.
  */
+import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { CHECKPOINT_VERSION } from '../actors/realm/checkpoint.ts';
 import { RealmState } from '../actors/realm/state.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import { T } from '../storage/tables.ts';
@@ -26,11 +28,15 @@ async function timed(what: string, load: () => Promise<{ users: Map<number, unkn
   for (let r = 0; r < rounds; r++) {
     global.gc?.();
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const s = await load();
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     let subs = 0;
     for (const m of s.subs.values()) subs += m.size;
-    console.log(`${what}: ${(ms / 1000).toFixed(2)} s (${s.users.size.toLocaleString('en')} users, ${subs.toLocaleString('en')} subscriptions, heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MiB)`);
+    console.log(
+      `${what}: ${(ms / 1000).toFixed(2)} s, CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s (${s.users.size.toLocaleString('en')} users, ${subs.toLocaleString('en')} subscriptions, heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MiB, load average ${os.loadavg()[0]!.toFixed(1)})`,
+    );
   }
 }
 
@@ -40,7 +46,8 @@ if (values.repo) {
 }
 await timed('from the tables', () => RealmState.load(store, realmId, { fromTables: true }));
 
-if (!(await T.realmCheckpoints.at(realmId, 'head').get(store))) {
+const head = await T.realmCheckpoints.at(realmId, 'head').get(store);
+if (!head || head.version !== CHECKPOINT_VERSION || (await T.realmCheckpoints.at(realmId, 'stale').get(store))) {
   const t0 = performance.now();
   const state = await RealmState.load(store, realmId, { fromTables: true });
   while (!state.image.pending) await new Promise((r) => setTimeout(r, 20));
@@ -54,7 +61,7 @@ if (!(await T.realmCheckpoints.at(realmId, 'head').get(store))) {
     await writer.commit(ops);
     if (ops.some((op) => op.table === 'realm_checkpoints')) break;
   }
-  console.log(`checkpoint written: serialized and gzipped in ${((prepared - t0) / 1000).toFixed(2)} s after the load, ${(bytes / 2 ** 20).toFixed(1)} MiB as base64`);
+  console.log(`checkpoint written: encoded in ${((prepared - t0) / 1000).toFixed(2)} s after the load, ${(bytes / 2 ** 20).toFixed(1)} MiB as base64`);
 }
 await timed('from the checkpoint', async () => {
   const s = await RealmState.load(store, realmId);

@@ -67,6 +67,12 @@ export interface Writer {
 }
 
 export interface Store {
+  /**
+   * Tables whose rows this store returns already decoded (their codec's
+   * records, not raw stored values): the realm's image (`actors/realm/checkpoint.ts`),
+   * whose rows were decoded once where they came in. The catalog does not decode them again.
+   */
+  readonly decodedTables?: ReadonlySet<string>;
   /** Creates the keyspace and tables if they are missing (idempotent). */
   init(): Promise<void>;
   get<V>(table: string, pk: string, ck: Key): Promise<V | undefined>;

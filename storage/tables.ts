@@ -53,8 +53,10 @@ export class RowRef<V> {
   }
 
   async get(store: Store): Promise<V | undefined> {
-    const raw = await store.get<unknown>(this.table.schema.name, this.pk, this.ck);
-    return raw === undefined ? undefined : decode(this.table.schema.name, this.table.codec, this.pk, this.ck, raw);
+    const name = this.table.schema.name;
+    const raw = await store.get<unknown>(name, this.pk, this.ck);
+    if (raw === undefined || store.decodedTables?.has(name)) return raw as V | undefined;
+    return decode(name, this.table.codec, this.pk, this.ck, raw);
   }
 }
 
@@ -66,8 +68,10 @@ export class PartitionRef<V> {
   ) {}
 
   async range(store: Store, opts?: RangeOptions): Promise<Array<{ ck: Key; value: V }>> {
-    const rows = await store.range<unknown>(this.table.schema.name, this.pk, opts);
-    return rows.map((r) => ({ ck: r.ck, value: decode(this.table.schema.name, this.table.codec, this.pk, r.ck, r.value) }));
+    const name = this.table.schema.name;
+    const rows = await store.range<unknown>(name, this.pk, opts);
+    if (store.decodedTables?.has(name)) return rows as Array<{ ck: Key; value: V }>;
+    return rows.map((r) => ({ ck: r.ck, value: decode(name, this.table.codec, this.pk, r.ck, r.value) }));
   }
 
   /** The decoded values of `range`. */
@@ -684,7 +688,13 @@ export const OrganizationLinkRecord = z.object({
 export type OrganizationLinkRecord = z.infer<typeof OrganizationLinkRecord>;
 
 /** The header of a realm's checkpoint. */
-export const RealmCheckpointHead = z.object({ seq: Id, gen: z.string(), chunks: Id });
+/**
+ * A realm checkpoint's header: the journal seq it holds, its generation and chunk count; its format
+ * (`version`; headers written before there was one are 1), the fingerprint of the codecs its rows
+ * were written under (`shape`) and the SHA-256 of its chunks' bytes (`checksum`).
+ */
+export const RealmCheckpointHead = z.object({ seq: Id, gen: z.string(), chunks: Id, version: Id.default(1), shape: z.string().default(''), checksum: z.string().default('') });
+export type RealmCheckpointHead = z.infer<typeof RealmCheckpointHead>;
 /** A journal row of a realm: its writes as [table, pk, ck, value as JSON or null for a delete]. */
 export const RealmJournalRow = z.object({ ops: z.array(z.tuple([z.string(), z.string(), z.union([z.number(), z.string()]), z.string().nullable()])) });
 /** Journal rows per partition of `realm_journal`. */
@@ -1134,6 +1144,27 @@ export const T = {
 
 /** Every physical table, for the stores to create. */
 export const TABLE_SCHEMAS: readonly TableSchema[] = catalog.map((t) => t.schema);
+
+/** Decodes a stored value of the table named `name` (for readers below the catalog, as the realm's image). */
+export function decodeRow(name: string, pk: string, ck: Key, raw: unknown): unknown {
+  return decode(name, tableByName(name).codec, pk, ck, raw);
+}
+
+let byName: Map<string, Table<unknown, never[], never[]>> | null = null;
+function tableByName(name: string): Table<unknown, never[], never[]> {
+  byName ??= new Map(catalog.map((t) => [t.schema.name, t]));
+  const table = byName.get(name);
+  if (!table) throw new Error(`unknown table ${name}`);
+  return table;
+}
+
+/** The codecs of the tables named, as JSON Schema: what a fingerprint of their records' shape is taken from. */
+export function codecShapes(names: Iterable<string>): string {
+  return [...names]
+    .sort()
+    .map((name) => `${name}:${JSON.stringify(z.toJSONSchema(tableByName(name).codec, { unrepresentable: 'any', io: 'output' }))}`)
+    .join('\n');
+}
 
 /** The schema of a table by name (stores check keys against it). */
 export function tableSchema(name: string): TableSchema {

@@ -3,24 +3,31 @@
  * journal since, not every user's tables.
  *
  * The realm actor's state is built from the rows of the tables it owns
- * (`IMAGE_TABLES`). Its `RealmImage` keeps those rows (as JSON text) in
- * memory: the rows the load read, then every write the realm commits. Each
+ * (`IMAGE_TABLES`). Its `RealmImage` keeps those rows, decoded (the records
+ * the state holds), in memory: the rows the load read, then every write the
+ * realm commits. Each
  * change's writes to them also go, in the same commit, into a journal row of
  * `realm_journal` (its sequence number `seq`). Every `CHECKPOINT_POLICY`'s
  * journal rows (or bytes of them, or a period after the first since the
  * last, or right after a load that found none) the
- * image at `seq` S is serialized and gzipped beside the mailbox, its chunks
+ * image at `seq` S is encoded (msgpack records, `CHECKPOINT_VERSION`) beside the mailbox, its chunks
  * are written under a new generation in the commits of the next changes (a
  * few per commit, or an otherwise empty `checkpoint` action when the realm is
  * idle), and then, in one later commit, the header (`realm_checkpoints`:
- * S, the generation, its chunk count) with the deletion of the journal rows
- * up to S and of the previous generation's chunks.
+ * S, the generation, its chunk count, the format, a fingerprint of the
+ * codecs and the checksum of the chunks) with the deletion of the journal
+ * rows up to S and of the previous generation's chunks.
  *
  * Loading reads the header, the chunks and the journal rows after S and
  * replays them onto the image, then runs `RealmState.load` against the image
  * (`imageStore`: the same code that loads from the tables, so both agree by
- * construction). Without a header it loads from the tables and records what
- * it read.
+ * construction). Rows are validated where they come in, once: a row read
+ * from the tables or the journal through its codec; a checkpoint as a whole,
+ * by its format, its checksum and the codecs' fingerprint (the realm wrote
+ * its rows as records of these codecs; under other codecs each row is
+ * decoded again). Without a header, or with one of another format or that
+ * does not match its chunks, it loads from the tables, records what it read
+ * and writes a checkpoint of the current format.
  *
  * Why nothing answered is lost: a change's journal row is in the change's own
  * commit; the header is written after its chunks, by the same fenced writer,
@@ -31,13 +38,20 @@
  * operator tool writing the store of a stopped server) must drop the header
  * (`forgetCheckpoint`), or the next load would not see them.
  */
-import { promisify } from 'node:util';
-import { gunzip as gunzipCb, gzip as gzipCb } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import { Packr, Unpackr } from 'msgpackr';
+import { log } from '../../lib/log.ts';
 import type { Key, RangeOptions, Row, Store, WriteOp } from '../../storage/store.ts';
-import { REALM_JOURNAL_BUCKET as JOURNAL_BUCKET, T, tableSchema } from '../../storage/tables.ts';
+import { codecShapes, decodeRow, REALM_JOURNAL_BUCKET as JOURNAL_BUCKET, type RealmCheckpointHead, T, tableSchema } from '../../storage/tables.ts';
 
-const gzip = promisify(gzipCb);
-const gunzip = promisify(gunzipCb);
+/**
+ * The format of the checkpoints written: 2, the rows as msgpack records
+ * (partitions of [table, pk, [ck, value, ...]] in slices), uncompressed.
+ * A header of another format (1: gzipped JSON lines of JSON text) is not
+ * read: the realm loads from its tables and replaces it.
+ */
+export const CHECKPOINT_VERSION = 2;
+const MSGPACK = { useRecords: true } as const;
 
 /** The tables a realm's state is built from (what `RealmState.load` and `OrgState.load` read), all written by the realm actor only. */
 export const IMAGE_TABLES: ReadonlySet<string> = new Set(
@@ -69,16 +83,28 @@ export const CHECKPOINT_POLICY = {
 };
 /** Ops journaled in one row at most (a bulk change becomes several rows). */
 const OPS_PER_ROW = 500;
-/** Rows of the image serialized between two yields to the event loop. */
+/** Rows of the image encoded between two yields to the event loop. */
 const SLICE = 5000;
 
-/** A row of the image: table, partition key, clustering key, value as JSON (null: deleted, in a journal row). */
+/** A write in a journal row: table, partition key, clustering key, value as JSON (null: deleted). */
 type Entry = [string, string, Key, string | null];
 
-/** table -> partition key -> clustering key -> the row's value as JSON text. */
-type Rows = Map<string, Map<string, Map<Key, string>>>;
+/** table -> partition key -> clustering key -> the row's record (as its codec decodes it). */
+type Rows = Map<string, Map<string, Map<Key, unknown>>>;
+
+/** Rows of one partition in a checkpoint: table, partition key, then clustering key and record in turn. */
+type Slice = Array<[string, string, unknown[]]>;
 
 const normalCk = (table: string, ck: Key): Key => (tableSchema(table).ck === 'bigint' ? Number(ck) : String(ck));
+
+let shape: string | null = null;
+/** A fingerprint of the image tables' codecs: a checkpoint written under others has its rows decoded again. */
+export function imageShape(): string {
+  shape ??= createHash('sha256').update(codecShapes(IMAGE_TABLES)).digest('hex').slice(0, 16);
+  return shape;
+}
+
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 export interface CheckpointStats {
   /** How the last load got its rows: 'checkpoint' or 'tables'. */
@@ -100,8 +126,9 @@ export class RealmImage {
   /** Journal bytes since the newest checkpoint. */
   private bytesSince = 0;
   /** A checkpoint being made: its chunks once gzipped, how many are written. */
-  private making: { seq: number; gen: string; chunks: string[] | null; written: number; failed: boolean } | null = null;
+  private making: { seq: number; gen: string; chunks: string[] | null; checksum: string; written: number; failed: boolean } | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private closed = false;
   /** Whether a tool wrote rows the checkpoint lacks (`forgetCheckpoint`): the next header clears it. */
   private stale = false;
   /** Asks the realm to run an otherwise empty change, whose commit carries pending chunks (set by the actor). */
@@ -119,22 +146,26 @@ export class RealmImage {
   async open(store: Store, opts: { fromTables?: boolean } = {}): Promise<Store> {
     const [head, stale] = await Promise.all([T.realmCheckpoints.at(this.realmId, 'head').get(store), T.realmCheckpoints.at(this.realmId, 'stale').get(store)]);
     this.stale = stale !== undefined;
-    if (!head || stale || opts.fromTables) {
-      // The journal goes on from the newest row written: a seq is never reused.
-      this.seq = head ? (await this.replay(store, head.seq, false)).seq : await newestJournalSeq(store, this.realmId);
-      this.checkpointSeq = this.seq;
-      if (head) {
-        // The rows of the checkpoint it replaces are deleted with the next one's header.
-        this.checkpointGen = head.gen;
-        this.checkpointChunks = head.chunks;
-      }
-      this.stats = { loadedFrom: 'tables', replayed: 0, checkpointSeq: 0 };
-      return recordingStore(store, this);
-    }
+    if (!head || stale || opts.fromTables || head.version !== CHECKPOINT_VERSION) return this.openTables(store, head);
     const chunks = await T.realmCheckpointChunks.partition(this.realmId, head.gen).values(store);
-    if (chunks.length !== head.chunks) throw new Error(`realm ${this.realmId}: checkpoint ${head.gen} has ${chunks.length} of ${head.chunks} chunks`);
-    const text = (await gunzip(Buffer.concat(chunks.map((c) => Buffer.from(c.data, 'base64'))))).toString('utf8');
-    for (const line of text.split('\n')) if (line) this.put(JSON.parse(line) as Entry);
+    // A load is a macrotask at least (the embedded store answers in microtasks): a realm failing and
+    // loading again in a loop must not starve the event loop.
+    await new Promise((r) => setImmediate(r));
+    const bytes = Buffer.concat(chunks.map((c) => Buffer.from(c.data, 'base64')));
+    if (chunks.length !== head.chunks || sha256(bytes) !== head.checksum) {
+      log.warn({ realmId: this.realmId, gen: head.gen, chunks: chunks.length, of: head.chunks }, 'realm checkpoint does not match its header: loading from the tables');
+      return this.openTables(store, head);
+    }
+    // Rows written under other codecs (a checkpoint of an older build) are decoded by today's.
+    const trusted = head.shape === imageShape();
+    new Unpackr(MSGPACK).unpackMultiple(bytes, (slice: Slice) => {
+      for (const [table, pk, flat] of slice) {
+        for (let i = 0; i < flat.length; i += 2) {
+          const ck = flat[i] as Key;
+          this.put(table, pk, ck, trusted ? flat[i + 1] : decodeRow(table, pk, ck, flat[i + 1]));
+        }
+      }
+    });
     this.checkpointSeq = head.seq;
     this.checkpointGen = head.gen;
     this.checkpointChunks = head.chunks;
@@ -142,6 +173,20 @@ export class RealmImage {
     this.seq = seq;
     this.stats = { loadedFrom: 'checkpoint', replayed, checkpointSeq: head.seq };
     return imageStore(store, this);
+  }
+
+  /** Loading from the tables: what is read is recorded, and written as a checkpoint once loaded. */
+  private async openTables(store: Store, head: RealmCheckpointHead | undefined): Promise<Store> {
+    // The journal goes on from the newest row written: a seq is never reused.
+    this.seq = head ? (await this.replay(store, head.seq, false)).seq : await newestJournalSeq(store, this.realmId);
+    this.checkpointSeq = this.seq;
+    if (head) {
+      // The rows of the checkpoint it replaces are deleted with the next one's header.
+      this.checkpointGen = head.gen;
+      this.checkpointChunks = head.chunks;
+    }
+    this.stats = { loadedFrom: 'tables', replayed: 0, checkpointSeq: 0 };
+    return recordingStore(store, this);
   }
 
   /** Reads the journal rows after `from` (applying them to the image if `apply`); they are numbered without gaps. */
@@ -153,7 +198,8 @@ export class RealmImage {
       for (const r of rows) {
         const next = Number(r.ck);
         if (next !== seq + 1) throw new Error(`realm ${this.realmId}: journal row ${next} follows ${seq}`);
-        if (apply) for (const e of r.value.ops) this.put(e as Entry);
+        // Journal rows may be of an older build: each row is decoded by today's codec.
+        if (apply) for (const [table, pk, ck, json] of r.value.ops) this.put(table, pk, ck, json === null ? undefined : decodeRow(table, pk, ck, JSON.parse(json)));
         seq = next;
         this.bytesSince += JSON.stringify(r.value.ops).length;
         replayed++;
@@ -169,11 +215,11 @@ export class RealmImage {
     else if (this.seq > this.checkpointSeq) this.arm();
   }
 
-  /** Records a row read from (or written to) a table of the image. */
-  put([table, pk, ck, json]: Entry): void {
+  /** Records a row (its decoded record; undefined: deleted) read from, or written to, a table of the image. */
+  put(table: string, pk: string, ck: Key, value: unknown): void {
     ck = normalCk(table, ck);
     let part = this.rows.get(table)?.get(pk);
-    if (json === null) {
+    if (value === undefined) {
       part?.delete(ck);
       return;
     }
@@ -182,10 +228,10 @@ export class RealmImage {
       if (!t) this.rows.set(table, (t = new Map()));
       t.set(pk, (part = new Map()));
     }
-    part.set(ck, json);
+    part.set(ck, value);
   }
 
-  partition(table: string, pk: string): Map<Key, string> | undefined {
+  partition(table: string, pk: string): Map<Key, unknown> | undefined {
     return this.rows.get(table)?.get(pk);
   }
 
@@ -205,10 +251,9 @@ export class RealmImage {
     for (const op of ops) {
       if (!IMAGE_TABLES.has(op.table)) continue;
       const json = op.op === 'put' ? JSON.stringify(op.value) : null;
-      const e: Entry = [op.table, op.pk, op.ck, json];
-      this.put(e);
+      this.put(op.table, op.pk, op.ck, op.op === 'put' ? op.value : undefined);
       this.bytesSince += (json?.length ?? 0) + op.pk.length + 32;
-      entries.push(e);
+      entries.push([op.table, op.pk, op.ck, json]);
       if (entries.length >= OPS_PER_ROW) flush();
     }
     flush();
@@ -220,25 +265,47 @@ export class RealmImage {
 
   /** Whether a checkpoint is waiting for a commit to carry its parts. */
   get pending(): boolean {
-    return this.making?.chunks != null;
+    return !this.closed && this.making?.chunks != null;
   }
 
-  /** Starts a checkpoint of the image as it is now (at `seq`): serialized and gzipped beside the mailbox. */
+  /** Starts a checkpoint of the image as it is now (at `seq`): encoded beside the mailbox. */
   private begin(): void {
     if (this.making) return;
     const seq = this.seq;
-    const making = { seq, gen: `${seq}-${Date.now().toString(36)}`, chunks: null as string[] | null, written: 0, failed: false };
+    const making = { seq, gen: `${seq}-${Date.now().toString(36)}`, chunks: null as string[] | null, checksum: '', written: 0, failed: false };
     this.making = making;
-    // The rows as they are now (values are immutable strings): later changes go to the journal after `seq`.
-    const snapshot: Entry[] = [];
-    for (const [table, parts] of this.rows) for (const [pk, rows] of parts) for (const [ck, json] of rows) snapshot.push([table, pk, ck, json]);
-    void serialize(snapshot).then(
-      (chunks) => {
+    // The rows as they are now, cut into slices. A record changed in place later is written again
+    // with that change, which goes to the journal after `seq`: replaying it gives the same row.
+    const slices: Slice[] = [];
+    let slice: Slice = [];
+    let rows = 0;
+    for (const [table, parts] of this.rows) {
+      for (const [pk, part] of parts) {
+        let flat: unknown[] = [];
+        for (const [ck, value] of part) {
+          if (rows >= SLICE) {
+            if (flat.length) slice.push([table, pk, flat]);
+            slices.push(slice);
+            slice = [];
+            flat = [];
+            rows = 0;
+          }
+          flat.push(ck, value);
+          rows++;
+        }
+        if (flat.length) slice.push([table, pk, flat]);
+      }
+    }
+    if (slice.length) slices.push(slice);
+    void serialize(slices).then(
+      ({ chunks, checksum }) => {
         making.chunks = chunks;
+        making.checksum = checksum;
         this.kick();
       },
-      () => {
+      (err: unknown) => {
         // Nothing written yet: the next trigger tries again.
+        log.warn({ err, realmId: this.realmId }, 'realm checkpoint could not be encoded');
         if (this.making === making) this.making = null;
       },
     );
@@ -258,7 +325,7 @@ export class RealmImage {
       queueMicrotask(() => this.kick());
       return out;
     }
-    out.push(T.realmCheckpoints.at(this.realmId, 'head').put({ seq: m.seq, gen: m.gen, chunks: m.chunks.length }));
+    out.push(T.realmCheckpoints.at(this.realmId, 'head').put({ seq: m.seq, gen: m.gen, chunks: m.chunks.length, version: CHECKPOINT_VERSION, shape: imageShape(), checksum: m.checksum }));
     if (this.stale) out.push(T.realmCheckpoints.at(this.realmId, 'stale').delete());
     this.stale = false;
     for (let s = this.checkpointSeq + 1; s <= m.seq; s++) out.push(T.realmJournal.at(this.realmId, s).delete());
@@ -281,26 +348,33 @@ export class RealmImage {
     this.timer.unref();
   }
 
-  /** Stops the periodic checkpoint (the actor is unloaded). */
+  /** Stops the periodic checkpoint and the requests for empty changes (the actor is unloaded, or its host broke). */
   close(): void {
+    this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.kick = () => {};
   }
 }
 
-/** The image's rows as gzipped JSON lines, cut into base64 chunks; yields to the event loop between slices. */
-async function serialize(snapshot: Entry[]): Promise<string[]> {
+/**
+ * The image's slices as msgpack records (each slice on its own, with the
+ * structures of its records), cut into base64 chunks, with the
+ * checksum of their bytes; yields to the event loop between slices.
+ */
+async function serialize(slices: Slice[]): Promise<{ chunks: string[]; checksum: string }> {
+  const packr = new Packr(MSGPACK);
   const parts: Buffer[] = [];
-  for (let i = 0; i < snapshot.length; i += SLICE) {
-    parts.push(Buffer.from(snapshot.slice(i, i + SLICE).map((e) => `${JSON.stringify(e)}\n`).join(''), 'utf8'));
+  for (const slice of slices) {
+    // Copied: a Packr reuses its buffer.
+    parts.push(Buffer.from(packr.pack(slice)));
     await new Promise((r) => setImmediate(r));
   }
-  const zipped = await gzip(Buffer.concat(parts));
+  const bytes = Buffer.concat(parts);
   const chunks: string[] = [];
-  for (let i = 0; i < zipped.length; i += CHECKPOINT_POLICY.chunkBytes) chunks.push(zipped.subarray(i, i + CHECKPOINT_POLICY.chunkBytes).toString('base64'));
+  for (let i = 0; i < bytes.length; i += CHECKPOINT_POLICY.chunkBytes) chunks.push(bytes.subarray(i, i + CHECKPOINT_POLICY.chunkBytes).toString('base64'));
   if (!chunks.length) chunks.push('');
-  return chunks;
+  return { chunks, checksum: sha256(bytes) };
 }
 
 /** The newest journal row of a realm (0 if none): from the bucket of the newest checkpoint's seq, or from the first. */
@@ -313,31 +387,38 @@ async function newestJournalSeq(store: Store, realmId: number): Promise<number> 
   }
 }
 
-/** Reads go to `store`; rows of the image's tables are recorded into `image` as they are read. */
+/** Reads go to `store`; rows of the image's tables are decoded (once) and recorded into `image` as they are read. */
 function recordingStore(store: Store, image: RealmImage): Store {
   return {
     ...passThrough(store),
+    decodedTables: IMAGE_TABLES,
     async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
-      const v = await store.get<V>(table, pk, ck);
-      if (v !== undefined && IMAGE_TABLES.has(table)) image.put([table, pk, ck, JSON.stringify(v)]);
-      return v;
+      const raw = await store.get<unknown>(table, pk, ck);
+      if (raw === undefined || !IMAGE_TABLES.has(table)) return raw as V | undefined;
+      const v = decodeRow(table, pk, ck, raw);
+      image.put(table, pk, ck, v);
+      return v as V;
     },
     async range<V>(table: string, pk: string, opts?: RangeOptions): Promise<Row<V>[]> {
-      const rows = await store.range<V>(table, pk, opts);
-      if (IMAGE_TABLES.has(table)) for (const r of rows) image.put([table, pk, r.ck, JSON.stringify(r.value)]);
-      return rows;
+      const rows = await store.range<unknown>(table, pk, opts);
+      if (!IMAGE_TABLES.has(table)) return rows as Row<V>[];
+      return rows.map((r) => {
+        const value = decodeRow(table, pk, r.ck, r.value);
+        image.put(table, pk, r.ck, value);
+        return { ck: r.ck, value: value as V };
+      });
     },
   };
 }
 
-/** Reads of the image's tables are answered from the image; others go to `store`. */
+/** Reads of the image's tables are answered from the image (its records, decoded already); others go to `store`. */
 function imageStore(store: Store, image: RealmImage): Store {
   return {
     ...passThrough(store),
+    decodedTables: IMAGE_TABLES,
     async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
       if (!IMAGE_TABLES.has(table)) return store.get<V>(table, pk, ck);
-      const json = image.partition(table, pk)?.get(normalCk(table, ck));
-      return json === undefined ? undefined : (JSON.parse(json) as V);
+      return image.partition(table, pk)?.get(normalCk(table, ck)) as V | undefined;
     },
     async range<V>(table: string, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
       if (!IMAGE_TABLES.has(table)) return store.range<V>(table, pk, opts);
@@ -347,7 +428,7 @@ function imageStore(store: Store, image: RealmImage): Store {
       cks.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       if (opts.reverse) cks.reverse();
       if (opts.limit !== undefined) cks = cks.slice(0, opts.limit);
-      return cks.map((ck) => ({ ck, value: JSON.parse(part.get(ck)!) as V }));
+      return cks.map((ck) => ({ ck, value: part.get(ck) as V }));
     },
   };
 }
@@ -368,5 +449,5 @@ function passThrough(store: Store): Store {
  * stopped server (bench/lib/grow.ts).
  */
 export function forgetCheckpoint(realmId: number): WriteOp {
-  return T.realmCheckpoints.at(realmId, 'stale').put({ seq: 0, gen: '', chunks: 0 });
+  return T.realmCheckpoints.at(realmId, 'stale').put({ seq: 0, gen: '', chunks: 0, version: CHECKPOINT_VERSION, shape: '', checksum: '' });
 }

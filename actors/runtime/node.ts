@@ -352,6 +352,8 @@ export class ActorNode {
     const key = kind.perShard ? kind.name : `${kind.name}:${id}`;
     const existing = shard.hosts.get(key);
     if (existing && !existing.broken) return existing;
+    // A broken host's state is let go (its timers and follow-ups stop) before the actor loads again.
+    if (existing && kind.unload) void existing.state.then((s) => kind.unload!(s)).catch(() => {});
     const ctx = this.context(shard);
     const scope = key;
     const { token } = shard.grant;
