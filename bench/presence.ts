@@ -43,7 +43,7 @@ const BODIES = {
 };
 
 /** `ids.length` reports spread evenly over SECS (open loop, 64 connections); the server's CPU meanwhile. */
-async function round(url: string, pid: number, ids: number[], body: string): Promise<{ cpuSecs: number; wallSecs: number; errors: number; replyBytes: number }> {
+async function round(url: string, pid: number, ids: number[], body: string, headers: Record<string, string> = {}): Promise<{ cpuSecs: number; wallSecs: number; errors: number; replyBytes: number }> {
   const { hostname, port } = new URL(url);
   const conns = Array.from({ length: 64 }, () => new RawConn({ host: hostname, port: Number(port) }));
   await Promise.all(conns.map((c) => c.connect()));
@@ -60,7 +60,7 @@ async function round(url: string, pid: number, ids: number[], body: string): Pro
         const wait = t0 + i * gap - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         const id = ids[i]!;
-        const res = await c.request('POST', '/api/v1/users/me/presence', body, undefined, basicAuth(`user${id}@bench.example`, benchKey(id)));
+        const res = await c.request('POST', '/api/v1/users/me/presence', body, undefined, basicAuth(`user${id}@bench.example`, benchKey(id)), headers);
         if (res.status !== 200) errors++;
         replyBytes = res.body.length;
       }
@@ -95,6 +95,8 @@ async function measure(repo: string): Promise<Record<string, unknown>> {
     out.steadyPing = figure(await round(server.url, server.pid, ids, BODIES.ping), USERS);
     const some = ids.filter((_, i) => i % FULL_EVERY === 0);
     out.steadyFull = figure(await round(server.url, server.pid, some, BODIES.full), some.length);
+    // The same as a browser asks (a server that ignores the header answers as above).
+    out.steadyFullGzip = figure(await round(server.url, server.pid, some, BODIES.full, { 'Accept-Encoding': 'gzip, deflate, br' }), some.length);
     return out;
   } finally {
     await server.dispose();

@@ -18,6 +18,8 @@ export interface RequestInfo {
   contentType: string;
   authorization: string;
   userAgent: string;
+  /** The Accept-Encoding header ('' when none). */
+  acceptEncoding: string;
   contentLength: number | null;
   /** Why the request's framing cannot be trusted (two differing Content-Length headers, or one beside Transfer-Encoding), or null. */
   badFraming: string | null;
@@ -52,6 +54,7 @@ export function readRequest(req: HttpRequest, res: HttpResponse, trustForwardedF
     contentType: req.getHeader('content-type'),
     authorization: req.getHeader('authorization'),
     userAgent: req.getHeader('user-agent'),
+    acceptEncoding: req.getHeader('accept-encoding'),
     contentLength: length === '' ? null : Number(length),
   };
 }

@@ -58,6 +58,8 @@ export interface Route<S extends ParamShape = ParamShape> {
   files?: boolean;
   /** A body limit of its own (uploads), instead of the gateway's. */
   maxBodyBytes?: number;
+  /** Its answer is the same text for many callers (everyone's presence): encoded and gzipped once (`gateway/shared-replies.ts`). */
+  sharedReply?: boolean;
   handle(ctx: CallContext, params: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown> | RawJson | BinaryReply>;
 }
 

@@ -22,6 +22,7 @@ import { getEvents } from './routes/events.ts';
 import { PAGES } from './pages/index.ts';
 import { document, escapeHtml, matchPage, type Page } from './pages/page.ts';
 import type { Organizations } from './organizations.ts';
+import { acceptsGzip, SharedReplies } from './shared-replies.ts';
 
 export { ROUTES };
 
@@ -89,6 +90,7 @@ export class Gateway {
   private polls = new Map<Reply, string>();
   /** Requests being served, so a shutdown answers each of them before it exits. */
   private inflight = new Set<Reply>();
+  private shared = new SharedReplies((text) => successEnvelope(text, {}));
   /** When the last request arrived (ms), so a shutdown waits out connections accepted just before the listener closed. */
   private lastRequestAt = 0;
   private auth: AuthCache;
@@ -297,7 +299,12 @@ export class Gateway {
       if (data instanceof BinaryReply) return reply.binary(200, data.contentType, data.data, { ...limitHeaders, ...data.headers });
       const more = [...ignored, ...((data as { [IGNORED]?: string[] })[IGNORED] ?? [])];
       const extra = more.length ? { ignored_parameters_unsupported: more } : {};
-      if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra), limitHeaders);
+      if (data instanceof RawJson && route.sharedReply && !more.length) {
+        const shared = this.shared.get(data.text);
+        reply.onJson?.(200, shared.body.toString());
+        const gzip = acceptsGzip(info.acceptEncoding);
+        reply.binary(200, 'application/json', gzip ? shared.gzip() : shared.body, { ...limitHeaders, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) });
+      } else if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra), limitHeaders);
       else reply.json(200, { result: 'success', msg: '', ...data, ...extra }, limitHeaders);
     } catch (err) {
       const e = asApiError(err);

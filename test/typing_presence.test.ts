@@ -1,4 +1,6 @@
 // Typing notifications and presence: ephemeral, in memory, delivered through the event queues.
+import { type IncomingHttpHeaders, request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
@@ -104,6 +106,39 @@ t.test('presence - a ping answers with everyone\'s presence; GET /realm/presence
   const one = await mateo.ok('GET', `/users/${s.demo.member1.userId}/presence`);
   t.equal(one.presence.aggregated.status, 'active');
   t.same((await mateo.ok('GET', `/users/${s.demo.member1.email}/presence`)).presence.aggregated, one.presence.aggregated);
+});
+
+t.test('presence - a ping\'s answer is shared by the pings of the second: gzipped for a client that accepts it, the same JSON either way', async (t) => {
+  const creds = s.demo.member2;
+  const post = (headers: Record<string, string>) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const body = new URLSearchParams({ status: 'active', slim_presence: 'true', last_update_id: '-1' }).toString();
+      const req = request(`${s.api.base}/api/v1/users/me/presence`, {
+        method: 'POST',
+        headers: { ...headers, authorization: `Basic ${Buffer.from(`${creds.email}:${creds.apiKey}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        agent: false,
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const zipped = await post({ 'accept-encoding': 'gzip, deflate, br' });
+  const plain = await post({});
+  const refused = await post({ 'accept-encoding': 'gzip;q=0, identity' });
+  t.equal(zipped.status, 200);
+  t.equal(zipped.headers['content-encoding'], 'gzip', 'gzipped for a client that takes gzip');
+  t.equal(zipped.headers.vary, 'Accept-Encoding');
+  t.equal(plain.headers['content-encoding'], undefined, 'plain for a client that does not say');
+  t.equal(refused.headers['content-encoding'], undefined, 'plain for a client that refuses gzip (q=0)');
+  const fromZip = JSON.parse(gunzipSync(zipped.body).toString());
+  const fromPlain = JSON.parse(plain.body.toString());
+  t.equal(fromZip.result, 'success');
+  t.ok(fromZip.presences[String(creds.userId)].active_timestamp > 0, 'the caller is in everyone\'s presence');
+  t.same(Object.keys(fromZip).sort(), Object.keys(fromPlain).sort(), 'the same keys either way');
+  t.same(Object.keys(fromZip.presences).sort(), Object.keys(fromPlain.presences).sort(), 'the same users either way');
 });
 
 t.test('presence - the presence actor\'s copy of the addresses follows the realm: a user created after it pings and is listed by address; a deactivated one is not', async (t) => {

@@ -198,6 +198,17 @@ function presencesFor(p: RealmPresence, slim: boolean, days: number, sees: Reado
   return sees ? JSON.stringify(presences(p, slim, days, sees)) : presencesText(p, slim, days);
 }
 
+/** A ping's whole answer, `head` (made in `second`) and everyone's presence: one string for every ping of the second, which the gateway encodes once. */
+function pingReplyText(p: RealmPresence, slim: boolean, days: number, second: number, head: string, withUpdateId: boolean): string {
+  // Under the form's key prefix, so that dropping a form's texts drops these too.
+  const key = `${slim ? 'slim' : 'legacy'}:${days}:reply:${withUpdateId}`;
+  const hit = p.encoded.get(key);
+  if (hit && hit.second === second && hit.updateId === p.lastUpdateId) return hit.text;
+  const text = `${head.slice(0, -1)},"presences":${presencesText(p, slim, days)}}`;
+  p.encoded.set(key, { second, updateId: p.lastUpdateId, text });
+  return text;
+}
+
 async function refreshEmails(p: RealmPresence, ctx: ActorContext, caller: { realmId: number; userId: number | null }): Promise<void> {
   const { version, users } = await ctx.actors.call(realmRef, realmActorId(caller.realmId), { type: 'presenceDirectory', caller, known: p.emailsVersion });
   p.emailsAt = Date.now();
@@ -247,8 +258,10 @@ export const updatePresence = action({
     const now = Math.floor(Date.now() / 1000);
     const head = JSON.stringify({ server_timestamp: now, zephyr_mirror_active: false, ...(x.msg.lastUpdateId !== null ? { presence_last_update_id: x.p.lastUpdateId } : {}) });
     if (x.msg.pingOnly) return new JsonText(head);
-    // Everyone's presence, spliced in as text (shared by the pings of the same second).
-    return new JsonText(`${head.slice(0, -1)},"presences":${presencesFor(x.p, x.msg.slim, x.msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, x.access?.sees ?? null)}}`);
+    const days = x.msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS;
+    if (x.access?.sees) return new JsonText(`${head.slice(0, -1)},"presences":${presencesFor(x.p, x.msg.slim, days, x.access.sees)}}`);
+    // Everyone's presence: the same text for every ping of the second.
+    return new JsonText(pingReplyText(x.p, x.msg.slim, days, now, head, x.msg.lastUpdateId !== null));
   },
   events(_shard, x) {
     // Bounded fan-out: no event at all past the limit (Zulip's), so an update never walks every user.

@@ -74,11 +74,12 @@ export class RawConn {
   }
 
   /** One request; `authorization` replaces the target's credentials for it (one connection, many users). */
-  request(method: string, path: string, body?: string, contentType = 'application/x-www-form-urlencoded', authorization = this.target.authorization): Promise<RawResponse> {
+  request(method: string, path: string, body?: string, contentType = 'application/x-www-form-urlencoded', authorization = this.target.authorization, headers: Record<string, string> = {}): Promise<RawResponse> {
     if (!this.sock || this.dead) return Promise.reject(new Error('not connected'));
     if (this.waiter) return Promise.reject(new Error('a request is already in flight on this connection'));
     const auth = authorization ? `Authorization: ${authorization}\r\n` : '';
-    const head = `${method} ${path} HTTP/1.1\r\nHost: ${this.target.host}:${this.target.port}\r\nUser-Agent: parley-bench\r\n${auth}`;
+    const more = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const head = `${method} ${path} HTTP/1.1\r\nHost: ${this.target.host}:${this.target.port}\r\nUser-Agent: parley-bench\r\n${auth}${more}`;
     const text = body === undefined ? `${head}\r\n` : `${head}Content-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     return new Promise<RawResponse>((resolve, reject) => {
       this.waiter = { resolve, reject };

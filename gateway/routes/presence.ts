@@ -36,6 +36,7 @@ export const updatePresence = route({
   method: 'POST',
   path: '/users/me/presence',
   auth: 'required',
+  sharedReply: true,
   params: {
     status: str(),
     ping_only: bool().optional(),

@@ -1,0 +1,52 @@
+/**
+ * Answers that many requests get word for word, encoded once. The presence
+ * actor builds everyone's presence at most once a second per form
+ * (`actors/ephemeral/actor.ts`), and at 10,000 users each ping's answer is
+ * ~670 KB: writing that string into every answer (its envelope spliced in,
+ * then converted to UTF-8 by uWebSockets.js) cost about half a core at one
+ * web-app ping per user per minute. Here the envelope and the UTF-8 bytes
+ * are made once per distinct text, and a gzip copy once, for the clients
+ * that accept it (browsers; the text is very repetitive: ~10x smaller).
+ * The few texts kept are compared by content (the same string object in
+ * one process: a pointer comparison; a copy off the bus: one memcmp).
+ */
+import { gzipSync } from 'node:zlib';
+
+export interface SharedReply {
+  /** The whole answer, envelope included, as UTF-8. */
+  body: Buffer;
+  /** The same, gzipped (made on first use). */
+  gzip(): Buffer;
+}
+
+/** How many distinct texts are kept (forms × the second's versions in use at once). */
+const KEPT = 8;
+
+export class SharedReplies {
+  private entries: Array<{ text: string } & SharedReply> = [];
+
+  constructor(private readonly envelope: (text: string) => string) {}
+
+  get(text: string): SharedReply {
+    const hit = this.entries.find((e) => e.text === text);
+    if (hit) return hit;
+    const body = Buffer.from(this.envelope(text));
+    let zipped: Buffer | null = null;
+    // Level 1: a tenth of the size already, at a fraction of the default level's time.
+    const entry = { text, body, gzip: () => (zipped ??= gzipSync(body, { level: 1 })) };
+    this.entries.unshift(entry);
+    if (this.entries.length > KEPT) this.entries.pop();
+    return entry;
+  }
+}
+
+/** Whether an Accept-Encoding header takes gzip (any q but 0). */
+export function acceptsGzip(header: string): boolean {
+  for (const part of header.toLowerCase().split(',')) {
+    const [coding, ...params] = part.trim().split(';');
+    if (coding !== 'gzip' && coding !== 'x-gzip') continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
+}
