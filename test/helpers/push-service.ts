@@ -33,6 +33,9 @@ export interface PushServiceDouble {
   bouncerPublicKey: string;
   /** E2EE devices by the device ID the service gave them: what their sealed registration said. */
   e2eeDevices: Map<number, { realm_uuid: string; push_account_id: number; token: string; token_kind: string; ios_app_id?: string }>;
+  /** While true, `push/notify` answers 503 and records nothing (a service outage); `refused` counts them. */
+  down: boolean;
+  refused: number;
   of(endpoint: string): ServiceCall[];
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -55,6 +58,7 @@ export async function startPushService(): Promise<PushServiceDouble> {
   const bouncer = sodium.crypto_box_keypair();
   const bouncerPublicKey = sodium.to_base64(bouncer.publicKey, sodium.base64_variants.ORIGINAL);
   const e2eeDevices: PushServiceDouble['e2eeDevices'] = new Map();
+  let double: PushServiceDouble;
   const server = createServer(async (req, res) => {
     const reply = (status: number, body: Record<string, unknown>) => {
       res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -66,6 +70,10 @@ export async function startPushService(): Promise<PushServiceDouble> {
     const json = (req.headers['content-type'] ?? '').startsWith('application/json');
     const body: Record<string, any> = json ? JSON.parse(raw) : Object.fromEntries(new URLSearchParams(raw));
     if (req.method !== 'POST') return fail('Method not allowed', 'BAD_REQUEST', 405);
+    if (double.down && endpoint === 'push/notify') {
+      double.refused++;
+      return fail('Service unavailable', 'INTERNAL_SERVER_ERROR', 503);
+    }
     if (endpoint === 'server/register') {
       if (!/^[0-9a-f-]{36}$/.test(body.zulip_org_id ?? '') || (body.zulip_org_key ?? '').length !== 64) return fail('Invalid UUID');
       if (!body.hostname || !/@/.test(body.contact_email ?? '')) return fail('Invalid email address.');
@@ -133,7 +141,7 @@ export async function startPushService(): Promise<PushServiceDouble> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
-  return {
+  double = {
     url: `http://127.0.0.1:${port}`,
     uuid,
     key,
@@ -150,5 +158,8 @@ export async function startPushService(): Promise<PushServiceDouble> {
       }
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    down: false,
+    refused: 0,
   };
+  return double;
 }
