@@ -1,23 +1,36 @@
 /**
- * Missed-message email across a kill -9 of the realm's owner node: the
- * decision was stored with the message and the batch's timer with it, so the
- * node that takes the realm over mails the batch, once, to a real SMTP
- * server (`test/helpers/smtp.ts`) the cluster was started against. And the
- * digest in cluster mode: a run started with the CLI over NATS (its crash
- * case is in `test/digest.test.ts`: the first case leaves one actor node).
+ * Missed-message email and mobile push across a kill -9 of the realm's owner
+ * node: the decision was stored with the message and its timer with it, so
+ * the node that takes the realm over mails the batch, once, to a real SMTP
+ * server (`test/helpers/smtp.ts`), and sends the push, once, to the push
+ * service the test runs (`test/helpers/push-service.ts`), which the cluster
+ * was started against. And the digest in cluster mode: a run started with
+ * the CLI over NATS (its crash case is in `test/digest.test.ts`: the first
+ * case leaves one actor node; the push case starts a replacement).
  */
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import t from 'tap';
 import { Api, uniq } from '../helpers/api.ts';
+import { startPushService } from '../helpers/push-service.ts';
 import { startSmtp } from '../helpers/smtp.ts';
+import { freePort, startProcess } from '../../scripts/cluster-launcher.ts';
 import { startTestCluster } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const smtp = await startSmtp();
 t.teardown(() => smtp.close());
-const c = await startTestCluster({ PARLEY_SMTP_URL: smtp.url, PARLEY_FOLLOW_UP_DELAY_MS: '4000' });
+const svc = await startPushService();
+t.teardown(() => svc.close());
+const c = await startTestCluster({
+  PARLEY_SMTP_URL: smtp.url,
+  PARLEY_FOLLOW_UP_DELAY_MS: '4000',
+  PARLEY_PUSH_SERVICE_URL: svc.url,
+  PARLEY_PUSH_SERVER_UUID: svc.uuid,
+  PARLEY_PUSH_SERVER_KEY: svc.key,
+  PARLEY_PUSH_CONTACT_EMAIL: 'ops@parley.test',
+});
 t.teardown(() => c.stop());
 
 t.test('notifications - a batch waiting when the realm owner is killed -9 is mailed once by the next owner', async (t) => {
@@ -68,4 +81,38 @@ t.test('notifications - a digest run over NATS by the CLI is composed by the rea
   t.equal(digestsTo().length, 1, 'mailed once: the second run finds the digest of the first');
   t.match(digestsTo()[0]!.text ?? '', 'the owner speaks');
   t.match(digestsTo()[0]!.text ?? '', /Unsubscribe from digest emails:/);
+});
+
+t.test('push - a notification the service refused when the realm owner is killed -9 is sent once by the next owner', async (t) => {
+  // The node the first case killed is replaced, as its Deployment would: a node must be left to take the realm.
+  c.procs.push(await startProcess('actors', 'actors-replacement', await freePort(), { ...c.env, PARLEY_DEMO_DIR: c.demoDir }, false));
+  const email = `${uniq('away')}@parley.example`;
+  const password = `pw-${uniq('s')}`;
+  const { user_id } = await c.owner.ok('POST', '/users', { email, password, full_name: 'Away Phone' });
+  const key = (await new Api(c.gateways[1]).ok('POST', '/fetch_api_key', { username: email, password })).api_key as string;
+  const phone = new Api(c.gateways[1], { email, apiKey: key });
+  const token = uniq('fcm');
+  await phone.ok('POST', '/users/me/android_gcm_reg_id', { token });
+  await svc.waitFor(() => svc.devices.has(`${user_id}:2:${token}`), 30_000);
+  const mine = () => svc.of('push/notify').filter((call) => call.body.user_id === user_id);
+
+  // The service is down: the send is answered, its push waits in the realm's timer, retried.
+  svc.down = true;
+  const refusedBefore = svc.refused;
+  const content = `while the service is down ${uniq('p')}`;
+  const sent = await c.owner.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([user_id]), content });
+  await svc.waitFor(() => svc.refused > refusedBefore, 30_000);
+  const victim = await c.realmOwner();
+  t.ok(victim, 'the realm has an owner');
+  const exited = new Promise((r) => victim!.child.once('exit', r));
+  victim!.child.kill('SIGKILL');
+  await exited;
+  t.ok(await c.waitForNewOwner(victim), 'another node took the realm over');
+  svc.down = false;
+
+  await svc.waitFor(() => mine().length > 0, 45_000);
+  await sleep(8000); // a second copy would come within a retry (5 s)
+  t.equal(mine().length, 1, 'pushed once');
+  const payload = mine()[0]!.body.gcm_payload as Record<string, unknown>;
+  t.equal(payload.zulip_message_id, sent.id, 'the message the push names');
 });
