@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../lib/config.ts';
 import { backupCommands, type Offline } from './commands/backup.ts';
 import { channelCommands } from './commands/channels.ts';
+import { clientCommands } from './commands/clients.ts';
 import { clusterCommands } from './commands/cluster.ts';
 import { organizationCommands, type Run } from './commands/organizations.ts';
 import { userCommands } from './commands/users.ts';
@@ -60,6 +61,7 @@ organizationCommands(program, run);
 userCommands(program, run);
 channelCommands(program, run);
 clusterCommands(program, run);
+clientCommands(program, run);
 backupCommands(program, offline);
 
 try {

@@ -78,6 +78,12 @@ function clientName(userAgent: string): string {
   return name ? name.slice(0, 30) : 'Unspecified';
 }
 
+/** The routes a gateway serves, as `METHOD /path` (what `lib/features.ts` checks entries against). */
+const servedRoutes = (routes: readonly Route[]): Set<string> => new Set(routes.map((r) => `${r.method} ${r.path}`));
+
+/** The feature level a gateway serving `routes` advertises: actor nodes record it in event queues (`lib/version.ts`). */
+export const servedFeatureLevel = (routes: readonly Route[] = ROUTES): number => featureLevel(servedRoutes(routes));
+
 export class Gateway {
   private router = new Router();
   /** What this gateway serves, as `METHOD /path`, and the feature level that follows (`lib/features.ts`). */
@@ -106,7 +112,7 @@ export class Gateway {
     if (typeof uWS.getParts !== 'function') throw new Error('uWebSockets.js native binary did not load');
     this.auth = new AuthCache(opts.authCacheMs ?? 0, opts.rateLimits ?? null);
     for (const r of routes) this.router.add(r);
-    this.served = new Set(routes.map((r) => `${r.method} ${r.path}`));
+    this.served = servedRoutes(routes);
     this.featureLevel = featureLevel(this.served);
     this.unreport = [heldPolls.add((set) => set(this.polls.size)), requestsInFlight.add((set) => set(this.inflight.size))];
     this.app = uWS.App().any('/*', (res, req) => {

@@ -16,7 +16,7 @@ import { listenForRevocations } from '../gateway/auth.ts';
 import { type Limiter, LocalLimiter } from '../gateway/limiter.ts';
 import { RateLimits } from '../gateway/rate_limits.ts';
 import { Organizations } from '../gateway/organizations.ts';
-import { Gateway } from '../gateway/server.ts';
+import { Gateway, servedFeatureLevel } from '../gateway/server.ts';
 import type { Store } from '../storage/store.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import type { Config } from './config.ts';
@@ -126,6 +126,7 @@ export async function startParley(config: Config): Promise<Parley> {
       siteUrl: config.siteUrl,
       heartbeatSecs: config.heartbeatSecs,
       limits: config.actorLimits,
+      release: { version: SERVER_VERSION, featureLevel: servedFeatureLevel() },
     }, log.child({ component: 'actors', nodeId }));
     await node.start();
   }

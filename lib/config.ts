@@ -3,6 +3,7 @@ import { shardMoveWaitMs } from '../actors/runtime/client.ts';
 import { DEFAULT_ACTOR_LIMITS } from '../actors/runtime/context.ts';
 import { DEFAULT_LEASE_TTL_MS } from '../actors/runtime/leases.ts';
 import { parseOverrides, parseRule } from './gcra.ts';
+import { VERSION_PATTERN } from './version.ts';
 
 /** Process configuration, read once from the environment and validated. */
 const Env = z.object({
@@ -54,6 +55,8 @@ const Env = z.object({
   PARLEY_METRICS_HOST: z.string().min(1).optional(),
   /** On SIGTERM, how long a gateway keeps serving while it tells its load balancer to go elsewhere (`Gateway.drain`). */
   PARLEY_DRAIN_DELAY_SECS: z.coerce.number().min(0).max(120).default(0),
+  /** This release's name (`lib/version.ts`): event queues of another release get a restart event. */
+  PARLEY_VERSION: z.string().regex(VERSION_PATTERN, 'letters, digits and . _ + ~ - only, at most 64').optional(),
 });
 
 /** A value parsed beyond zod, failing with the same message as the schema's checks. */

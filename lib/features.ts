@@ -128,7 +128,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 57, what: 'PATCH /realm/filters/{filter_id}', routes: ['PATCH /realm/filters/{filter_id}'], test: T('linkifiers', 'linkifiers - update, delete and reorder, with their errors') },
   { level: 58, what: 'typing notifications in channels (stream_typing_notifications)', done: true, test: T('typing_presence', 'typing - channel notices only for queues with stream_typing_notifications, not to the sender') },
   { level: 59, what: 'role on user objects and realm_user events', done: true, test: T('users', 'users - GET /users lists members with their roles') },
-  { level: 59, what: 'zulip_version and zulip_feature_level in restart events', missing: 'no restart event is sent' },
+  { level: 59, what: 'zulip_version and zulip_feature_level in restart events (sent once to each event queue a process of another release comes to serve: lib/version.ts)', done: true, test: T('durability', 'durability - a restart under another release: kept event queues get one restart event with its version and level (FL 59, 240), new ones none') },
   { level: 60, what: 'the moderator role (is_moderator, role 300)', done: true, test: T('people-users', 'people users - role changes: only owners touch the owner role, never the last owner') },
   { level: 61, what: 'inviting users as moderators', done: true, test: T('invites', 'invites - who may send email invitations, and for which roles') },
   { level: 62, what: "wildcard_mention_policy 'moderators only' (a group since FL 352)", done: true, test: T('markdown', 'markdown - a topic wildcard in a topic with many participants needs permission') },
@@ -328,7 +328,8 @@ const CHANGELOG_149_277: readonly Feature[] = [
   { level: 237, what: 'Zulip 8.0 release', noChange: true, done: true },
   { level: 238, what: 'reserved for 8.x', noChange: true, done: true },
   { level: 239, what: 'reserved for 8.x', noChange: true, done: true },
-  { level: 240, what: 'restart events without immediate; web_reload_client events', missing: 'no restart or web_reload_client event is ever sent' },
+  { level: 240, what: 'restart events without immediate', done: true, test: T('durability', 'durability - a restart under another release: kept event queues get one restart event with its version and level (FL 59, 240), new ones none') },
+  { level: 240, what: 'web_reload_client events (sent when the operator runs parley reload-clients)', done: true, test: T('organizations', 'cli - reload-clients: a web_reload_client event to every event queue of the organization, none of another (FL 240)') },
   { level: 241, what: 'new_stream_announcements_stream_id and signup_announcements_stream_id (renamed realm settings); Notification Bot announces new users there', done: true, test: T('realm', 'realm - signup_announcements_stream_id: Notification Bot announces each new user there, and nowhere when unset (FL 241)') },
   // This server posts no Zulip update announcements; the setting is kept and reported as Zulip keeps it.
   { level: 242, what: 'zulip_update_announcements_stream_id realm setting', done: true, test: T('changelog', 'changelog - organization settings: move time limits (FL 162), the guest indicator (FL 216), the update announcements channel (FL 242)') },

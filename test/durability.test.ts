@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { uniq } from './helpers/api.ts';
-import { serverFor } from './helpers/server.ts';
+import { serverFor, startServer } from './helpers/server.ts';
 
 // Both cases stop (and restart) the embedded process they started, which a
 // cluster run (PARLEY_TEST_GATEWAYS) cannot do: they report as skipped there.
@@ -54,6 +54,53 @@ t.test('durability - SIGTERM answers waiting long polls instead of dropping them
   t.equal(answer.body.queue_id, q.queue_id);
   t.ok(Date.now() - started < 5000, 'answered at shutdown, not at the heartbeat');
   t.equal(await exited, 0);
+});
+
+t.test('durability - a restart under another release: kept event queues get one restart event with its version and level (FL 59, 240), new ones none', { skip }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-release-'));
+  let current = await startServer({ dataDir: dir, env: { PARLEY_VERSION: 'release-a' } });
+  t.teardown(async () => {
+    await current.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const maria = () => current.api.as(current.demo.member1);
+  const settings = await current.api.ok('GET', '/server_settings');
+  t.equal(settings.zulip_version, 'release-a', 'PARLEY_VERSION names the release');
+  const level = settings.zulip_feature_level as number;
+  const q = await maria().ok('POST', '/register', { event_types: ['message', 'restart'] });
+  t.equal(q.zulip_version, 'release-a');
+  const messagesOnly = await maria().ok('POST', '/register', { event_types: ['message'] });
+  const ch = uniq('release');
+  await current.api.as(current.demo.owner).ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: ch }], principals: [current.demo.member1.userId] });
+  const before = await current.api.as(current.demo.owner).ok('POST', '/messages', { type: 'stream', to: ch, topic: 't', content: 'before the deploy' });
+  t.equal(await current.stop('SIGTERM'), 0);
+
+  current = await startServer({ dataDir: dir, env: { PARLEY_VERSION: 'release-b' } });
+  t.equal((await current.api.ok('GET', '/server_settings')).zulip_version, 'release-b');
+  // A long poll on the kept queue: what was waiting, then the restart event, once.
+  const got = await maria().ok('GET', '/events', { queue_id: q.queue_id, last_event_id: q.last_event_id });
+  t.same(got.events.map((e: any) => e.type), ['message', 'restart'], 'the queue kept its events and got one restart event');
+  t.equal(got.events[0].message.id, before.id);
+  const restart = got.events[1];
+  t.same(Object.keys(restart).sort(), ['id', 'server_generation', 'type', 'zulip_feature_level', 'zulip_merge_base', 'zulip_version'], 'no immediate (FL 240)');
+  t.match(restart, { zulip_version: 'release-b', zulip_merge_base: 'release-b', zulip_feature_level: level });
+  const generation = async () => (await maria().ok('POST', '/register', { fetch_event_types: ['realm'], event_types: ['heartbeat'] })).server_generation as number;
+  t.equal(restart.server_generation, await generation(), "server_generation: the new process's, as its register gives it");
+  t.same((await maria().ok('GET', '/events', { queue_id: messagesOnly.queue_id, last_event_id: messagesOnly.last_event_id, dont_block: true })).events.map((e: any) => e.type), ['message'], 'a queue without restart in event_types is kept and gets none');
+  const fresh = await maria().ok('POST', '/register', { event_types: ['message', 'restart'] });
+  t.equal(fresh.zulip_version, 'release-b');
+  // The kept queue takes deliveries again: a channel message sent now reaches it.
+  const after = await current.api.as(current.demo.owner).ok('POST', '/messages', { type: 'stream', to: ch, topic: 't', content: 'after the deploy' });
+  const next = await maria().ok('GET', '/events', { queue_id: q.queue_id, last_event_id: restart.id });
+  t.same(next.events.map((e: any) => [e.type, e.message?.id]), [['message', after.id]], 'no second restart event; new messages arrive');
+  t.same((await maria().ok('GET', '/events', { queue_id: fresh.queue_id, last_event_id: fresh.last_event_id })).events.map((e: any) => e.type), ['message'], 'a queue registered under the new release gets no restart event');
+  const lastSeen = next.events[0].id;
+  t.equal(await current.stop('SIGTERM'), 0);
+
+  // The same release again: a restart, not a deploy: no restart event.
+  current = await startServer({ dataDir: dir, env: { PARLEY_VERSION: 'release-b' } });
+  const again = await maria().ok('GET', '/events', { queue_id: q.queue_id, last_event_id: lastSeen, dont_block: true });
+  t.same(again.events, [], 'the queue was told of release-b once');
 });
 
 t.test('durability - kill -9 under load, three times: every acknowledged send is kept, no ID handed out twice', { skip }, async (t) => {

@@ -249,6 +249,35 @@ t.test('cli - channels: list and archive', async (t) => {
   t.equal((await cli(['channels', '--org', subdomain, 'archive', name])).code, 2, 'an archived channel is no active one');
 });
 
+t.test('cli - reload-clients: a web_reload_client event to every event queue of the organization, none of another (FL 240)', async (t) => {
+  const other = await createOrg('Elsewhere');
+  const queue = async (subdomain: string, creds: Creds, eventTypes: string[] | null) => {
+    const r = await at(subdomain, 'POST', '/register', eventTypes ? { event_types: eventTypes } : {}, creds);
+    t.equal(r.status, 200);
+    return { subdomain, creds, id: r.body.queue_id as string, last: r.body.last_event_id as number };
+  };
+  const reloads = async (q: Awaited<ReturnType<typeof queue>>) => {
+    const r = await at(q.subdomain, 'GET', '/events', { queue_id: q.id, last_event_id: q.last, dont_block: true }, q.creds);
+    t.equal(r.status, 200);
+    const got = r.body.events.filter((e: any) => e.type === 'web_reload_client');
+    if (r.body.events.length) q.last = r.body.events.at(-1).id;
+    return got.map(({ id: _, ...e }: any) => e);
+  };
+  const owner = await queue('', server.demo.owner, null);
+  const member = await queue('', server.demo.member1, ['web_reload_client']);
+  const guest = await queue('', server.demo.guest, ['message']);
+  const elsewhere = await queue(other.subdomain, other.owner, ['web_reload_client']);
+  t.match(await cliJson(['reload-clients', '--org', '.', '--immediate']), [{ subdomain: '' }]);
+  t.same(await reloads(owner), [{ type: 'web_reload_client', immediate: true }], 'every queue of the organization');
+  t.same(await reloads(member), [{ type: 'web_reload_client', immediate: true }]);
+  t.same(await reloads(guest), [], 'not a queue that did not ask for the event type');
+  t.same(await reloads(elsewhere), [], 'not a queue of another organization');
+  // Without --org: every active organization; without --immediate, spread over minutes.
+  t.ok((await cliJson(['reload-clients'])).some((o: any) => o.realmId === other.realmId));
+  t.same(await reloads(elsewhere), [{ type: 'web_reload_client', immediate: false }]);
+  t.same(await reloads(member), [{ type: 'web_reload_client', immediate: false }]);
+});
+
 t.test('cli - usage: --help everywhere, clear errors and exit codes', async (t) => {
   for (const args of [[], ['org', 'create'], ['users', 'create'], ['users', 'reset-key'], ['channels', 'archive']]) {
     const r = await cli([...args, '--help']);

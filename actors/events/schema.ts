@@ -433,6 +433,10 @@ const LegacyClientPresence = z.object({ client: z.string(), status: z.enum(['act
 /** Every event body a client can receive (an event without its queue `id`). */
 const EVENT_BODIES = [
   z.object({ type: z.literal('heartbeat') }).strict(),
+  /** A queue now served by another release (`lib/version.ts`): FL 59 fields, no `immediate` since FL 240. */
+  z.object({ type: z.literal('restart'), zulip_version: z.string(), zulip_merge_base: z.string(), zulip_feature_level: Id, server_generation: Id }).strict(),
+  /** The operator asks web clients to reload their code (`parley reload-clients`, FL 240). */
+  z.object({ type: z.literal('web_reload_client'), immediate: z.boolean() }).strict(),
   z.object({ type: z.literal('message'), message: MessageObject, flags: z.array(z.string()), local_message_id: z.string().optional() }).strict(),
   z.object({ type: z.literal('subscription'), op: z.literal('add'), subscriptions: z.array(SubscriptionObject) }).strict(),
   z.object({ type: z.literal('subscription'), op: z.enum(['peer_add', 'peer_remove']), stream_ids: z.array(Id), user_ids: z.array(Id) }).strict(),

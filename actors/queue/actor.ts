@@ -28,6 +28,7 @@ import { defineActor } from '../runtime/registry.ts';
 import { messageView } from '../user/messages.ts';
 import { EventQueue, eventText, MAX_PENDING_EVENTS, type PollReply, type QueueSnapshot } from './event-queue.ts';
 import { queueRef } from './ref.ts';
+import { type Release, sameRelease, SERVER_GENERATION } from '../../lib/version.ts';
 import { SubscriberIndex, type SubscriberIndexSnapshot } from './subscribers.ts';
 
 export const QueueOptions = z.object({
@@ -304,11 +305,28 @@ export class QueueShard {
     return { queues: [...this.queues.values()].map((q) => q.snapshot()), subscribers: this.subscribers.snapshot() };
   }
 
-  /** Takes the queues (and the subscriber index of their users) a previous owner handed over. */
-  takeOver(s: QueueShardSnapshot): void {
+  /**
+   * Takes the queues (and the subscriber index of their users) a previous
+   * owner handed over, or the last stop kept. A queue last told of another
+   * release than `release`, this process's, gets one `restart` event (Zulip
+   * sends one to every queue Tornado loads at start) and is told of this one,
+   * so later handovers within the release send none.
+   */
+  takeOver(s: QueueShardSnapshot, release: Release | null): void {
     this.subscribers.restore(s.subscribers);
-    // Each user is indexed already: `add` seeds nothing.
-    for (const q of s.queues) this.add(EventQueue.restore(q), []);
+    for (const snap of s.queues) {
+      const q = EventQueue.restore(snap);
+      // Each user is indexed already: `add` seeds nothing.
+      this.add(q, []);
+      if (release && !sameRelease(q.release, release)) this.announceRelease(q, release);
+    }
+  }
+
+  /** The `restart` event (FL 59: with the version and feature level; FL 240: without `immediate`). */
+  private announceRelease(q: EventQueue, release: Release): void {
+    q.release = release;
+    if (!q.wants('restart')) return;
+    this.push(q, JSON.stringify({ type: 'restart', zulip_version: release.version, zulip_merge_base: release.version, zulip_feature_level: release.featureLevel, server_generation: SERVER_GENERATION }));
   }
 
   /** Ends every waiting poll (shutdown or shard handover). */
@@ -421,16 +439,22 @@ const query = defineQuery<QueueShard>();
 const register = action({
   type: 'register',
   /** `channelIds`: the user's channels, read from the realm just before (`queueChannels`), for the shard's subscriber index. */
-  fields: z.object({ options: QueueOptions, channelIds: z.array(z.number().int()) }),
+  fields: z.object({
+    options: QueueOptions,
+    channelIds: z.array(z.number().int()),
+    /** The release the register's answer named (the gateway's): the queue remembers it (`takeOver`). */
+    release: z.object({ version: z.string(), featureLevel: z.number().int() }).strict(),
+  }),
   check(shard, msg) {
     // Each queue holds memory and gets every event: a bounded number per user. Past the cap the
     // user's longest-idle queue ends (its client gets BAD_EVENT_QUEUE_ID and registers again, as
     // after an expiry), so a client that registers without end cannot grow the server.
-    return { caller: msg.caller, options: msg.options, channelIds: msg.channelIds, evict: shard.queueToEvict(msg.caller.realmId, msg.caller.userId!) };
+    return { caller: msg.caller, options: msg.options, channelIds: msg.channelIds, release: msg.release, evict: shard.queueToEvict(msg.caller.realmId, msg.caller.userId!) };
   },
   apply(shard, p) {
     if (p.evict) shard.drop(p.evict);
     const q = new EventQueue(randomBytes(12).toString('base64url'), p.caller.realmId, p.caller.userId!, p.options);
+    q.release = p.release;
     shard.add(q, p.channelIds);
     shard.noteActive(q.realmId, q.userId, Date.now());
     return { queue_id: q.id, last_event_id: q.lastEventId };
@@ -486,7 +510,7 @@ export const queueActor = defineActor({
   handOff: (shard) => shard.handOff(),
   takeOver: async (ctx, data) => {
     const shard = newShard(ctx);
-    shard.takeOver(data as QueueShardSnapshot);
+    shard.takeOver(data as QueueShardSnapshot, ctx.release);
     return shard;
   },
   handlers: queueHandlers,

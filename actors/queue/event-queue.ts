@@ -5,6 +5,7 @@
 import { ApiError } from '../../lib/errors.ts';
 import type { QueueOptions } from './actor.ts';
 import { JsonText } from '../runtime/bus.ts';
+import type { Release } from '../../lib/version.ts';
 
 /**
  * An event as the client will get it, already encoded, in two parts: `shared`,
@@ -45,6 +46,8 @@ export interface QueueSnapshot {
   acked: number;
   lastActive: number;
   events: QueuedEvent[];
+  /** The release the client last heard of (absent: handed over by a node from before releases were recorded). */
+  release?: Release | null;
 }
 
 export class EventQueue {
@@ -54,6 +57,11 @@ export class EventQueue {
   private acked = -1;
   private waiter: Waiter | null = null;
   lastActive = Date.now();
+  /**
+   * The release the client last heard of: the one it registered under, then
+   * the one a `restart` event announced (`lib/version.ts`). Null: not known.
+   */
+  release: Release | null = null;
   /** The format its messages are encoded in (queues with the same key share the text). */
   readonly formatKey: string;
 
@@ -68,7 +76,7 @@ export class EventQueue {
 
   /** The queue as data, for the shard's next owner. */
   snapshot(): QueueSnapshot {
-    return { id: this.id, realmId: this.realmId, userId: this.userId, options: this.options, nextEventId: this.nextEventId, acked: this.acked, lastActive: this.lastActive, events: this.events };
+    return { id: this.id, realmId: this.realmId, userId: this.userId, options: this.options, nextEventId: this.nextEventId, acked: this.acked, lastActive: this.lastActive, events: this.events, release: this.release };
   }
 
   /** The queue a snapshot describes, as it was on the previous owner (same ID, same event IDs). */
@@ -78,6 +86,7 @@ export class EventQueue {
     q.acked = s.acked;
     q.lastActive = s.lastActive;
     q.events = s.events;
+    q.release = s.release ?? null;
     return q;
   }
 

@@ -24,7 +24,7 @@ import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStr
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
 import { convertDemoOrganization, setRealmDeactivated } from './organization.ts';
-import { operatorIdentity, resetApiKey, setBillingAdmin, setPassword } from './operator.ts';
+import { operatorIdentity, reloadClients, resetApiKey, setBillingAdmin, setPassword } from './operator.ts';
 import { writeCheckpoint } from './checkpoint_action.ts';
 import { apiKeyForToken } from './token_login.ts';
 import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
@@ -50,6 +50,7 @@ export const realmHandlers = {
   setRealmDeactivated,
   convertDemoOrganization,
   operatorIdentity,
+  reloadClients,
   writeCheckpoint,
   resetApiKey,
   setPassword,

@@ -13,6 +13,7 @@ import { T } from '../../storage/tables.ts';
 import { Role } from '../model.ts';
 import { type Caller, defineAction, defineQuery } from '../runtime/action.ts';
 import { userUpdate } from './people.ts';
+import { toRealm } from '../events/delivery.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -102,4 +103,24 @@ export const setBillingAdmin = action({
     return { user_id: p.userId, is_billing_admin: p.value };
   },
   events: (state, p) => (p.changed ? [userUpdate(state, p.userId, { user_id: p.userId, is_billing_admin: p.value })] : []),
+});
+
+/**
+ * Asks every web client of the organization to reload its code (Zulip's
+ * `web_reload_client` event, FL 240: after a deploy, Tornado sends it to
+ * the queues it loaded; here the operator decides when, `parley
+ * reload-clients`). Changes nothing: one event to every queue of the realm,
+ * expanded where the queues are (O(1) here). `immediate`: reload now rather
+ * than spread over minutes.
+ */
+export const reloadClients = action({
+  type: 'reloadClients',
+  fields: z.object({ immediate: z.boolean() }),
+  check(state, msg) {
+    serverOnly(msg.caller);
+    if (!state.meta) throw badRequest('No such organization');
+    return { immediate: msg.immediate };
+  },
+  apply: () => ({}),
+  events: (state, p) => [toRealm(state.realmId, { type: 'web_reload_client', immediate: p.immediate })],
 });

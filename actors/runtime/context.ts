@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Release } from '../../lib/version.ts';
 import type { Store } from '../../storage/store.ts';
 import type { TimerRecord } from '../../storage/tables.ts';
 import type { Delivery } from '../events/delivery.ts';
@@ -42,5 +43,7 @@ export interface ActorContext {
   heartbeatSecs: number;
   /** Per-user caps the actors enforce (`PARLEY_MAX_QUEUES_PER_USER`, `PARLEY_CHANNEL_CREATION_LIMIT`). */
   limits: ActorLimits;
+  /** The release this process runs (`lib/version.ts`); null where the node was given none (unit tests): no restart events. */
+  release: Release | null;
   log: Logger;
 }

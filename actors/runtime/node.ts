@@ -9,9 +9,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ApiError, badRequest, shardMoving, unavailable } from '../../lib/errors.ts';
+import type { Release } from '../../lib/version.ts';
 import { actorsHosted, shardsOwned } from '../../lib/metrics.ts';
 import { FencedError, type Store } from '../../storage/store.ts';
-import type { TimerRecord } from '../../storage/tables.ts';
+import { T, type TimerRecord } from '../../storage/tables.ts';
 import { CHECK } from '../events/check.ts';
 import { Delivery, deliveryPlacements, isRealmWide } from '../events/delivery.ts';
 import { parseShardSubject, shardOf, subjects } from '../subjects.ts';
@@ -33,6 +34,8 @@ export interface NodeOptions {
   heartbeatSecs: number;
   /** `DEFAULT_ACTOR_LIMITS` when absent. */
   limits?: ActorLimits;
+  /** The release this process runs: event queues of another one get a restart event here (`lib/version.ts`). */
+  release?: Release;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -72,6 +75,8 @@ export class ActorNode {
   private handoffs = new Set<Promise<void>>();
   /** Stopping with no other live node: nothing is offered. */
   private alone = false;
+  /** Stopping in process (embedded): the per-shard kinds' state is written to the store for the next start (`park`). */
+  private parking = false;
   /** Shards being handed over: they still take broadcasts until the next owner asks. */
   private leaving = new Map<number, ShardHost>();
   /** Makes `Delivery.id`s unique across nodes and restarts: `<node>.<random>.<n>`. */
@@ -143,6 +148,8 @@ export class ActorNode {
       .describe()
       .then((v) => !v.nodes.some((n) => n.nodeId !== this.opts.nodeId))
       .catch(() => false);
+    // In process nothing runs while this process is down, so no event can be missed: the queues wait in the store.
+    this.parking = this.bus.sharesEvents;
     await this.leases.stop();
     for (const shard of [...this.shards.keys()]) await this.release(shard, false);
     // The next owners ask for what this node hands over once the leases are released.
@@ -202,10 +209,11 @@ export class ActorNode {
     await this.bus.flush();
     // Asked now that this node takes the deliveries; not awaited: other shards' acquisition goes on, and the
     // per-shard kinds of this one load once it is settled (requests and deliveries wait for them).
-    this.takeHandoff(host).then(
+    const taken = this.takeHandoff(host).then(
       (h) => {
         host.settled = true;
         settle(h);
+        return this.loadHandedOver(host, h).catch((err: unknown) => this.log.error({ err, shard: grant.shard }, 'loading the handed-over state failed'));
       },
       (err: unknown) => {
         this.log.warn({ err, shard: grant.shard }, 'taking the handed-over state failed; the shard starts empty');
@@ -213,6 +221,8 @@ export class ActorNode {
         settle(null);
       },
     );
+    // In process, the queues kept at the last stop are loaded and take broadcasts before a timer fires or a request comes.
+    if (this.bus.sharesEvents) await taken;
     const writer = await this.store.claim(`shard:${grant.shard}`, grant.token);
     if (!writer) throw new FencedError(`shard:${grant.shard}`);
     if (this.shards.get(grant.shard) !== host) return;
@@ -236,6 +246,7 @@ export class ActorNode {
     await Promise.all(host.subs.map((s) => s.unsubscribe()));
     await Promise.all([...host.hosts.values()].map((h) => h.drain()));
     if (graceful && this.handsOver(host)) return this.offerHandoff(host);
+    if (this.parking) await this.park(host);
     if (this.leaving.get(shard) === host) this.leaving.delete(shard);
     await host.events?.unsubscribe();
     this.unload(host);
@@ -327,7 +338,7 @@ export class ActorNode {
    * over: no node is handing the shard over (first start, kill -9), or it failed.
    */
   private async takeHandoff(host: ShardHost): Promise<Handoff | null> {
-    if (this.bus.sharesEvents) return null;
+    if (this.bus.sharesEvents) return this.takeParked(host);
     const { shard, token } = host.grant;
     let answer: { token: number };
     try {
@@ -345,6 +356,64 @@ export class ActorNode {
     setTimeout(() => (host.skip = null), HANDOFF_SKIP_MS).unref();
     this.log.info({ shard, from: answer.token, token, skip: host.skip.size }, 'shard state taken over');
     return found.handoff;
+  }
+
+  /**
+   * In process (embedded), at stop: writes what the per-shard kinds hold (the
+   * event queues) under the handoff scope, as a leaving owner does for the
+   * next one; the next start of this data directory takes it (`takeParked`),
+   * as Zulip's Tornado dumps its queues at exit and loads them at start.
+   * Safe only in process: while the process is down nothing else runs, so no
+   * delivery is published that the queues would miss. A failure is logged;
+   * the queues are then lost, as on a crash.
+   */
+  private async park(host: ShardHost): Promise<void> {
+    const { shard, token } = host.grant;
+    try {
+      const data: Record<string, unknown> = {};
+      for (const kind of this.perShardKinds) {
+        const h = kind.handOff ? host.hosts.get(kind.name) : undefined;
+        if (!h) continue;
+        const state = await h.state;
+        if (kind.holdsState && !kind.holdsState(state)) continue;
+        data[kind.name] = await h.mailbox.post(() => kind.handOff!(state));
+      }
+      if (Object.keys(data).length === 0) return;
+      const writer = await this.store.claim(handoffScope(shard), token);
+      if (!writer) return;
+      await writeHandoff(writer, shard, { token, seen: [], kinds: data });
+      this.log.info({ shard }, 'shard state kept for the next start');
+    } catch (err) {
+      this.log.warn({ err, shard }, 'could not keep the shard state for the next start; its queues end');
+    }
+  }
+
+  /** In process, at start: what the last stop kept for `shard` (`park`), deleted once read; null when nothing was. */
+  private async takeParked(host: ShardHost): Promise<Handoff | null> {
+    const { shard, token } = host.grant;
+    const meta = await T.shardHandoffs.at(shard, -1).get(this.store);
+    if (!meta || !('chunks' in meta)) return null;
+    const writer = await this.store.claim(handoffScope(shard), token);
+    if (!writer) return null;
+    const found = await readHandoff(this.store, shard, meta.token);
+    await clearHandoff(writer, shard, meta.chunks);
+    if (found) this.log.info({ shard }, 'shard state kept at the last stop taken');
+    return found?.handoff ?? null;
+  }
+
+  /**
+   * Loads at once each per-shard kind something was handed over for (its
+   * queues take the shard's deliveries from now, without waiting for a
+   * request), and in process subscribes to broadcasts if it wants them (a
+   * cluster node took them before asking for the handover).
+   */
+  private async loadHandedOver(host: ShardHost, h: Handoff | null): Promise<void> {
+    if (!h || this.shards.get(host.grant.shard) !== host) return;
+    for (const kind of this.perShardKinds) {
+      if (h.kinds[kind.name] === undefined) continue;
+      const state = await this.hostFor(host, kind, '0').state;
+      if (this.bus.sharesEvents && kind.wantsBroadcasts?.(state)) await this.watchBroadcasts();
+    }
   }
 
   /** The host of an actor, created (and for durable kinds, claimed and loaded) on first use. */
@@ -394,6 +463,7 @@ export class ActorNode {
       siteUrl: this.opts.siteUrl,
       heartbeatSecs: this.opts.heartbeatSecs,
       limits: this.opts.limits ?? DEFAULT_ACTOR_LIMITS,
+      release: this.opts.release ?? null,
       log: this.log,
     };
   }

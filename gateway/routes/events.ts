@@ -70,6 +70,7 @@ export const register = route({
       type: 'register',
       caller: who,
       channelIds,
+      release: { version: SERVER_VERSION, featureLevel: ctx.featureLevel },
       options: {
         eventTypes,
         narrow,

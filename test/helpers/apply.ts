@@ -350,6 +350,9 @@ export const APPLIERS: Record<string, Applier> = {
   typing() {},
   reaction() {},
   heartbeat() {},
+  // Neither changes state (Zulip's apply_event ignores both).
+  restart() {},
+  web_reload_client() {},
 };
 
 /** The `message_details` entry Zulip derives from a message event, for the unread applier. */
