@@ -442,8 +442,11 @@ const register = action({
   fields: z.object({
     options: QueueOptions,
     channelIds: z.array(z.number().int()),
-    /** The release the register's answer named (the gateway's): the queue remembers it (`takeOver`). */
-    release: z.object({ version: z.string(), featureLevel: z.number().int() }).strict(),
+    /**
+     * The release the register's answer named (the gateway's): the queue remembers it (`takeOver`). Null
+     * from a gateway of an older release during a rolling deploy: the next release to serve the queue announces itself.
+     */
+    release: z.object({ version: z.string(), featureLevel: z.number().int() }).strict().nullable().default(null),
   }),
   check(shard, msg) {
     // Each queue holds memory and gets every event: a bounded number per user. Past the cap the
