@@ -41,6 +41,8 @@ class Client {
   registeredAt = 0;
   badQueue: string[] = [];
   errors: string[] = [];
+  /** The zulip_version of each restart event received (a node of another release took the queue's shard). */
+  releases: string[] = [];
   private running = true;
   private loop: Promise<void> | null = null;
 
@@ -52,7 +54,7 @@ class Client {
 
   async register(): Promise<void> {
     for (;;) {
-      const r = await this.api.post('/register', { event_types: ['message'], narrow: [['stream', this.channel]], apply_markdown: false }).catch((err: Error) => err);
+      const r = await this.api.post('/register', { event_types: ['message', 'restart'], narrow: [['stream', this.channel]], apply_markdown: false }).catch((err: Error) => err);
       if (!(r instanceof Error) && r.status === 200) {
         this.queueId = r.body.queue_id;
         this.lastEventId = r.body.last_event_id;
@@ -82,9 +84,10 @@ class Client {
           }
           continue;
         }
-        for (const e of r.body.events as Array<{ id: number; type: string; message?: { id: number } }>) {
+        for (const e of r.body.events as Array<{ id: number; type: string; message?: { id: number }; zulip_version?: string }>) {
           this.eventIds.push(e.id);
           if (e.type === 'message') this.received.at(-1)!.push(e.message!.id);
+          if (e.type === 'restart') this.releases.push(e.zulip_version!);
           this.lastEventId = Math.max(this.lastEventId, e.id);
         }
       }
@@ -119,9 +122,12 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-/** A new actor node, as a rolling update starts one before it stops an old one. */
+/** The release the new nodes run: each queue that reaches one of them gets a restart event naming it. */
+const NEXT_RELEASE = 'rolling-next';
+
+/** A new actor node, of the next release, as a rolling update starts one before it stops an old one. */
 async function startNode(name: string): Promise<ClusterProcess> {
-  const p = await startProcess('actors', name, await freePort(), { ...c.env, PARLEY_DEMO_DIR: c.demoDir }, false);
+  const p = await startProcess('actors', name, await freePort(), { ...c.env, PARLEY_DEMO_DIR: c.demoDir, PARLEY_VERSION: NEXT_RELEASE }, false);
   c.procs.push(p);
   await until(`${name} holds shards`, async () => ((await leaseOwners()).get(name) ?? 0) > 0, 30_000);
   return p;
@@ -180,6 +186,9 @@ t.test('rolling - every actor node replaced under traffic (SIGTERM): the queues 
     const got = cl.received[0]!;
     t.same(got, ids, `${cl.name}: its ${got.length} message events are the channel's ${ids.length} messages, in order, none twice`);
     t.ok(cl.eventIds.every((id, n) => n === 0 || id > cl.eventIds[n - 1]!), `${cl.name}: event IDs only grow`);
+    // A queue may pass through an old node again while shards rebalance (a restart event naming the old release):
+    // the last one names the new release, and no release is announced twice in a row.
+    t.ok(cl.releases.at(-1) === NEXT_RELEASE && cl.releases.every((v, n) => n === 0 || v !== cl.releases[n - 1]), `${cl.name}: restart events ${JSON.stringify(cl.releases)} end with the new release (FL 59)`);
   }
   const acked = new Set(sends.acked().map((a) => a.id));
   t.ok([...acked].every((id) => ids.includes(id!)), 'every acknowledged send is in history');
