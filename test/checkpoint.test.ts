@@ -11,7 +11,7 @@ import t, { type Test } from 'tap';
 import '../actors/index.ts';
 import { log } from '../lib/log.ts';
 import { seedDemo } from '../lib/demo.ts';
-import { CHECKPOINT_POLICY } from '../actors/realm/checkpoint.ts';
+import { CHECKPOINT_POLICY, CHECKPOINT_VERSION } from '../actors/realm/checkpoint.ts';
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
 import { RealmState } from '../actors/realm/state.ts';
 import { ActorClient } from '../actors/runtime/client.ts';
@@ -178,6 +178,29 @@ async function suite(t: Test, store: Store): Promise<void> {
     t.ok(fromCheckpoint.users.has(owner!.userId) && fromCheckpoint.mutedUsers.get(member1!.userId)?.has(member2!.userId), 'with what the first owner answered');
     // The dead owner stops before the store closes (its timers would read a closed store); its stop may not finish.
     await Promise.race([doomed.n.stop().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
+  });
+
+  await t.test('a checkpoint of another format, or not matching its checksum, is not read: the load reads the tables and writes a new one', async (t) => {
+    const writer = (await store.claim(`realm:${REALM}`, 4))!;
+    const head = (await T.realmCheckpoints.at(REALM, 'head').get(store))!;
+    t.equal(head.version, CHECKPOINT_VERSION, `the checkpoint written is of format ${CHECKPOINT_VERSION}`);
+    const fromTables = dump(await RealmState.load(store, REALM, { fromTables: true }));
+    for (const bad of [{ ...head, version: 1 }, { ...head, version: 99 }, { ...head, checksum: '0'.repeat(64) }]) {
+      await writer.commit([T.realmCheckpoints.at(REALM, 'head').put(bad)]);
+      const s = await RealmState.load(store, REALM);
+      t.equal(s.image.stats.loadedFrom, 'tables', `a header of format ${bad.version}${bad.checksum === head.checksum ? '' : ' with another checksum'} is not read`);
+      t.same(dump(s), fromTables, 'and the state is the tables\' one');
+      // The new checkpoint the load began, written as the actor would.
+      for (let i = 0; i < 100 && !s.image.pending; i++) await new Promise((r) => setTimeout(r, 20));
+      for (;;) {
+        const ops = s.image.journalWrites([]);
+        await writer.commit(ops);
+        if (!ops.length || ops.some((op) => op.table === 'realm_checkpoints')) break;
+      }
+      const again = await RealmState.load(store, REALM);
+      t.equal(again.image.stats.loadedFrom, 'checkpoint', 'the next load reads the new checkpoint');
+      t.same(dump(again), fromTables, 'which gives the same state');
+    }
   });
 }
 
