@@ -164,24 +164,35 @@ export class RealmState {
     for (const users of await eachLimited(buckets(s.ids.user), (b) => T.users.partition(realmId, b).values(store))) for (const u of users) s.indexUser(withHashedLegacyKey(u));
     for (const channels of await eachLimited(buckets(s.ids.channel), (b) => T.channels.partition(realmId, b).values(store))) for (const c of channels) s.indexChannel(c);
     for (const subs of await eachLimited([...s.channels.keys()], (id) => T.subscriptions.partition(realmId, id).values(store))) for (const sub of subs) s.indexSub(sub);
-    for (const convs of await eachLimited([...s.users.keys()], (id) => T.dmConversations.partition(realmId, id).values(store))) for (const d of convs) s.indexDm(d);
     for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
+    // Each user's rows of the per-user tables, in one pass over the users; after a checkpoint, only
+    // the users the image holds rows of (most have none) are asked for them.
+    const refs = (id: number) =>
+      [T.dmConversations.partition(realmId, id), T.userSettings.at(realmId, id), T.userTopics.partition(realmId, id), T.mutedUsers.partition(realmId, id), T.alertWords.at(realmId, id)] as const;
+    const fromImage = s.image.stats.loadedFrom === 'checkpoint';
+    const userIds = [...s.users.keys()].filter((id) => !fromImage || refs(id).some((r) => s.image.partition(r.table.schema.name, r.pk)));
+    const perUser = await eachLimited(userIds, (id) => {
+      const [dms, settings, topics, muted, words] = refs(id);
+      return Promise.all([dms.values(store), settings.get(store), topics.values(store), muted.values(store), words.get(store)]);
+    });
+    perUser.forEach(([convs, settings, topics, muted, words], i) => {
+      const id = userIds[i]!;
+      for (const d of convs) s.indexDm(d);
+      if (settings) s.settings.set(id, settings);
+      for (const r of topics) s.indexUserTopic(r);
+      for (const r of muted) s.setMuted(r.userId, r.mutedUserId, r.timestamp);
+      if (words?.length) s.alertWords.set(id, words);
+    });
     await s.org.load(store, realmId, [...s.channels.keys()], [...s.users.keys()], eachLimited);
-    const userIds = [...s.users.keys()];
-    const rows = await eachLimited(userIds, (id) => T.userSettings.at(realmId, id).get(store));
-    rows.forEach((row, i) => row && s.settings.set(userIds[i]!, row));
     for (const rows of await eachLimited(buckets(s.ids.user), (b) => T.userSettingsEdited.partition(realmId, b).range(store))) for (const r of rows) s.settingsEdited.set(Number(r.ck), new Set(r.value));
     s.userDefaults = (await T.realmUserDefaults.at(realmId).get(store)) ?? {};
     for (const list of await eachLimited(buckets(s.ids.group), (b) => T.userGroups.partition(realmId, b).values(store))) for (const g of list) s.groups.set(g.id, g);
     for (const f of await T.profileFields.partition(realmId).values(store)) s.profileFields.set(f.id, f);
-    for (const list of await eachLimited([...s.users.keys()], (id) => T.userTopics.partition(realmId, id).values(store))) for (const r of list) s.indexUserTopic(r);
     for (const e of await T.realmEmoji.partition(realmId).values(store)) s.emoji.set(e.id, e);
     for (const [i, list] of (await eachLimited([...s.channels.keys()], (id) => T.channelTopics.partition(realmId, id).range(store))).entries()) {
       const channelId = [...s.channels.keys()][i]!;
       s.topics.set(channelId, new Map(list.map((r) => [String(r.ck), r.value])));
     }
-    for (const list of await eachLimited([...s.users.keys()], (id) => T.mutedUsers.partition(realmId, id).values(store))) for (const r of list) s.setMuted(r.userId, r.mutedUserId, r.timestamp);
-    for (const [i, words] of (await eachLimited([...s.users.keys()], (id) => T.alertWords.at(realmId, id).get(store))).entries()) if (words?.length) s.alertWords.set([...s.users.keys()][i]!, words);
     s.unsubscribeKey = (await T.unsubscribeKeys.at(realmId).get(store))?.key ?? null;
     for (const r of await T.missedEmails.partition(realmId).range(store)) {
       const [userId, messageId] = String(r.ck).split(':').map(Number) as [number, number];
