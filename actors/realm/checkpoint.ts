@@ -158,7 +158,8 @@ export class RealmImage {
     }
     // Rows written under other codecs (a checkpoint of an older build) are decoded by today's.
     const trusted = head.shape === imageShape();
-    new Unpackr(MSGPACK).unpackMultiple(bytes, (slice: Slice) => {
+    // An image with no rows (a realm checkpointed before anything was written to it) is no bytes at all.
+    if (bytes.length) new Unpackr(MSGPACK).unpackMultiple(bytes, (slice: Slice) => {
       for (const [table, pk, flat] of slice) {
         for (let i = 0; i < flat.length; i += 2) {
           const ck = flat[i] as Key;
