@@ -104,6 +104,7 @@ t.test('python scenario - the owner sets up the organization', async (t) => {
     'GET /server_settings', 'GET /openapi.json', 'PATCH /realm', 'POST /register', 'PATCH /realm/user_settings_defaults',
     'POST /users/me/subscriptions', 'GET /get_stream_id', 'GET /streams/{stream_id}', 'PATCH /streams/{stream_id}', 'GET /streams',
     'GET /streams/{stream_id}/members', 'POST /default_streams', 'GET /default_streams', 'DELETE /default_streams',
+    'POST /default_stream_groups/create', 'PATCH /default_stream_groups/{group_id}', 'PATCH /default_stream_groups/{group_id}/streams', 'DELETE /default_stream_groups/{group_id}',
   ], `
 settings = ok(client.get_server_settings())
 # The API description is JSON too: call_endpoint decodes it (it has no "result").
@@ -128,7 +129,15 @@ ok(client.add_default_stream(sid))
 defaults = [x["stream_id"] for x in ok(client.call_endpoint("default_streams", method="GET"))["default_streams"]]
 ok(client.call_endpoint("default_streams", method="DELETE", request={"stream_id": sid}))
 after = [x["stream_id"] for x in ok(client.call_endpoint("default_streams", method="GET"))["default_streams"]]
-print(json.dumps({"zulip_version": settings["zulip_version"], "openapi": described["openapi"], "described_paths": len(described["paths"]), "realm_description": state["realm_description"], "h24": [before["realm_user_settings_defaults"]["twenty_four_hour_time"], state["realm_user_settings_defaults"]["twenty_four_hour_time"]],
+group_name = ${J(`Py group ${channel}`)}
+ok(client.call_endpoint("default_stream_groups/create", method="POST", request={"group_name": group_name, "description": "from python", "stream_names": [${J(channel)}]}))
+gid = [g["id"] for g in ok(client.register(fetch_event_types=["default_stream_groups"]))["realm_default_stream_groups"] if g["name"] == group_name][0]
+ok(client.call_endpoint(f"default_stream_groups/{gid}", method="PATCH", request={"new_description": "changed by python"}))
+ok(client.call_endpoint(f"default_stream_groups/{gid}/streams", method="PATCH", request={"op": "add", "stream_names": [${J(side)}]}))
+group = [g for g in ok(client.register(fetch_event_types=["default_stream_groups"]))["realm_default_stream_groups"] if g["id"] == gid][0]
+ok(client.call_endpoint(f"default_stream_groups/{gid}", method="DELETE"))
+groups_after = [g["id"] for g in ok(client.register(fetch_event_types=["default_stream_groups"]))["realm_default_stream_groups"]]
+print(json.dumps({"group": group, "group_gone": gid not in groups_after, "zulip_version": settings["zulip_version"], "openapi": described["openapi"], "described_paths": len(described["paths"]), "realm_description": state["realm_description"], "h24": [before["realm_user_settings_defaults"]["twenty_four_hour_time"], state["realm_user_settings_defaults"]["twenty_four_hour_time"]],
   "created": subbed["subscribed"], "sid": sid, "side_id": side_id, "name": one["name"], "desc": listed[0]["description"], "subscribers": subscribers, "defaults": sid in defaults, "after": sid in after}))`);
   t.type(out.zulip_version, 'string');
   t.match(out.openapi, /^3\.1/);
@@ -138,6 +147,8 @@ print(json.dumps({"zulip_version": settings["zulip_version"], "openapi": describ
   t.same(Object.keys(out.created).sort(), [String(member1.userId), String(member2.userId)].sort(), 'the principals are subscribed, by user ID');
   t.equal(out.name, channel);
   t.equal(out.desc, 'where the town meets');
+  t.same([out.group.description, [...out.group.streams].sort()], ['changed by python', [out.sid, out.side_id].sort()], 'a default channel group made, changed and given a channel through the Python client');
+  t.ok(out.group_gone, 'and deleted');
   t.same([...out.subscribers].sort(), [member1.userId, member2.userId].sort((a, b) => a - b));
   t.equal(out.defaults, true);
   t.equal(out.after, false);

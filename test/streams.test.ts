@@ -280,6 +280,103 @@ t.test('streams - POST /users/me/subscriptions/properties sets personal settings
   }
 });
 
+/** The organization's default channel groups as `who` gets them at register. */
+const channelGroups = async (api: Api) => (await api.ok('POST', '/register', { fetch_event_types: ['default_stream_groups'] })).realm_default_stream_groups as any[];
+
+t.test('streams - default channel groups: create, change, channels and delete by role, with Zulip\'s errors (FL 63)', async (t) => {
+  const a = await create(owner);
+  const b = await create(owner);
+  const priv = await create(owner, { invite_only: true });
+  const theirs = await create(maria, { invite_only: true });
+  const def = await create(owner);
+  await owner.ok('POST', '/default_streams', { stream_id: def.id });
+  const q = await register(maria, { event_types: ['default_stream_groups'] });
+  // Each role: only administrators manage groups; names and descriptions are plain strings.
+  const names: string[] = [];
+  for (const [role, api] of asRoles(s)) {
+    const name = uniq(`grp ${role}`);
+    const r = await api.post('/default_stream_groups/create', { group_name: name, description: `by ${role}`, stream_names: [a.name] });
+    if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+    else if (role === 'owner' || role === 'admin') (t.equal(r.status, 200, `${role} creates`), names.push(name));
+    else isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /Must be an organization administrator/, role);
+  }
+  const made = (await channelGroups(owner)).filter((g) => names.includes(g.name));
+  t.same(made.map((g) => [g.description, g.streams]).sort(), [['by admin', [a.id]], ['by owner', [a.id]]], 'both administrators made one, with its channel by ID');
+  const g = made.find((x) => x.description === 'by owner')!;
+  const e = await waitFor(q, (x) => x.type === 'default_stream_groups' && x.default_stream_groups.some((y: any) => y.name === names[1]));
+  t.same(e.default_stream_groups.map((x: any) => x.name), [...e.default_stream_groups.map((x: any) => x.name)].sort(), 'members get the whole list, by name');
+  for (const [role, api] of asRoles(s)) {
+    if (role === 'owner' || role === 'admin') continue;
+    const expect = (r: any) => (role === 'anonymous' ? isError(t, r, 401, 'UNAUTHORIZED', undefined, role) : isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /administrator/, role));
+    expect(await api.call('PATCH', `/default_stream_groups/${g.id}`, { new_description: 'no' }));
+    expect(await api.call('PATCH', `/default_stream_groups/${g.id}/streams`, { op: 'add', stream_names: [b.name] }));
+    expect(await api.delete(`/default_stream_groups/${g.id}`));
+  }
+  // Creation errors.
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: names[0], description: 'again', stream_names: [] }), 400, 'BAD_REQUEST', /Default channel group '.*' already exists/);
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: '  ', description: '', stream_names: [] }), 400, 'BAD_REQUEST', /Invalid default channel group name '  '/);
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: 'x'.repeat(61), description: '', stream_names: [] }), 400, 'BAD_REQUEST', /name too long \(limit: 60 characters\)/);
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), description: '', stream_names: [def.name] }), 400, 'BAD_REQUEST', /is a default channel and cannot be added to/);
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), description: '', stream_names: ['no such channel'] }), 400, 'BAD_REQUEST', /Invalid channel name 'no such channel'/);
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), description: '', stream_names: [theirs.name] }), 400, 'BAD_REQUEST', /Invalid channel name/, 'a private channel the administrator cannot read');
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), description: '', stream_names: 'nope' }), 400, 'BAD_REQUEST', /stream_names/);
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), stream_names: [] }), 400, 'BAD_REQUEST', /Missing 'description'/);
+  // Name and description.
+  const renamed = uniq('renamed');
+  await admin.ok('PATCH', `/default_stream_groups/${g.id}`, { new_group_name: renamed, new_description: '"plain"' });
+  t.same((await channelGroups(maria)).find((x) => x.id === g.id), { name: renamed, id: g.id, description: '"plain"', streams: [a.id] }, 'names and descriptions are plain strings, kept as sent');
+  isError(t, await owner.call('PATCH', `/default_stream_groups/${g.id}`, {}), 400, 'BAD_REQUEST', /You must pass "new_description" or "new_group_name"/);
+  isError(t, await owner.call('PATCH', `/default_stream_groups/${g.id}`, { new_group_name: renamed }), 400, 'BAD_REQUEST', /already named/);
+  isError(t, await owner.call('PATCH', `/default_stream_groups/${g.id}`, { new_group_name: names[1] }), 400, 'BAD_REQUEST', /already exists/);
+  isError(t, await owner.call('PATCH', '/default_stream_groups/987654', { new_description: 'x' }), 400, 'BAD_REQUEST', /Default channel group with id '987654' does not exist/);
+  // Channels.
+  await owner.ok('PATCH', `/default_stream_groups/${g.id}/streams`, { op: 'add', stream_names: [b.name, priv.name] });
+  t.same([...(await channelGroups(owner)).find((x) => x.id === g.id).streams].sort(), [a.id, b.id, priv.id].sort());
+  isError(t, await owner.call('PATCH', `/default_stream_groups/${g.id}/streams`, { op: 'add', stream_names: [b.name] }), 400, 'BAD_REQUEST', /Channel '.*' is already present in default channel group/);
+  isError(t, await owner.call('PATCH', `/default_stream_groups/${g.id}/streams`, { op: 'add', stream_names: [def.name] }), 400, 'BAD_REQUEST', /is a default channel/);
+  isError(t, await owner.call('PATCH', `/default_stream_groups/${g.id}/streams`, { op: 'remove', stream_names: [def.name] }), 400, 'BAD_REQUEST', /Channel '.*' is not present in default channel group/);
+  isError(t, await owner.call('PATCH', `/default_stream_groups/${g.id}/streams`, { op: 'swap', stream_names: [a.name] }), 400, 'BAD_REQUEST', /Invalid value for "op"/);
+  isError(t, await owner.call('PATCH', '/default_stream_groups/987654/streams', { op: 'add', stream_names: [a.name] }), 400, 'BAD_REQUEST', /does not exist/);
+  await owner.ok('PATCH', `/default_stream_groups/${g.id}/streams`, { op: 'remove', stream_names: [a.name] });
+  // Archiving a channel takes it out of its groups, with the event.
+  await owner.ok('DELETE', `/streams/${priv.id}`);
+  const inGroup = (x: any) => x.default_stream_groups.find((y: any) => y.id === g.id)?.streams ?? [];
+  const after = await waitFor(q, (x) => x.type === 'default_stream_groups' && inGroup(x).includes(b.id) && !inGroup(x).includes(priv.id));
+  t.same(after.default_stream_groups.find((y: any) => y.id === g.id).streams, [b.id], 'the archived channel left the group');
+  t.same((await guest.ok('POST', '/register', { fetch_event_types: ['default_stream_groups'] })).realm_default_stream_groups, [], 'guests are not told the groups');
+  // Deletion.
+  await owner.ok('DELETE', `/default_stream_groups/${g.id}`);
+  t.notOk((await channelGroups(owner)).some((x) => x.id === g.id), 'deleted');
+  isError(t, await owner.delete(`/default_stream_groups/${g.id}`), 400, 'BAD_REQUEST', /does not exist/);
+  for (const x of await channelGroups(owner)) if (names.includes(x.name)) await owner.ok('DELETE', `/default_stream_groups/${x.id}`);
+});
+
+t.test('streams - snapshot plus default channel group events equals a fresh register', async (t) => {
+  const fetch = { fetch_event_types: ['default_stream_groups'], event_types: ['default_stream_groups'] };
+  const q = await register(admin, fetch);
+  const a = await create(owner);
+  const b = await create(owner);
+  const name = uniq('snap');
+  await owner.ok('POST', '/default_stream_groups/create', { group_name: name, description: 'd', stream_names: [a.name, b.name] });
+  const g = (await channelGroups(owner)).find((x) => x.name === name);
+  await owner.ok('PATCH', `/default_stream_groups/${g.id}`, { new_description: 'e' });
+  await owner.ok('PATCH', `/default_stream_groups/${g.id}/streams`, { op: 'remove', stream_names: [a.name] });
+  await owner.ok('DELETE', `/streams/${b.id}`);
+  const other = uniq('snap2');
+  await owner.ok('POST', '/default_stream_groups/create', { group_name: other, description: '', stream_names: [a.name] });
+  await owner.ok('DELETE', `/default_stream_groups/${g.id}`);
+  const snap = structuredClone(q.snapshot);
+  let n = 0;
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    return e.type === 'default_stream_groups' && ++n === 6;
+  });
+  const fresh = (await register(admin, fetch)).snapshot;
+  t.same(snap.realm_default_stream_groups, fresh.realm_default_stream_groups);
+  t.ok(fresh.realm_default_stream_groups.some((x: any) => x.name === other && x.streams[0] === a.id));
+  for (const x of fresh.realm_default_stream_groups) if (x.name === other) await owner.ok('DELETE', `/default_stream_groups/${x.id}`);
+});
+
 const byId = (a: any, b: any) => a.stream_id - b.stream_id;
 function normalize(snap: Snap) {
   const subs = (list: any[] = []) => list.map((x) => ({ ...x, ...(x.subscribers ? { subscribers: [...x.subscribers].sort() } : {}) })).sort(byId);

@@ -230,6 +230,10 @@ export const RealmExportObject = z
   .strict();
 export type RealmExportObject = z.infer<typeof RealmExportObject>;
 
+/** A default channel group (`realm_default_stream_groups` at register and its event): its channels by ID. */
+export const DefaultChannelGroupObject = z.object({ name: z.string(), id: Id, description: z.string(), streams: z.array(Id) }).strict();
+export type DefaultChannelGroupObject = z.infer<typeof DefaultChannelGroupObject>;
+
 /** One of the organization's email domains (`realm_domains` at register, GET /realm/domains and its events). */
 export const RealmDomainObject = z.object({ domain: z.string(), allow_subdomains: z.boolean() }).strict();
 
@@ -286,6 +290,7 @@ export const ORG_EVENT_BODIES = [
   z.object({ type: z.literal('stream'), op: z.literal('delete'), streams: z.array(ChannelObject), stream_ids: z.array(Id) }).strict(),
   z.object({ type: z.literal('subscription'), op: z.literal('remove'), subscriptions: z.array(z.object({ name: z.string(), stream_id: Id }).strict()) }).strict(),
   z.object({ type: z.literal('default_streams'), default_streams: z.array(Id) }).strict(),
+  z.object({ type: z.literal('default_stream_groups'), default_stream_groups: z.array(DefaultChannelGroupObject) }).strict(),
   z
     .object({
       type: z.literal('realm'),

@@ -32,6 +32,7 @@ import { acceptInvite, createInvites, createMultiuseInvite, inviteInfo, listInvi
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createPlayground, deletePlayground } from './playgrounds.ts';
 import { deleteExport, exportConsents, exportFile, listExports, requestExport } from './realm_export.ts';
+import { createDefaultChannelGroup, removeDefaultChannelGroup, updateDefaultChannelGroup, updateDefaultChannelGroupChannels } from './default_channel_groups.ts';
 import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from './realm_domains.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 import { authenticate, bootstrap, createUser, createUsers, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
@@ -103,6 +104,10 @@ export const realmHandlers = {
   addRealmDomain,
   changeRealmDomain,
   removeRealmDomain,
+  createDefaultChannelGroup,
+  updateDefaultChannelGroup,
+  updateDefaultChannelGroupChannels,
+  removeDefaultChannelGroup,
   deletePlayground,
   requestExport,
   listExports,

@@ -22,6 +22,7 @@ import { foldersOf } from './channel_folders.ts';
 import { linkifiersOf } from './linkifiers.ts';
 import { playgroundsOf } from './playgrounds.ts';
 import { domainsOf } from './realm_domains.ts';
+import { defaultChannelGroupsOf } from './default_channel_groups.ts';
 import { renderDescription } from './markdown.ts';
 import { emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
@@ -245,7 +246,7 @@ export const snapshot = query({
     if (want('onboarding_steps')) out.navigation_tour_video_url = null;
     if (want('reminders')) out.reminders = [];
     if (want('realm_domains')) out.realm_domains = domainsOf(state);
-    if (want('default_stream_groups')) out.realm_default_stream_groups = [];
+    if (want('default_stream_groups')) out.realm_default_stream_groups = defaultChannelGroupsOf(state, user);
     if (want('realm_bot')) out.realm_bots = realmBotsOf(state, user);
     if (want('realm_embedded_bots')) out.realm_embedded_bots = [];
     if (want('realm_incoming_webhook_bots')) out.realm_incoming_webhook_bots = [];

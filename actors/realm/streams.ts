@@ -16,6 +16,7 @@ import { GROUP_ID, isAdmin, isGuest, isSystemGroupId, Role, SYSTEM_GROUPS } from
 import { checkPermissionConfig, normalizeGroupValue, permission, type PermissionConfig } from './groups.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts';
+import { defaultChannelGroupsDelivery, dropFromChannelGroups, inChannelGroups } from './default_channel_groups.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
@@ -460,12 +461,13 @@ export const archiveStream = action({
     const user = actingUser(state, msg.caller);
     const c = accessForUpdate(state, user, msg.streamId);
     if (c.isArchived) throw badRequest('Channel is already deactivated');
-    return { before: c, audience: channelAudience(state, c) };
+    return { before: c, audience: channelAudience(state, c), inGroups: inChannelGroups(state, c.id) };
   },
   apply(state, p, tx) {
     const c: ChannelRecord = { ...p.before, isArchived: true, isDefault: false };
     state.indexChannel(c);
     tx.write(T.channels.at(state.realmId, c.id).put(c));
+    if (p.inGroups) dropFromChannelGroups(state, tx, c.id);
     return {};
   },
   events(state, p) {
@@ -475,6 +477,7 @@ export const archiveStream = action({
       toUsersIf(state.realmId, p.audience, { type: 'stream', op: 'delete', streams: [channelObject(state, c)], stream_ids: [c.id] }, { name: 'archived_channels', value: false }),
     ];
     if (p.before.isDefault) out.push(defaultStreamsDelivery(state));
+    if (p.inGroups) out.push(defaultChannelGroupsDelivery(state));
     return out;
   },
 });

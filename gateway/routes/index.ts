@@ -21,6 +21,7 @@ import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeI
 import { createLinkifier, deleteLinkifier, listLinkifiers, reorderLinkifiers, updateLinkifier } from './linkifiers.ts';
 import { createPlayground, deletePlayground } from './playgrounds.ts';
 import { deleteExport, exportConsents, listExports, requestExport } from './realm_export.ts';
+import { createDefaultChannelGroup, removeDefaultChannelGroup, updateDefaultChannelGroup, updateDefaultChannelGroupChannels } from './default_channel_groups.ts';
 import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from './realm_domains.ts';
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
@@ -65,6 +66,10 @@ export const ROUTES: Route[] = [
   listDefaultStreams,
   addDefaultStream,
   removeDefaultStream,
+  createDefaultChannelGroup,
+  updateDefaultChannelGroup,
+  updateDefaultChannelGroupChannels,
+  removeDefaultChannelGroup,
   unsubscribe,
   updateSubscriptionProperties,
   updateSubscriptionProperty,

@@ -177,6 +177,9 @@ export const APPLIERS: Record<string, Applier> = {
   has_videoprovider_token(snap, e) {
     snap.has_videoprovider_token = e.value;
   },
+  default_stream_groups(snap, e) {
+    snap.realm_default_stream_groups = e.default_stream_groups;
+  },
   default_streams(snap, e) {
     snap.realm_default_streams = e.default_streams;
   },
