@@ -158,15 +158,23 @@ export class RealmImage {
     }
     // Rows written under other codecs (a checkpoint of an older build) are decoded by today's.
     const trusted = head.shape === imageShape();
-    // An image with no rows (a realm checkpointed before anything was written to it) is no bytes at all.
-    if (bytes.length) new Unpackr(MSGPACK).unpackMultiple(bytes, (slice: Slice) => {
-      for (const [table, pk, flat] of slice) {
-        for (let i = 0; i < flat.length; i += 2) {
-          const ck = flat[i] as Key;
-          this.put(table, pk, ck, trusted ? flat[i + 1] : decodeRow(table, pk, ck, flat[i + 1]));
-        }
+    try {
+      // An empty image (a realm with no rows) is written as no bytes at all.
+      if (bytes.length) {
+        new Unpackr(MSGPACK).unpackMultiple(bytes, (slice: Slice) => {
+          for (const [table, pk, flat] of slice) {
+            for (let i = 0; i < flat.length; i += 2) {
+              const ck = flat[i] as Key;
+              this.put(table, pk, ck, trusted ? flat[i + 1] : decodeRow(table, pk, ck, flat[i + 1]));
+            }
+          }
+        });
       }
-    });
+    } catch (err) {
+      log.warn({ err, realmId: this.realmId, gen: head.gen }, 'realm checkpoint does not decode: loading from the tables');
+      this.rows.clear();
+      return this.openTables(store, head);
+    }
     this.checkpointSeq = head.seq;
     this.checkpointGen = head.gen;
     this.checkpointChunks = head.chunks;
