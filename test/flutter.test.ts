@@ -112,3 +112,10 @@ t.test('zulip-flutter - channel objects in stream and subscription events carry 
   const guestAdd = await waitFor(g, (e) => e.type === 'subscription' && e.op === 'add');
   t.same(guestAdd.subscriptions.flatMap((c: unknown, i: number) => missing(c, 'Subscription', `guest add[${i}]`)), []);
 });
+
+t.test('zulip-flutter - the feature level is one the app admits (277, Zulip 9.0, the lowest it connects to)', async (t) => {
+  const settings = (await s.api.ok('GET', '/server_settings')) as { zulip_feature_level: number };
+  t.ok(settings.zulip_feature_level >= 277, `GET /server_settings: ${settings.zulip_feature_level}`);
+  const reg = await as.member.ok('POST', '/register', APP_REGISTER);
+  t.equal(reg.zulip_feature_level, settings.zulip_feature_level, 'the register says the same');
+});
