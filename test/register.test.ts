@@ -104,7 +104,7 @@ t.test('register - fetch_event_types selects keys as Zulip does', async (t) => {
   t.ok((await keys({ fetch_event_types: ['muted_topics'] })).includes('muted_topics'));
   const all = await keys({});
   t.ok(all.includes('muted_topics') && all.includes('user_topics'), 'everything when nothing is named');
-  // Features this server has none of: their honest empty values, each under its own type.
+  // Empty lists where nothing was made yet (filters, domains, default channel groups, reminders), and features this server has none of (embedded bots, billing, GIPHY): each under its own type.
   const empty = await maria.ok('POST', '/register', {
     fetch_event_types: ['realm_filters', 'realm_domains', 'default_stream_groups', 'onboarding_steps', 'reminders', 'realm_embedded_bots', 'realm_incoming_webhook_bots', 'realm_billing', 'giphy', 'push_device', 'stop_words'],
   });
