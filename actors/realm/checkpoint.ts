@@ -115,6 +115,9 @@ export interface CheckpointStats {
   checkpointSeq: number;
 }
 
+/** The realm's journal lacks rows between the checkpoint and its newest row. */
+class JournalGap extends Error {}
+
 export class RealmImage {
   private readonly rows: Rows = new Map();
   /** The newest journal row written (or found at load). */
@@ -178,16 +181,28 @@ export class RealmImage {
     this.checkpointSeq = head.seq;
     this.checkpointGen = head.gen;
     this.checkpointChunks = head.chunks;
-    const { seq, replayed } = await this.replay(store, head.seq, true);
-    this.seq = seq;
-    this.stats = { loadedFrom: 'checkpoint', replayed, checkpointSeq: head.seq };
+    let replayedTo: { seq: number; replayed: number };
+    try {
+      replayedTo = await this.replay(store, head.seq, true);
+    } catch (err) {
+      if (!(err instanceof JournalGap)) throw err;
+      // A restore of a Cassandra snapshot taken under writes (one table at a time) may lack journal rows
+      // the tables have: the tables are what the realm is, the journal only a copy of them.
+      log.warn({ err, realmId: this.realmId, gen: head.gen }, 'realm journal has a gap: loading from the tables');
+      this.rows.clear();
+      this.bytesSince = 0;
+      return this.openTables(store, head, true);
+    }
+    this.seq = replayedTo.seq;
+    this.stats = { loadedFrom: 'checkpoint', replayed: replayedTo.replayed, checkpointSeq: head.seq };
     return imageStore(store, this);
   }
 
   /** Loading from the tables: what is read is recorded, and written as a checkpoint once loaded. */
-  private async openTables(store: Store, head: RealmCheckpointHead | undefined): Promise<Store> {
+  private async openTables(store: Store, head: RealmCheckpointHead | undefined, journalGap = false): Promise<Store> {
     // The journal goes on from the newest row written: a seq is never reused.
-    this.seq = head ? (await this.replay(store, head.seq, false)).seq : await newestJournalSeq(store, this.realmId);
+    const afterHead = head && !journalGap ? await this.replay(store, head.seq, false).catch((err: unknown) => (err instanceof JournalGap ? null : Promise.reject(err))) : null;
+    this.seq = afterHead ? afterHead.seq : await newestJournalSeq(store, this.realmId);
     this.checkpointSeq = this.seq;
     if (head) {
       // The rows of the checkpoint it replaces are deleted with the next one's header.
@@ -206,7 +221,7 @@ export class RealmImage {
       const rows = await T.realmJournal.partition(this.realmId, bucket).range(store, { gte: from + 1 });
       for (const r of rows) {
         const next = Number(r.ck);
-        if (next !== seq + 1) throw new Error(`realm ${this.realmId}: journal row ${next} follows ${seq}`);
+        if (next !== seq + 1) throw new JournalGap(`realm ${this.realmId}: journal row ${next} follows ${seq}`);
         // Journal rows may be of an older build: each row is decoded by today's codec.
         if (apply) for (const [table, pk, ck, json] of r.value.ops) this.put(table, pk, ck, json === null ? undefined : decodeRow(table, pk, ck, JSON.parse(json)));
         seq = next;
