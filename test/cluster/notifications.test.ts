@@ -10,7 +10,7 @@
  */
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Api, uniq } from '../helpers/api.ts';
 import { startPushService } from '../helpers/push-service.ts';
 import { startSmtp } from '../helpers/smtp.ts';
@@ -33,6 +33,16 @@ const c = await startTestCluster({
 });
 t.teardown(() => c.stop());
 
+/** Kills the realm's owner node with SIGKILL and waits until another node has taken the realm over. */
+async function killRealmOwner(t: Test): Promise<void> {
+  const victim = await c.realmOwner();
+  t.ok(victim, 'the realm has an owner');
+  const exited = new Promise((r) => victim!.child.once('exit', r));
+  victim!.child.kill('SIGKILL');
+  await exited;
+  t.ok(await c.waitForNewOwner(victim), 'another node took the realm over');
+}
+
 t.test('notifications - a batch waiting when the realm owner is killed -9 is mailed once by the next owner', async (t) => {
   const email = `${uniq('idle')}@parley.example`;
   const password = `pw-${uniq('s')}`;
@@ -43,12 +53,7 @@ t.test('notifications - a batch waiting when the realm owner is killed -9 is mai
 
   const content = `before the kill ${uniq('k')}`;
   await c.owner.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([user_id]), content });
-  const victim = await c.realmOwner();
-  t.ok(victim, 'the realm has an owner');
-  const exited = new Promise((r) => victim!.child.once('exit', r));
-  victim!.child.kill('SIGKILL');
-  await exited;
-  t.ok(await c.waitForNewOwner(victim), 'another node took the realm over');
+  await killRealmOwner(t);
 
   await smtp.waitFor(() => smtp.to(email).length > 0, 45_000);
   await sleep(8000); // a second copy would come within a retry or a batch
@@ -102,12 +107,7 @@ t.test('push - a notification the service refused when the realm owner is killed
   const content = `while the service is down ${uniq('p')}`;
   const sent = await c.owner.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([user_id]), content });
   await svc.waitFor(() => svc.refused > refusedBefore, 30_000);
-  const victim = await c.realmOwner();
-  t.ok(victim, 'the realm has an owner');
-  const exited = new Promise((r) => victim!.child.once('exit', r));
-  victim!.child.kill('SIGKILL');
-  await exited;
-  t.ok(await c.waitForNewOwner(victim), 'another node took the realm over');
+  await killRealmOwner(t);
   svc.down = false;
 
   await svc.waitFor(() => mine().length > 0, 45_000);
