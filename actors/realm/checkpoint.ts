@@ -202,7 +202,7 @@ export class RealmImage {
   private async openTables(store: Store, head: RealmCheckpointHead | undefined, journalGap = false): Promise<Store> {
     // The journal goes on from the newest row written: a seq is never reused.
     const afterHead = head && !journalGap ? await this.replay(store, head.seq, false).catch((err: unknown) => (err instanceof JournalGap ? null : Promise.reject(err))) : null;
-    this.seq = afterHead ? afterHead.seq : await newestJournalSeq(store, this.realmId);
+    this.seq = afterHead ? afterHead.seq : await newestJournalSeq(store, this.realmId, head?.seq ?? 0);
     this.checkpointSeq = this.seq;
     if (head) {
       // The rows of the checkpoint it replaces are deleted with the next one's header.
@@ -228,8 +228,13 @@ export class RealmImage {
         this.bytesSince += JSON.stringify(r.value.ops).length;
         replayed++;
       }
-      // A bucket that does not reach its end is the last.
-      if (seq < (bucket + 1) * JOURNAL_BUCKET - 1) return { seq, replayed };
+      // A bucket that does not reach its end is the last, unless rows at its end are missing: a row in the
+      // next bucket is then a gap too (the realm must not go on numbering below rows that exist).
+      if (seq < (bucket + 1) * JOURNAL_BUCKET - 1) {
+        const [later] = await T.realmJournal.partition(this.realmId, bucket + 1).range(store, { limit: 1 });
+        if (later) throw new JournalGap(`realm ${this.realmId}: journal row ${later.ck} follows ${seq}`);
+        return { seq, replayed };
+      }
     }
   }
 
@@ -401,13 +406,17 @@ async function serialize(slices: Slice[]): Promise<{ chunks: string[]; checksum:
   return { chunks, checksum: sha256(bytes) };
 }
 
-/** The newest journal row of a realm (0 if none): from the bucket of the newest checkpoint's seq, or from the first. */
-async function newestJournalSeq(store: Store, realmId: number): Promise<number> {
-  let newest = 0;
-  for (let bucket = 0; ; bucket++) {
+/**
+ * The newest journal row of a realm, at least `from` (the checkpoint's seq; the rows up to it are deleted
+ * with it): buckets are read from the checkpoint's on, up to two empty ones in a row.
+ */
+async function newestJournalSeq(store: Store, realmId: number, from: number): Promise<number> {
+  let newest = from;
+  for (let bucket = Math.floor(from / JOURNAL_BUCKET); ; bucket++) {
     const [row] = await T.realmJournal.partition(realmId, bucket).range(store, { reverse: true, limit: 1 });
-    if (!row) return newest;
-    newest = Number(row.ck);
+    if (row) newest = Math.max(newest, Number(row.ck));
+    // An empty bucket ends the journal unless the next has rows (rows missing across a bucket's end).
+    else if (!(await T.realmJournal.partition(realmId, bucket + 1).range(store, { limit: 1 })).length) return newest;
   }
 }
 
