@@ -269,3 +269,105 @@ t.test('changelog - PATCH /users/me/subscriptions/muted_topics mutes and unmutes
   }
   t.equal(outcome(await new Api(s.api.base).call('PATCH', '/users/me/subscriptions/muted_topics', { stream_id: 1, topic, op: 'add' })), '401 UNAUTHORIZED');
 });
+
+// Levels 393 to 435 (Zulip 11.0 and 12.0).
+
+t.test('changelog - message_ids of update_message and delete_message events in increasing order (FL 393)', async (t) => {
+  const channel = uniq('sorted');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }] });
+  const { stream_id } = await as.owner.ok('GET', '/get_stream_id', { stream: channel });
+  const q = await register(as.owner, { event_types: ['update_message', 'delete_message'], client_capabilities: { bulk_message_deletion: true } });
+  const ids: number[] = [];
+  for (const topic of ['a', 'b', 'a', 'b', 'a']) {
+    const { id } = await as.owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: `in ${topic}` });
+    if (topic === 'a') ids.push(id);
+  }
+  await as.owner.ok('PATCH', `/messages/${ids[2]}`, { topic: 'c', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false });
+  const moved = await waitFor(q, (e) => e.type === 'update_message');
+  t.same(moved.message_ids, ids, 'the moved messages, lowest first');
+  await as.owner.ok('POST', `/streams/${stream_id}/delete_topic`, { topic_name: 'c' });
+  const deleted = await waitFor(q, (e) => e.type === 'delete_message');
+  t.same(deleted.message_ids, ids, 'the deleted messages, lowest first');
+});
+
+t.test('changelog - a Dropbox folder link is a plain link: this server makes no link previews (FL 395)', async (t) => {
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same([reg.server_inline_url_embed_preview, reg.realm_inline_url_embed_preview], [false, false], 'no open graph previews');
+  const url = 'https://www.dropbox.com/sh/abc123/AAAxyz?dl=0';
+  const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('dropbox'), content: url });
+  const html = (await as.member.ok('GET', `/messages/${id}`)).message.content as string;
+  t.match(html, /<a href="https:\/\/www\.dropbox\.com\/sh\/abc123\/AAAxyz\?dl=0"/, 'a plain link');
+  t.notMatch(html, /message_inline_image|message_embed|<img|<iframe/, 'no album, image or embed markup');
+});
+
+/** Personal settings of levels 393-435, a value other than their default, and one each refuses. */
+const SETTINGS_393: Array<[string, string | number | boolean, string | number | boolean]> = [
+  ['web_left_sidebar_unreads_count_summary', false, 'x'], // FL 398
+  ['web_channel_default_view', 4, 5], // FL 401: 4 is the top unread topic
+  ['web_left_sidebar_show_channel_folders', false, 'x'], // FL 411
+  ['web_inbox_show_channel_folders', false, 'x'], // FL 431
+];
+
+t.test('changelog - personal settings of levels 393-435 are taken by PATCH /settings and the organization defaults, and reported in the register', async (t) => {
+  const p = s.api.as(await newPerson(s));
+  const before = (await p.ok('POST', '/register', { fetch_event_types: ['user_settings'] })).user_settings;
+  t.type(before.twenty_four_hour_time, 'boolean', 'twenty_four_hour_time is a boolean, a value of its boolean-or-null type (FL 408)');
+  for (const [name, value, bad] of SETTINGS_393) {
+    t.not(before[name], value, `${name} starts elsewhere`);
+    t.equal(outcome(await p.call('PATCH', '/settings', { [name]: bad })), '400 BAD_REQUEST', `${name}: ${JSON.stringify(bad)} is refused`);
+  }
+  await p.ok('PATCH', '/settings', Object.fromEntries(SETTINGS_393.map(([name, value]) => [name, value])));
+  const after = (await p.ok('POST', '/register', { fetch_event_types: ['user_settings'] })).user_settings;
+  for (const [name, value] of SETTINGS_393) t.equal(after[name], value, `${name} is stored and reported`);
+  const defaults = (await as.admin.ok('POST', '/register', { fetch_event_types: ['realm_user_settings_defaults'] })).realm_user_settings_defaults;
+  t.teardown(() => as.admin.ok('PATCH', '/realm/user_settings_defaults', Object.fromEntries(SETTINGS_393.map(([name]) => [name, defaults[name]]))));
+  t.equal(outcome(await as.member.call('PATCH', '/realm/user_settings_defaults', { web_inbox_show_channel_folders: false })), '400 UNAUTHORIZED_PRINCIPAL', 'a member may not change them');
+  await as.admin.ok('PATCH', '/realm/user_settings_defaults', Object.fromEntries(SETTINGS_393.map(([name, value]) => [name, value])));
+  const changed = (await as.member.ok('POST', '/register', { fetch_event_types: ['realm_user_settings_defaults'] })).realm_user_settings_defaults;
+  for (const [name, value] of SETTINGS_393) t.equal(changed[name], value, `the default of ${name}`);
+});
+
+t.test('changelog - register keys of levels 393-435, and the ones Zulip removed', async (t) => {
+  const reg = await as.member.ok('POST', '/register', {});
+  t.same(reg.realm_incoming_webhook_bots, [], 'no incoming-webhook integrations, so none lacks url_options (FL 403)');
+  t.same([reg.max_channel_folder_name_length, reg.max_channel_folder_description_length], [60, 1024], 'channel folder limits (FL 410)');
+  t.notOk('realm_is_zephyr_mirror_realm' in reg, 'removed at FL 426');
+  t.equal(reg.server_supported_permission_settings.stream.can_administer_channel_group.default_group_name, 'channel_creator', 'channel_creator, not stream_creator_or_nobody (FL 427)');
+  t.notOk(JSON.stringify(reg.server_supported_permission_settings).includes('stream_creator_or_nobody'), 'the old name nowhere');
+  t.same(reg.server_report_message_types.map((x: any) => x.key), ['spam', 'harassment', 'inappropriate', 'norms', 'other'], 'report reasons (FL 435)');
+  t.ok(reg.server_report_message_types.every((x: any) => typeof x.name === 'string' && x.name.length > 0), 'each with its name');
+});
+
+t.test('changelog - include_subscribers partial: every channel with its complete subscribers list (FL 412)', async (t) => {
+  const full = (await as.member.ok('GET', '/users/me/subscriptions', { include_subscribers: true })).subscriptions;
+  const partial = (await as.member.ok('GET', '/users/me/subscriptions', { include_subscribers: 'partial' })).subscriptions;
+  t.same(partial.map((c: any) => [c.stream_id, c.subscribers]), full.map((c: any) => [c.stream_id, c.subscribers]), 'the server gives subscribers, never a partial list');
+  t.ok(partial.every((c: any) => !('partial_subscribers' in c)));
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['subscription'], include_subscribers: 'partial' });
+  t.ok(reg.subscriptions.every((c: any) => Array.isArray(c.subscribers)), 'and in the register');
+  t.equal(outcome(await as.member.call('GET', '/users/me/subscriptions', { include_subscribers: 'some' })), '400 BAD_REQUEST');
+});
+
+t.test('changelog - deactivating a user sends peer_remove for archived channels too (FL 428)', async (t) => {
+  const person = await newPerson(s);
+  const name = uniq('archived');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.owner.userId, person.userId] });
+  const { stream_id } = await as.owner.ok('GET', '/get_stream_id', { stream: name });
+  await as.owner.ok('DELETE', `/streams/${stream_id}`);
+  const q = await register(as.owner, { event_types: ['subscription'], client_capabilities: { archived_channels: true } });
+  await as.admin.ok('DELETE', `/users/${person.userId}`);
+  t.match(await waitFor(q, (e) => e.op === 'peer_remove' && e.stream_ids.includes(stream_id)), { stream_ids: [stream_id], user_ids: [person.userId] });
+});
+
+t.test('changelog - is_imported_stub on every user object: false, as no import here makes stub users (FL 433)', async (t) => {
+  t.equal((await as.member.ok('GET', '/users/me')).is_imported_stub, false, 'GET /users/me');
+  t.equal((await as.member.ok('GET', `/users/${s.demo.owner.userId}`)).user.is_imported_stub, false, 'GET /users/{id}');
+  t.equal((await as.member.ok('GET', `/users/${s.demo.owner.email}`)).user.is_imported_stub, false, 'GET /users/{email}');
+  t.ok((await as.member.ok('GET', '/users')).members.every((u: any) => u.is_imported_stub === false), 'GET /users');
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm_user'] });
+  t.ok(reg.realm_users.every((u: any) => u.is_imported_stub === false), 'realm_users');
+  t.ok(reg.cross_realm_bots.every((u: any) => u.is_imported_stub === false), 'cross_realm_bots');
+  const q = await register(as.member, { event_types: ['realm_user'] });
+  const person = await newPerson(s);
+  t.match(await waitFor(q, (e) => e.op === 'add' && e.person.user_id === person.userId), { person: { is_imported_stub: false } }, 'realm_user add events');
+});

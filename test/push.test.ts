@@ -97,6 +97,7 @@ t.test('push - a direct message to a user with a device: the payloads the apps p
   t.notOk('pm_users' in call.body.gcm_payload, 'a 1:1 DM has no pm_users');
   t.match(call.body.gcm_payload, { realm_name: String, server: 'parley.test' });
   t.match(call.body.apns_payload, { alert: { title: sender.fullName, body: content.replace('**there**', 'there') }, custom: { zulip: { message_ids: [id], sender_id: sender.userId } } });
+  t.notOk('time' in call.body.apns_payload.custom.zulip, 'the APNs payload has no time, as FCM has (FL 410)');
 
   await api.ok('POST', '/messages/flags', { messages: JSON.stringify([id]), op: 'add', flag: 'read' });
   await svc.waitFor(() => notifiesFor(p).length > 1);

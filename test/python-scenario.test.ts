@@ -173,7 +173,7 @@ import io
 tag = ${J(uniq('x').slice(-6))}
 # Exports (five a week): a full export is refused while members have not consented, so none is spent here.
 consents = ok(client.call_endpoint("export/realm/consents", method="GET"))["export_consents"]
-assert consents and all(set(c) == {"user_id", "consented"} for c in consents), consents
+assert consents and all(set(c) == {"user_id", "consented", "email_address_visibility"} for c in consents), consents
 refused = client.call_endpoint("export/realm", method="POST", request={"export_type": 2})
 assert refused["result"] == "error" and refused["msg"].startswith("Make sure every member consents"), refused
 assert isinstance(ok(client.call_endpoint("export/realm", method="GET"))["exports"], list)

@@ -148,11 +148,16 @@ t.test('realm export - administrators only: every route refused to the other rol
   }
 });
 
-t.test('realm export - export types, consents and their realm_export_consent events, and the limit of five a week', async (t) => {
+t.test('realm export - export types, consents (with email_address_visibility, FL 430) and their realm_export_consent events, and the limit of five a week', async (t) => {
   isError(t, await admin.post('/export/realm', { export_type: 3 }), 400, 'BAD_REQUEST', /^Invalid export_type$/);
   isError(t, await member.post('/export/realm', { export_type: 3 }), 400, 'UNAUTHORIZED_PRINCIPAL', undefined, 'the role is checked first');
   const before = (await admin.ok('GET', '/export/realm/consents')).export_consents as Array<{ user_id: number; consented: boolean }>;
-  t.same(before.find((c) => c.user_id === s.demo.member1.userId), { user_id: s.demo.member1.userId, consented: false });
+  const visibility = (await member.ok('POST', '/register', { fetch_event_types: ['user_settings'] })).user_settings.email_address_visibility;
+  t.same(before.find((c) => c.user_id === s.demo.member1.userId), { user_id: s.demo.member1.userId, consented: false, email_address_visibility: visibility }, 'with the user\'s email_address_visibility (FL 430)');
+  await member.ok('PATCH', '/settings', { email_address_visibility: 4 });
+  t.teardown(() => member.ok('PATCH', '/settings', { email_address_visibility: visibility }));
+  const hidden = (await admin.ok('GET', '/export/realm/consents')).export_consents.find((c: { user_id: number }) => c.user_id === s.demo.member1.userId);
+  t.equal(hidden.email_address_visibility, 4, 'a change of the setting shows (FL 430)');
   t.notOk(before.some((c) => c.user_id === s.demo.bot.userId), 'bots are not asked');
   const [adminQ, memberQ] = await Promise.all([register(admin, { event_types: ['realm_export_consent'] }), register(s.api.as(s.demo.member2), { event_types: ['realm_export_consent'] })]);
   await member.ok('PATCH', '/settings', { allow_private_data_export: true });

@@ -273,7 +273,9 @@ export function notifyBody(state: Readonly<RealmState>, site: string, m: StoredM
     sender_full_name: sender?.fullName ?? 'Unknown user',
     sender_avatar_url: avatarUrl(sender?.email ?? '', false, true)!,
   };
-  const apns = { alert: { ...alert(state, m, userId, trigger), body: content }, sound: 'default', badge: 0, custom: { zulip: { ...base, ...msg, message_ids: [m.id] } } };
+  // APNs payloads leave out the unused `time` (FL 410); FCM ones keep it.
+  const { time: _time, ...apnsMsg } = msg;
+  const apns = { alert: { ...alert(state, m, userId, trigger), body: content }, sound: 'default', badge: 0, custom: { zulip: { ...base, ...apnsMsg, message_ids: [m.id] } } };
   return { user_id: userId, user_uuid: userUuid(state, userId), gcm_payload: gcm, apns_payload: apns, gcm_options: { priority: 'high' } };
 }
 

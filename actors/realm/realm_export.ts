@@ -36,6 +36,7 @@ import { isAdmin } from '../model.ts';
 import { defineAction, defineQuery, defineTimer, FOLLOW_UP_DELAY_MS, later, type Tx } from '../runtime/action.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { actingUser } from './access.ts';
+import { emailVisibility } from './emails.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -201,13 +202,13 @@ export const listExports = query({
   },
 });
 
-/** GET /export/realm/consents: each active human user's `allow_private_data_export`. O(users). */
+/** GET /export/realm/consents: each active human user's `allow_private_data_export` and `email_address_visibility` (FL 430). O(users). */
 export const exportConsents = query({
   type: 'exportConsents',
   fields: z.object({}),
   run(state, msg) {
     requireAdmin(state, msg.caller);
-    return { export_consents: activeHumans(state).map((u) => ({ user_id: u.id, consented: consented(state, u.id) })) };
+    return { export_consents: activeHumans(state).map((u) => ({ user_id: u.id, consented: consented(state, u.id), email_address_visibility: emailVisibility(state, u) })) };
   },
 });
 

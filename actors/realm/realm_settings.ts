@@ -232,7 +232,6 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_date_created: state.meta?.dateCreated ?? 0,
     realm_uri: realmUrl(siteUrl, state.meta?.stringId ?? ''),
     realm_url: realmUrl(siteUrl, state.meta?.stringId ?? ''),
-    realm_is_zephyr_mirror_realm: false,
     // Only a demo organization has it (Zulip's fetch_initial_state_data; FL 94).
     ...(state.meta?.demoOrganizationScheduledDeletionDate != null ? { demo_organization_scheduled_deletion_date: state.meta.demoOrganizationScheduledDeletionDate } : {}),
     // Zulip's web_public_streams_enabled(): the organization's option and the server's; this server has no web-public channels.

@@ -97,8 +97,19 @@ function serverSnapshot(state: Readonly<RealmState>): Record<string, unknown> {
     server_typing_stopped_wait_period_milliseconds: 5000,
     server_typing_started_wait_period_milliseconds: 10000,
     server_supported_permission_settings: supportedPermissionSettings(),
+    // The reasons a message may be reported for (Zulip's Realm.REPORT_MESSAGE_REASONS; FL 435).
+    server_report_message_types: REPORT_MESSAGE_TYPES,
   };
 }
+
+/** Zulip's report reasons, by key, with the names its clients show. */
+export const REPORT_MESSAGE_TYPES: ReadonlyArray<{ key: string; name: string }> = [
+  { key: 'spam', name: 'Spam' },
+  { key: 'harassment', name: 'Harassment' },
+  { key: 'inappropriate', name: 'Inappropriate content' },
+  { key: 'norms', name: 'Violates community norms' },
+  { key: 'other', name: 'Other reason' },
+];
 
 const G = GROUP_ID;
 /** Zulip's SYSTEM_GROUPS_ENUM_MAP and SYSTEM_GROUPS_TO_WILDCARD_MENTION_POLICY_MAP, by system group ID. */

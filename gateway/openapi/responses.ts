@@ -184,7 +184,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'POST /export/realm': fields({ id: Id }, ADMIN),
   'GET /export/realm': fields({ exports: z.array(RealmExportObject) }, ADMIN),
   'DELETE /export/realm/{export_id}': empty(ADMIN),
-  'GET /export/realm/consents': fields({ export_consents: z.array(z.object({ user_id: Id, consented: z.boolean() }).strict()) }, ADMIN),
+  'GET /export/realm/consents': fields({ export_consents: z.array(z.object({ user_id: Id, consented: z.boolean(), email_address_visibility: Id }).strict()) }, ADMIN),
   'POST /invites': empty(['INVITATION_FAILED', 400]),
   'POST /invites/multiuse': fields({ invite_link: z.string() }),
   'GET /invites': fields({ invites: z.array(InviteObject) }),
