@@ -164,12 +164,7 @@ async function suite(t: Test, store: Store): Promise<void> {
     // The next owner, with a greater token, on the store itself.
     const next = node(store, 3);
     await next.n.start();
-    t.teardown(async () => {
-      await next.n.stop();
-      // ActorNode.stop does not wait for actors still loading (a timer of the realm's, fired as the node
-      // stopped, may be loading a user actor): let them finish before the store closes.
-      await new Promise((r) => setTimeout(r, 1000));
-    });
+    t.teardown(() => next.n.stop());
     const words = (await next.actors.call(realmRef, realmActorId(REALM), { type: 'listAlertWords', caller: as(member2!.userId) } as never)) as { alert_words: string[] };
     for (const w of answered) t.ok(words.alert_words.includes(w), `answered change ${w} is there`);
     const fromCheckpoint = await RealmState.load(store, REALM);

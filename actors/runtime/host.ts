@@ -51,8 +51,12 @@ export class ActorHost<S> {
     return this.journal?.broken ?? false;
   }
 
-  /** Resolves once every commit started so far has finished. */
+  /**
+   * Resolves once a durable actor is loaded (its load reads the store: a node must not close it under
+   * one) and every commit started so far has finished; a load that failed has nothing to wait for.
+   */
   async drain(): Promise<void> {
+    if (this.kind.durable) await this.state.catch(() => {});
     await this.journal?.drain();
   }
 
