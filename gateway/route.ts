@@ -1,5 +1,6 @@
 /** A route: its method and path, its parameters' schema, and its handler. */
 import type { z } from 'zod';
+import type { JsonPieces } from '../actors/runtime/bus.ts';
 import type { ActorClient, RawJson } from '../actors/runtime/client.ts';
 import type { Caller } from '../actors/runtime/action.ts';
 import type { Authenticated } from '../actors/realm/users.ts';
@@ -27,6 +28,8 @@ export interface CallContext {
   featureLevel: number;
   /** Files of a multipart body, for routes declared with `files: true` (empty otherwise). */
   files: UploadedFile[];
+  /** Whether the client takes a gzip answer (its Accept-Encoding): a route answering `JsonPieces` may then give deflated pieces. */
+  acceptsGzip: boolean;
 }
 
 /** A reply that is not JSON: a file's bytes with their type (GET /user_uploads/...). */
@@ -60,7 +63,7 @@ export interface Route<S extends ParamShape = ParamShape> {
   maxBodyBytes?: number;
   /** Its answer is the same text for many callers (everyone's presence): encoded and gzipped once (`gateway/shared-replies.ts`). */
   sharedReply?: boolean;
-  handle(ctx: CallContext, params: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown> | RawJson | BinaryReply>;
+  handle(ctx: CallContext, params: z.infer<z.ZodObject<S>>): Promise<Record<string, unknown> | RawJson | JsonPieces | BinaryReply>;
 }
 
 /** Declares a route with its parameter types inferred from its schema. */

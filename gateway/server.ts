@@ -5,6 +5,7 @@
  */
 import uWS from 'uWebSockets.js';
 import type { Logger } from 'pino';
+import { JsonPieces } from '../actors/runtime/bus.ts';
 import { type ActorClient, RawJson } from '../actors/runtime/client.ts';
 import { ApiError, asApiError, invalidSubdomain, realmDeactivated, unavailable } from '../lib/errors.ts';
 import type { OrganizationRecord } from '../storage/tables.ts';
@@ -22,7 +23,7 @@ import { getEvents } from './routes/events.ts';
 import { PAGES } from './pages/index.ts';
 import { document, escapeHtml, matchPage, type Page } from './pages/page.ts';
 import type { Organizations } from './organizations.ts';
-import { acceptsGzip, SharedReplies } from './shared-replies.ts';
+import { acceptsGzip, piecesBody, SharedReplies } from './shared-replies.ts';
 
 export { ROUTES };
 
@@ -71,6 +72,19 @@ function successEnvelope(objectJson: string, extra: Record<string, unknown>): st
   const inner = objectJson.trim().slice(1, -1).trim();
   const tail = Object.keys(extra).length ? JSON.stringify(extra).slice(1, -1) : '';
   return `{"result":"success","msg":""${inner ? `,${inner}` : ''}${tail ? `,${tail}` : ''}}`;
+}
+
+/** `successEnvelope` for an answer in pieces: only its first and last texts change. */
+function envelopePieces(data: JsonPieces, extra: Record<string, unknown>): JsonPieces {
+  const pieces = [...data.pieces];
+  const first = pieces[0];
+  const last = pieces[pieces.length - 1];
+  if (typeof first !== 'string' || typeof last !== 'string' || !first.startsWith('{') || !last.endsWith('}')) throw new Error('an answer in pieces must begin and end with text');
+  if (pieces.length === 1) return new JsonPieces([successEnvelope(first, extra)]);
+  const tail = Object.keys(extra).length ? `,${JSON.stringify(extra).slice(1, -1)}` : '';
+  pieces[0] = `{"result":"success","msg":"",${first.slice(1)}`;
+  pieces[pieces.length - 1] = `${last.slice(0, -1)}${tail}}`;
+  return new JsonPieces(pieces);
 }
 
 function clientName(userAgent: string): string {
@@ -202,6 +216,12 @@ export class Gateway {
     return this.router.match(info.url.slice(PREFIX.length))?.get(info.method)?.route ?? null;
   }
 
+  /** Writes an answer in pieces as bytes, gzipped when the client takes it (`piecesBody`). */
+  private writePieces(reply: Reply, data: JsonPieces, gzip: boolean, headers: Record<string, string>): void {
+    if (reply.onJson) reply.onJson(200, data.text());
+    reply.binary(200, 'application/json', piecesBody(data, gzip), { ...headers, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) });
+  }
+
   private async serve(info: RequestInfo, reply: Reply): Promise<void> {
     const limits = this.opts.rateLimits ?? null;
     let limitHeaders: LimitHeaders = {};
@@ -280,6 +300,7 @@ export class Gateway {
         limits: { longPollTimeoutMs: this.opts.longPollTimeoutMs, queueIdleSecs: this.opts.queueIdleSecs },
         featureLevel: this.featureLevel,
         files,
+        acceptsGzip: acceptsGzip(info.acceptEncoding),
       };
       if (info.method !== 'GET') {
         // uWS 20.30 cannot answer a request pipelined behind one still being
@@ -310,7 +331,8 @@ export class Gateway {
         reply.onJson?.(200, shared.body.toString());
         const gzip = acceptsGzip(info.acceptEncoding);
         reply.binary(200, 'application/json', gzip ? shared.gzip() : shared.body, { ...limitHeaders, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) });
-      } else if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra), limitHeaders);
+      } else if (data instanceof JsonPieces) this.writePieces(reply, envelopePieces(data, extra), ctx.acceptsGzip, limitHeaders);
+      else if (data instanceof RawJson) reply.raw(200, successEnvelope(data.text, extra), limitHeaders);
       else reply.json(200, { result: 'success', msg: '', ...data, ...extra }, limitHeaders);
     } catch (err) {
       const e = asApiError(err);

@@ -11,6 +11,8 @@
  * one process: a pointer comparison; a copy off the bus: one memcmp).
  */
 import { gzipSync } from 'node:zlib';
+import type { JsonPieces } from '../actors/runtime/bus.ts';
+import { deflatePiece, gzipJoin } from '../lib/gzip-join.ts';
 
 export interface SharedReply {
   /** The whole answer, envelope included, as UTF-8. */
@@ -49,4 +51,23 @@ export function acceptsGzip(header: string): boolean {
     return q === undefined || Number(q.slice(2)) > 0;
   }
   return false;
+}
+
+/**
+ * The body of an answer in pieces (a register, issue 20): their bytes back
+ * to back, or, when `gzip`, one gzip stream of the deflated pieces as they
+ * came (compressed once per change) and the texts between deflated now.
+ * Pieces that came deflated need `gzip` (the route asked for them only
+ * then); bytes that came uncompressed are deflated here if it is set.
+ */
+export function piecesBody(data: JsonPieces, gzip: boolean): Buffer {
+  if (!gzip) {
+    return Buffer.concat(data.pieces.map((p) => {
+      if (typeof p === 'string') return Buffer.from(p);
+      if ('utf8' in p) return p.utf8;
+      throw new Error('a deflated piece in an answer without gzip');
+    }));
+  }
+  // Level 1 for what is compressed per answer: the large pieces came compressed already.
+  return Buffer.concat(gzipJoin(data.pieces.map((p) => (typeof p === 'string' ? deflatePiece(Buffer.from(p)) : 'utf8' in p ? deflatePiece(p.utf8) : p.deflated))));
 }

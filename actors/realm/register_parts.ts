@@ -1,11 +1,12 @@
 /**
  * The parts of the register snapshot that do not depend on who asks, kept
- * as JSON text (issue 20): `realm_users` and `realm_non_active_users` as a
+ * encoded (issue 20): `realm_users` and `realm_non_active_users` as a
  * user who may see everyone gets them, and `realm_user_groups` (the system
  * groups list every member), are O(users) to build and ~390 B per user to
  * encode, and every client registers again after a deploy. Built
- * once, they are spliced into the reply text (`snapshot.ts`), which crosses
- * the bus and the gateway without being parsed or encoded again.
+ * once as UTF-8 bytes, and deflated once for the clients that accept gzip,
+ * they cross the bus and the gateway as those bytes (`JsonPieces`), never
+ * parsed, encoded or compressed again per register (`withParts`).
  *
  * A part reflects the realm's state at one version: the number of changes
  * made so far to what it is made of (user rows and custom profile fields,
@@ -19,9 +20,11 @@
  * Parts that depend on the viewer (a guest's restricted view, the user's own
  * settings, subscriptions, unreads) are computed per register as before.
  */
+import { type DeflatedPiece, deflatePieceAsync } from '../../lib/gzip-join.ts';
 import type { WriteOp } from '../../storage/store.ts';
 import { T } from '../../storage/tables.ts';
 import type { Delivery } from '../events/delivery.ts';
+import { type EncodedJson, JsonPieces, JsonText } from '../runtime/bus.ts';
 import type { RealmState } from './state.ts';
 
 /**
@@ -33,11 +36,33 @@ const SOURCE_TABLES: ReadonlySet<string> = new Set([T.users.schema.name, T.profi
 /** Events about what the parts show; each comes with a write to a source table, and is checked for as well. */
 const SOURCE_EVENTS: ReadonlySet<string> = new Set(['realm_user', 'realm_bot', 'custom_profile_fields', 'user_group']);
 
+/**
+ * One part at one version: its JSON as UTF-8 bytes, and those bytes
+ * deflated as a piece of a gzip stream (`lib/gzip-join.ts`), made on the
+ * first register that accepts gzip after a change (on libuv's threads), and
+ * then shared by every such register until the next change.
+ */
+export class CachedPart {
+  private zipped: Promise<DeflatedPiece> | null = null;
+  constructor(readonly bytes: Buffer) {}
+
+  deflated(): Promise<DeflatedPiece> {
+    if (!this.zipped) {
+      this.zipped = deflatePieceAsync(this.bytes, PART_LEVEL);
+      this.zipped.catch(() => (this.zipped = null)); // the next register tries again
+    }
+    return this.zipped;
+  }
+}
+
+/** zlib's level for the parts: compressed once per change and sent many times, they are worth its default. */
+const PART_LEVEL = 6;
+
 class Parts {
   /** Changes made to the sources since the realm was loaded. */
   version = 0;
-  /** Part name -> its JSON text, at `version`. */
-  readonly texts = new Map<string, string>();
+  /** Part name -> the part, at `version`. */
+  readonly parts = new Map<string, CachedPart>();
   builds = 0;
 }
 
@@ -55,35 +80,44 @@ export function noteChange(state: Readonly<RealmState>, writes: readonly WriteOp
   if (!touches) return;
   const p = partsOf(state);
   p.version++;
-  p.texts.clear();
+  p.parts.clear();
 }
 
-/** The JSON text of part `name` at the current version: cached, or built by `build` now. */
-export function encodedPart(state: Readonly<RealmState>, name: string, build: () => unknown): string {
+/** Part `name` at the current version: cached, or built by `build` now. */
+export function encodedPart(state: Readonly<RealmState>, name: string, build: () => unknown): CachedPart {
   const p = partsOf(state);
-  let text = p.texts.get(name);
-  if (text === undefined) {
-    text = JSON.stringify(build());
-    p.texts.set(name, text);
+  let part = p.parts.get(name);
+  if (part === undefined) {
+    part = new CachedPart(Buffer.from(JSON.stringify(build())));
+    p.parts.set(name, part);
     p.builds++;
   }
-  return text;
+  return part;
 }
 
 /** The version the parts reflect and how often they were built (tests, `parley cluster status`). */
 export function partsStats(state: Readonly<RealmState>): { version: number; builds: number; cached: number } {
   const p = partsOf(state);
-  return { version: p.version, builds: p.builds, cached: p.texts.size };
+  return { version: p.version, builds: p.builds, cached: p.parts.size };
 }
 
 /**
- * One JSON object's text from an object's text and members given as JSON
- * text: `{...rest, name: <text>}` without encoding the texts again. `rest`
- * must not have those names.
+ * How a snapshot's caller takes the parts: spliced into the reply's text
+ * (`text`, for a caller that reads the value), or as pieces that cross the
+ * bus and reach the client as the bytes they are (`utf8`), or as deflated
+ * pieces of a gzip stream (`deflated`, for a client that accepts gzip).
  */
-export function withEncoded(restText: string, encoded: ReadonlyArray<readonly [string, string]>): string {
-  // Joined with `+` only: V8 then links the texts instead of copying them (a join or a slice would copy megabytes).
-  let out = '{';
-  for (const [name, text] of encoded) out = out + JSON.stringify(name) + ':' + text + ',';
-  return restText === '{}' ? out.slice(0, -1) + '}' : out + restText.slice(1);
+export type PartsForm = 'text' | 'utf8' | 'deflated';
+
+/**
+ * One JSON object, `{...rest, name: <part>}`, from an object's text and
+ * parts, in the form the caller takes. `rest` must not have those names.
+ */
+export function withParts(restText: string, parts: ReadonlyArray<readonly [string, CachedPart]>, form: PartsForm): JsonText | Promise<JsonPieces> {
+  if (parts.length === 0) return new JsonText(restText);
+  const heads = parts.map(([name], i) => (i === 0 ? '{' : ',') + JSON.stringify(name) + ':');
+  const tail = restText === '{}' ? '}' : ',' + restText.slice(1);
+  if (form === 'text') return new JsonText(heads.map((h, i) => h + parts[i]![1].bytes.toString()).join('') + tail);
+  const encoded = parts.map(([, part]) => (form === 'utf8' ? Promise.resolve<EncodedJson>({ utf8: part.bytes }) : part.deflated().then((deflated): EncodedJson => ({ deflated }))));
+  return Promise.all(encoded).then((done) => new JsonPieces([...heads.flatMap((h, i) => [h, done[i]!]), tail]));
 }

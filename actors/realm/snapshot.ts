@@ -12,8 +12,7 @@ import { avatarUrl, realmIconUrl } from '../format.ts';
 import { GROUP_ID, isGuest, Role } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { actingUser, seesEveryone } from './access.ts';
-import { encodedPart, withEncoded } from './register_parts.ts';
-import { JsonText } from '../runtime/bus.ts';
+import { type CachedPart, encodedPart, withParts } from './register_parts.ts';
 import { channelSnapshot } from './subscription_settings.ts';
 import { realmGroupSetting, realmSnapshot } from './realm_settings.ts';
 import { supportedPermissionSettings } from './permission_settings.ts';
@@ -171,9 +170,10 @@ function resolveNotificationSettings(state: Readonly<RealmState>, userId: number
 
 /**
  * The realm's part of a register, as JSON text: the parts every viewer who
- * sees everyone gets alike come pre-encoded (`register_parts.ts`). Answered
- * beside the mailbox (`QueryDef.concurrent`): a register does not wait
- * behind the organization's sends.
+ * sees everyone gets alike come pre-encoded (`register_parts.ts`), as
+ * pieces of bytes when the caller asks (`parts`). Answered beside the
+ * mailbox (`QueryDef.concurrent`): a register does not wait behind the
+ * organization's sends.
  */
 export const snapshot = query({
   type: 'snapshot',
@@ -184,14 +184,16 @@ export const snapshot = query({
     includeSubscribers: IncludeSubscribers,
     /** The client's `client_capabilities` (archived channels, linkifier templates, incomplete user lists). */
     capabilities: z.record(z.string(), z.boolean()).default({}),
+    /** How the cached parts come: in the text, or as pieces of bytes (`utf8`, or `deflated` for a client that accepts gzip). */
+    parts: z.enum(['text', 'utf8', 'deflated']).default('text'),
   }),
   run(state, msg, ctx) {
     const user = actingUser(state, msg.caller);
     const want = (t: string) => wants(msg.fetch, t);
     const out: Record<string, unknown> = { ...limits(state) };
     if (want('realm')) Object.assign(out, realmSnapshot(state, ctx.siteUrl), serverSnapshot(state), legacyPolicies(state));
-    /** Members given as JSON text, spliced into the reply. */
-    const encoded: Array<[string, string]> = [];
+    /** Members kept encoded (`register_parts.ts`), joined to the reply in the form the caller takes. */
+    const encoded: Array<[string, CachedPart]> = [];
     if (want('realm_user')) {
       const users = [...state.users.values()];
       const opts = { extavatar: msg.clientExtavatar, profile: true, incomplete: msg.capabilities.user_list_incomplete === true };
@@ -276,7 +278,8 @@ export const snapshot = query({
     }
     // Zulip's fetch type is `video_calls`; the event's own type is accepted too.
     if (want('video_calls') || want('has_videoprovider_token')) out.has_videoprovider_token = state.org.videoTokens.has(user.id);
-    return new JsonText(withEncoded(JSON.stringify(out), encoded));
+    // Everything is read now, between two changes; only compressing a part the first time waits (off this thread).
+    return withParts(JSON.stringify(out), encoded, msg.parts);
   },
 });
 

@@ -27,7 +27,7 @@ import { T, type TimerRecord } from '../../storage/tables.ts';
 import type { Delivery } from '../events/delivery.ts';
 import type { ActorContext } from './context.ts';
 import type { Parked } from './mailbox.ts';
-import type { JsonText } from './bus.ts';
+import type { JsonPieces, JsonText } from './bus.ts';
 
 /** Who sends a message: a user of a realm, or the server itself (`userId` null). */
 export interface Caller {
@@ -201,7 +201,7 @@ export type ReplyOf<H> = H extends { kind: 'action'; reply?: (applied: never) =>
       ? L
       : Q extends Parked<infer K>
         ? K
-        : Awaited<Q> extends JsonText
+        : Awaited<Q> extends JsonText | JsonPieces
           ? Record<string, unknown> // a reply built as JSON text: an object (the caller parses it or forwards the text)
           : Awaited<Q>
     : never;

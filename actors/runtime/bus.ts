@@ -14,7 +14,9 @@
  * (`sharesEvents`). In check mode shared values are frozen, so a write fails
  * the test that makes it.
  */
+import { constants, inflateRawSync } from 'node:zlib';
 import { ApiError, type WireError } from '../../lib/errors.ts';
+import type { DeflatedPiece } from '../../lib/gzip-join.ts';
 
 export interface Subscription {
   unsubscribe(): Promise<void>;
@@ -50,6 +52,8 @@ export interface Bus {
   /** As `request`, but resolves with the reply value's JSON text, for a
    *  caller that forwards it (the gateway) instead of decoding it. */
   requestText(subject: string, body: unknown, timeoutMs: number): Promise<string>;
+  /** As `requestText`, but a reply built in pieces (`JsonPieces`) comes as those pieces, its bytes never turned into text. */
+  requestReply(subject: string, body: unknown, timeoutMs: number): Promise<string | JsonPieces>;
   /**
    * Whether subscribers get the very value given to `publish` (in process)
    * rather than a decoded copy of it (NATS). On such a bus the publisher
@@ -89,6 +93,71 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
+/** A piece of a reply's JSON kept encoded: its UTF-8 bytes, or those bytes deflated as a piece of a gzip stream (`lib/gzip-join.ts`). */
+export type EncodedJson = { utf8: Buffer } | { deflated: DeflatedPiece };
+
+/**
+ * A reply value's JSON text as pieces, in order: texts, and parts encoded
+ * once for many replies (a register's `realm_users`, issue 20), which
+ * cross the bus and reach the client as the bytes they are. A caller that
+ * wants the text gets it joined (`text`); the register route writes the
+ * bytes, or the deflated pieces as one gzip stream.
+ */
+export class JsonPieces {
+  constructor(readonly pieces: ReadonlyArray<string | EncodedJson>) {}
+
+  /** The whole JSON text (deflated pieces inflated: each ends with a flush, not a final block): for callers that read the value. */
+  text(): string {
+    const inflate = (data: Buffer) => inflateRawSync(data, { finishFlush: constants.Z_SYNC_FLUSH }).toString();
+    return this.pieces.map((p) => (typeof p === 'string' ? p : 'utf8' in p ? p.utf8.toString() : inflate(p.deflated.data))).join('');
+  }
+}
+
+/** The first byte of a `JsonPieces` reply on the wire (`v` and `e` begin the others). */
+const PIECES_TAG = 0x70; // 'p'
+
+/**
+ * A `JsonPieces` reply on the wire: `p`, the length of a JSON header (4
+ * bytes, big-endian), the header (each piece: its text, or [0, bytes] for
+ * UTF-8 bytes, [1, bytes, crc, size] for a deflated piece), then the encoded
+ * pieces' bytes back to back.
+ */
+export function encodePieces(value: JsonPieces): Buffer {
+  const blobs: Buffer[] = [];
+  const header = value.pieces.map((p) => {
+    if (typeof p === 'string') return p;
+    if ('utf8' in p) {
+      blobs.push(p.utf8);
+      return [0, p.utf8.length];
+    }
+    blobs.push(p.deflated.data);
+    return [1, p.deflated.data.length, p.deflated.crc, p.deflated.size];
+  });
+  const head = Buffer.from(JSON.stringify(header));
+  const lead = Buffer.alloc(5);
+  lead[0] = PIECES_TAG;
+  lead.writeUInt32BE(head.length, 1);
+  return Buffer.concat([lead, head, ...blobs]);
+}
+
+/** Whether a reply on the wire is a `JsonPieces` one. */
+export const isPiecesReply = (data: Uint8Array): boolean => data.length > 0 && data[0] === PIECES_TAG;
+
+/** The `JsonPieces` of `encodePieces`; its parts are views of `data` (not copied). */
+export function decodePieces(data: Uint8Array): JsonPieces {
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const headLength = buf.readUInt32BE(1);
+  const header = JSON.parse(buf.subarray(5, 5 + headLength).toString()) as Array<string | number[]>;
+  let at = 5 + headLength;
+  const take = (n: number): Buffer => {
+    if (at + n > buf.length) throw new Error('a pieces reply shorter than its header says');
+    const out = buf.subarray(at, at + n);
+    at += n;
+    return out;
+  };
+  return new JsonPieces(header.map((h) => (typeof h === 'string' ? h : h[0] === 0 ? { utf8: take(h[1]!) } : { deflated: { data: take(h[1]!), crc: h[2]!, size: h[3]! } })));
+}
+
 /**
  * A reply as it crosses the wire: `v` and the value's JSON, or `e` and the
  * WireError's JSON. The value's JSON is kept intact so the gateway can put it
@@ -108,6 +177,7 @@ export function encodeReply(result: PromiseSettledResult<unknown>): WireReply {
 
 /** A reply value's JSON text (a `JsonText` is already that). */
 export function valueText(value: unknown): string {
+  if (value instanceof JsonPieces) return value.text();
   return value instanceof JsonText ? value.text : JSON.stringify(value ?? null);
 }
 

@@ -7,7 +7,7 @@
 import { ApiError, unavailable } from '../../lib/errors.ts';
 import { busDuration, busErrors, type CounterChild, type HistogramChild, secondsSince } from '../../lib/metrics.ts';
 import { shardOf, subjects } from '../subjects.ts';
-import { type Bus, BusError } from './bus.ts';
+import { type Bus, BusError, JsonPieces } from './bus.ts';
 import { DEFAULT_LEASE_TTL_MS } from './leases.ts';
 import type { ActorRef, MessageOf, ReplyFor } from './registry.ts';
 
@@ -59,7 +59,7 @@ function statsOf(kind: string): BusStats {
 export class ActorClient {
   constructor(
     /** Any way to make a bus request: the process's bus, or the CLI's admin socket. */
-    private readonly bus: Pick<Bus, 'requestText'>,
+    private readonly bus: Pick<Bus, 'requestText'> & Partial<Pick<Bus, 'requestReply'>>,
     readonly shards: number,
     private readonly timeoutMs: number,
     /** How long to retry a shard that is moving (`shardMoveWaitMs` of the cluster's lease TTL). */
@@ -74,7 +74,19 @@ export class ActorClient {
   /** As `call`, with the reply left as JSON text, for a route that only forwards it. */
   async raw<H, M extends MessageOf<H>>(ref: ActorRef<H>, id: string, msg: M, timeoutMs = this.timeoutMs): Promise<RawJson> {
     const shard = shardOf(ref.placement(id), this.shards);
-    return new RawJson(await this.request(subjects.actor(shard, ref.kind, id), msg, timeoutMs, statsOf(ref.kind)));
+    return new RawJson(await this.request((s, b, t) => this.bus.requestText(s, b, t), subjects.actor(shard, ref.kind, id), msg, timeoutMs, statsOf(ref.kind)));
+  }
+
+  /**
+   * As `raw`, with a reply built in pieces left as its pieces (encoded parts
+   * never turned into text: a register's `realm_users`, issue 20). Through
+   * the CLI's admin socket, which carries text only, the reply is text.
+   */
+  async pieces<H, M extends MessageOf<H>>(ref: ActorRef<H>, id: string, msg: M, timeoutMs = this.timeoutMs): Promise<RawJson | JsonPieces> {
+    const shard = shardOf(ref.placement(id), this.shards);
+    const ask = this.bus.requestReply ? this.bus.requestReply.bind(this.bus) : this.bus.requestText.bind(this.bus);
+    const reply = await this.request(ask, subjects.actor(shard, ref.kind, id), msg, timeoutMs, statsOf(ref.kind));
+    return typeof reply === 'string' ? new RawJson(reply) : reply;
   }
 
   /**
@@ -84,14 +96,14 @@ export class ActorClient {
    * clients see the takeover of a dead node's shards as latency. A timeout
    * is not retried: the actor may have done the work.
    */
-  private async request(subject: string, body: unknown, timeoutMs: number, stats: BusStats): Promise<string> {
+  private async request<R>(ask: (subject: string, body: unknown, timeoutMs: number) => Promise<R>, subject: string, body: unknown, timeoutMs: number, stats: BusStats): Promise<R> {
     const started = Date.now();
     const t0 = performance.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        const text = await this.bus.requestText(subject, body, timeoutMs);
+        const reply = await ask(subject, body, timeoutMs);
         stats.duration.observe(secondsSince(t0));
-        return text;
+        return reply;
       } catch (err) {
         // Every failed attempt is counted; the duration once, for the outcome the caller gets.
         if (err instanceof BusError) stats.error(err.reason);

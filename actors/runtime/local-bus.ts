@@ -8,7 +8,7 @@
  * nothing else holds or changes (`ActorNode.publish`).
  */
 import { log } from '../../lib/log.ts';
-import { type Bus, BusError, callerError, sharedEvent, valueText, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
+import { type Bus, BusError, callerError, JsonPieces, sharedEvent, valueText, type EventHandler, type RequestHandler, type SubscribeOptions, type Subscription } from './bus.ts';
 
 interface Entry<H> {
   pattern: string;
@@ -73,6 +73,11 @@ export class LocalBus implements Bus {
   }
 
   async requestText(subject: string, body: unknown, timeoutMs: number): Promise<string> {
+    const reply = await this.requestReply(subject, body, timeoutMs);
+    return typeof reply === 'string' ? reply : reply.text();
+  }
+
+  async requestReply(subject: string, body: unknown, timeoutMs: number): Promise<string | JsonPieces> {
     if (this.closed) throw new BusError('closed', subject);
     const handler = this.servers.find(subject);
     if (!handler) throw new BusError('no_responders', subject);
@@ -81,12 +86,12 @@ export class LocalBus implements Bus {
     let timer: NodeJS.Timeout | undefined;
     try {
       // The reply's text as NATS would carry it, without the wire string between: a long
-      // poll's events are not copied again.
+      // poll's events are not copied again. Pieces are handed over as they are (their bytes are only read).
       return await Promise.race([
         handler(sharedEvent(body === undefined ? null : body), subject).then(
           (v) => {
             try {
-              return valueText(v);
+              return v instanceof JsonPieces ? v : valueText(v);
             } catch (err) {
               throw callerError(err); // a value JSON cannot carry: an internal error, as over NATS
             }

@@ -33,7 +33,7 @@ import {
 import type { Logger } from 'pino';
 import { unavailable } from '../../lib/errors.ts';
 import { log as rootLog } from '../../lib/log.ts';
-import { type SubscribeOptions, type Bus, BusError, encodeReply, INTERNAL_ERROR_REPLY, replyText, sharedEvent, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
+import { type SubscribeOptions, type Bus, BusError, decodePieces, encodePieces, encodeReply, INTERNAL_ERROR_REPLY, isPiecesReply, JsonPieces, replyText, sharedEvent, type EventHandler, type RequestHandler, type Subscription, type WireReply } from './bus.ts';
 import { ChunkFetchError, chunkBytes, chunkedHeader, ChunkStore, fetchChunks } from './nats-chunks.ts';
 
 export interface NatsBusOptions {
@@ -173,6 +173,11 @@ export class NatsBus implements Bus {
   }
 
   async requestText(subject: string, body: unknown, timeoutMs: number): Promise<string> {
+    const reply = await this.requestReply(subject, body, timeoutMs);
+    return typeof reply === 'string' ? reply : reply.text();
+  }
+
+  async requestReply(subject: string, body: unknown, timeoutMs: number): Promise<string | JsonPieces> {
     if (this.closing || this.offline || this.nc.isClosed()) throw new BusError('closed', subject);
     if (this.inFlight >= this.maxInFlight) throw new BusError('busy', subject);
     const data = encode(body);
@@ -210,7 +215,7 @@ export class NatsBus implements Bus {
       this.waiting.delete(abandon);
       if (held !== null) this.chunks.drop(held);
     }
-    return replyText(decoder.decode(reply));
+    return isPiecesReply(reply) ? decodePieces(reply) : replyText(decoder.decode(reply));
   }
 
   /**
@@ -360,11 +365,13 @@ export class NatsBus implements Bus {
 
   /** Runs one request to completion and replies. Never rejects. */
   private async answer(msg: Msg, handler: RequestHandler): Promise<void> {
-    let reply: WireReply;
+    let reply: WireReply | Uint8Array;
     try {
       const header = chunkedHeader(msg);
       const data = header ? await this.fetchRequest(header) : msg.data;
-      reply = encodeReply({ status: 'fulfilled', value: await handler(decode(data), this.local(msg.subject)) });
+      const value = await handler(decode(data), this.local(msg.subject));
+      // A reply in pieces crosses as its bytes (a register's parts, gzipped once: issue 20).
+      reply = value instanceof JsonPieces ? encodePieces(value) : encodeReply({ status: 'fulfilled', value });
     } catch (err) {
       reply = encodeReply({ status: 'rejected', reason: err });
     }
@@ -383,9 +390,9 @@ export class NatsBus implements Bus {
   }
 
   /** Sends the reply, in chunks its caller fetches if it exceeds one message. */
-  private respond(msg: Msg, reply: WireReply): void {
+  private respond(msg: Msg, reply: WireReply | Uint8Array): void {
     try {
-      const data = encoder.encode(reply);
+      const data = typeof reply === 'string' ? encoder.encode(reply) : reply;
       const size = chunkBytes(this.nc);
       if (data.length <= size) msg.respond(data);
       else msg.respond(Empty, { headers: this.chunks.offer(data, size, this.chunkTtlMs).headers });

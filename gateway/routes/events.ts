@@ -10,6 +10,7 @@ import { presenceActorId, ephemeralRef } from '../../actors/ephemeral/ref.ts';
 import { clientExtavatar } from '../../actors/format.ts';
 import { queueActorId, queueRef } from '../../actors/queue/ref.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { type EncodedJson, JsonPieces } from '../../actors/runtime/bus.ts';
 import { RawJson } from '../../actors/runtime/client.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { ApiError, badEventQueue } from '../../lib/errors.ts';
@@ -88,8 +89,9 @@ export const register = route({
       },
     });
     const [realmPart, userPart, presencePart] = await Promise.all([
-      // Forwarded as the realm encoded it (with its pre-encoded parts), never parsed here.
-      ctx.actors.raw(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false', capabilities: caps }),
+      // Forwarded as the realm encoded it, never parsed here: its cached parts come as UTF-8 bytes, or
+      // deflated once per change for a client that accepts gzip (the gateway writes one gzip stream).
+      ctx.actors.pieces(realmRef, realm, { type: 'snapshot', caller: who, fetch, clientExtavatar: extavatar, includeSubscribers: p.include_subscribers ?? 'false', capabilities: caps, parts: ctx.acceptsGzip ? 'deflated' : 'utf8' }),
       ctx.actors.call(userRef, userActorId(user.realmId, user.userId), { type: 'snapshot', caller: who, fetch, emptyTopicDisplayName }),
       fetch === null || fetch.includes('presence')
         ? ctx.actors.raw(ephemeralRef, presenceActorId(user.realmId), { type: 'getPresences', caller: who, slim: (p.slim_presence ?? false) || caps.simplified_presence_events === true, historyLimitDays: p.presence_history_limit_days ?? null })
@@ -110,34 +112,41 @@ export const register = route({
       event_queue_longpoll_timeout_seconds: 90,
       ...userPart,
     };
-    return Object.assign(new RawJson(joinObjects([JSON.stringify(rest), realmPart.text, presencePart.text])), { [IGNORED]: unhonored });
+    return Object.assign(joinObjects([new RawJson(JSON.stringify(rest)), realmPart, presencePart]), { [IGNORED]: unhonored });
   },
 });
 
 const CHECK = process.env.PARLEY_CHECK === '1';
 
 /**
- * One JSON object's text from objects' texts that share no key (checked in
- * check mode: a key in two would reach the client twice). Each text is
- * sliced once (a slice copies a text made by joining, and the realm's part
- * is megabytes), and the pieces are joined with `+`, which does not copy.
+ * One JSON object from objects that share no key (checked in check mode: a
+ * key in two would reach the client twice), each as text or pieces whose
+ * first and last are texts (`withParts`). Only those end texts are cut: the
+ * encoded parts between are passed on as they are.
  */
-function joinObjects(texts: string[]): string {
+function joinObjects(objects: Array<RawJson | JsonPieces>): JsonPieces {
   if (CHECK) {
     const seen = new Set<string>();
-    for (const text of texts) {
-      for (const k of Object.keys(JSON.parse(text) as object)) {
+    for (const o of objects) {
+      for (const k of Object.keys(JSON.parse(o instanceof RawJson ? o.text : o.text()) as object)) {
         if (seen.has(k)) throw new Error(`register parts share key ${k}`);
         seen.add(k);
       }
     }
   }
-  let out = '';
-  for (const text of texts) {
-    if (text === '{}') continue;
-    out = out === '' ? '{' + text.slice(1, -1) : out + ',' + text.slice(1, -1);
+  const out: Array<string | EncodedJson> = [];
+  for (const o of objects) {
+    const pieces = o instanceof RawJson ? [o.text] : [...o.pieces];
+    const first = pieces[0];
+    const last = pieces[pieces.length - 1];
+    if (typeof first !== 'string' || typeof last !== 'string') throw new Error('a register part must begin and end with text');
+    if (pieces.length === 1 && first.trim() === '{}') continue;
+    pieces[0] = (out.length === 0 ? '{' : ',') + first.trimStart().slice(1);
+    pieces[pieces.length - 1] = (pieces[pieces.length - 1] as string).trimEnd().slice(0, -1);
+    out.push(...pieces);
   }
-  return out === '' ? '{}' : out + '}';
+  out.push(out.length === 0 ? '{}' : '}');
+  return new JsonPieces(out);
 }
 
 /**
