@@ -6,12 +6,13 @@
  */
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { type Bus, BusError } from '../actors/runtime/bus.ts';
+import { type Bus, BusError, JsonPieces } from '../actors/runtime/bus.ts';
 import { LocalBus } from '../actors/runtime/local-bus.ts';
 import { NatsBus } from '../actors/runtime/nats-bus.ts';
 import { CHUNKED_HEADER } from '../actors/runtime/nats-chunks.ts';
 import { Empty, headers } from '@nats-io/transport-node';
 import { ApiError, streamDoesNotExist } from '../lib/errors.ts';
+import { deflatePiece } from '../lib/gzip-join.ts';
 import { startNats, startRelay } from './helpers/services.ts';
 
 t.setTimeout(60_000);
@@ -37,8 +38,34 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection');
 }
 
+/** A reply in pieces: texts, UTF-8 bytes and a deflated piece (a register's cached parts, issue 20). */
+function piecesOf(users: string): JsonPieces {
+  return new JsonPieces(['{"a":', { utf8: Buffer.from(JSON.stringify(users)) }, ',"b":', { deflated: deflatePiece(Buffer.from(JSON.stringify([users, 'é👋']))) }, '}']);
+}
+
 /** The behaviour every Bus must have. */
 async function busSuite(t: Test, setup: Setup, known: Known = {}): Promise<void> {
+  await t.test('bus - a reply in pieces comes as its pieces to requestReply (bytes as they were), and as its JSON text to requestText', async (t) => {
+    const { a, b } = await setup(t);
+    const reply = piecesOf('everyone é👋');
+    await b.serve('t.pieces', async () => reply);
+    await b.flush();
+    const got = await a.requestReply('t.pieces', null, 2000);
+    if (!(got instanceof JsonPieces)) throw new Error('not pieces');
+    t.equal(got.pieces.length, 5);
+    t.same(got.pieces.filter((p) => typeof p === 'string'), ['{"a":', ',"b":', '}'], 'the texts');
+    const [utf8, deflated] = got.pieces.filter((p) => typeof p !== 'string') as [{ utf8: Buffer }, { deflated: { data: Buffer; crc: number; size: number } }];
+    t.ok(utf8.utf8.equals((reply.pieces[1] as { utf8: Buffer }).utf8), 'the UTF-8 bytes');
+    const sent = (reply.pieces[3] as { deflated: { data: Buffer; crc: number; size: number } }).deflated;
+    t.ok(deflated.deflated.data.equals(sent.data), 'the deflated bytes, not inflated on the way');
+    t.same([deflated.deflated.crc, deflated.deflated.size], [sent.crc, sent.size], 'with their CRC-32 and size');
+    t.strictSame(JSON.parse(await a.requestText('t.pieces', null, 2000)), { a: 'everyone é👋', b: ['everyone é👋', 'é👋'] });
+    t.equal(await a.requestReply('t.echo.none', null, 2000).catch((e: unknown) => (e instanceof BusError ? e.reason : e)), 'no_responders');
+    await b.serve('t.plain', async () => ({ x: 1 }));
+    await b.flush();
+    t.equal(await a.requestReply('t.plain', null, 2000), '{"x":1}', 'any other reply: its JSON text');
+  });
+
   await t.test('bus - request/reply round trip: the server reads the request, the caller gets a JSON copy of the reply', async (t) => {
     const { a, b } = await setup(t);
     const seen: unknown[] = [];
@@ -407,6 +434,11 @@ t.test('NatsBus', async (t) => {
     for (let i = 0; i < 3; i++) t.equal(await a.request('t.chunks.small', {}, 2000), 'fine', `in-flight slots (2) were all given back (${i + 1})`);
     const text2 = await a.requestText('t.chunks.big', {}, 5000);
     t.equal(text2, JSON.stringify(bigReply), 'requestText gives the reply value\'s JSON text');
+    const bigPieces = piecesOf(text(40_000, 'p'));
+    await b.serve('t.pieces.big', async () => bigPieces);
+    await b.flush();
+    const got = await a.requestReply('t.pieces.big', {}, 5000);
+    t.ok(got instanceof JsonPieces && got.text() === bigPieces.text(), 'a reply in pieces larger than max_payload arrives whole, as its pieces');
   });
 
   await t.test('nats bus - a chunked reply whose sender is gone fails at once with BusError closed, which callers do not retry', async (t) => {
