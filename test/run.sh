@@ -57,6 +57,7 @@ step typecheck npx tsc --noEmit -p .
 API_TESTS=(
   test/snapshot.test.ts
   test/register.test.ts
+  test/register-gzip.test.ts
   test/history-reads.test.ts
   test/messages.test.ts
   test/fanout.test.ts
