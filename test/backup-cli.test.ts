@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import t from 'tap';
 import { dropKeyspace } from '../scripts/drop-keyspace.ts';
+import { EmbeddedStore } from '../storage/embedded.ts';
+import { T } from '../storage/tables.ts';
 import { checkRestored, dirWithDemo, hostGet, NO_LIMITS, populate } from './helpers/backup-org.ts';
 import { serverFor } from './helpers/server.ts';
 
@@ -74,6 +76,33 @@ t.test('backup cli - export from a running server, import into another under a n
   t.match(taken.stderr, /Subdomain 'acme' is organization 2's/);
   const down = await parley(['import', file, '--subdomain', 'other', '--data-dir', join(work, 'no-server')]);
   t.equal(down.code, 3, 'no running deployment: unreachable');
+});
+
+t.test('backup cli - forget-checkpoints before a rollback: every realm is marked to load from its tables, which the next start does (and then checkpoints again)', async (t) => {
+  const s = await serverFor(t, { env: NO_LIMITS });
+  const topic = `rollback ${Date.now()}`;
+  await s.api.as(s.demo.owner).ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: 'before the rollback' });
+  await s.stop();
+  const data = join(s.dataDir!, 'data');
+  const stale = async () => {
+    const store = new EmbeddedStore(data);
+    try {
+      return await T.realmCheckpoints.at(1, 'stale').get(store);
+    } finally {
+      await store.close();
+    }
+  };
+  t.notOk(await stale(), 'no realm is marked before');
+  const f = await parley(['--json', 'forget-checkpoints', '--data-dir', data]);
+  t.equal(f.code, 0, f.stderr);
+  t.same(JSON.parse(f.stdout), { realms: [1] }, 'every organization of the deployment');
+  t.ok(await stale(), 'the realm is marked: a build of either checkpoint format loads it from its tables');
+  const again = await s.restart();
+  t.teardown(() => again.stop());
+  const r = await again.api.as(again.demo.owner).ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: JSON.stringify([{ operator: 'topic', operand: topic }]) });
+  t.equal(r.messages[0]?.content, '<p>before the rollback</p>', 'the organization serves what it had');
+  await again.stop();
+  t.notOk(await stale(), 'the load from the tables wrote a new checkpoint, which clears the mark');
 });
 
 t.test('backup cli - import into a running cluster deployment over NATS and Cassandra, export it back from the cluster', { skip: process.env.PARLEY_TEST_CASSANDRA !== '1' ? 'needs PARLEY_TEST_CASSANDRA=1' : false }, async (t) => {

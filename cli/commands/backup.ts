@@ -1,6 +1,7 @@
 /**
- * `parley backup | restore | export | import`: the deployment's backups and
- * one organization's export (storage/backup.ts, storage/export.ts; steps in
+ * `parley backup | restore | export | import | forget-checkpoints`: the
+ * deployment's backups, one organization's export, and the step before a
+ * rollback to an older build (storage/backup.ts, storage/export.ts; steps in
  * docs/operations.md). Backup, restore and export work on the storage itself
  * (a running server may go on beside a backup or an export); import writes
  * the storage and then registers the organization in the running
@@ -8,6 +9,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { forgetCheckpoint } from '../../actors/realm/checkpoint.ts';
 import type { Config } from '../../lib/config.ts';
 import { backupEmbedded, type NodetoolOptions, openStorage, restoreCassandra, restoreEmbedded, snapshotCassandra } from '../../storage/backup.ts';
 import { exportedRealmId, exportRealm, freeRealmId, importRealm, registerImported } from '../../storage/export.ts';
@@ -86,6 +88,26 @@ export function backupCommands(program: Command, offline: Offline): void {
           if (!org) throw new UsageError(`No organization '${o.org}' in this deployment`);
           const counts = await exportRealm(storage.store, storage.files, org.realmId, file);
           print(json, { file: resolve(file), realmId: org.realmId, subdomain: org.subdomain, ...counts }, (r) => `exported ${r.subdomain || '(root domain)'} (realm ${r.realmId}): ${r.rows} rows, ${r.timers} timers, ${r.files} files into ${r.file}\n`);
+        } finally {
+          await storage.close();
+        }
+      }),
+    );
+
+  program
+    .command('forget-checkpoints')
+    .description(
+      "before starting an older build on this storage (a rollback): marks every organization's realm checkpoint stale, so the next load, by any build, reads the realm from its tables; run it with the deployment stopped (a running realm writes a new checkpoint)",
+    )
+    .action(() =>
+      offline(async (config, json) => {
+        const storage = await openStorage(config);
+        try {
+          const orgs = await T.organizations.partition().values(storage.store);
+          const writer = await storage.store.claim('tool:forget-checkpoints', 1);
+          if (!writer) throw new Error('the store refused the tool its writes');
+          await writer.commit(orgs.map((o) => forgetCheckpoint(o.realmId)));
+          print(json, { realms: orgs.map((o) => o.realmId) }, (r) => `${r.realms.length} organizations will load from their tables: start the other build now\n`);
         } finally {
           await storage.close();
         }
