@@ -195,7 +195,8 @@ export const snapshot = query({
     /** Members kept encoded (`register_parts.ts`), joined to the reply in the form the caller takes. */
     const encoded: Array<[string, CachedPart]> = [];
     if (want('realm_user')) {
-      const users = [...state.users.values()];
+      // Only when a part is built (or for a viewer who does not see everyone): a cached register reads no user list.
+      const users = (active: boolean) => [...state.users.values()].filter((u) => u.isActive === active);
       const opts = { extavatar: msg.clientExtavatar, profile: true, incomplete: msg.capabilities.user_list_incomplete === true };
       Object.assign(out, {
         user_id: user.id,
@@ -213,8 +214,8 @@ export const snapshot = query({
       });
       // A user the viewer may not see is left out or, for clients without user_list_incomplete, an
       // active "Unknown user" (so, as in Zulip, among realm_users even when deactivated).
-      const realmUsers = () => [...usersFor(state, user, users.filter((u) => u.isActive), opts), ...(opts.incomplete ? [] : usersFor(state, user, users.filter((u) => !u.isActive), opts).filter((u) => u.is_active))];
-      const nonActive = () => usersFor(state, user, users.filter((u) => !u.isActive), { ...opts, incomplete: true });
+      const realmUsers = () => [...usersFor(state, user, users(true), opts), ...(opts.incomplete ? [] : usersFor(state, user, users(false), opts).filter((u) => u.is_active))];
+      const nonActive = () => usersFor(state, user, users(false), { ...opts, incomplete: true });
       if (seesEveryone(state, user)) {
         // The same for every viewer who sees everyone (only the avatar form differs): pre-encoded, cached.
         const form = msg.clientExtavatar ? 'extavatar' : 'url';
