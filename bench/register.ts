@@ -56,15 +56,13 @@ const ALL_KINDS: Kind[] = [
 
 const KINDS = values.kinds.split(',').map((name) => ALL_KINDS.find((k) => k.name === name)!);
 
-const agent = new (await import('node:http')).Agent({ keepAlive: true, maxSockets: 16 });
-
-/** One request over a kept-alive connection; the body decoded as a client does (gunzipped if it came so), and its size on the wire. */
+/** One request on a connection of its own (a kept-alive one the server closed while idle would fail the run); the body decoded as a client does (gunzipped if it came so), and its size on the wire. */
 function post(url: string, who: Credentials, path: string, params: Record<string, string>, method = 'POST', encoding: 'identity' | 'gzip' = 'identity'): Promise<{ status: number; text: string; wire: number }> {
   const auth = `Basic ${Buffer.from(`${who.email}:${who.apiKey}`).toString('base64')}`;
   const body = new URLSearchParams(params).toString();
   const headers: Record<string, string> = { Authorization: auth, 'Content-Type': 'application/x-www-form-urlencoded', ...(encoding === 'gzip' ? { 'Accept-Encoding': 'gzip' } : {}) };
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}/api/v1${path}${method === 'DELETE' ? `?${body}` : ''}`, { method, headers, agent }, (res) => {
+    const req = httpRequest(`${url}/api/v1${path}${method === 'DELETE' ? `?${body}` : ''}`, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
