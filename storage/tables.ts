@@ -145,6 +145,8 @@ export const RealmMeta = z.object({
   canMoveMessagesBetweenChannelsGroup: GroupSettingValue.optional(),
   /** A deactivated organization keeps everything; its users get REALM_DEACTIVATED until it is reactivated. */
   deactivated: z.boolean().default(false),
+  /** When an owner who deactivated the organization allowed its data to be deleted (POST /realm/deactivate `deletion_delay_days`, FL 332); this server deletes nothing by itself. */
+  deletionAllowedAfter: z.number().nullable().optional(),
   /** A demo organization's scheduled deletion (Unix seconds; FL 94); null for any other, and once converted (FL 104). */
   demoOrganizationScheduledDeletionDate: Id.nullable().default(null),
 });
@@ -488,7 +490,8 @@ export const RealmEmojiRecord = z.object({ id: Id, name: z.string(), fileName: z
 export type RealmEmojiRecord = z.infer<typeof RealmEmojiRecord>;
 
 /** One topic of a channel: its name (as in its newest message), newest message and message count. */
-export const ChannelTopic = z.object({ name: z.string(), maxId: Id, count: Id });
+/** A channel's topic: its name (as in its newest message), its newest and first message, and how many it has (minId: unknown once the first was deleted or moved away). */
+export const ChannelTopic = z.object({ name: z.string(), maxId: Id, minId: Id.optional(), count: Id });
 export type ChannelTopic = z.infer<typeof ChannelTopic>;
 
 export const UserSettingsRow = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
@@ -526,6 +529,10 @@ export const RealmSettings = z.object({
   videoChatProvider: Id.default(1),
   /** Whether clients mark guests' names with "(guest)" (FL 216). */
   enableGuestUserIndicator: z.boolean().default(true),
+  /** Whether clients warn a user composing a direct message to a guest (FL 348). */
+  enableGuestUserDmWarning: z.boolean().default(true),
+  /** The private channel moderation requests go to (FL 331); null: none. */
+  moderationRequestChannelId: Id.nullable().default(null),
   /** Where Zulip update announcements would go (FL 242); this server sends none. Null: nowhere. */
   zulipUpdateAnnouncementsStreamId: Id.nullable().default(null),
   /** The language code blocks without one are highlighted as ('' for none; FL 52). */

@@ -370,4 +370,112 @@ t.test('changelog - is_imported_stub on every user object: false, as no import h
   const q = await register(as.member, { event_types: ['realm_user'] });
   const person = await newPerson(s);
   t.match(await waitFor(q, (e) => e.op === 'add' && e.person.user_id === person.userId), { person: { is_imported_stub: false } }, 'realm_user add events');
+
+// Levels 311 to 350.
+
+t.test('changelog - every level from 311 to 350 has an entry', async (t) => {
+  for (let level = 311; level <= 350; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
+});
+
+t.test('changelog - anonymous groups for create_multiuse_invite_group and can_access_all_users_group (FL 314)', async (t) => {
+  const before = await as.owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { create_multiuse_invite_group: { new: before.realm_create_multiuse_invite_group }, can_access_all_users_group: { new: before.realm_can_access_all_users_group } }));
+  const anonymous = { direct_members: [s.demo.member1.userId], direct_subgroups: [GROUP.administrators] };
+  await as.owner.ok('PATCH', '/realm', { create_multiuse_invite_group: { new: anonymous } });
+  t.same((await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_create_multiuse_invite_group, anonymous, 'an anonymous group is taken and reported');
+  t.equal(outcome(await as.member.call('POST', '/invites/multiuse', { invite_as: ROLE.member, stream_ids: [] })), 'ok', 'its direct member may create invitation links');
+  t.equal(outcome(await s.api.as(s.demo.member2).call('POST', '/invites/multiuse', { invite_as: ROLE.member, stream_ids: [] })), '400 BAD_REQUEST', 'another member may not');
+  // can_access_all_users_group must be one of two system groups: an anonymous group naming just one is that group.
+  await as.owner.ok('PATCH', '/realm', { can_access_all_users_group: { new: { direct_members: [], direct_subgroups: [GROUP.members] } } });
+  t.equal((await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_access_all_users_group, GROUP.members);
+  t.equal(outcome(await as.owner.call('PATCH', '/realm', { can_access_all_users_group: { new: anonymous } })), '400 BAD_REQUEST', 'a group with members is refused');
+});
+
+t.test('changelog - register keys of levels 311-350, and the settings Zulip removed then', async (t) => {
+  const reg = await as.member.ok('POST', '/register', {});
+  t.same(reg.realm_incoming_webhook_bots, [], 'no incoming-webhook integrations here, so no config_options to give (FL 318)');
+  for (const [group, settings] of Object.entries(reg.server_supported_permission_settings as Record<string, Record<string, object>>)) {
+    for (const [name, config] of Object.entries(settings)) t.notOk('allow_owners_group' in config || 'id_field_name' in config, `${group}.${name} without allow_owners_group and id_field_name (FL 326)`);
+  }
+  t.equal(reg.realm_moderation_request_channel_id, -1, 'no moderation request channel by default (FL 331)');
+  t.same([reg.server_min_deactivated_realm_deletion_days, reg.server_max_deactivated_realm_deletion_days], [14, null], 'FL 332');
+  t.ok(Number.isSafeInteger(reg.password_max_length) && reg.password_max_length >= reg.password_min_length, 'password_max_length (FL 338)');
+  t.notOk('can_subscribe_other_users' in reg, 'removed at FL 341 (can_add_subscribers_group decides)');
+  for (const k of ['realm_can_add_subscribers_group', 'realm_can_invite_users_group', 'realm_can_create_bots_group', 'realm_can_create_write_only_bots_group', 'realm_can_move_messages_between_topics_group']) t.ok(k in reg, `${k} (FL 316, 321, 341, 344)`);
+  for (const k of ['realm_edit_topic_policy', 'realm_invite_to_realm_policy', 'realm_invite_to_stream_policy', 'realm_bot_creation_policy']) t.notOk(k in reg, `${k} is gone, as from Zulip`);
+  t.equal(reg.realm_enable_guest_user_dm_warning, true, 'FL 348, on by default');
+  t.equal(reg.server_can_summarize_topics, false, 'no AI model on this server (FL 350)');
+  t.equal(reg.realm_can_summarize_topics_group, GROUP.everyone, 'can_summarize_topics_group, Zulip\'s default (FL 350)');
+  t.same([reg.user_settings.web_suggest_update_timezone, reg.user_settings.hide_ai_features], [true, false], 'FL 329, 350');
+  // Policies Zulip replaced by group settings are not PATCH /realm parameters any more.
+  const old = await as.owner.ok('PATCH', '/realm', { edit_topic_policy: 1, invite_to_realm_policy: 1, invite_to_stream_policy: 1, bot_creation_policy: 1 });
+  t.same(old.ignored_parameters_unsupported, ['edit_topic_policy', 'invite_to_realm_policy', 'invite_to_stream_policy', 'bot_creation_policy'], 'FL 316, 321, 341, 344');
+  // Personal settings: taken by PATCH /settings and reported.
+  const p = s.api.as(await newPerson(s));
+  t.equal(outcome(await p.call('PATCH', '/settings', { hide_ai_features: 'x' })), '400 BAD_REQUEST');
+  await p.ok('PATCH', '/settings', { web_suggest_update_timezone: false, hide_ai_features: true });
+  const mine = (await p.ok('POST', '/register', { fetch_event_types: ['user_settings'] })).user_settings;
+  t.same([mine.web_suggest_update_timezone, mine.hide_ai_features], [false, true]);
+});
+
+t.test('changelog - moderation_request_channel_id (FL 331) and enable_guest_user_dm_warning (FL 348): administrators set them, with events; the channel is private', async (t) => {
+  const q = await register(as.member, { event_types: ['realm'] });
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { moderation_request_channel_id: -1, enable_guest_user_dm_warning: true }));
+  t.equal(outcome(await as.member.call('PATCH', '/realm', { enable_guest_user_dm_warning: false })), '400 UNAUTHORIZED_PRINCIPAL', 'members may not');
+  t.equal(outcome(await as.moderator.call('PATCH', '/realm', { moderation_request_channel_id: -1 })), '400 UNAUTHORIZED_PRINCIPAL', 'moderators may not');
+  await as.admin.ok('PATCH', '/realm', { enable_guest_user_dm_warning: false });
+  t.match(await waitFor(q, (e) => e.type === 'realm' && e.property === 'enable_guest_user_dm_warning'), { op: 'update', value: false });
+  const name = uniq('moderation');
+  await as.admin.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], invite_only: true });
+  const id = (await as.admin.ok('GET', '/get_stream_id', { stream: name })).stream_id;
+  t.equal(outcome(await as.admin.call('PATCH', '/realm', { moderation_request_channel_id: 1 }), true), '400 BAD_REQUEST Moderation request channel must be private.');
+  t.equal(outcome(await as.admin.call('PATCH', '/realm', { moderation_request_channel_id: 999_999 }), true), '400 BAD_REQUEST Invalid channel ID');
+  const r = await as.admin.ok('PATCH', '/realm', { moderation_request_channel_id: id });
+  t.equal(r.moderation_request_channel_id, id, 'the reply names it');
+  t.match(await waitFor(q, (e) => e.type === 'realm' && e.property === 'moderation_request_channel_id'), { op: 'update', value: id });
+  t.equal(outcome(await as.admin.call('PATCH', `/streams/${id}`, { is_private: false }), true), '400 BAD_REQUEST Moderation request channel must be private.', 'nor may it become public');
+  const fresh = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same([fresh.realm_moderation_request_channel_id, fresh.realm_enable_guest_user_dm_warning], [id, false]);
+  t.equal(outcome(await as.admin.call('POST', '/realm/deactivate', { deletion_delay_days: 30 }), true), '400 UNAUTHORIZED_PRINCIPAL Must be an organization owner', 'only owners deactivate the organization (FL 332)');
+});
+
+t.test('changelog - an incoming 1:1 direct message has the recipient_id of an outgoing one in the conversation (FL 327)', async (t) => {
+  const p = await newPerson(s);
+  const out = await as.member.ok('POST', '/messages', { type: 'direct', to: [p.userId], content: 'out' });
+  const back = await s.api.as(p).ok('POST', '/messages', { type: 'direct', to: [s.demo.member1.userId], content: 'back' });
+  const seen = async (api: Api, id: number) => (await api.ok('GET', `/messages/${id}`)).message.recipient_id;
+  const ids = [await seen(as.member, out.id), await seen(as.member, back.id), await seen(s.api.as(p), out.id), await seen(s.api.as(p), back.id)];
+  t.ok(ids.every((x) => x === ids[0]), `one recipient_id for the conversation, sent or received: ${ids}`);
+});
+
+t.test('changelog - the push bouncer\'s registration transfer endpoints are not served: this server is no bouncer (FL 345)', async (t) => {
+  for (const path of ['/remotes/server/register/transfer', '/remotes/server/register/verify_challenge', '/zulip-services/verify/abc/']) {
+    t.equal((await as.owner.call('POST', path, {})).status, 404, `POST ${path}`);
+  }
+});
+
+t.test('changelog - metadata access to a private channel (FL 349): can_add_subscribers_group adds without being subscribed, a channel administrator removes others and sees it; stream delete events name stream_ids (FL 343)', async (t) => {
+  const adder = await newPerson(s);
+  const chanAdmin = await newPerson(s);
+  const other = await newPerson(s);
+  const name = uniq('meta');
+  await as.owner.ok('POST', '/users/me/subscriptions', {
+    subscriptions: [{ name }],
+    invite_only: true,
+    can_add_subscribers_group: { direct_members: [adder.userId], direct_subgroups: [] },
+    can_administer_channel_group: { direct_members: [chanAdmin.userId], direct_subgroups: [] },
+  });
+  const id = (await as.owner.ok('GET', '/get_stream_id', { stream: name })).stream_id;
+  const q = await register(s.api.as(chanAdmin), { event_types: ['stream', 'subscription'] });
+  await s.api.as(adder).ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [other.userId] });
+  t.same((await as.owner.ok('GET', `/users/${other.userId}/subscriptions/${id}`)).is_subscribed, true, 'a member of can_add_subscribers_group added someone without being subscribed');
+  t.match(await waitFor(q, (e) => e.type === 'subscription' && e.op === 'peer_add'), { stream_ids: [id], user_ids: [other.userId] }, 'the channel administrator, not subscribed, hears of it');
+  const subs = await s.api.as(chanAdmin).ok('POST', '/register', { fetch_event_types: ['subscription'] });
+  t.ok(subs.never_subscribed.some((c: any) => c.stream_id === id), 'the channel is in the channel administrator\'s never_subscribed');
+  await s.api.as(chanAdmin).ok('DELETE', '/users/me/subscriptions', { subscriptions: [name], principals: [other.userId] });
+  t.same((await as.owner.ok('GET', `/users/${other.userId}/subscriptions/${id}`)).is_subscribed, false, 'the channel administrator removed them without being an organization administrator');
+  t.equal(outcome(await s.api.as(other).call('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [adder.userId] })), '400 BAD_REQUEST', 'someone else may not add');
+  await s.api.as(chanAdmin).ok('DELETE', `/streams/${id}`);
+  const gone = await waitFor(q, (e) => e.type === 'stream' && e.op === 'delete');
+  t.same(gone.stream_ids, [id], 'stream_ids (FL 343), streams kept for older clients');
 });

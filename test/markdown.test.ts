@@ -30,6 +30,9 @@ t.test('markdown - mentions: users, silent, wildcards; none inside code', async 
   t.equal(code.content, '<p><code>@**Maria Member**</code></p>');
   t.same(code.flags, []);
   t.equal((await render('@**Nobody Here**')).content, '<p>@<strong>Nobody Here</strong></p>');
+  const system = await render('@_*role:members* heard');
+  t.equal(system.content, '<p><span class="user-group-mention silent" data-user-group-id="3">Everyone except guests</span> heard</p>', 'a system group, silently (FL 333)');
+  t.same(system.flags, [], 'which notifies nobody');
 });
 
 t.test('markdown - channel and topic links, time, emoji, math', async (t) => {
@@ -42,6 +45,18 @@ t.test('markdown - channel and topic links, time, emoji, math', async (t) => {
   t.equal((await render(':octopus: :not_an_emoji_xyz:')).content, '<p><span aria-label="octopus" class="emoji emoji-1f419" role="img" title="octopus">:octopus:</span> :not_an_emoji_xyz:</p>');
   t.match((await render('$$x^2$$')).content, /^<p><span class="katex">.*<annotation encoding="application\/x-tex">x\^2<\/annotation>/);
   t.match((await render('```math\n\\frac{1}{2}\n```')).content, /^<span class="katex-display">/);
+});
+
+t.test('markdown - topic links follow the topic with its first message (FL 347), message links (FL 319), the empty topic (FL 346)', async (t) => {
+  const base = `/#narrow/channel/${streamId}-${channel}`;
+  const topic = uniq('linked');
+  const first = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'first' });
+  await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'second' });
+  const enc = encodeURIComponent(topic).replace(/[.!~*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%/g, '.');
+  t.equal((await render(`#**${channel}>${topic}**`)).content, `<p><a class="stream-topic" data-stream-id="${streamId}" href="${base}/topic/${enc}/with/${first.id}">#${channel} &gt; ${topic}</a></p>`, 'with/<its first message>');
+  t.equal((await render(`#**${channel}>${topic}@${first.id}**`)).content, `<p><a class="message-link" href="${base}/topic/${enc}/near/${first.id}">#${channel} &gt; ${topic} @ 💬</a></p>`, 'a message link');
+  t.equal((await render(`#**${channel}>**`)).content, `<p><a class="stream-topic" data-stream-id="${streamId}" href="${base}/topic/">#${channel} &gt; <em>general chat</em></a></p>`, 'the empty topic, without messages');
+  t.equal((await render(`#**${channel}>@7**`)).content, `<p><a class="message-link" href="${base}/topic//near/7">#${channel} &gt; <em>general chat</em> @ 💬</a></p>`, 'a message of the empty topic');
 });
 
 t.test('markdown - code blocks with a language, quotes, spoilers; HTML is escaped', async (t) => {

@@ -113,6 +113,19 @@ t.test('organizations - a host that names no organization: server_settings witho
   t.equal(login.body.code, 'NONEXISTENT_SUBDOMAIN');
 });
 
+t.test('organizations - POST /realm/deactivate: the owner deactivates their organization, with a deletion delay of at least server_min_deactivated_realm_deletion_days (FL 332)', async (t) => {
+  const { subdomain, owner } = await createOrg('Owner Ends It');
+  const reg = await at(subdomain, 'POST', '/register', { fetch_event_types: ['realm'] }, owner);
+  t.same([reg.body.server_min_deactivated_realm_deletion_days, reg.body.server_max_deactivated_realm_deletion_days], [14, null]);
+  const tooSoon = await at(subdomain, 'POST', '/realm/deactivate', { deletion_delay_days: 13 }, owner);
+  t.same([tooSoon.status, tooSoon.body.msg], [400, 'Data deletion time must be at least 14 days in the future.']);
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, owner)).status, 200, 'refused: still active');
+  const ok = await at(subdomain, 'POST', '/realm/deactivate', { deletion_delay_days: 30 }, owner);
+  t.equal(ok.status, 200);
+  t.equal((await at(subdomain, 'GET', '/users/me', {}, owner)).body.code, 'REALM_DEACTIVATED', 'deactivated at once');
+  t.match((await cliJson(['org', 'list'])).find((o: any) => o.subdomain === subdomain), { state: 'deactivated' }, 'and the directory knows');
+});
+
 t.test('organizations - deactivated: clients told, every request REALM_DEACTIVATED, nothing deleted; reactivated: all back', async (t) => {
   const { subdomain, owner } = await createOrg('Short Lived');
   const sent = await at(subdomain, 'POST', '/messages', { type: 'stream', to: 'general', topic: 'hello', content: 'still here after?' }, owner);

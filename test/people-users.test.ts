@@ -114,6 +114,12 @@ t.test('people users - full name and email changes by administrators', async (t)
   t.equal(outcome(await admin.call('PATCH', `/users/${p.userId}`, { full_name: 'Bad*Name' }), true), '400 BAD_REQUEST Invalid characters in name!');
   t.equal(outcome(await admin.call('PATCH', `/users/${p.userId}`, { full_name: '   ' })), 'ok', 'a blank name is ignored');
   t.equal((await admin.ok('GET', `/users/${p.userId}`)).user.full_name, p.fullName);
+  // PATCH /users/{email} (FL 313): the user found as GET /users/{email} finds them, with the same rules.
+  await admin.ok('PATCH', `/users/${encodeURIComponent(p.email)}`, { full_name: `${p.fullName} By Email` });
+  t.equal((await admin.ok('GET', `/users/${p.userId}`)).user.full_name, `${p.fullName} By Email`, 'renamed by email');
+  await admin.ok('PATCH', `/users/${encodeURIComponent(p.email)}`, { full_name: p.fullName });
+  t.equal(outcome(await admin.call('PATCH', '/users/nobody-here@parley.example', { full_name: 'X' }), true), '400 BAD_REQUEST No such user');
+  t.equal(outcome(await s.api.as(p).call('PATCH', `/users/${encodeURIComponent(s.demo.member2.email)}`, { full_name: 'X' }), true), '400 BAD_REQUEST Insufficient permission', 'a member may not');
 
   const newEmail = `moved-${p.userId}-${Date.now()}@parley.example`;
   t.equal(outcome(await admin.call('PATCH', `/users/${p.userId}`, { new_email: newEmail }), true), '400 BAD_REQUEST User not authorized to change user emails', 'an administrator without can_change_user_emails');

@@ -599,7 +599,7 @@ print(json.dumps(got))`);
 });
 
 t.test('python scenario - the owner moves a topic and archives the channels', async (t) => {
-  const out = step(t, owner, ['GET /get_stream_id', 'GET /messages', 'PATCH /messages/{message_id}', 'GET /users', 'DELETE /streams/{stream_id}', 'GET /streams', 'DELETE /realm/filters/{filter_id}', 'DELETE /realm/profile_fields/{field_id}', 'POST /user_groups/{user_group_id}/deactivate', 'POST /streams/{stream_id}/delete_topic'], `
+  const out = step(t, owner, ['GET /get_stream_id', 'GET /messages', 'PATCH /messages/{message_id}', 'GET /users', 'DELETE /streams/{stream_id}', 'GET /streams', 'DELETE /realm/filters/{filter_id}', 'DELETE /realm/profile_fields/{field_id}', 'POST /user_groups/{user_group_id}/deactivate', 'POST /streams/{stream_id}/delete_topic', 'POST /realm/deactivate'], `
 ok(client.move_topic(${J(channel)}, ${J(side)}, "other", new_topic="moved here"))
 def in_moved():
     return ok(client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "apply_markdown": False, "narrow": [{"operator": "channel", "operand": ${sideId}}, {"operator": "topic", "operand": "moved here"}]}))["messages"]
@@ -615,12 +615,15 @@ ok(client.remove_realm_filter(${linkifierId}))
 ok(client.remove_realm_profile_field(${fieldId}))
 ok(client.call_endpoint("user_groups/${groupId}/deactivate", method="POST"))
 active = [x["stream_id"] for x in ok(client.get_streams())["streams"]]
-print(json.dumps({"moved": moved, "notice": notice, "deleted": deleted, "left": left, "members": members, "active": [${sideId} in active, ${streamId} in active]}))`);
+# Deactivating the organization, asked with a deletion delay below the server's minimum: refused, nothing happens (FL 332).
+too_soon = client.call_endpoint("realm/deactivate", method="POST", request={"deletion_delay_days": 1})
+print(json.dumps({"too_soon": [too_soon["result"], too_soon["msg"]], "moved": moved, "notice": notice, "deleted": deleted, "left": left, "members": members, "active": [${sideId} in active, ${streamId} in active]}))`);
   t.same([out.moved[0].slice(0, 1), out.moved[0][2], out.moved[1]?.[1]], [[member2.userId], 'unrelated', 'notification-bot@zulip.com'], 'move_topic moved the topic to the other channel, renamed; Notification Bot said so there');
   t.match(out.notice, [/^This topic was moved to #\*\*.*>moved here\*\* by @_\*\*/], 'and in the old thread (move_topic asks for both notices)');
   t.same([out.deleted, out.left], [true, []], 'delete_topic deleted the topic');
   t.same(out.members, [member1.userId]);
   t.same(out.active, [false, false]);
+  t.same(out.too_soon, ['error', 'Data deletion time must be at least 14 days in the future.'], 'POST /realm/deactivate refuses a deletion delay below the minimum');
 });
 
 /** The Python client's methods whose routes this server does not have, with the route each calls. */

@@ -135,14 +135,19 @@ export const createOrganization = action({
   },
 });
 
-/** Deactivates or reactivates an organization: its realm first (which tells its clients), then the directory. */
+/**
+ * Deactivates or reactivates an organization: its realm first (which tells
+ * its clients, and decides whether a user caller, an owner deactivating
+ * their own organization, may), then the directory.
+ */
 export const setOrganizationDeactivated = action({
   type: 'setOrganizationDeactivated',
-  fields: z.object({ realmId: z.number().int(), deactivated: z.boolean() }),
+  fields: z.object({ realmId: z.number().int(), deactivated: z.boolean(), deletionDelayDays: z.number().int().nullable().default(null) }),
   async prepare(state, msg, ctx) {
-    serverOnly(msg.caller);
+    if (msg.caller.userId !== null && msg.caller.realmId !== msg.realmId) serverOnly(msg.caller);
     if (!state.orgs.has(msg.realmId)) throw badRequest(`No organization with ID ${msg.realmId}`);
-    await ctx.actors.call(realmRef, realmActorId(msg.realmId), { type: 'setRealmDeactivated', caller: { realmId: msg.realmId, userId: null }, deactivated: msg.deactivated });
+    const caller = msg.caller.userId === null ? { realmId: msg.realmId, userId: null } : msg.caller;
+    await ctx.actors.call(realmRef, realmActorId(msg.realmId), { type: 'setRealmDeactivated', caller, deactivated: msg.deactivated, deletionDelayDays: msg.deletionDelayDays });
   },
   check(state, msg) {
     const org = state.orgs.get(msg.realmId)!;

@@ -35,7 +35,11 @@ export interface MentionTarget {
 export interface RenderOptions {
   user: (name: string, id: number | null) => MentionTarget | undefined;
   channel?: (name: string) => { id: number; name: string } | undefined;
+  /** A message of the channel's topic that a topic link follows with the `with` operator (Zulip: its first); undefined for a topic without messages. */
+  topicMessage?: (channelId: number, topic: string) => number | undefined;
   group?: (name: string) => { id: number; name: string } | undefined;
+  /** A system group by its name (`role:members`), which may only be mentioned silently (FL 333): its ID and display name. */
+  systemGroup?: (name: string) => { id: number; name: string } | undefined;
   /** The realm's custom emoji by name. */
   emoji?: (name: string) => { sourceUrl: string } | undefined;
   /** The realm's linkifiers, applied to text outside links and code. */
@@ -146,6 +150,10 @@ inlineRule('mention', '@', /@(_?)\*\*([^*\n]+?)\*\*/, (m, env) => {
 });
 
 inlineRule('group_mention', '@', /@(_?)\*([^*\n]+?)\*/, (m, env) => {
+  if (m[1] === '_') {
+    const system = env.opts.systemGroup?.(m[2]!.trim());
+    if (system) return `<span class="user-group-mention silent" data-user-group-id="${system.id}">${escapeHtml(system.name)}</span>`;
+  }
   const group = env.opts.group?.(m[2]!.trim());
   if (!group) return null;
   const silent = m[1] === '_';
@@ -153,14 +161,29 @@ inlineRule('group_mention', '@', /@(_?)\*([^*\n]+?)\*/, (m, env) => {
   return `<span class="user-group-mention${silent ? ' silent' : ''}" data-user-group-id="${group.id}">${silent ? '' : '@'}${escapeHtml(group.name)}</span>`;
 });
 
+/** Zulip's `Message.EMPTY_TOPIC_FALLBACK_NAME`: how links show the empty topic (FL 346). */
+const EMPTY_TOPIC_FALLBACK_NAME = 'general chat';
+
+/**
+ * `#**channel**`, `#**channel>topic**` (FL 347: following the topic's moves
+ * with its first message as the `with` operand, when it has one) and
+ * `#**channel>topic@id**` (FL 319: a `message-link` to one message). The
+ * topic may be empty (FL 346): shown as Zulip's fallback name in `<em>`.
+ */
 inlineRule('channel_link', '#', /#\*\*([^*\n]+?)\*\*/, (m, env) => {
   const [channelName, ...rest] = m[1]!.split('>');
   const channel = env.opts.channel?.(channelName!.trim());
   if (!channel) return null;
   const base = `/#narrow/channel/${channel.id}-${hashComponent(channel.name)}`;
   if (!rest.length) return `<a class="stream" data-stream-id="${channel.id}" href="${base}">#${escapeHtml(channel.name)}</a>`;
-  const topic = rest.join('>').trim();
-  return `<a class="stream-topic" data-stream-id="${channel.id}" href="${base}/topic/${hashComponent(topic)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`;
+  let topic = rest.join('>').trim();
+  const near = /@(\d+)$/.exec(topic);
+  if (near) topic = topic.slice(0, near.index).trim();
+  const shown = `#${escapeHtml(channel.name)} &gt; ${topic === '' ? `<em>${EMPTY_TOPIC_FALLBACK_NAME}</em>` : escapeHtml(topic)}`;
+  const topicUrl = `${base}/topic/${hashComponent(topic)}`;
+  if (near) return `<a class="message-link" href="${topicUrl}/near/${near[1]}">${shown} @ 💬</a>`;
+  const first = env.opts.topicMessage?.(channel.id, topic);
+  return `<a class="stream-topic" data-stream-id="${channel.id}" href="${first === undefined ? topicUrl : `${topicUrl}/with/${first}`}">${shown}</a>`;
 });
 
 inlineRule('time', '<', /<time:([^>\n]+)>/, (m) => {

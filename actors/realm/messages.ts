@@ -11,7 +11,7 @@ import { type ChannelRecord, messageBucket, type StoredMessage, type Subscriptio
 import { type Delivery, type Directory, toUsers } from '../events/delivery.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { VisibilityPolicy } from './user_topics.ts';
-import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, inSource, isAdmin, isGuest } from '../model.ts';
+import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, inSource, isAdmin, isGuest, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { accessibleUsers, accessRestricted, actingUser, canAccess, canSeeUser, resolvePerson, restrictedViews, seesEveryone } from './access.ts';
 import { accessChangeEvents } from './people.ts';
@@ -176,6 +176,18 @@ function alertPattern(word: string): RegExp {
 
 const renderOptionsByUser = new WeakMap<UserRecord, RenderOptions>();
 
+/** How a silent mention shows a system group (Zulip's `SystemGroups.GROUP_DISPLAY_NAME_MAP`). */
+const SYSTEM_GROUP_DISPLAY_NAMES: Readonly<Record<string, string>> = {
+  'role:internet': 'Everyone on the internet',
+  'role:everyone': 'Everyone including guests',
+  'role:members': 'Everyone except guests',
+  'role:fullmembers': 'Full members',
+  'role:moderators': 'Moderators',
+  'role:administrators': 'Administrators',
+  'role:owners': 'Owners',
+  'role:nobody': 'Nobody',
+};
+
 /** What the renderer may look up: members by name, the channels `user` can see (made once per user record; every lookup reads the live state). */
 export function renderOptions(state: Readonly<RealmState>, user: UserRecord): RenderOptions {
   let options = renderOptionsByUser.get(user);
@@ -191,7 +203,15 @@ export function renderOptions(state: Readonly<RealmState>, user: UserRecord): Re
       const c = state.channelsByName.get(name.toLowerCase());
       return c && canAccess(state, c, user) ? { id: c.id, name: c.name } : undefined;
     },
+    topicMessage: (channelId, topic) => {
+      const t = state.topics.get(channelId)?.get(topic.toLowerCase());
+      return t ? (t.minId ?? t.maxId) : undefined;
+    },
     group: (name) => mentionableGroup(state, name),
+    systemGroup: (name) => {
+      const g = SYSTEM_GROUPS.find((x) => x.name === name.toLowerCase());
+      return g ? { id: g.id, name: SYSTEM_GROUP_DISPLAY_NAMES[g.name] ?? g.name } : undefined;
+    },
     emoji: (name) => {
       for (const e of state.emoji.values()) if (e.name === name && !e.deactivated) return { sourceUrl: emojiImageUrl(e.id) };
       return undefined;

@@ -18,18 +18,35 @@ import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
 
-/** Internal (only the server, for the directory actor): sets whether the organization is deactivated. Idempotent. */
+/** Zulip's MIN_DEACTIVATED_REALM_DELETION_DAYS (and no maximum, its default). */
+export const MIN_DEACTIVATED_REALM_DELETION_DAYS = 14;
+
+/**
+ * Sets whether the organization is deactivated (asked by the directory
+ * actor). Idempotent. The server reactivates and deactivates; an owner may
+ * deactivate (POST /realm/deactivate, Zulip's `deactivate_realm`), with
+ * `deletion_delay_days` of at least MIN_DEACTIVATED_REALM_DELETION_DAYS
+ * (FL 332) or none (the data is kept until the operator deletes it).
+ */
 export const setRealmDeactivated = action({
   type: 'setRealmDeactivated',
-  fields: z.object({ deactivated: z.boolean() }),
+  fields: z.object({ deactivated: z.boolean(), deletionDelayDays: z.number().int().nullable().default(null) }),
   check(state, msg) {
-    if (msg.caller.userId !== null) throw unauthorized('Only the server deactivates an organization');
     if (!state.meta) throw unauthorized('No such organization');
-    return { deactivated: msg.deactivated, changed: state.meta.deactivated !== msg.deactivated };
+    if (msg.caller.userId !== null) {
+      const user = actingUser(state, msg.caller);
+      if (!msg.deactivated) throw unauthorized('Only the server reactivates an organization');
+      if (user.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner', 400);
+    }
+    if (msg.deletionDelayDays !== null && msg.deletionDelayDays < MIN_DEACTIVATED_REALM_DELETION_DAYS) {
+      throw badRequest(`Data deletion time must be at least ${MIN_DEACTIVATED_REALM_DELETION_DAYS} days in the future.`);
+    }
+    const deletionAllowedAfter = msg.deactivated && msg.deletionDelayDays !== null ? Math.floor(Date.now() / 1000) + msg.deletionDelayDays * 86_400 : null;
+    return { deactivated: msg.deactivated, deletionAllowedAfter, changed: state.meta.deactivated !== msg.deactivated };
   },
   apply(state, plan, tx) {
     if (plan.changed) {
-      state.meta = { ...state.meta!, deactivated: plan.deactivated };
+      state.meta = { ...state.meta!, deactivated: plan.deactivated, deletionAllowedAfter: plan.deletionAllowedAfter };
       tx.write(T.realms.at(state.realmId).put(state.meta));
     }
     return { changed: plan.changed };

@@ -125,6 +125,8 @@ export const PLAIN = {
   move_messages_within_stream_limit_seconds: { owner: false },
   move_messages_between_streams_limit_seconds: { owner: false },
   enable_guest_user_indicator: { owner: false },
+  enable_guest_user_dm_warning: { owner: false },
+  moderation_request_channel_id: { owner: false },
   zulip_update_announcements_stream_id: { owner: false },
   default_code_block_language: { owner: false },
   giphy_rating: { owner: false },
@@ -190,6 +192,11 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return moveLimit(state, 'moveMessagesBetweenStreamsLimitSeconds');
     case 'enable_guest_user_indicator':
       return st.enableGuestUserIndicator;
+    case 'enable_guest_user_dm_warning':
+      return st.enableGuestUserDmWarning;
+    case 'moderation_request_channel_id':
+      // Unset is -1, as in Zulip.
+      return st.moderationRequestChannelId ?? -1;
     case 'zulip_update_announcements_stream_id':
       // This server posts no Zulip update announcements; the channel is kept for when it does. Unset is -1.
       return st.zulipUpdateAnnouncementsStreamId ?? -1;
@@ -218,7 +225,7 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
  */
 function changedData(updates: ReadonlyArray<{ property: string; value: unknown }>, groups: Readonly<Record<string, GroupSettingValue>>): Record<string, unknown> {
   const data: Record<string, unknown> = {};
-  const asValue = new Set(['message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'move_messages_within_stream_limit_seconds', 'move_messages_between_streams_limit_seconds', 'new_stream_announcements_stream_id', 'zulip_update_announcements_stream_id', 'signup_announcements_stream_id']);
+  const asValue = new Set(['message_content_edit_limit_seconds', 'message_content_delete_limit_seconds', 'move_messages_within_stream_limit_seconds', 'move_messages_between_streams_limit_seconds', 'new_stream_announcements_stream_id', 'zulip_update_announcements_stream_id', 'signup_announcements_stream_id', 'moderation_request_channel_id']);
   for (const { property, value } of updates) data[property] = typeof value === 'string' && !asValue.has(property) ? 'updated' : value;
   return { ...data, ...groups };
 }
@@ -273,11 +280,9 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_send_channel_events_messages: false,
   realm_inline_image_preview: false,
   realm_inline_url_embed_preview: false,
-  realm_enable_guest_user_dm_warning: true,
   realm_allow_edit_history: true,
   realm_message_edit_history_visibility_policy: 'all',
   realm_upload_quota_mib: null,
-  realm_moderation_request_channel_id: -1,
 };
 
 /**
@@ -359,6 +364,9 @@ export const RealmChanges = z.object({
   move_messages_within_stream_limit_seconds: Seconds.optional(),
   move_messages_between_streams_limit_seconds: Seconds.optional(),
   enable_guest_user_indicator: z.boolean().optional(),
+  enable_guest_user_dm_warning: z.boolean().optional(),
+  /** -1: none. */
+  moderation_request_channel_id: z.number().int().optional(),
   zulip_update_announcements_stream_id: z.number().int().optional(),
   enable_read_receipts: z.boolean().optional(),
   message_content_allowed_in_email_notifications: z.boolean().optional(),
@@ -492,6 +500,16 @@ export const updateRealm = action({
         case 'enable_guest_user_indicator':
           settings.enableGuestUserIndicator = Boolean(value);
           break;
+        case 'enable_guest_user_dm_warning':
+          settings.enableGuestUserDmWarning = Boolean(value);
+          break;
+        case 'moderation_request_channel_id': {
+          // Zulip's do_set_realm_moderation_request_channel: a channel the administrator may reach, and private.
+          const id = announcementsChannel(state, user, Number(value), 'moderation_request_channel_id');
+          if (id !== null && !state.channels.get(id)!.inviteOnly) throw badRequest('Moderation request channel must be private.');
+          settings.moderationRequestChannelId = id;
+          break;
+        }
         case 'zulip_update_announcements_stream_id':
           settings.zulipUpdateAnnouncementsStreamId = announcementsChannel(state, user, Number(value), 'zulip_update_announcements_stream_id');
           break;

@@ -16,6 +16,7 @@ import { type CachedPart, encodedPart, withParts } from './register_parts.ts';
 import { channelSnapshot } from './subscription_settings.ts';
 import { realmGroupSetting, realmSnapshot } from './realm_settings.ts';
 import { supportedPermissionSettings } from './permission_settings.ts';
+import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from './organization.ts';
 import { moveLimit } from './message_edit.ts';
 import { foldersOf } from './channel_folders.ts';
 import { linkifiersOf } from './linkifiers.ts';
@@ -90,6 +91,9 @@ function serverSnapshot(state: Readonly<RealmState>): Record<string, unknown> {
     max_logo_file_size_mib: 5,
     server_emoji_data_url: EMOJI_DATA_PATH,
     server_can_summarize_topics: false,
+    // The days an owner may ask before a deactivated organization's data may be deleted (FL 332; POST /realm/deactivate).
+    server_min_deactivated_realm_deletion_days: MIN_DEACTIVATED_REALM_DELETION_DAYS,
+    server_max_deactivated_realm_deletion_days: null,
     server_presence_ping_interval_seconds: 60,
     server_presence_offline_threshold_seconds: OFFLINE_THRESHOLD_SECS,
     server_typing_started_expiry_period_milliseconds: TYPING_EXPIRY_MS,

@@ -299,7 +299,8 @@ export class RealmState {
     const old = m.get(key);
     const row = T.channelTopics.at(this.realmId, channelId, topic);
     if (delta === 1) {
-      const next = { name: !old || messageId >= old.maxId ? topic : old.name, maxId: Math.max(old?.maxId ?? 0, messageId), count: (old?.count ?? 0) + 1 };
+      const minId = !old ? messageId : old.minId === undefined ? undefined : Math.min(old.minId, messageId);
+      const next = { name: !old || messageId >= old.maxId ? topic : old.name, maxId: Math.max(old?.maxId ?? 0, messageId), ...(minId !== undefined ? { minId } : {}), count: (old?.count ?? 0) + 1 };
       m.set(key, next);
       tx.write(row.put(next));
       return !old;
@@ -309,7 +310,9 @@ export class RealmState {
       m.delete(key);
       tx.write(row.delete());
     } else {
-      const next = { ...old, count: old.count - 1 };
+      const { minId, ...rest } = old;
+      // The first message leaving: the next first is not known here (the realm keeps no message list).
+      const next = { ...rest, ...(minId !== undefined && minId !== messageId ? { minId } : {}), count: old.count - 1 };
       m.set(key, next);
       tx.write(row.put(next));
     }

@@ -315,6 +315,7 @@ export const updateStream = action({
     if (isWebPublic && (!history || isPrivate)) throw badRequest('Invalid parameters');
     if (!isPrivate && !history) throw badRequest('Invalid parameters');
     if (isPrivate && isDefault) throw badRequest('A default channel cannot be private.');
+    if (!isPrivate && state.org.settings.moderationRequestChannelId === c.id) throw badRequest('Moderation request channel must be private.');
     if (msg.isPrivate !== undefined && !hasContentAccess(state, c, user)) throw badRequest('Channel content access is required.');
     if (msg.isPrivate !== undefined) {
       const allowed = msg.isPrivate ? realmPermission(state, 'can_create_private_channel_group', GROUP_ID['role:members']) : realmPermission(state, 'can_create_public_channel_group', GROUP_ID['role:members']);

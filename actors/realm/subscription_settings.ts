@@ -47,11 +47,15 @@ export function channelSnapshot(state: Readonly<RealmState>, user: UserRecord, w
 
 // ---- DELETE /users/me/subscriptions ----------------------------------------
 
-/** Whether `user` may remove others from `c` (Zulip's `can_remove_subscribers_from_stream`). */
+/**
+ * Whether `user` may remove others from `c` (Zulip's `can_remove_subscribers_from_stream`):
+ * organization and channel administrators always (FL 349: a channel administrator need not be
+ * subscribed), members of its can_remove_subscribers_group where they may reach the channel.
+ */
 function canRemoveSubscribers(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
-  const basic = isAdmin(user) || (!c.inviteOnly && !isGuest(user)) || state.isSubscribed(c.id, user.id);
-  if (!basic) return false;
-  return isAdmin(user) || state.can(c.groups.can_remove_subscribers_group, user) || state.can(c.groups.can_administer_channel_group, user);
+  if (isAdmin(user) || state.can(c.groups.can_administer_channel_group, user)) return true;
+  const basic = (!c.inviteOnly && !isGuest(user)) || state.isSubscribed(c.id, user.id);
+  return basic && state.can(c.groups.can_remove_subscribers_group, user);
 }
 
 interface UnsubscribePlan {

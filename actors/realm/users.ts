@@ -380,11 +380,15 @@ function visibleChannels(state: Readonly<RealmState>, user: UserRecord): Set<num
   return out;
 }
 
-/** PATCH /users/{user_id}: full name, role (owner rules), custom profile data, email. */
+/**
+ * PATCH /users/{user_id} and PATCH /users/{email} (FL 313): full name, role
+ * (owner rules), custom profile data, email. By email, the user is found as
+ * GET /users/{email} finds them.
+ */
 export const updateUser = action({
   type: 'updateUser',
   fields: z.object({
-    userId: z.number().int(),
+    userId: z.union([z.number().int(), z.string()]),
     fullName: z.string().nullable(),
     role: z.number().int().nullable(),
     profileData: z.array(ProfileDataEntry).nullable(),
@@ -392,7 +396,8 @@ export const updateUser = action({
   }),
   check(state, msg): UpdatePlan {
     const actor = actingUser(state, msg.caller);
-    const target = adminTarget(state, actor, msg.userId, { allowDeactivated: true, allowBots: true });
+    const userId = typeof msg.userId === 'number' ? msg.userId : (userByApiEmail(state, msg.userId, actor)?.id ?? -1);
+    const target = adminTarget(state, actor, userId, { allowDeactivated: true, allowBots: true });
     if (msg.newEmail !== null && !(actor.role === Role.OWNER && actor.canChangeUserEmails)) throw badRequest('User not authorized to change user emails');
     let role: number | null = null;
     if (msg.role !== null && msg.role !== target.role) {

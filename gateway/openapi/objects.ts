@@ -243,6 +243,8 @@ export const RegisterFields = {
   max_logo_file_size_mib: Id.optional(),
   server_emoji_data_url: z.string().optional(),
   server_can_summarize_topics: z.boolean().optional(),
+  server_min_deactivated_realm_deletion_days: Id.nullable().optional(),
+  server_max_deactivated_realm_deletion_days: Id.nullable().optional(),
   server_presence_ping_interval_seconds: Id.optional(),
   server_presence_offline_threshold_seconds: Id.optional(),
   server_typing_started_expiry_period_milliseconds: Id.optional(),

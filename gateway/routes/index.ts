@@ -11,7 +11,7 @@ import { realmPresence, setTyping, updatePresence, userPresence } from './presen
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
-import { updateRealm } from './realm.ts';
+import { deactivateRealm, updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
 import { createZoomCall } from './zoom.ts';
@@ -74,6 +74,7 @@ export const ROUTES: Route[] = [
   updateSubscriptionProperties,
   updateSubscriptionProperty,
   updateRealm,
+  deactivateRealm,
   createChannelFolder,
   listChannelFolders,
   updateChannelFolder,

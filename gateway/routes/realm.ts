@@ -42,6 +42,8 @@ export const updateRealm = route({
     move_messages_within_stream_limit_seconds: Seconds.optional(),
     move_messages_between_streams_limit_seconds: Seconds.optional(),
     enable_guest_user_indicator: bool().optional(),
+    enable_guest_user_dm_warning: bool().optional(),
+    moderation_request_channel_id: int().optional(),
     zulip_update_announcements_stream_id: int().optional(),
     default_code_block_language: str().optional(),
     giphy_rating: int().optional(),
@@ -68,5 +70,23 @@ export const updateRealm = route({
     const settings = Object.keys(plain).length || Object.keys(groups).length ? await ctx.actors.call(realmRef, realmActorId(me(ctx).realmId), update) : {};
     const moved = await ctx.actors.call(directoryRef, DIRECTORY_ID, { type: 'changeOrganizationSubdomain', caller: caller(ctx), subdomain: String(stringId) });
     return { ...(settings as Record<string, unknown>), ...moved };
+  },
+});
+
+/**
+ * POST /realm/deactivate: an owner deactivates their organization (Zulip's
+ * `deactivate_realm`), through the directory as the server's deactivation
+ * goes; `deletion_delay_days` (FL 332) is at least
+ * `server_min_deactivated_realm_deletion_days`, or null for no deletion.
+ */
+export const deactivateRealm = route({
+  method: 'POST',
+  path: '/realm/deactivate',
+  auth: 'required',
+  params: { deletion_delay_days: json(z.number().int().nullable()).optional() },
+  async handle(ctx, p) {
+    const realmId = me(ctx).realmId;
+    await ctx.actors.call(directoryRef, DIRECTORY_ID, { type: 'setOrganizationDeactivated', caller: caller(ctx), realmId, deactivated: true, deletionDelayDays: p.deletion_delay_days ?? null });
+    return {};
   },
 });

@@ -86,12 +86,13 @@ export const createUser = route({
   },
 });
 
+/** PATCH /users/{user_id} and PATCH /users/{email} (FL 313): one route, as both are one path segment. */
 export const updateUser = route({
   method: 'PATCH',
   path: '/users/{user_id}',
   auth: 'required',
   params: {
-    user_id: UserId,
+    user_id: str().pipe(z.string().min(1)),
     full_name: fullName().optional(),
     role: role().optional(),
     profile_data: json(z.array(ProfileDataEntry)).optional(),
@@ -101,7 +102,7 @@ export const updateUser = route({
     const reply = await ctx.actors.call(realmRef, realmOf(ctx), {
       type: 'updateUser',
       caller: caller(ctx),
-      userId: p.user_id,
+      userId: /^\d+$/.test(p.user_id) ? Number(p.user_id) : p.user_id,
       fullName: p.full_name ?? null,
       role: p.role ?? null,
       profileData: p.profile_data ?? null,
