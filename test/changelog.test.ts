@@ -370,6 +370,7 @@ t.test('changelog - is_imported_stub on every user object: false, as no import h
   const q = await register(as.member, { event_types: ['realm_user'] });
   const person = await newPerson(s);
   t.match(await waitFor(q, (e) => e.op === 'add' && e.person.user_id === person.userId), { person: { is_imported_stub: false } }, 'realm_user add events');
+});
 
 // Levels 311 to 350.
 
