@@ -97,17 +97,30 @@ export function pushContent(html: string): { content: string; truncated: boolean
 }
 
 /**
- * End-to-end encrypted push (Zulip 11's E2EE notifications): a payload is
- * sealed for the device's public key (libsodium's `crypto_box_seal`: an
- * ephemeral X25519 key, XSalsa20-Poly1305) and given as standard base64, so
- * neither the service nor Google or Apple can read it; the device opens it
- * with its private key.
+ * End-to-end encrypted push (Zulip 12's form, FL 432 and 468): the device
+ * gives a symmetric `push_key`, standard base64 of one tag byte (0x31:
+ * libsodium's `crypto_secretbox_easy`) and its 32-byte key. A payload is
+ * the JSON of the API's mobile-notifications page, encrypted with that key
+ * under a fresh 24-byte nonce and given as base64 of the nonce followed by
+ * the ciphertext (what zulip-flutter's `PushKeyStore.decryptNotification`
+ * opens), so neither the service nor Google or Apple can read it.
  */
-export async function sealForDevice(publicKeyB64: string, payload: unknown): Promise<string> {
-  await sodium.ready;
-  const key = sodium.from_base64(publicKeyB64, sodium.base64_variants.ORIGINAL);
-  return sodium.to_base64(sodium.crypto_box_seal(JSON.stringify(payload), key), sodium.base64_variants.ORIGINAL);
+const PUSH_KEY_TAG_SECRETBOX = 0x31;
+
+/** The 32-byte secretbox key of a `push_key`, or null when it is not one (Zulip's check_push_key). */
+export function pushKeyBytes(b64: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) return null;
+  const raw = Buffer.from(b64, 'base64');
+  if (raw.length !== 33 || raw[0] !== PUSH_KEY_TAG_SECRETBOX) return null;
+  return new Uint8Array(raw.subarray(1));
 }
 
-/** Whether `b64` is a standard-base64 X25519 public key (32 bytes: 43 characters and one `=`). */
-export const isPublicKey = (b64: string): boolean => /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/.test(b64);
+/** `payload` encrypted for a device's `push_key`: base64(nonce || crypto_secretbox_easy(JSON)). */
+export async function encryptForDevice(pushKey: string, payload: unknown): Promise<string> {
+  await sodium.ready;
+  const key = pushKeyBytes(pushKey);
+  if (!key) throw new Error('not a push key');
+  const nonce = sodium.randombytes_buf(sodium.crypto_secretbox_NONCEBYTES);
+  const box = sodium.crypto_secretbox_easy(JSON.stringify(payload), nonce, key);
+  return Buffer.concat([nonce, box]).toString('base64');
+}

@@ -167,6 +167,8 @@ export const Allocator = z.object({
   messageBlockEnd: Id.default(1),
   /** Bytes of the files the realm's users uploaded (Zulip's `currently_used_upload_space_bytes`), kept by `actors/realm/upload_space.ts`. */
   uploadBytes: Id.default(0),
+  /** Client devices (POST /register_client_device). */
+  device: Id.default(1),
 });
 export type Allocator = z.infer<typeof Allocator>;
 
@@ -406,16 +408,18 @@ export const ActivePush = z.object({
 export type ActivePush = z.infer<typeof ActivePush>;
 
 /**
- * A device registered for end-to-end encrypted push (Zulip's PushDevice,
- * POST /mobile_push/register): notifications are sealed for its
- * `pushPublicKey`; the service knows it as `bouncerDeviceId` once registered.
+ * A device registered for end-to-end encrypted push by its
+ * `push_account_id` (Zulip 11's PushDevice, POST /mobile_push/register
+ * before FL 468): notifications are encrypted with its `pushKey` (FL 432; a
+ * row from before that holds no key and gets nothing); the service knows it
+ * as `bouncerDeviceId` once registered.
  */
 export const E2eePushDevice = z.object({
   userId: Id,
   pushAccountId: Id,
   tokenKind: z.enum(['fcm', 'apns']),
-  /** Base64 of the device's X25519 public key (libsodium crypto_box). */
-  pushPublicKey: z.string(),
+  /** Standard base64 of the tag byte 0x31 and a crypto_secretbox key (`lib/push.ts`). */
+  pushKey: z.string().default(''),
   bouncerPublicKey: z.string(),
   encryptedPushRegistration: z.string(),
   status: z.enum(['pending', 'active', 'failed']),
@@ -423,6 +427,30 @@ export const E2eePushDevice = z.object({
   bouncerDeviceId: Id.nullable(),
 });
 export type E2eePushDevice = z.infer<typeof E2eePushDevice>;
+
+/**
+ * A logged-in client device (Zulip 12's Device, FL 468: POST
+ * /register_client_device) and its end-to-end encrypted push registration
+ * (POST /mobile_push/register with `device_id`): the `push_key` and its
+ * `push_key_id`, the token's ID (`token_id`, base64 of 8 bytes) registered
+ * with the service (`pushTokenId`) or on its way (`pendingPushTokenId`, with
+ * the sealed registration the service opens), and the service's error code.
+ */
+export const ClientDevice = z.object({
+  userId: Id,
+  deviceId: Id,
+  pushKeyId: Id.nullable().default(null),
+  pushKey: z.string().nullable().default(null),
+  tokenKind: z.enum(['fcm', 'apns']).nullable().default(null),
+  pushTokenId: z.string().nullable().default(null),
+  pendingPushTokenId: z.string().nullable().default(null),
+  pushTokenLastUpdated: Id.nullable().default(null),
+  errorCode: z.string().nullable().default(null),
+  bouncerDeviceId: Id.nullable().default(null),
+  bouncerPublicKey: z.string().nullable().default(null),
+  encryptedPushRegistration: z.string().nullable().default(null),
+});
+export type ClientDevice = z.infer<typeof ClientDevice>;
 
 export const TimerCursor = z.object({ hour: Id });
 
@@ -547,6 +575,8 @@ export const RealmSettings = z.object({
   signupAnnouncementsStreamId: Id.nullable().default(null),
   /** Whether two users may not share a name, compared as Zulip does (FL 246). */
   requireUniqueNames: z.boolean().default(false),
+  /** Zulip's require_e2ee_push_notifications (FL 409): legacy push notifications carry no message content. */
+  requireE2eePushNotifications: z.boolean().default(false),
   /** The organization's Jitsi server; null: the server's (FL 212). */
   jitsiServerUrl: z.string().nullable().default(null),
   /** The organization's email domains (`realm_domains`, FL 63): few, so kept in this row. */
@@ -962,6 +992,14 @@ export const T = {
     codec: E2eePushDevice,
     pk: (realm: number) => String(realm),
     row: (realm: number, userId: number, pushAccountId: number) => ({ pk: String(realm), ck: `${userId}:${pushAccountId}` }),
+  }),
+  /** Client devices and their E2EE push registrations (`actors/realm/push_e2ee.ts`): one partition per realm. */
+  clientDevices: defineTable({
+    name: 'client_devices',
+    ck: 'text',
+    codec: ClientDevice,
+    pk: (realm: number) => String(realm),
+    row: (realm: number, userId: number, deviceId: number) => ({ pk: String(realm), ck: `${userId}:${deviceId}` }),
   }),
   /** Push notifications not removed yet (`actors/realm/push.ts`): one partition per realm. */
   activePushes: defineTable({

@@ -4,9 +4,11 @@
 // device routes and their errors, what a notification and a removal carry
 // (the fields the apps parse), the test notification, and a server without
 // the service. Embedded mode.
+import { createHash } from 'node:crypto';
 import sodium from 'libsodium-wrappers';
 import t from 'tap';
 import { type Api, uniq } from './helpers/api.ts';
+import { catchUp } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { newPerson, type Person } from './helpers/people.ts';
 import { startPushService } from './helpers/push-service.ts';
@@ -91,18 +93,20 @@ t.test('push - a direct message to a user with a device: the payloads the apps p
     sender_avatar_url: /^https:\/\//,
     recipient_type: 'private',
     content: content.replace('**there**', 'there'),
-    content_truncated: false,
     time: Number,
   });
+  t.notOk('content_truncated' in call.body.gcm_payload, 'no content_truncated (FL 413)');
   t.notOk('pm_users' in call.body.gcm_payload, 'a 1:1 DM has no pm_users');
   t.match(call.body.gcm_payload, { realm_name: String, server: 'parley.test' });
   t.match(call.body.apns_payload, { alert: { title: sender.fullName, body: content.replace('**there**', 'there') }, custom: { zulip: { message_ids: [id], sender_id: sender.userId } } });
   t.notOk('time' in call.body.apns_payload.custom.zulip, 'the APNs payload has no time, as FCM has (FL 410)');
+  for (const k of ['server', 'realm_id']) t.notOk(k in call.body.apns_payload.custom.zulip, `no ${k} in the APNs payload (FL 413)`);
 
   await api.ok('POST', '/messages/flags', { messages: JSON.stringify([id]), op: 'add', flag: 'read' });
   await svc.waitFor(() => notifiesFor(p).length > 1);
   const removal = notifiesFor(p)[1]!;
   t.match(removal.body, { gcm_payload: { event: 'remove', zulip_message_ids: String(id), user_id: p.userId }, apns_payload: { custom: { zulip: { event: 'remove', zulip_message_ids: [id] } } }, gcm_options: { priority: 'normal' } });
+  t.notOk('zulip_message_id' in removal.body.gcm_payload, 'only zulip_message_ids in a removal (FL 413)');
 });
 
 t.test('push - channel messages: a mention is pushed with the channel and topic, a plain message is not; settings apply', async (t) => {
@@ -186,143 +190,349 @@ t.test('push - test notifications go to the service; unknown tokens and users wi
 
 const B64 = sodium.base64_variants.ORIGINAL;
 
-/** A phone as the E2EE API expects one: its key pair, and its token sealed for the service. */
-async function e2eePhone(api: Api, kind: 'fcm' | 'apns' = 'fcm', bouncerKey = svc.bouncerPublicKey) {
-  await sodium.ready;
-  const keys = sodium.crypto_box_keypair();
-  const pushAccountId = 1 + Math.floor(Math.random() * 2 ** 31);
-  const token = uniq('tok');
-  const registration = { token, token_kind: kind, timestamp: Math.floor(Date.now() / 1000), ...(kind === 'apns' ? { ios_app_id: 'org.zulip.Zulip' } : {}) };
-  const params = {
-    token_kind: kind,
-    push_account_id: pushAccountId,
-    push_public_key: sodium.to_base64(keys.publicKey, B64),
-    bouncer_public_key: bouncerKey,
-    encrypted_push_registration: sodium.to_base64(sodium.crypto_box_seal(JSON.stringify(registration), sodium.from_base64(svc.bouncerPublicKey, B64)), B64),
-  };
-  return { keys, pushAccountId, token, params, register: () => api.call('POST', '/mobile_push/register', params) };
+/** A `push_key` as zulip-flutter makes one (PushKeyStore.generatePushKey): the tag byte 0x31 (crypto_secretbox), then 32 random bytes, in standard base64. */
+function newPushKey(): string {
+  const raw = new Uint8Array(33);
+  raw[0] = 0x31;
+  raw.set(sodium.randombytes_buf(32), 1);
+  return sodium.to_base64(raw, B64);
 }
 
-/** The E2EE notifications the service was asked to deliver to `pushAccountId`, opened with the phone's private key. */
-function opened(keys: sodium.KeyPair, pushAccountId: number): Array<Record<string, any>> {
+/** What the app does with `encrypted_data` (PushKeyStore.decryptNotification): a 24-byte nonce, then crypto_secretbox_easy's output, opened with the key after the tag byte. */
+function decrypt(pushKey: string, encrypted: string): Record<string, any> {
+  const key = sodium.from_base64(pushKey, B64).subarray(1);
+  const data = sodium.from_base64(encrypted, B64);
+  return JSON.parse(sodium.to_string(sodium.crypto_secretbox_open_easy(data.subarray(24), data.subarray(0, 24), key)));
+}
+
+/** The app's token ID (NotificationService.computeTokenId): base64 of the first 8 bytes of the token's SHA-256. */
+const tokenIdOf = (token: string) => createHash('sha256').update(token).digest().subarray(0, 8).toString('base64');
+
+/** The token as the app seals it for the service (PushRegistration, crypto_box_seal for the service's key). */
+function sealedRegistration(kind: 'fcm' | 'apns', token: string): string {
+  const registration = { token_kind: kind, token, timestamp: Math.floor(Date.now() / 1000), ...(kind === 'apns' ? { ios_app_id: 'org.zulip.Zulip' } : {}) };
+  return sodium.to_base64(sodium.crypto_box_seal(JSON.stringify(registration), sodium.from_base64(svc.bouncerPublicKey, B64)), B64);
+}
+
+/** The E2EE notifications the service was asked to deliver that name `field` = `id`, decrypted with `pushKey`, with their push request. */
+function received(field: 'push_key_id' | 'push_account_id', id: number, pushKey: string): Array<Record<string, any>> {
   const out: Array<Record<string, any>> = [];
   for (const c of svc.of('push/e2ee/notify')) {
     for (const r of c.body.push_requests) {
-      if (r.payload.push_account_id !== pushAccountId) continue;
-      out.push({ ...JSON.parse(sodium.to_string(sodium.crypto_box_seal_open(sodium.from_base64(r.payload.encrypted_data, B64), keys.publicKey, keys.privateKey))), request: r });
+      if (r.payload[field] === undefined || Number(r.payload[field]) !== id) continue;
+      out.push({ ...decrypt(pushKey, r.payload.encrypted_data), request: r });
     }
   }
   return out;
 }
 
-t.test('push - E2EE: a device registers with its key, the service learns it, notifications are sealed for it', async (t) => {
+/** A phone running zulip-flutter against a FL 468 server: its client device, push key and token (PushDeviceManager). */
+async function appPhone(api: Api, kind: 'fcm' | 'apns' = 'fcm') {
+  await sodium.ready;
+  const { device_id: deviceId } = await api.ok('POST', '/register_client_device', {});
+  const phone = {
+    deviceId: deviceId as number,
+    key: { id: 1 + Math.floor(Math.random() * (2 ** 32 - 2)), key: newPushKey() },
+    token: uniq('token'),
+    /** POST /mobile_push/register's parameters: the key fields, the token fields, or both (RegisterPushDeviceKey / RegisterPushDeviceToken). */
+    params(parts: { key?: boolean; token?: boolean } = { key: true, token: true }): Record<string, string | number> {
+      return {
+        device_id: phone.deviceId,
+        ...(parts.key ? { push_key_id: phone.key.id, push_key: phone.key.key } : {}),
+        ...(parts.token ? { token_kind: kind, token_id: tokenIdOf(phone.token), bouncer_public_key: svc.bouncerPublicKey, encrypted_push_registration: sealedRegistration(kind, phone.token) } : {}),
+      };
+    },
+    register: (parts?: { key?: boolean; token?: boolean }) => api.call('POST', '/mobile_push/register', phone.params(parts)),
+    received: () => received('push_key_id', phone.key.id, phone.key.key),
+  };
+  return phone;
+}
+
+t.test('push - E2EE as zulip-flutter speaks it (FL 468): a client device registers its key and token; a DM, a channel mention and a removal decrypt with its key', async (t) => {
   const p = await newPerson(s);
   const api = s.api.as(p);
   // Online push on: the queue below makes the user active.
   await api.ok('PATCH', '/settings', { enable_online_push_notifications: true });
-  const q = await register(api, { event_types: JSON.stringify(['push_device']), fetch_event_types: JSON.stringify(['push_device']) });
-  t.same(q.snapshot.push_devices, {}, 'no device yet');
-  const phone = await e2eePhone(api);
+  const q = await register(api, { event_types: JSON.stringify(['device']), fetch_event_types: JSON.stringify(['device']) });
+  t.same(q.snapshot.devices, {}, 'no device yet');
+  // A second queue, read only to fold its events into its snapshot.
+  const folded = await register(api, { event_types: JSON.stringify(['device']), fetch_event_types: JSON.stringify(['device']) });
+  const snap = structuredClone(folded.snapshot);
+  const phone = await appPhone(api);
+  t.match(await waitFor(q, (e) => e.type === 'device' && e.op === 'add'), { device_id: phone.deviceId });
   t.equal((await phone.register()).status, 200);
-  const active = await waitFor(q, (e) => e.type === 'push_device' && e.status === 'active');
-  t.match(active, { push_account_id: phone.pushAccountId });
-  t.notOk('error_code' in active, 'no error code when active');
+  const pending = await waitFor(q, (e) => e.type === 'device' && e.op === 'update' && e.device_id === phone.deviceId);
+  t.match(pending, { push_key_id: phone.key.id, pending_push_token_id: tokenIdOf(phone.token), push_token_last_updated_timestamp: Number, push_registration_error_code: null });
+  const registered = await waitFor(q, (e) => e.type === 'device' && e.op === 'update' && e.push_token_id !== undefined);
+  t.same(registered, { id: registered.id, type: 'device', op: 'update', device_id: phone.deviceId, push_token_id: tokenIdOf(phone.token), pending_push_token_id: null });
   const reg = svc.of('push/e2ee/register').at(-1)!;
-  t.match(reg, { server: svc.uuid, body: { push_account_id: String(phone.pushAccountId), bouncer_public_key: svc.bouncerPublicKey, realm_uuid: /^[0-9a-f-]{36}$/ } });
-  const device = [...svc.e2eeDevices.values()].find((d) => d.push_account_id === phone.pushAccountId)!;
-  t.match(device, { token: phone.token, token_kind: 'fcm' }, 'the service opened the token, which this server never saw');
-  const snap = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['push_device']) });
-  t.same(snap.push_devices, { [String(phone.pushAccountId)]: { status: 'active', error_code: null } });
-  t.equal((await phone.register()).status, 200, 'the same registration again: no change');
-  await sleep(300);
-  t.equal(svc.of('push/e2ee/register').filter((c) => c.body.push_account_id === String(phone.pushAccountId)).length, 1, 'registered with the service once');
+  t.match(reg, { server: svc.uuid, body: { bouncer_public_key: svc.bouncerPublicKey, realm_uuid: /^[0-9a-f-]{36}$/ } });
+  const serviceDevice = [...svc.e2eeDevices.values()].at(-1)!;
+  t.match(serviceDevice, { token: phone.token, token_kind: 'fcm' }, 'the service opened the token, which this server never saw');
 
-  // A DM: one E2EE request, sealed for the phone's key; nothing in clear on the wire.
+  // The snapshot with the events applied is a fresh register's (what the app's PushDeviceManager keeps).
+  await catchUp(folded, snap, (e) => e.push_token_id !== undefined);
+  const fresh = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['device']) });
+  t.same(snap.devices, fresh.devices);
+  t.same(fresh.devices[String(phone.deviceId)], { push_key_id: phone.key.id, push_token_id: tokenIdOf(phone.token), pending_push_token_id: null, push_token_last_updated_timestamp: fresh.devices[String(phone.deviceId)].push_token_last_updated_timestamp, push_registration_error_code: null });
+  t.ok(Math.abs(fresh.devices[String(phone.deviceId)].push_token_last_updated_timestamp - Date.now() / 1000) < 60);
+
+  // A DM: the FCM message the app parses as EncryptedFcmMessage (push_key_id a string of digits, encrypted_data base64).
   const sender = await newPerson(s, undefined, 'Sealer');
   const content = `secret ${uniq('c')}`;
   const { id } = await s.api.as(sender).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId]), content });
-  await svc.waitFor(() => opened(phone.keys, phone.pushAccountId).length > 0);
-  const [msg] = opened(phone.keys, phone.pushAccountId);
-  t.match(msg, { type: 'message', message_id: id, user_id: p.userId, sender_id: sender.userId, sender_full_name: sender.fullName, recipient_type: 'direct', content, realm_url: 'http://parley.test', realm_name: String, time: Number, sender_avatar_url: /^https:\/\// });
-  t.notOk('pm_users' in msg!, 'a 1:1 DM has no pm_users');
-  t.match(msg!.request, { fcm_priority: 'high' });
+  await svc.waitFor(() => phone.received().length > 0);
+  const [dm] = phone.received();
+  t.match(dm!.request, { device_id: Number, fcm_priority: 'high', payload: { push_key_id: String(phone.key.id), encrypted_data: /^[A-Za-z0-9+/]+=*$/ } });
+  t.same(Object.keys(dm!.request.payload).sort(), ['encrypted_data', 'push_key_id'], 'nothing else beside the ciphertext');
+  // NotifPayloadNewMessage with a NotifPayloadDmRecipient: every field the app reads.
+  const { request: _r, ...payload } = dm!;
+  t.same(payload, {
+    type: 'message',
+    realm_url: 'http://parley.test',
+    realm_name: payload.realm_name,
+    user_id: p.userId,
+    sender_id: sender.userId,
+    sender_avatar_url: payload.sender_avatar_url,
+    sender_full_name: sender.fullName,
+    message_id: id,
+    time: payload.time,
+    content,
+    recipient_type: 'direct',
+    recipient_user_ids: [sender.userId, p.userId].sort((a, b) => a - b),
+  });
+  t.type(payload.realm_name, 'string');
+  t.ok(new URL(payload.sender_avatar_url).protocol.startsWith('http'), 'sender_avatar_url is an absolute URL');
+  t.ok(Math.abs(payload.time - Date.now() / 1000) < 60, 'time in Unix seconds');
   const wire = JSON.stringify(svc.of('push/e2ee/notify').at(-1)!.body);
   t.notOk(wire.includes(content) || wire.includes(sender.fullName), 'the service sees neither content nor sender');
   t.equal(notifiesFor(p).length, 0, 'no legacy notification: the user has no legacy token');
 
-  // A group DM names every participant; a channel mention carries the channel and topic.
+  // A group DM names every participant, sorted (FL 429); a channel mention (NotifPayloadChannelRecipient) its channel and topic.
   const third = await newPerson(s);
   const group = await s.api.as(sender).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId, third.userId]), content: 'group' });
   const name = uniq('e2ch');
   await s.api.as(sender).ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([sender.userId, p.userId]) });
   const streamId = (await s.api.as(sender).ok('GET', '/get_stream_id', { stream: name })).stream_id;
   const ch = await s.api.as(sender).ok('POST', '/messages', { type: 'stream', to: name, topic: 'sealed', content: `@**${p.fullName}** hi` });
-  await svc.waitFor(() => opened(phone.keys, phone.pushAccountId).length >= 3);
-  const byId = new Map(opened(phone.keys, phone.pushAccountId).map((m) => [m.message_id, m]));
-  t.equal(byId.get(group.id)!.pm_users, [sender.userId, p.userId, third.userId].sort((a, b) => a - b).join(','));
-  t.match(byId.get(ch.id), { recipient_type: 'channel', channel_id: streamId, channel_name: name, topic: 'sealed' });
+  await svc.waitFor(() => phone.received().length >= 3);
+  const byId = new Map(phone.received().map((m) => [m.message_id, m]));
+  t.same(byId.get(group.id)!.recipient_user_ids, [sender.userId, p.userId, third.userId].sort((a, b) => a - b));
+  const mention = byId.get(ch.id)!;
+  t.match(mention, { type: 'message', recipient_type: 'channel', channel_id: streamId, channel_name: name, topic: 'sealed', content: `@${p.fullName} hi`, sender_id: sender.userId });
+  t.notOk('recipient_user_ids' in mention, 'a channel message names no DM recipients');
 
-  // Reading removes them: a sealed removal, at normal priority.
+  // Reading removes them (NotifPayloadRemove), at normal priority.
   await api.ok('POST', '/mark_all_as_read', {});
-  await svc.waitFor(() => opened(phone.keys, phone.pushAccountId).some((m) => m.type === 'remove'));
-  const removal = opened(phone.keys, phone.pushAccountId).find((m) => m.type === 'remove')!;
-  t.same(removal.message_ids, [id, group.id, ch.id].sort((a, b) => a - b));
-  t.match(removal, { user_id: p.userId, request: { fcm_priority: 'normal' } });
+  await svc.waitFor(() => phone.received().some((m) => m.type === 'remove'));
+  const { request: removalRequest, ...removal } = phone.received().find((m) => m.type === 'remove')!;
+  t.same(removal, { type: 'remove', realm_url: 'http://parley.test', realm_name: payload.realm_name, user_id: p.userId, message_ids: [id, group.id, ch.id].sort((a, b) => a - b) });
+  t.match(removalRequest, { fcm_priority: 'normal' });
 
-  // The test notification, to this device or to all.
-  await api.ok('POST', '/mobile_push/e2ee/test_notification', { push_account_id: phone.pushAccountId });
+  // The test notification, to this device or to all; another device ID has none.
+  await api.ok('POST', '/mobile_push/e2ee/test_notification', { device_id: phone.deviceId });
   await api.ok('POST', '/mobile_push/e2ee/test_notification', {});
-  await svc.waitFor(() => opened(phone.keys, phone.pushAccountId).filter((m) => m.type === 'test').length === 2);
-  t.match(opened(phone.keys, phone.pushAccountId).find((m) => m.type === 'test'), { user_id: p.userId, realm_url: 'http://parley.test', time: Number });
-  const unknown = await api.call('POST', '/mobile_push/e2ee/test_notification', { push_account_id: 7 });
-  t.match(unknown, { status: 400, body: { result: 'error', code: 'NO_ACTIVE_PUSH_DEVICE' } });
+  await svc.waitFor(() => phone.received().filter((m) => m.type === 'test').length === 2);
+  t.match(phone.received().find((m) => m.type === 'test'), { user_id: p.userId, realm_url: 'http://parley.test', time: Number });
+  t.match(await api.call('POST', '/mobile_push/e2ee/test_notification', { device_id: phone.deviceId + 1000 }), { status: 400, body: { result: 'error', code: 'NO_ACTIVE_PUSH_DEVICE' } });
+});
+
+t.test('push - E2EE (FL 468): an iOS device gets the APNs form; the key and the token rotate on their own; a removed device gets nothing', async (t) => {
+  const p = await newPerson(s);
+  const api = s.api.as(p);
+  const q = await register(api, { event_types: JSON.stringify(['device']), fetch_event_types: JSON.stringify(['device']) });
+  const folded = await register(api, { event_types: JSON.stringify(['device']), fetch_event_types: JSON.stringify(['device']) });
+  const snap = structuredClone(folded.snapshot);
+  const ios = await appPhone(api, 'apns');
+  await ios.register();
+  await waitFor(q, (e) => e.type === 'device' && e.device_id === ios.deviceId && e.push_token_id !== undefined);
+  await api.ok('POST', '/mobile_push/e2ee/test_notification', { device_id: ios.deviceId });
+  await svc.waitFor(() => ios.received().length > 0);
+  // EncryptedApnsPayload: push_key_id an integer, beside the placeholder alert the app replaces.
+  t.match(ios.received()[0]!.request, { http_headers: { 'apns-priority': 10, 'apns-push-type': 'alert' }, payload: { push_key_id: ios.key.id, encrypted_data: String, aps: { alert: { title: 'New notification' } } } });
+
+  // The same registration again: nothing changes, the service is not asked again.
+  const calls = svc.of('push/e2ee/register').length;
+  t.equal((await ios.register()).status, 200);
+  // Key rotation (PushKeyStore.maybeRotatePushKeys): only the key fields.
+  const oldKey = ios.key;
+  ios.key = { id: oldKey.id + 1, key: newPushKey() };
+  t.equal((await ios.register({ key: true })).status, 200);
+  const rotated = await waitFor(q, (e) => e.type === 'device' && e.push_key_id === ios.key.id);
+  t.same(rotated, { id: rotated.id, type: 'device', op: 'update', device_id: ios.deviceId, push_key_id: ios.key.id }, 'the key rotated alone');
+  await api.ok('POST', '/mobile_push/e2ee/test_notification', { device_id: ios.deviceId });
+  await svc.waitFor(() => ios.received().length > 0);
+  t.equal(received('push_key_id', oldKey.id, oldKey.key).length, 1, 'the old key got only the first notification');
+  t.equal(svc.of('push/e2ee/register').length, calls, 'neither the repeat nor the key rotation re-registered the token');
+
+  // Token rotation: only the token fields; pending, then registered.
+  ios.token = uniq('token');
+  t.equal((await ios.register({ token: true })).status, 200);
+  await waitFor(q, (e) => e.type === 'device' && e.pending_push_token_id === tokenIdOf(ios.token));
+  await waitFor(q, (e) => e.type === 'device' && e.push_token_id === tokenIdOf(ios.token));
+  t.equal(svc.of('push/e2ee/register').length, calls + 1, 'the new token registered with the service');
+  t.equal([...svc.e2eeDevices.values()].at(-1)!.token, ios.token);
+
+  // Snapshot + events = fresh register.
+  await catchUp(folded, snap, (e) => e.type === 'device' && e.push_token_id === tokenIdOf(ios.token));
+  t.same(snap.devices, (await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['device']) })).devices);
+
+  // A removed device (logout, FL 470): a remove event, no entry, nothing sent to it.
+  await api.ok('POST', '/remove_client_device', { device_id: ios.deviceId });
+  t.match(await waitFor(q, (e) => e.type === 'device' && e.op === 'remove'), { device_id: ios.deviceId });
+  await catchUp(folded, snap, (e) => e.type === 'device' && e.op === 'remove');
+  t.same(snap.devices, {});
+  t.same((await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['device']) })).devices, {});
+  t.match(await api.call('POST', '/mobile_push/e2ee/test_notification', {}), { status: 400, body: { code: 'NO_ACTIVE_PUSH_DEVICE' } });
+  t.match(await api.call('POST', '/remove_client_device', { device_id: ios.deviceId }), { status: 400, body: { result: 'error', code: 'BAD_REQUEST', msg: 'Invalid `device_id`' } });
+});
+
+t.test("push - E2EE registration (FL 468): Zulip's checks, a refusal by the service, humans only, every role", async (t) => {
+  const p = await newPerson(s);
+  const api = s.api.as(p);
+  const phone = await appPhone(api);
+  const bad = async (who: Api, params: Record<string, string | number>, msg: string) => {
+    const r = await who.call('POST', '/mobile_push/register', params);
+    t.equal(r.status, 400, msg);
+    t.match(r.body, { result: 'error', code: 'BAD_REQUEST', msg }, msg);
+  };
+  const other = await appPhone(s.api.as(s.demo.member1));
+  await bad(api, { ...phone.params(), device_id: other.deviceId }, 'Invalid `device_id`');
+  await bad(api, { device_id: phone.deviceId }, 'Missing parameters: must provide either all push key fields, all token fields, or both.');
+  await bad(api, phone.params({ key: true }), 'No push registration exists to rotate key for.');
+  await bad(api, phone.params({ token: true }), 'No push registration exists to rotate token for.');
+  const tagged = sodium.from_base64(newPushKey(), B64);
+  tagged[0] = 0x32;
+  await bad(api, { ...phone.params(), push_key: sodium.to_base64(tagged, B64) }, 'Invalid `push_key`');
+  await bad(api, { ...phone.params(), push_key: phone.key.key.slice(0, 40) }, 'Invalid `push_key`');
+  await bad(api, { ...phone.params(), token_kind: 'gcm' }, 'Invalid token_kind');
+  await bad(api, { ...phone.params(), token_id: 'not base64!' }, '`token_id` is not Base64 encoded');
+  await bad(api, { ...phone.params(), push_key_id: 2 ** 32 }, 'Invalid push_key_id');
+  t.same((await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['device']) })).devices[String(phone.deviceId)], { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null }, 'nothing refused was kept');
+
+  // Sealed for another service's key: the service refuses it; the device has its error code, and may register again.
+  const q = await register(api, { event_types: JSON.stringify(['device']) });
+  const wrongKey = sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64);
+  t.equal((await api.call('POST', '/mobile_push/register', { ...phone.params(), bouncer_public_key: wrongKey })).status, 200);
+  t.match(await waitFor(q, (e) => e.type === 'device' && e.push_registration_error_code), { device_id: phone.deviceId, push_registration_error_code: 'INVALID_BOUNCER_PUBLIC_KEY' });
+  t.match((await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['device']) })).devices[String(phone.deviceId)], { push_registration_error_code: 'INVALID_BOUNCER_PUBLIC_KEY', push_token_id: null });
+  t.equal((await phone.register()).status, 200, 'after an error the app registers again');
+  await waitFor(q, (e) => e.type === 'device' && e.push_token_id === tokenIdOf(phone.token));
+
+  // A bot has no client push (Zulip's human_users_only), but may have a device ID as any user (register_device).
+  const bot = s.api.as(s.demo.bot);
+  const { device_id: botDevice } = await bot.ok('POST', '/register_client_device', {});
+  await bad(bot, { ...phone.params(), device_id: botDevice }, 'This endpoint does not accept bot requests.');
+  for (const who of [s.demo.guest, s.demo.admin, s.demo.owner]) {
+    const mine = await appPhone(s.api.as(who));
+    t.equal((await mine.register()).status, 200, `role ${who.email} may register a device`);
+  }
+  // Without the service, as Zulip: nothing to register with; a device ID all the same.
+  const offline = plain.api.as(plain.demo.member1);
+  const { device_id: offlineDevice } = await offline.ok('POST', '/register_client_device', {});
+  t.match(await offline.call('POST', '/mobile_push/register', { ...phone.params(), device_id: offlineDevice }), { status: 400, body: { result: 'error', code: 'PUSH_SERVICE_NOT_CONFIGURED' } });
+  t.match(await offline.call('POST', '/mobile_push/e2ee/test_notification', {}), { status: 400, body: { code: 'PUSH_SERVICE_NOT_CONFIGURED' } });
+});
+
+/** A phone of the FL 406-467 form: a push account with its `push_key` (FL 432), its token sealed for the service. */
+async function accountPhone(api: Api, kind: 'fcm' | 'apns' = 'fcm', bouncerKey = svc.bouncerPublicKey) {
+  await sodium.ready;
+  const pushKey = newPushKey();
+  const pushAccountId = 1 + Math.floor(Math.random() * 2 ** 31);
+  const token = uniq('tok');
+  const params = { token_kind: kind, push_account_id: pushAccountId, push_key: pushKey, bouncer_public_key: bouncerKey, encrypted_push_registration: sealedRegistration(kind, token) };
+  return { pushKey, pushAccountId, token, params, register: () => api.call('POST', '/mobile_push/register', params), received: () => received('push_account_id', pushAccountId, pushKey) };
+}
+
+t.test('push - E2EE: a device registers with its key, the service learns it, notifications are sealed for it', async (t) => {
+  const p = await newPerson(s);
+  const api = s.api.as(p);
+  await api.ok('PATCH', '/settings', { enable_online_push_notifications: true });
+  const q = await register(api, { event_types: JSON.stringify(['push_device']), fetch_event_types: JSON.stringify(['push_device']) });
+  t.same(q.snapshot.push_devices, {}, 'no device yet');
+  const folded = await register(api, { event_types: JSON.stringify(['push_device']), fetch_event_types: JSON.stringify(['push_device']) });
+  const snap = structuredClone(folded.snapshot);
+  const phone = await accountPhone(api);
+  t.equal((await phone.register()).status, 200);
+  const active = await waitFor(q, (e) => e.type === 'push_device' && e.status === 'active');
+  t.match(active, { push_account_id: phone.pushAccountId });
+  t.notOk('error_code' in active, 'no error code when active');
+  t.match(svc.of('push/e2ee/register').at(-1)!, { server: svc.uuid, body: { push_account_id: String(phone.pushAccountId), bouncer_public_key: svc.bouncerPublicKey } });
+  await catchUp(folded, snap, (e) => e.type === 'push_device' && e.status === 'active');
+  const fresh = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['push_device']) });
+  t.same(fresh.push_devices, { [String(phone.pushAccountId)]: { status: 'active', error_code: null } });
+  t.same(snap.push_devices, fresh.push_devices, 'snapshot + events = a fresh register');
+  t.equal((await phone.register()).status, 200, 'the same registration again: no change');
+  await sleep(300);
+  t.equal(svc.of('push/e2ee/register').filter((c) => c.body.push_account_id === String(phone.pushAccountId)).length, 1, 'registered with the service once');
+
+  // A DM, encrypted with the push key (FL 432) and named by the push account.
+  const sender = await newPerson(s);
+  const { id } = await s.api.as(sender).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId]), content: 'sealed' });
+  await svc.waitFor(() => phone.received().length > 0);
+  t.match(phone.received()[0], { type: 'message', message_id: id, recipient_user_ids: [sender.userId, p.userId].sort((a, b) => a - b), content: 'sealed', request: { payload: { push_account_id: String(phone.pushAccountId) } } });
+  await api.ok('POST', '/mobile_push/e2ee/test_notification', { push_account_id: phone.pushAccountId });
+  await svc.waitFor(() => phone.received().some((m) => m.type === 'test'));
+  t.match(await api.call('POST', '/mobile_push/e2ee/test_notification', { push_account_id: 7 }), { status: 400, body: { result: 'error', code: 'NO_ACTIVE_PUSH_DEVICE' } });
+
+  // FL 406's X25519 `push_public_key` is refused, as Zulip 12 refuses it (FL 432 replaced it).
+  const { push_key: _k, ...old } = phone.params;
+  t.match(await api.call('POST', '/mobile_push/register', { ...old, push_public_key: sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64) }), { status: 400, body: { result: 'error', msg: "Missing 'push_key' argument" } });
+  t.match(await api.call('POST', '/mobile_push/register', { ...phone.params, push_key: 'not a key' }), { status: 400, body: { result: 'error', msg: 'Invalid `push_key`' } });
+  t.match(await api.call('POST', '/mobile_push/register', { token_kind: 'fcm' }), { status: 400, body: { result: 'error', msg: "Missing 'device_id' argument" } });
 });
 
 t.test('push - E2EE: an iOS device gets the APNs form; a registration the service refuses fails with its code', async (t) => {
   const p = await newPerson(s);
   const api = s.api.as(p);
   const q = await register(api, { event_types: JSON.stringify(['push_device']) });
-  const ios = await e2eePhone(api, 'apns');
+  const ios = await accountPhone(api, 'apns');
   await ios.register();
   await waitFor(q, (e) => e.type === 'push_device' && e.push_account_id === ios.pushAccountId && e.status === 'active');
   await api.ok('POST', '/mobile_push/e2ee/test_notification', {});
-  await svc.waitFor(() => opened(ios.keys, ios.pushAccountId).length > 0);
-  t.match(opened(ios.keys, ios.pushAccountId)[0]!.request, { http_headers: { 'apns-priority': 10, 'apns-push-type': 'alert' }, payload: { aps: { alert: { title: 'New notification' } } } });
+  await svc.waitFor(() => ios.received().length > 0);
+  t.match(ios.received()[0]!.request, { http_headers: { 'apns-priority': 10, 'apns-push-type': 'alert' }, payload: { push_account_id: ios.pushAccountId, aps: { alert: { title: 'New notification' } } } });
 
   // Sealed for another service's key: the service refuses it, the device fails with that code.
-  await sodium.ready;
-  const wrong = await e2eePhone(api, 'fcm', sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64));
+  const wrong = await accountPhone(api, 'fcm', sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64));
   t.equal((await wrong.register()).status, 200);
   const failed = await waitFor(q, (e) => e.type === 'push_device' && e.push_account_id === wrong.pushAccountId && e.status === 'failed');
   t.equal(failed.error_code, 'INVALID_BOUNCER_PUBLIC_KEY');
+  t.type(failed.push_account_id, 'number', 'push_account_id an integer (FL 450)');
   const snap = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['push_device']) });
   t.same(snap.push_devices[String(wrong.pushAccountId)], { status: 'failed', error_code: 'INVALID_BOUNCER_PUBLIC_KEY' });
 });
 
-t.test('push - E2EE registration: checked, humans only, every role', async (t) => {
-  const phone = await e2eePhone(s.api.as(s.demo.member1));
-  const bad = async (who: Api, params: Record<string, string | number>, code: string, msg: RegExp) => {
-    const r = await who.call('POST', '/mobile_push/register', params);
-    t.equal(r.status, 400, String(msg));
-    t.match(r.body, { result: 'error', code, msg });
-  };
-  const member = s.api.as(s.demo.member1);
-  await bad(member, { ...phone.params, token_kind: 'gcm' }, 'BAD_REQUEST', /^Invalid token_kind$/);
-  await bad(member, { ...phone.params, push_public_key: 'not a key' }, 'BAD_REQUEST', /^Invalid push_public_key$/);
-  await bad(member, { ...phone.params, push_account_id: 'x' }, 'BAD_REQUEST', /push_account_id/);
-  const { push_public_key: _omit, ...missing } = phone.params;
-  await bad(member, missing, 'BAD_REQUEST', /push_public_key/);
-  await bad(s.api.as(s.demo.bot), phone.params, 'BAD_REQUEST', /^This endpoint does not accept bot requests\.$/);
-  for (const who of [s.demo.guest, s.demo.admin, s.demo.owner]) {
-    const mine = await e2eePhone(s.api.as(who));
-    t.equal((await mine.register()).status, 200, `role ${who.email} may register a device`);
+t.test('push - require_e2ee_push_notifications (FL 409): legacy notifications say "New message", encrypted ones carry the content; administrators set it', async (t) => {
+  const owner = s.api.as(s.demo.owner);
+  t.teardown(() => owner.ok('PATCH', '/realm', { require_e2ee_push_notifications: false }));
+  t.equal((await owner.ok('POST', '/register', { fetch_event_types: JSON.stringify(['realm']) })).realm_require_e2ee_push_notifications, false, "Zulip's default");
+  for (const who of [s.demo.member1, s.demo.moderator, s.demo.guest]) {
+    if (!who) continue;
+    const r = await s.api.as(who).call('PATCH', '/realm', { require_e2ee_push_notifications: true });
+    t.equal(r.status, 400, `${who.email} may not`);
   }
-  // Without the service, as Zulip: nothing to register with.
-  const offline = await e2eePhone(plain.api.as(plain.demo.member1));
-  t.match(await offline.register(), { status: 400, body: { result: 'error', code: 'PUSH_SERVICE_NOT_CONFIGURED' } });
-  t.match(await plain.api.as(plain.demo.member1).call('POST', '/mobile_push/e2ee/test_notification', {}), { status: 400, body: { code: 'PUSH_SERVICE_NOT_CONFIGURED' } });
-});
+  const q = await register(owner, { event_types: JSON.stringify(['realm']) });
+  await s.api.as(s.demo.admin).ok('PATCH', '/realm', { require_e2ee_push_notifications: true });
+  t.match(await waitFor(q, (e) => e.type === 'realm' && e.property === 'require_e2ee_push_notifications'), { op: 'update', value: true });
+  t.equal((await owner.ok('POST', '/register', { fetch_event_types: JSON.stringify(['realm']) })).realm_require_e2ee_push_notifications, true);
 
+  // A user with both a legacy token and an E2EE device.
+  const { p, api } = await withDevice();
+  const phone = await appPhone(api);
+  await phone.register();
+  await svc.waitFor(() => svc.of('push/e2ee/register').some((c) => c.body.push_account_id === String(phone.deviceId)));
+  await sleep(200);
+  const sender = await newPerson(s);
+  const content = `confidential ${uniq('c')}`;
+  const { id } = await s.api.as(sender).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId]), content });
+  await svc.waitFor(() => notifiesFor(p).length > 0 && phone.received().length > 0);
+  const legacy = notifiesFor(p)[0]!.body;
+  t.match(legacy.gcm_payload, { zulip_message_id: id, content: 'New message', sender_id: sender.userId });
+  t.equal(legacy.apns_payload.alert.body, 'New message');
+  t.notOk(JSON.stringify(legacy).includes(content), 'no content in clear');
+  t.match(phone.received()[0], { message_id: id, content }, 'the encrypted notification carries it');
+});
 t.test('push - without the service: push is off, tokens are kept, nothing can be sent', async (t) => {
   t.equal((await plain.api.ok('GET', '/server_settings')).push_notifications_enabled, false);
   const member = plain.api.as(plain.demo.member1);

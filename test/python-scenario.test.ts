@@ -427,7 +427,7 @@ print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary
 });
 
 t.test('python scenario - a phone registers its push tokens and removes them (no push service here)', async (t) => {
-  const out = step(t, member2, ['POST /users/me/apns_device_token', 'DELETE /users/me/apns_device_token', 'POST /users/me/android_gcm_reg_id', 'DELETE /users/me/android_gcm_reg_id', 'POST /mobile_push/test_notification', 'POST /mobile_push/register', 'POST /mobile_push/e2ee/test_notification'], `
+  const out = step(t, member2, ['POST /users/me/apns_device_token', 'DELETE /users/me/apns_device_token', 'POST /users/me/android_gcm_reg_id', 'DELETE /users/me/android_gcm_reg_id', 'POST /mobile_push/test_notification', 'POST /mobile_push/register', 'POST /mobile_push/e2ee/test_notification', 'POST /register_client_device', 'POST /remove_client_device'], `
 apns = {"token": "c0ffee" * 8, "appid": "org.zulip.Zulip"}
 ok(client.call_endpoint("users/me/apns_device_token", method="POST", request=apns))
 ok(client.call_endpoint("users/me/android_gcm_reg_id", method="POST", request={"token": "fcm-token-of-a-phone"}))
@@ -435,13 +435,19 @@ test = client.call_endpoint("mobile_push/test_notification", method="POST", requ
 ok(client.call_endpoint("users/me/apns_device_token", method="DELETE", request={"token": apns["token"]}))
 ok(client.call_endpoint("users/me/android_gcm_reg_id", method="DELETE", request={"token": "fcm-token-of-a-phone"}))
 gone = client.call_endpoint("users/me/android_gcm_reg_id", method="DELETE", request={"token": "fcm-token-of-a-phone"})
-e2ee = client.call_endpoint("mobile_push/register", method="POST", request={"token_kind": "fcm", "push_account_id": 7, "push_public_key": "a" * 44, "bouncer_public_key": "b" * 44, "encrypted_push_registration": "c" * 64})
+device = client.call_endpoint("register_client_device", method="POST", request={})
+ok(device)
+e2ee = client.call_endpoint("mobile_push/register", method="POST", request={"device_id": device["device_id"], "token_kind": "fcm", "push_key_id": 7, "push_key": "MQ" + "A" * 42, "token_id": "AAAAAAAAAAE=", "bouncer_public_key": "b" * 44, "encrypted_push_registration": "c" * 64})
 e2ee_test = client.call_endpoint("mobile_push/e2ee/test_notification", method="POST", request={})
-print(json.dumps({"test": test, "gone": gone, "e2ee": e2ee, "e2ee_test": e2ee_test}))`);
+ok(client.call_endpoint("remove_client_device", method="POST", request={"device_id": device["device_id"]}))
+removed = client.call_endpoint("remove_client_device", method="POST", request={"device_id": device["device_id"]})
+print(json.dumps({"test": test, "gone": gone, "e2ee": e2ee, "e2ee_test": e2ee_test, "device": device, "removed": removed}))`);
   t.match(out.test, { result: 'error', code: 'PUSH_SERVICE_NOT_CONFIGURED' }, 'a test notification without the push service is refused as a server without push refuses it');
   t.match(out.gone, { result: 'error' }, 'a token removed once is not there to remove again');
   t.match(out.e2ee, { result: 'error', code: 'PUSH_SERVICE_NOT_CONFIGURED' }, 'an end-to-end encrypted registration without the push service: refused the same way');
   t.match(out.e2ee_test, { result: 'error', code: 'PUSH_SERVICE_NOT_CONFIGURED' }, 'so is its test notification');
+  t.match(out.device, { result: 'success', device_id: Number }, 'a client device is registered without the service all the same (FL 468)');
+  t.match(out.removed, { result: 'error', code: 'BAD_REQUEST', msg: 'Invalid `device_id`' }, 'a device removed once is not there to remove again (FL 470)');
 });
 
 t.test('python scenario - scheduled messages, subscriptions, status, presence and settings', async (t) => {

@@ -329,6 +329,7 @@ export const ORG_EVENT_BODIES = [
         'want_advertise_in_communities_directory',
         'signup_announcements_stream_id',
         'require_unique_names',
+        'require_e2ee_push_notifications',
         'jitsi_server_url',
       ]),
       value: z.union([z.string(), Id, z.boolean(), z.null()]),
@@ -505,6 +506,19 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('saved_snippets'), op: z.enum(['add', 'update']), saved_snippet: SavedSnippetObject }).strict(),
   z.object({ type: z.literal('saved_snippets'), op: z.literal('remove'), saved_snippet_id: Id }).strict(),
   z.object({ type: z.literal('push_device'), push_account_id: Id, status: z.enum(['pending', 'active', 'failed']), error_code: z.string().optional() }).strict(),
+  z.object({ type: z.literal('device'), op: z.enum(['add', 'remove']), device_id: Id }).strict(),
+  z
+    .object({
+      type: z.literal('device'),
+      op: z.literal('update'),
+      device_id: Id,
+      push_key_id: Id.nullable().optional(),
+      push_token_id: z.string().nullable().optional(),
+      pending_push_token_id: z.string().nullable().optional(),
+      push_token_last_updated_timestamp: Id.nullable().optional(),
+      push_registration_error_code: z.string().nullable().optional(),
+    })
+    .strict(),
   z.object({ type: z.literal('user_topic'), stream_id: Id, topic_name: z.string(), last_updated: Id, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }).strict(),
   z.object({ type: z.literal('muted_topics'), muted_topics: z.array(z.tuple([z.string(), z.string(), Id])) }).strict(),
   z

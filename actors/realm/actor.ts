@@ -11,7 +11,7 @@ import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
 import { digestRun, digestSend } from './digest.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
-import { pushE2eeRegister } from './push_e2ee.ts';
+import { pushDeviceRegister, pushE2eeRegister } from './push_e2ee.ts';
 import { loginEmail } from './login_email.ts';
 import { markMutedRead } from './personal.ts';
 import { outgoingWebhooks } from './outgoing_webhooks.ts';
@@ -61,6 +61,7 @@ export const realmActor = defineActor({
     [pushNotify.name]: pushNotify,
     [pushRemove.name]: pushRemove,
     [pushE2eeRegister.name]: pushE2eeRegister,
+    [pushDeviceRegister.name]: pushDeviceRegister,
     [loginEmail.name]: loginEmail,
     [markMutedRead.name]: markMutedRead,
     [outgoingWebhooks.name]: outgoingWebhooks,

@@ -8,7 +8,7 @@ import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.t
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
 import { runDigestNow } from './digest.ts';
 import { addPushDevice, removePushDevice, removePushNotifications, sendTestPush } from './push.ts';
-import { registerE2eeDevice, sendE2eeTestPush } from './push_e2ee.ts';
+import { registerClientDevice, registerE2eeDevice, removeClientDevice, sendE2eeTestPush } from './push_e2ee.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
 import { readerViewQuery } from './reading.ts';
 import { renderContent } from './render.ts';
@@ -172,6 +172,8 @@ export const realmHandlers = {
   removePushNotifications,
   registerE2eeDevice,
   sendE2eeTestPush,
+  registerClientDevice,
+  removeClientDevice,
   sendTestPush,
   presenceAccess,
   sendMessageWithTopicWildcard,

@@ -155,6 +155,7 @@ function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: Readonly
   if (push) {
     addSubscribed(out, state.pushDevices, subs);
     addSubscribed(out, state.e2eeDevices, subs);
+    addSubscribed(out, state.clientDevices, subs);
   }
   return out;
 }

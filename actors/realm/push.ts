@@ -27,7 +27,7 @@ import { type ActivePush, type PushDeviceRecord, type StoredMessage, T } from '.
 import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
-import { activeE2eeDevices, e2eeMessagePayload, e2eeRemovePayload, sendE2ee } from './push_e2ee.ts';
+import { e2eeMessagePayload, e2eeRemovePayload, e2eeTargets, sendE2ee } from './push_e2ee.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -144,6 +144,12 @@ export function basePayload(state: Readonly<RealmState>, site: string, userId: n
   return { server: new URL(site).host, realm_id: state.realmId, realm_name: state.meta?.name ?? '', realm_uri: url, realm_url: url, user_id: userId };
 }
 
+/** The base payload as APNs payloads carry it: without `server` and `realm_id` (FL 413). */
+function apnsBase(base: Record<string, string | number>): Record<string, string | number> {
+  const { server: _server, realm_id: _realmId, ...rest } = base;
+  return rest;
+}
+
 const REGISTER = 'pushRegister';
 const UNREGISTER = 'pushUnregister';
 const NOTIFY = 'pushNotify';
@@ -190,7 +196,7 @@ export const pushUnregister = timer({
 });
 
 /** Whether `userId` has a device to push to: a legacy token, or an E2EE device the service registered. */
-export const hasPushDevice = (state: Readonly<RealmState>, userId: number): boolean => hasLegacyDevice(state, userId) || activeE2eeDevices(state, userId).length > 0;
+export const hasPushDevice = (state: Readonly<RealmState>, userId: number): boolean => hasLegacyDevice(state, userId) || e2eeTargets(state, userId).length > 0;
 const hasLegacyDevice = (state: Readonly<RealmState>, userId: number): boolean => (state.pushDevices.get(userId)?.size ?? 0) > 0;
 
 /** One message's push notifications, as the send recorded them. */
@@ -257,11 +263,17 @@ function alert(state: Readonly<RealmState>, m: StoredMessage, userId: number, tr
   return { title, subtitle };
 }
 
-/** The service's `push/notify` body for one user and message (Zulip's send_notifications_to_bouncer). */
+/**
+ * The service's `push/notify` body for one user and message (Zulip's
+ * send_notifications_to_bouncer). Where the organization requires end-to-end
+ * encrypted push, the content is "New message" (Zulip's redaction for the
+ * legacy path); encrypted devices get it whole.
+ */
 export function notifyBody(state: Readonly<RealmState>, site: string, m: StoredMessage, userId: number, trigger: string): Record<string, unknown> {
   const base = basePayload(state, site, userId);
   const msg = messagePayload(state, m);
-  const { content, truncated } = pushContent(m.renderedContent);
+  // The organization requires end-to-end encryption (FL 409): what goes through the service in clear carries no content.
+  const content = state.org.settings.requireE2eePushNotifications ? 'New message' : pushContent(m.renderedContent).content;
   const sender = state.users.get(m.senderId);
   const gcm = {
     ...base,
@@ -269,13 +281,12 @@ export function notifyBody(state: Readonly<RealmState>, site: string, m: StoredM
     event: 'message',
     zulip_message_id: m.id,
     content,
-    content_truncated: truncated,
     sender_full_name: sender?.fullName ?? 'Unknown user',
     sender_avatar_url: avatarUrl(sender?.email ?? '', false, true)!,
   };
-  // APNs payloads leave out the unused `time` (FL 410); FCM ones keep it.
+  // APNs payloads leave out the unused `server` and `realm_id` (FL 413) and `time` (FL 410).
   const { time: _time, ...apnsMsg } = msg;
-  const apns = { alert: { ...alert(state, m, userId, trigger), body: content }, sound: 'default', badge: 0, custom: { zulip: { ...base, ...apnsMsg, message_ids: [m.id] } } };
+  const apns = { alert: { ...alert(state, m, userId, trigger), body: content }, sound: 'default', badge: 0, custom: { zulip: { ...apnsBase(base), ...apnsMsg, message_ids: [m.id] } } };
   return { user_id: userId, user_uuid: userUuid(state, userId), gcm_payload: gcm, apns_payload: apns, gcm_options: { priority: 'high' } };
 }
 
@@ -285,8 +296,9 @@ export function removeBody(state: Readonly<RealmState>, site: string, userId: nu
   return {
     user_id: userId,
     user_uuid: userUuid(state, userId),
-    gcm_payload: { ...base, event: 'remove', zulip_message_ids: ids.join(','), zulip_message_id: ids[0]! },
-    apns_payload: { badge: 0, custom: { zulip: { ...base, event: 'remove', zulip_message_ids: ids } } },
+    // Only `zulip_message_ids`: the pre-2019 `zulip_message_id` went at FL 413.
+    gcm_payload: { ...base, event: 'remove', zulip_message_ids: ids.join(',') },
+    apns_payload: { badge: 0, custom: { zulip: { ...apnsBase(base), event: 'remove', zulip_message_ids: ids } } },
     gcm_options: { priority: 'normal' },
   };
 }
@@ -302,7 +314,7 @@ export const pushNotify = timer({
       const active = state.activePushes.get(userId)?.get(m.id);
       if (!active || active.removing) continue;
       if (hasLegacyDevice(state, userId)) await callService('push/notify', { json: notifyBody(state, ctx.siteUrl, m, userId, trigger) });
-      await sendE2ee(state, activeE2eeDevices(state, userId), e2eeMessagePayload(state, ctx.siteUrl, m, userId), true);
+      await sendE2ee(state, e2eeTargets(state, userId), e2eeMessagePayload(state, ctx.siteUrl, m, userId), true);
     }
     ctx.log.info({ realm: state.realmId, message: m.id, users: p.users.length }, 'push notifications sent');
     return undefined;
@@ -379,7 +391,7 @@ export const pushRemove = timer({
     if (ids.length && pushConfigured()) {
       const named = ids.slice(-MAX_REMOVE_IDS);
       if (hasLegacyDevice(state, p.userId)) await callService('push/notify', { json: removeBody(state, ctx.siteUrl, p.userId, named) });
-      await sendE2ee(state, activeE2eeDevices(state, p.userId), e2eeRemovePayload(state, ctx.siteUrl, p.userId, named), false);
+      await sendE2ee(state, e2eeTargets(state, p.userId), e2eeRemovePayload(state, ctx.siteUrl, p.userId, named), false);
     }
     return ids;
   },

@@ -1,25 +1,36 @@
 /**
- * End-to-end encrypted mobile push (Zulip 11: `POST /mobile_push/register`,
- * feature level 406; payloads of level 413; `POST
- * /mobile_push/e2ee/test_notification`, level 420).
+ * End-to-end encrypted mobile push (`POST /mobile_push/register`, FL 406;
+ * payloads of FL 413 and 429; `POST /mobile_push/e2ee/test_notification`,
+ * FL 420), in Zulip 12's two forms:
  *
- * A device registers with its `push_public_key` (an X25519 key of libsodium's
- * `crypto_box`) and its token, which it has sealed for the push service
- * (`encrypted_push_registration`, for the service's `bouncer_public_key`):
- * this server never sees the token. The registration is stored `pending`;
- * the `pushE2eeRegister` timer hands it to the service
- * (`remotes/push/e2ee/register`), whose answer makes it `active` (with the
- * service's device ID) or `failed` (with the service's error code), with a
- * `push_device` event. Notifications to active devices are JSON payloads
- * (the API's mobile-notifications page) sealed for the device's key
- * (`sealForDevice`) and sent through `remotes/push/e2ee/notify`, on the same
- * timers as the legacy ones (`push.ts`).
+ * - **Client devices (FL 468, what zulip-flutter speaks).** The app creates a
+ *   device (`POST /register_client_device`, its `device_id`; removed by
+ *   `POST /remove_client_device`, FL 470), then registers it for push with
+ *   its `push_key` and `push_key_id` (a symmetric key: `lib/push.ts`) and its
+ *   token, which it sealed for the push service (`encrypted_push_registration`
+ *   for the service's `bouncer_public_key`; this server never sees the token,
+ *   only its `token_id`). Either half may later be rotated alone. The token
+ *   is `pending` until the `pushDeviceRegister` timer has handed it to the
+ *   service (`remotes/push/e2ee/register`); its answer makes it the device's
+ *   `push_token_id` or gives a `push_registration_error_code`. Register's
+ *   `devices` and `device` events (add, update, remove) tell the app.
+ * - **Push accounts (FL 406 to 467).** A registration by `push_account_id`
+ *   with its `push_key` (FL 432; `push_public_key`, FL 406's X25519 key, is
+ *   refused as Zulip 12 refuses it), `pending` until `pushE2eeRegister` has
+ *   registered it; register's `push_devices` and `push_device` events.
+ *
+ * Notifications to registered devices are the API's mobile-notifications
+ * JSON, encrypted with the device's key and sent through
+ * `remotes/push/e2ee/notify` (`sendE2ee`), on the same timers as the legacy
+ * ones (`push.ts`): FCM data `{push_key_id, encrypted_data}` (strings, as
+ * FCM data is), APNs `{push_key_id, encrypted_data, aps}` (zulip-flutter's
+ * EncryptedFcmMessage / EncryptedApnsPayload).
  */
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { realmUrl } from '../../lib/hosts.ts';
-import { callService, isPublicKey, pushConfigured, pushContent, PushServiceError, sealForDevice } from '../../lib/push.ts';
-import { type E2eePushDevice, type StoredMessage, T } from '../../storage/tables.ts';
+import { callService, encryptForDevice, pushConfigured, pushContent, pushKeyBytes, PushServiceError } from '../../lib/push.ts';
+import { type ClientDevice, type E2eePushDevice, type StoredMessage, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
 import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later } from '../runtime/action.ts';
@@ -32,11 +43,29 @@ const query = defineQuery<RealmState>();
 const timer = defineTimer<RealmState>();
 
 const REGISTER = 'pushE2eeRegister';
+const DEVICE_REGISTER = 'pushDeviceRegister';
 
-/** The user's devices the service has registered (those that can be sent to). */
-export function activeE2eeDevices(state: Readonly<RealmState>, userId: number): E2eePushDevice[] {
-  const out: E2eePushDevice[] = [];
-  for (const d of state.e2eeDevices.get(userId)?.values() ?? []) if (d.status === 'active' && d.bouncerDeviceId !== null) out.push(d);
+/** Where an encrypted notification goes: the service's device, the token kind, the key, and how the payload names the key. */
+export interface E2eeTarget {
+  bouncerDeviceId: number;
+  tokenKind: 'fcm' | 'apns';
+  pushKey: string;
+  /** `push_key_id` (a client device) or `push_account_id` (a push account, before FL 468). */
+  keyField: 'push_key_id' | 'push_account_id';
+  keyId: number;
+}
+
+/** The user's registered devices that can be sent to, of both forms. */
+export function e2eeTargets(state: Readonly<RealmState>, userId: number): E2eeTarget[] {
+  const out: E2eeTarget[] = [];
+  for (const d of state.clientDevices.get(userId)?.values() ?? []) {
+    if (d.bouncerDeviceId === null || d.pushTokenId === null || d.pushKey === null || d.pushKeyId === null || d.tokenKind === null) continue;
+    out.push({ bouncerDeviceId: d.bouncerDeviceId, tokenKind: d.tokenKind, pushKey: d.pushKey, keyField: 'push_key_id', keyId: d.pushKeyId });
+  }
+  for (const d of state.e2eeDevices.get(userId)?.values() ?? []) {
+    if (d.status !== 'active' || d.bouncerDeviceId === null || !d.pushKey) continue;
+    out.push({ bouncerDeviceId: d.bouncerDeviceId, tokenKind: d.tokenKind, pushKey: d.pushKey, keyField: 'push_account_id', keyId: d.pushAccountId });
+  }
   return out;
 }
 
@@ -47,67 +76,274 @@ export function pushDevicesOf(state: Readonly<RealmState>, userId: number): Reco
   return out;
 }
 
+/** A client device as register's `devices` gives it (Zulip's DeviceInfoDict). */
+const deviceInfo = (d: ClientDevice) => ({
+  push_key_id: d.pushKeyId,
+  push_token_id: d.pushTokenId,
+  pending_push_token_id: d.pendingPushTokenId,
+  push_token_last_updated_timestamp: d.pushTokenLastUpdated,
+  push_registration_error_code: d.errorCode,
+});
+
+/** `devices` of the register: device ID -> its push registration (Zulip's get_devices). */
+export function devicesOf(state: Readonly<RealmState>, userId: number): Record<string, ReturnType<typeof deviceInfo>> {
+  const out: Record<string, ReturnType<typeof deviceInfo>> = {};
+  for (const d of state.clientDevices.get(userId)?.values() ?? []) out[String(d.deviceId)] = deviceInfo(d);
+  return out;
+}
+
 const pushDeviceEvent = (state: Readonly<RealmState>, d: E2eePushDevice) =>
   toUsers(state.realmId, [d.userId], { type: 'push_device', push_account_id: d.pushAccountId, status: d.status, ...(d.errorCode !== null ? { error_code: d.errorCode } : {}) });
 
+/** A `device` event with op `update`: the fields that changed (Zulip's do_register_push_device and friends). */
+const deviceUpdate = (state: Readonly<RealmState>, d: ClientDevice, fields: Partial<ReturnType<typeof deviceInfo>>) =>
+  toUsers(state.realmId, [d.userId], { type: 'device', op: 'update', device_id: d.deviceId, ...fields });
+
+function humanUser(state: Readonly<RealmState>, caller: { realmId: number; userId: number | null }) {
+  const user = actingUser(state, caller);
+  if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
+  return user;
+}
+
+const TOKEN_KINDS = ['fcm', 'apns'] as const;
+const checkTokenKind = (kind: string): 'fcm' | 'apns' => {
+  if (!(TOKEN_KINDS as readonly string[]).includes(kind)) throw badRequest('Invalid token_kind');
+  return kind as 'fcm' | 'apns';
+};
+const checkPushKey = (key: string): string => {
+  if (!pushKeyBytes(key)) throw badRequest('Invalid `push_key`');
+  return key;
+};
+function checkSealed(bouncerPublicKey: string, registration: string): void {
+  if (!bouncerPublicKey || bouncerPublicKey.length > 1000) throw badRequest('Invalid bouncer_public_key');
+  if (!registration || registration.length > 10_000) throw badRequest('Invalid encrypted_push_registration');
+}
+
+/**
+ * A `token_id` (base64 of the token's digest, 8 bytes in zulip-flutter) as
+ * this server keeps it: the signed 64-bit integer it encodes, written back
+ * as base64 of 8 bytes (Zulip's b64decode_token_id_base64 and
+ * b64encode_token_id_int).
+ */
+function normalTokenId(b64: string): string {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw badRequest('`token_id` is not Base64 encoded');
+  const raw = Buffer.from(b64, 'base64');
+  if (raw.length === 0 || raw.length > 8) throw badRequest('Invalid `token_id`');
+  let v = 0n;
+  for (const byte of raw) v = (v << 8n) | BigInt(byte);
+  if (raw[0]! & 0x80) v -= 1n << BigInt(8 * raw.length);
+  const out = Buffer.alloc(8);
+  out.writeBigInt64BE(v);
+  return out.toString('base64');
+}
+
+/**
+ * POST /register_client_device (FL 468): a new device of the caller's, with
+ * no push registration yet; a `device` add event. Any user may (Zulip's
+ * register_device); the device lives until POST /remove_client_device.
+ */
+export const registerClientDevice = action({
+  type: 'registerClientDevice',
+  fields: z.object({}),
+  check(state, msg) {
+    const user = actingUser(state, msg.caller);
+    return { userId: user.id };
+  },
+  apply(state, p, tx) {
+    const deviceId = state.take('device', tx);
+    const d: ClientDevice = {
+      userId: p.userId,
+      deviceId,
+      pushKeyId: null,
+      pushKey: null,
+      tokenKind: null,
+      pushTokenId: null,
+      pendingPushTokenId: null,
+      pushTokenLastUpdated: null,
+      errorCode: null,
+      bouncerDeviceId: null,
+      bouncerPublicKey: null,
+      encryptedPushRegistration: null,
+    };
+    state.indexClientDevice(d);
+    tx.write(T.clientDevices.at(state.realmId, p.userId, deviceId).put(d));
+    return { device: d, reply: { device_id: deviceId } };
+  },
+  events(state, _p, r) {
+    return [toUsers(state.realmId, [r.device.userId], { type: 'device', op: 'add', device_id: r.device.deviceId })];
+  },
+  reply: (r) => r.reply,
+});
+
+/** The caller's device `deviceId` (Zulip's check_device_id). */
+function ownDevice(state: Readonly<RealmState>, userId: number, deviceId: number): ClientDevice {
+  const d = state.clientDevices.get(userId)?.get(deviceId);
+  if (!d) throw badRequest('Invalid `device_id`');
+  return d;
+}
+
+/**
+ * POST /remove_client_device (FL 470): forgets one of the caller's devices
+ * and its push registration (the app calls it when logging out); a `device`
+ * remove event. Nothing more is sent to it.
+ */
+export const removeClientDevice = action({
+  type: 'removeClientDevice',
+  fields: z.object({ deviceId: z.number().int() }),
+  check(state, msg) {
+    const user = actingUser(state, msg.caller);
+    return ownDevice(state, user.id, msg.deviceId);
+  },
+  apply(state, d, tx) {
+    state.forgetClientDevice(d.userId, d.deviceId);
+    tx.write(T.clientDevices.at(state.realmId, d.userId, d.deviceId).delete());
+    return d;
+  },
+  events(state, d) {
+    return [toUsers(state.realmId, [d.userId], { type: 'device', op: 'remove', device_id: d.deviceId })];
+  },
+  reply: () => ({}),
+});
+
+/** What POST /mobile_push/register was given; absent parameters are null. */
+const RegisterFields = z.object({
+  deviceId: z.number().int().nullable(),
+  pushAccountId: z.number().int().nullable(),
+  tokenKind: z.string().nullable(),
+  pushKey: z.string().nullable(),
+  pushKeyId: z.number().int().nullable(),
+  pushPublicKey: z.string().nullable(),
+  tokenId: z.string().nullable(),
+  bouncerPublicKey: z.string().nullable(),
+  encryptedPushRegistration: z.string().nullable(),
+});
+type RegisterFields = z.infer<typeof RegisterFields>;
+
+type RegisterPlan =
+  | { kind: 'none' }
+  | { kind: 'account'; record: E2eePushDevice }
+  | { kind: 'device'; next: ClientDevice; fields: Partial<ReturnType<typeof deviceInfo>>; register: boolean };
+
+const missing = (name: string) => badRequest(`Missing '${name}' argument`);
+
+/** The FL 406-467 form: a registration by `push_account_id`, with its `push_key` (FL 432). */
+function planAccount(state: Readonly<RealmState>, userId: number, msg: RegisterFields): RegisterPlan {
+  for (const [name, v] of [['token_kind', msg.tokenKind], ['push_key', msg.pushKey], ['bouncer_public_key', msg.bouncerPublicKey], ['encrypted_push_registration', msg.encryptedPushRegistration]] as const) {
+    if (v === null) throw missing(name);
+  }
+  const tokenKind = checkTokenKind(msg.tokenKind!);
+  if (msg.pushAccountId! < 0 || msg.pushAccountId! > 2 ** 53 - 1) throw badRequest('Invalid push_account_id');
+  const pushKey = checkPushKey(msg.pushKey!);
+  checkSealed(msg.bouncerPublicKey!, msg.encryptedPushRegistration!);
+  const record: E2eePushDevice = {
+    userId,
+    pushAccountId: msg.pushAccountId!,
+    tokenKind,
+    pushKey,
+    bouncerPublicKey: msg.bouncerPublicKey!,
+    encryptedPushRegistration: msg.encryptedPushRegistration!,
+    status: 'pending',
+    errorCode: null,
+    bouncerDeviceId: null,
+  };
+  const old = state.e2eeDevices.get(userId)?.get(record.pushAccountId);
+  const same = old && old.tokenKind === record.tokenKind && old.pushKey === record.pushKey && old.bouncerPublicKey === record.bouncerPublicKey && old.encryptedPushRegistration === record.encryptedPushRegistration;
+  return same ? { kind: 'none' } : { kind: 'account', record };
+}
+
+/** The FL 468 form (Zulip 12's register_push_device view): a client device's key, token, or both. */
+function planDevice(state: Readonly<RealmState>, userId: number, msg: RegisterFields): RegisterPlan {
+  const d = ownDevice(state, userId, msg.deviceId!);
+  if (msg.tokenKind !== null) checkTokenKind(msg.tokenKind);
+  if (msg.pushKeyId !== null && (msg.pushKeyId < 0 || msg.pushKeyId > 0xffffffff)) throw badRequest('Invalid push_key_id');
+  const keyFields = msg.pushKey !== null && msg.pushKeyId !== null;
+  const tokenFields = msg.bouncerPublicKey !== null && msg.encryptedPushRegistration !== null && msg.tokenId !== null && msg.tokenKind !== null;
+  if (!keyFields && !tokenFields) throw badRequest('Missing parameters: must provide either all push key fields, all token fields, or both.');
+  if (keyFields && !tokenFields) {
+    if (d.pushKeyId === null) throw badRequest('No push registration exists to rotate key for.');
+    const pushKey = checkPushKey(msg.pushKey!);
+    if (d.pushKeyId === msg.pushKeyId && d.pushKey === pushKey) return { kind: 'none' };
+    return { kind: 'device', next: { ...d, pushKey, pushKeyId: msg.pushKeyId }, fields: { push_key_id: msg.pushKeyId }, register: false };
+  }
+  // A registration with the service on its way: another one now could race it.
+  if (d.errorCode === null && d.pendingPushTokenId !== null) throw badRequest('A registration for the device already in progress.');
+  const tokenId = normalTokenId(msg.tokenId!);
+  checkSealed(msg.bouncerPublicKey!, msg.encryptedPushRegistration!);
+  const now = Math.floor(Date.now() / 1000);
+  const sealed = { bouncerPublicKey: msg.bouncerPublicKey, encryptedPushRegistration: msg.encryptedPushRegistration };
+  if (!keyFields) {
+    if (d.pushKeyId === null) throw badRequest('No push registration exists to rotate token for.');
+    if (d.errorCode === null && d.pushTokenId === tokenId) return { kind: 'none' };
+    const next = { ...d, ...sealed, pendingPushTokenId: tokenId, pushTokenLastUpdated: now, errorCode: null };
+    return { kind: 'device', next, fields: { pending_push_token_id: tokenId, push_token_last_updated_timestamp: now, push_registration_error_code: null }, register: true };
+  }
+  const pushKey = checkPushKey(msg.pushKey!);
+  const tokenKind = checkTokenKind(msg.tokenKind!);
+  if (d.errorCode === null && d.pushKeyId === msg.pushKeyId && d.pushKey === pushKey && d.pushTokenId === tokenId && d.tokenKind === tokenKind) return { kind: 'none' };
+  const next = { ...d, ...sealed, pushKey, pushKeyId: msg.pushKeyId, tokenKind, pendingPushTokenId: tokenId, pushTokenLastUpdated: now, errorCode: null };
+  return {
+    kind: 'device',
+    next,
+    fields: { push_key_id: msg.pushKeyId, pending_push_token_id: tokenId, push_token_last_updated_timestamp: now, push_registration_error_code: null },
+    register: true,
+  };
+}
+
 /**
  * POST /mobile_push/register. Humans only; needs the service (as Zulip:
- * PUSH_SERVICE_NOT_CONFIGURED). The same registration again changes nothing;
- * another one for the same `push_account_id` replaces it (a rotated key or
- * token) and is registered again.
+ * PUSH_SERVICE_NOT_CONFIGURED). With `device_id`, the FL 468 form; with
+ * `push_account_id`, the older one. The same registration again changes
+ * nothing.
  */
 export const registerE2eeDevice = action({
   type: 'registerE2eeDevice',
-  fields: z.object({
-    tokenKind: z.string(),
-    pushAccountId: z.number().int(),
-    pushPublicKey: z.string(),
-    bouncerPublicKey: z.string(),
-    encryptedPushRegistration: z.string(),
-  }),
-  check(state, msg) {
-    const user = actingUser(state, msg.caller);
-    if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
+  fields: RegisterFields,
+  check(state, msg): RegisterPlan {
+    const user = humanUser(state, msg.caller);
     if (!pushConfigured()) throw pushServiceNotConfigured();
-    if (msg.tokenKind !== 'fcm' && msg.tokenKind !== 'apns') throw badRequest('Invalid token_kind');
-    if (msg.pushAccountId < 0 || msg.pushAccountId > 2 ** 53 - 1) throw badRequest('Invalid push_account_id');
-    if (!isPublicKey(msg.pushPublicKey)) throw badRequest('Invalid push_public_key');
-    if (!msg.bouncerPublicKey || msg.bouncerPublicKey.length > 1000) throw badRequest('Invalid bouncer_public_key');
-    if (!msg.encryptedPushRegistration || msg.encryptedPushRegistration.length > 10_000) throw badRequest('Invalid encrypted_push_registration');
-    const record: E2eePushDevice = {
-      userId: user.id,
-      pushAccountId: msg.pushAccountId,
-      tokenKind: msg.tokenKind,
-      pushPublicKey: msg.pushPublicKey,
-      bouncerPublicKey: msg.bouncerPublicKey,
-      encryptedPushRegistration: msg.encryptedPushRegistration,
-      status: 'pending',
-      errorCode: null,
-      bouncerDeviceId: null,
-    };
-    const old = state.e2eeDevices.get(user.id)?.get(msg.pushAccountId);
-    const same = old && old.tokenKind === record.tokenKind && old.pushPublicKey === record.pushPublicKey && old.bouncerPublicKey === record.bouncerPublicKey && old.encryptedPushRegistration === record.encryptedPushRegistration;
-    return { record, changed: !same };
+    if (msg.deviceId !== null) return planDevice(state, user.id, msg);
+    if (msg.pushAccountId === null) throw missing('device_id');
+    // FL 406's X25519 key: replaced by push_key at FL 432.
+    if (msg.pushPublicKey !== null && msg.pushKey === null) throw missing('push_key');
+    return planAccount(state, user.id, msg);
   },
   apply(state, p, tx) {
-    if (!p.changed) return {};
-    state.indexE2eeDevice(p.record);
-    tx.write(T.e2eePushDevices.at(state.realmId, p.record.userId, p.record.pushAccountId).put(p.record));
-    tx.setTimer(REGISTER, Date.now(), { userId: p.record.userId, pushAccountId: p.record.pushAccountId }, p.record.pushAccountId);
+    if (p.kind === 'account') {
+      state.indexE2eeDevice(p.record);
+      tx.write(T.e2eePushDevices.at(state.realmId, p.record.userId, p.record.pushAccountId).put(p.record));
+      tx.setTimer(REGISTER, Date.now(), { userId: p.record.userId, pushAccountId: p.record.pushAccountId }, p.record.pushAccountId);
+    } else if (p.kind === 'device') {
+      state.indexClientDevice(p.next);
+      tx.write(T.clientDevices.at(state.realmId, p.next.userId, p.next.deviceId).put(p.next));
+      if (p.register) tx.setTimer(DEVICE_REGISTER, Date.now(), { userId: p.next.userId, deviceId: p.next.deviceId }, p.next.deviceId);
+    }
     return {};
   },
   events(state, p) {
-    return p.changed ? [pushDeviceEvent(state, p.record)] : [];
+    if (p.kind === 'account') return [pushDeviceEvent(state, p.record)];
+    if (p.kind === 'device') return [deviceUpdate(state, p.next, p.fields)];
+    return [];
   },
 });
+
+/** The service's answer to a registration, or why it refused it (a 4xx with its code); anything else is thrown and retried. */
+async function registerWithService(form: Record<string, string | number>): Promise<{ deviceId: number } | { error: string }> {
+  try {
+    const r = await callService('push/e2ee/register', { form });
+    return { deviceId: Number(r.device_id) };
+  } catch (e) {
+    if (e instanceof PushServiceError && e.status >= 400 && e.status < 500) return { error: (e.body as { code?: string } | null)?.code ?? 'BAD_REQUEST' };
+    throw e;
+  }
+}
 
 /** What the service said of a registration. */
 type Registered = { deviceId: number; registration: string } | { error: string; registration: string } | null;
 
 /**
- * Hands a pending registration to the service (`remotes/push/e2ee/register`).
- * A refusal (a 4xx with its code: an unknown bouncer key, an expired
- * registration) fails the device; anything else is retried.
+ * Hands a pending push-account registration to the service
+ * (`remotes/push/e2ee/register`). A refusal (an unknown bouncer key, an
+ * expired registration) fails the device; anything else is retried.
  */
 export const pushE2eeRegister = timer({
   name: REGISTER,
@@ -115,16 +351,7 @@ export const pushE2eeRegister = timer({
     const d = state.e2eeDevices.get(p.userId)?.get(p.pushAccountId);
     if (!d || d.status !== 'pending') return null;
     const form = { realm_uuid: realmUuid(state), push_account_id: d.pushAccountId, encrypted_push_registration: d.encryptedPushRegistration, bouncer_public_key: d.bouncerPublicKey };
-    try {
-      const r = await callService('push/e2ee/register', { form });
-      return { deviceId: Number(r.device_id), registration: d.encryptedPushRegistration };
-    } catch (e) {
-      if (e instanceof PushServiceError && e.status >= 400 && e.status < 500) {
-        const code = (e.body as { code?: string } | null)?.code ?? 'BAD_REQUEST';
-        return { error: code, registration: d.encryptedPushRegistration };
-      }
-      throw e;
-    }
+    return { ...(await registerWithService(form)), registration: d.encryptedPushRegistration };
   },
   check(state, p: { userId: number; pushAccountId: number }, _ctx, done: Registered) {
     const d = state.e2eeDevices.get(p.userId)?.get(p.pushAccountId);
@@ -144,12 +371,53 @@ export const pushE2eeRegister = timer({
   },
 });
 
+/**
+ * Hands a client device's pending token to the service (as
+ * `pushE2eeRegister`, the device's ID standing for the push account): its
+ * answer makes the token the device's `push_token_id`, or gives the
+ * device its `push_registration_error_code`.
+ */
+export const pushDeviceRegister = timer({
+  name: DEVICE_REGISTER,
+  async effect(state, p: { userId: number; deviceId: number }): Promise<(({ deviceId: number } | { error: string }) & { pending: string }) | null> {
+    const d = state.clientDevices.get(p.userId)?.get(p.deviceId);
+    if (!d || d.pendingPushTokenId === null || d.errorCode !== null || d.encryptedPushRegistration === null || d.bouncerPublicKey === null) return null;
+    const form = { realm_uuid: realmUuid(state), push_account_id: d.deviceId, encrypted_push_registration: d.encryptedPushRegistration, bouncer_public_key: d.bouncerPublicKey };
+    return { ...(await registerWithService(form)), pending: d.pendingPushTokenId };
+  },
+  check(state, p: { userId: number; deviceId: number }, _ctx, done) {
+    const d = state.clientDevices.get(p.userId)?.get(p.deviceId);
+    // Removed, or another token pending meanwhile: that one has a timer of its own.
+    if (!done || !d || d.pendingPushTokenId !== done.pending || d.errorCode !== null) return null;
+    if ('deviceId' in done) {
+      const next: ClientDevice = { ...d, pushTokenId: done.pending, pendingPushTokenId: null, bouncerDeviceId: done.deviceId, encryptedPushRegistration: null };
+      return { next, fields: { push_token_id: done.pending, pending_push_token_id: null } };
+    }
+    const next: ClientDevice = { ...d, errorCode: done.error };
+    return { next, fields: { push_registration_error_code: done.error } };
+  },
+  apply(state, r, tx) {
+    if (!r) return null;
+    state.indexClientDevice(r.next);
+    tx.write(T.clientDevices.at(state.realmId, r.next.userId, r.next.deviceId).put(r.next));
+    return null;
+  },
+  events(state, r) {
+    return r ? [deviceUpdate(state, r.next, r.fields)] : [];
+  },
+});
+
 /** What every E2EE payload carries (Zulip's get_base_payload for E2EE). */
 function base(state: Readonly<RealmState>, site: string, userId: number) {
   return { realm_name: state.meta?.name ?? '', realm_url: realmUrl(site, state.meta?.stringId ?? ''), user_id: userId };
 }
 
-/** The payload of a new message's notification (the API's mobile-notifications page). */
+/**
+ * The payload of a new message's notification (the API's
+ * mobile-notifications page; zulip-flutter's NotifPayloadNewMessage): a
+ * direct message names every participant, sorted (`recipient_user_ids`,
+ * FL 429: 1:1 conversations too), a channel message its channel and topic.
+ */
 export function e2eeMessagePayload(state: Readonly<RealmState>, site: string, m: StoredMessage, userId: number): Record<string, unknown> {
   const sender = state.users.get(m.senderId);
   const out: Record<string, unknown> = {
@@ -165,9 +433,7 @@ export function e2eeMessagePayload(state: Readonly<RealmState>, site: string, m:
   if (m.streamId !== null) {
     Object.assign(out, { recipient_type: 'channel', channel_id: m.streamId, channel_name: state.channels.get(m.streamId)?.name ?? '', topic: m.topic });
   } else {
-    out.recipient_type = 'direct';
-    // Group DMs only: every participant, sorted.
-    if (m.dmUserIds!.length > 2) out.pm_users = [...m.dmUserIds!].sort((a, b) => a - b).join(',');
+    Object.assign(out, { recipient_type: 'direct', recipient_user_ids: [...new Set(m.dmUserIds!)].sort((a, b) => a - b) });
   }
   return out;
 }
@@ -175,21 +441,22 @@ export function e2eeMessagePayload(state: Readonly<RealmState>, site: string, m:
 export const e2eeRemovePayload = (state: Readonly<RealmState>, site: string, userId: number, ids: number[]) => ({ ...base(state, site, userId), type: 'remove', message_ids: ids });
 
 /**
- * Sends `payload` to `devices` through `remotes/push/e2ee/notify`, sealed for
- * each: one push request per device, as the service forwards it (FCM with
- * its priority; APNs with its headers and a visible placeholder the app
- * replaces once it has decrypted the data).
+ * Sends `payload` to `targets` through `remotes/push/e2ee/notify`,
+ * encrypted for each: one push request per device, as the service forwards
+ * it (FCM with its priority; APNs with its headers and a visible placeholder
+ * the app replaces once it has decrypted the data).
  */
-export async function sendE2ee(state: Readonly<RealmState>, devices: E2eePushDevice[], payload: Record<string, unknown>, urgent: boolean): Promise<void> {
-  if (!devices.length) return;
+export async function sendE2ee(state: Readonly<RealmState>, targets: E2eeTarget[], payload: Record<string, unknown>, urgent: boolean): Promise<void> {
+  if (!targets.length) return;
   const pushRequests = [];
-  for (const d of devices) {
-    const sealed = { push_account_id: d.pushAccountId, encrypted_data: await sealForDevice(d.pushPublicKey, payload) };
-    if (d.tokenKind === 'fcm') pushRequests.push({ device_id: d.bouncerDeviceId, fcm_priority: urgent ? 'high' : 'normal', payload: sealed });
-    else {
+  for (const d of targets) {
+    const encrypted = await encryptForDevice(d.pushKey, payload);
+    if (d.tokenKind === 'fcm') {
+      pushRequests.push({ device_id: d.bouncerDeviceId, fcm_priority: urgent ? 'high' : 'normal', payload: { [d.keyField]: String(d.keyId), encrypted_data: encrypted } });
+    } else {
       const aps = urgent ? { 'mutable-content': 1, alert: { title: 'New notification' }, sound: 'default' } : { 'content-available': 1 };
       const headers = urgent ? { 'apns-priority': 10, 'apns-push-type': 'alert' } : { 'apns-priority': 5, 'apns-push-type': 'background' };
-      pushRequests.push({ device_id: d.bouncerDeviceId, http_headers: headers, payload: { ...sealed, aps } });
+      pushRequests.push({ device_id: d.bouncerDeviceId, http_headers: headers, payload: { [d.keyField]: d.keyId, encrypted_data: encrypted, aps } });
     }
   }
   await callService('push/e2ee/notify', { json: { realm_uuid: realmUuid(state), push_requests: pushRequests } });
@@ -197,20 +464,25 @@ export async function sendE2ee(state: Readonly<RealmState>, devices: E2eePushDev
 
 /**
  * POST /mobile_push/e2ee/test_notification: a test notification to one of
- * the caller's registered devices (`push_account_id`) or to all of them.
+ * the caller's registered devices (`device_id`, or `push_account_id` of the
+ * older form) or to all of them.
  */
 export const sendE2eeTestPush = query({
   type: 'sendE2eeTestPush',
-  fields: z.object({ pushAccountId: z.number().int().nullable() }),
+  fields: z.object({ pushAccountId: z.number().int().nullable(), deviceId: z.number().int().nullable().default(null) }),
   run(state, msg, ctx) {
-    const user = actingUser(state, msg.caller);
-    if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
+    const user = humanUser(state, msg.caller);
     if (!pushConfigured()) throw pushServiceNotConfigured();
-    const devices = activeE2eeDevices(state, user.id).filter((d) => msg.pushAccountId === null || d.pushAccountId === msg.pushAccountId);
-    if (!devices.length) throw new ApiError('NO_ACTIVE_PUSH_DEVICE', 'No active registered push device', 400);
+    let targets = e2eeTargets(state, user.id);
+    if (msg.deviceId !== null) {
+      const d = state.clientDevices.get(user.id)?.get(msg.deviceId);
+      targets = targets.filter((t) => t.keyField === 'push_key_id' && d !== undefined && t.bouncerDeviceId === d.bouncerDeviceId);
+    }
+    if (msg.pushAccountId !== null) targets = targets.filter((t) => t.keyField === 'push_account_id' && t.keyId === msg.pushAccountId);
+    if (!targets.length) throw new ApiError('NO_ACTIVE_PUSH_DEVICE', 'No active registered push device', 400);
     const payload = { ...base(state, ctx.siteUrl, user.id), type: 'test', time: Math.floor(Date.now() / 1000) };
     return later(async () => {
-      await sendE2ee(state, devices, payload, true);
+      await sendE2ee(state, targets, payload, true);
       return {};
     });
   },

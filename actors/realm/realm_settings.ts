@@ -134,6 +134,7 @@ export const PLAIN = {
   want_advertise_in_communities_directory: { owner: false },
   signup_announcements_stream_id: { owner: false },
   require_unique_names: { owner: false },
+  require_e2ee_push_notifications: { owner: false },
   jitsi_server_url: { owner: false },
 } as const;
 type Plain = keyof typeof PLAIN;
@@ -212,6 +213,8 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.signupAnnouncementsStreamId ?? -1;
     case 'require_unique_names':
       return st.requireUniqueNames;
+    case 'require_e2ee_push_notifications':
+      return st.requireE2eePushNotifications;
     case 'jitsi_server_url':
       // Null: the server's (`server_jitsi_server_url`).
       return st.jitsiServerUrl;
@@ -275,7 +278,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_name_changes_disabled: false,
   realm_email_changes_disabled: false,
   realm_push_notifications_enabled_end_timestamp: null,
-  realm_require_e2ee_push_notifications: false,
   realm_send_welcome_emails: false,
   realm_send_channel_events_messages: false,
   realm_inline_image_preview: false,
@@ -384,6 +386,7 @@ export const RealmChanges = z.object({
   /** -1: no announcements. */
   signup_announcements_stream_id: z.number().int().optional(),
   require_unique_names: z.boolean().optional(),
+  require_e2ee_push_notifications: z.boolean().optional(),
   /** A URL, or 'default' for the server's. */
   jitsi_server_url: z.string().optional(),
   groups: z.record(z.string(), z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() })).default({}),
@@ -533,6 +536,9 @@ export const updateRealm = action({
           break;
         case 'require_unique_names':
           settings.requireUniqueNames = Boolean(value);
+          break;
+        case 'require_e2ee_push_notifications':
+          settings.requireE2eePushNotifications = Boolean(value);
           break;
         case 'jitsi_server_url':
           settings.jitsiServerUrl = checkJitsiUrl(String(value));

@@ -31,6 +31,7 @@ import {
   type UserRecord,
   type UserTopicRecord,
   type ActivePush,
+  type ClientDevice,
   type E2eePushDevice,
   type PushDeviceRecord,
 } from '../../storage/tables.ts';
@@ -45,7 +46,7 @@ const MESSAGE_ID_BLOCK = 1000;
 /** Partitions read at once while loading. */
 const LOAD_CONCURRENCY = 32;
 
-export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled' | 'group' | 'profileField' | 'emoji';
+export type Counter = 'user' | 'channel' | 'recipient' | 'scheduled' | 'group' | 'profileField' | 'emoji' | 'device';
 
 export class RealmState {
   meta: RealmMeta | null = null;
@@ -122,6 +123,8 @@ export class RealmState {
   readonly pushDevices = new Map<number, Map<string, PushDeviceRecord>>();
   /** userId -> push_account_id -> device registered for end-to-end encrypted push (`push_e2ee.ts`). */
   readonly e2eeDevices = new Map<number, Map<number, E2eePushDevice>>();
+  /** userId -> device ID -> client device and its E2EE push registration (`push_e2ee.ts`, FL 468). */
+  readonly clientDevices = new Map<number, Map<number, ClientDevice>>();
   /** userId -> message ID -> a push notification their devices may still show (`push.ts`). */
   readonly activePushes = new Map<number, Map<number, ActivePush>>();
   /** userId -> when a queue of theirs was last seen polling (memory only: reported by the queue actors). */
@@ -205,6 +208,7 @@ export class RealmState {
     s.digestPending = (await T.digestRuns.at(realmId).get(store)) ?? null;
     for (const d of await T.pushDevices.partition(realmId).values(store)) s.indexPushDevice(d);
     for (const d of await T.e2eePushDevices.partition(realmId).values(store)) s.indexE2eeDevice(d);
+    for (const d of await T.clientDevices.partition(realmId).values(store)) s.indexClientDevice(d);
     for (const r of await T.activePushes.partition(realmId).range(store)) {
       const [userId, messageId] = String(r.ck).split(':').map(Number) as [number, number];
       let mine = s.activePushes.get(userId);
@@ -219,6 +223,18 @@ export class RealmState {
     let mine = this.e2eeDevices.get(d.userId);
     if (!mine) this.e2eeDevices.set(d.userId, (mine = new Map()));
     mine.set(d.pushAccountId, d);
+  }
+
+  indexClientDevice(d: ClientDevice): void {
+    let mine = this.clientDevices.get(d.userId);
+    if (!mine) this.clientDevices.set(d.userId, (mine = new Map()));
+    mine.set(d.deviceId, d);
+  }
+
+  forgetClientDevice(userId: number, deviceId: number): void {
+    const mine = this.clientDevices.get(userId);
+    mine?.delete(deviceId);
+    if (mine?.size === 0) this.clientDevices.delete(userId);
   }
 
   indexPushDevice(d: PushDeviceRecord): void {

@@ -325,6 +325,20 @@ export const RegisterFields = {
   realm_giphy_rating: Id.optional(),
   giphy_rating_options: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
   push_devices: z.record(z.string(), z.object({ status: z.enum(['pending', 'active', 'failed']), error_code: z.string().nullable() }).strict()).optional(),
+  devices: z
+    .record(
+      z.string(),
+      z
+        .object({
+          push_key_id: Id.nullable(),
+          push_token_id: z.string().nullable(),
+          pending_push_token_id: z.string().nullable(),
+          push_token_last_updated_timestamp: Id.nullable(),
+          push_registration_error_code: z.string().nullable(),
+        })
+        .strict(),
+    )
+    .optional(),
   stop_words: z.array(z.string()).optional(),
   realm_filters: z.array(z.never()).optional(),
 } satisfies z.ZodRawShape;

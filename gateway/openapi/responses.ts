@@ -332,6 +332,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'POST /mobile_push/test_notification': empty(['INVALID_PUSH_DEVICE_TOKEN', 400], ['NO_ACTIVE_PUSH_DEVICE', 400], ['PUSH_SERVICE_NOT_CONFIGURED', 400]),
   'POST /mobile_push/register': empty(['PUSH_SERVICE_NOT_CONFIGURED', 400]),
   'POST /mobile_push/e2ee/test_notification': empty(['NO_ACTIVE_PUSH_DEVICE', 400], ['PUSH_SERVICE_NOT_CONFIGURED', 400]),
+  'POST /register_client_device': fields({ device_id: Id }),
+  'POST /remove_client_device': empty(),
   'GET /saved_snippets': fields({ saved_snippets: z.array(SavedSnippetObject) }),
   'POST /saved_snippets': fields({ saved_snippet_id: Id }),
   'PATCH /saved_snippets/{saved_snippet_id}': empty(),

@@ -113,6 +113,8 @@ export const ROUTES: Route[] = [
   push.testPushNotification,
   push.registerE2eePushDevice,
   push.testE2eePushNotification,
+  push.registerClientDevice,
+  push.removeClientDevice,
   // People. Every /users/me route comes before the /users/{user_id} routes: the router takes the first match.
   getOwnUser,
   deactivateSelf,

@@ -53,29 +53,66 @@ export const testPushNotification = route({
   handle: async (ctx, p) => ctx.actors.raw(realmRef, realmOf(ctx), { type: 'sendTestPush', caller: caller(ctx), token: p.token ?? null }),
 });
 
-/** POST /mobile_push/register (Zulip 11, FL 406): a device for end-to-end encrypted push (`actors/realm/push_e2ee.ts`). */
+/**
+ * POST /mobile_push/register: a device for end-to-end encrypted push
+ * (`actors/realm/push_e2ee.ts`), by `device_id` (FL 468, what the app
+ * sends) or by `push_account_id` (FL 406, with FL 432's `push_key`).
+ */
 export const registerE2eePushDevice = route({
   method: 'POST',
   path: '/mobile_push/register',
   auth: 'required',
-  params: { token_kind: str(), push_account_id: int(), push_public_key: str(), bouncer_public_key: str(), encrypted_push_registration: str() },
+  params: {
+    device_id: int().optional(),
+    push_account_id: int().optional(),
+    token_kind: str().optional(),
+    push_key: str().optional(),
+    push_key_id: int().optional(),
+    push_public_key: str().optional(),
+    token_id: str().optional(),
+    bouncer_public_key: str().optional(),
+    encrypted_push_registration: str().optional(),
+  },
   handle: async (ctx, p) =>
     ctx.actors.raw(realmRef, realmOf(ctx), {
       type: 'registerE2eeDevice',
       caller: caller(ctx),
-      tokenKind: p.token_kind,
-      pushAccountId: p.push_account_id,
-      pushPublicKey: p.push_public_key,
-      bouncerPublicKey: p.bouncer_public_key,
-      encryptedPushRegistration: p.encrypted_push_registration,
+      deviceId: p.device_id ?? null,
+      pushAccountId: p.push_account_id ?? null,
+      tokenKind: p.token_kind ?? null,
+      pushKey: p.push_key ?? null,
+      pushKeyId: p.push_key_id ?? null,
+      pushPublicKey: p.push_public_key ?? null,
+      tokenId: p.token_id ?? null,
+      bouncerPublicKey: p.bouncer_public_key ?? null,
+      encryptedPushRegistration: p.encrypted_push_registration ?? null,
     }),
 });
 
-/** POST /mobile_push/e2ee/test_notification (FL 420). */
+/** POST /mobile_push/e2ee/test_notification (FL 420): to one device (`device_id`, or `push_account_id`) or all. */
 export const testE2eePushNotification = route({
   method: 'POST',
   path: '/mobile_push/e2ee/test_notification',
   auth: 'required',
-  params: { push_account_id: int().optional() },
-  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmOf(ctx), { type: 'sendE2eeTestPush', caller: caller(ctx), pushAccountId: p.push_account_id ?? null }),
+  params: { push_account_id: int().optional(), device_id: int().optional() },
+  handle: async (ctx, p) =>
+    ctx.actors.raw(realmRef, realmOf(ctx), { type: 'sendE2eeTestPush', caller: caller(ctx), pushAccountId: p.push_account_id ?? null, deviceId: p.device_id ?? null }),
+});
+
+/** POST /register_client_device (FL 468): a device ID for this install of a client. */
+export const registerClientDevice = route({
+  method: 'POST',
+  path: '/register_client_device',
+  auth: 'required',
+  params: {},
+  handle: async (ctx) => ctx.actors.raw(realmRef, realmOf(ctx), { type: 'registerClientDevice', caller: caller(ctx) }),
+});
+
+/** POST /remove_client_device (FL 470): forgets a device (and its push registration). */
+export const removeClientDevice = route({
+  method: 'POST',
+  path: '/remove_client_device',
+  auth: 'required',
+  params: { device_id: int() },
+  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmOf(ctx), { type: 'removeClientDevice', caller: caller(ctx), deviceId: p.device_id }),
 });

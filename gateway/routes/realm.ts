@@ -51,6 +51,7 @@ export const updateRealm = route({
     want_advertise_in_communities_directory: bool().optional(),
     signup_announcements_stream_id: int().optional(),
     require_unique_names: bool().optional(),
+    require_e2ee_push_notifications: bool().optional(),
     // JSON-encoded, as Zulip takes it (`Json[str]`): a URL or "default".
     jitsi_server_url: json(z.string()).optional(),
     /** A demo organization's new subdomain (FL 104): the directory actor owns subdomains. */

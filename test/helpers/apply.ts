@@ -338,6 +338,19 @@ export const APPLIERS: Record<string, Applier> = {
     else snap.drafts = snap.drafts.filter((d: any) => d.id !== e.draft_id);
     snap.drafts.sort((a: any, b: any) => a.timestamp - b.timestamp || a.id - b.id);
   },
+  push_device(snap, e) {
+    if (!snap.push_devices) return;
+    snap.push_devices[String(e.push_account_id)] = { status: e.status, error_code: e.error_code ?? null };
+  },
+  device(snap, e) {
+    if (!snap.devices) return;
+    const key = String(e.device_id);
+    if (e.op === 'add') snap.devices[key] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+    else if (e.op === 'remove') delete snap.devices[key];
+    else if (snap.devices[key]) {
+      for (const k of ['push_key_id', 'push_token_id', 'pending_push_token_id', 'push_token_last_updated_timestamp', 'push_registration_error_code']) if (k in e) snap.devices[key][k] = e[k];
+    }
+  },
   saved_snippets(snap, e) {
     if (!snap.saved_snippets) return;
     if (e.op === 'add') snap.saved_snippets = [...snap.saved_snippets, e.saved_snippet];
