@@ -420,7 +420,8 @@ const CONTRACT: readonly Feature[] = [
   { level: 335, what: 'sender_id on GET /streams/{id}/email_address', done: true, test: T('streams', 'streams - GET /streams/{id}/email_address: "" without an email gateway, for those who may post; sender_id (FL 226)') },
   // This server makes no image previews (server_inline_image_preview false), so no data-original-content-type.
   { level: 336, what: 'data-original-content-type and data-transcoded-image on image previews', done: true, test: T('changelog', 'changelog - an image link renders no preview: this server makes none (FL 276)') },
-  { level: 337, what: 'voice_only on POST /calls/bigbluebutton/create', missing: 'POST /calls/bigbluebutton/create is not served (Zulip signs a join URL; its join page answers "BigBlueButton is not configured." here)' },
+  // No BigBlueButton server here (not among realm_available_video_chat_providers): the join page answers "BigBlueButton is not configured.", as Zulip's.
+  { level: 337, what: 'voice_only on POST /calls/bigbluebutton/create', routes: ['POST /calls/bigbluebutton/create'], test: T('changelog', 'changelog - POST /calls/bigbluebutton/create with voice_only gives a join link; joining answers that BigBlueButton is not configured here (FL 337)') },
   { level: 338, what: 'password_max_length in POST /register', done: true, test: T('changelog', 'changelog - register keys of levels 311-350, and the settings Zulip removed then') },
   { level: 339, what: 'the deprecated user object back in reaction events', done: true, test: T('reactions', 'reactions - add and remove a unicode emoji, with events to the channel') },
   { level: 340, what: 'settings of deactivated groups editable', routes: ['PATCH /user_groups/{user_group_id}'], test: T('people-groups', 'people groups - deactivation, objections, and the include_deactivated_groups capability') },

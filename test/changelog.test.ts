@@ -480,3 +480,20 @@ t.test('changelog - metadata access to a private channel (FL 349): can_add_subsc
   const gone = await waitFor(q, (e) => e.type === 'stream' && e.op === 'delete');
   t.same(gone.stream_ids, [id], 'stream_ids (FL 343), streams kept for older clients');
 });
+
+t.test('changelog - POST /calls/bigbluebutton/create with voice_only gives a join link; joining answers that BigBlueButton is not configured here (FL 337)', async (t) => {
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.notOk(Object.values(reg.realm_available_video_chat_providers).some((p: any) => p.name === 'BigBlueButton'), 'not offered to clients: no BigBlueButton server');
+  for (const who of ['owner', 'member', 'guest'] as const) {
+    const r = await as[who].ok('POST', '/calls/bigbluebutton/create', { meeting_name: 'standup', voice_only: true });
+    t.match(r.url, /^\/calls\/bigbluebutton\/join\?bigbluebutton=[^&]+$/, `${who}: a join link`);
+    const [data] = decodeURIComponent(r.url.split('=')[1]).split(':');
+    t.match(JSON.parse(Buffer.from(data!, 'base64url').toString()), { name: 'standup', lock_settings_disable_cam: true, meeting_id: /^zulip-\d{12}$/ }, 'cameras off for a voice-only call');
+  }
+  t.equal(outcome(await as.member.call('POST', '/calls/bigbluebutton/create', { meeting_name: 'x', voice_only: 'maybe' })), '400 BAD_REQUEST', 'voice_only is JSON');
+  t.equal(outcome(await as.member.call('POST', '/calls/bigbluebutton/create', {})), '400 BAD_REQUEST', 'meeting_name is required');
+  t.equal(outcome(await new Api(s.api.base).call('POST', '/calls/bigbluebutton/create', { meeting_name: 'x' })), '401 UNAUTHORIZED');
+  const { url } = await as.member.ok('POST', '/calls/bigbluebutton/create', { meeting_name: 'standup' });
+  const join = await fetch(`${s.urls[0]}${url}`);
+  t.same([join.status, await join.json()], [400, { result: 'error', msg: 'BigBlueButton is not configured.', code: 'BAD_REQUEST' }]);
+});

@@ -403,11 +403,12 @@ print(json.dumps([r.status_code, r.text]))`);
 });
 
 t.test('python scenario - a preview rendered, a subscription status, and a temporary file URL', async (t) => {
-  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /streams/{stream_id}/email_address', 'POST /calls/zoom/create', 'POST /users/me/onboarding_steps', 'POST /register'], `
+  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /streams/{stream_id}/email_address', 'POST /calls/zoom/create', 'POST /calls/bigbluebutton/create', 'POST /users/me/onboarding_steps', 'POST /register'], `
 import io
 preview = ok(client.render_message({"content": "**town** meeting"}))["rendered"]
 channel_email = ok(client.get_stream_email_address(${streamId}))["email"]
 zoom = client.call_endpoint("calls/zoom/create", method="POST", request={"is_video_call": False})
+bbb = client.call_endpoint("calls/bigbluebutton/create", method="POST", request={"meeting_name": "standup", "voice_only": True})
 ok(client.call_endpoint("users/me/onboarding_steps", method="POST", request={"onboarding_step": "intro_recent_view_modal"}))
 steps = [x["name"] for x in ok(client.register(fetch_event_types=["onboarding_steps"]))["onboarding_steps"]]
 mine = ok(client.get_subscription_status(user_id=${member2.userId}, stream_id=${streamId}))["is_subscribed"]
@@ -415,10 +416,11 @@ f = io.BytesIO(b"agenda")
 f.name = "agenda.txt"
 uri = ok(client.upload_file(f))["uri"]
 temporary = ok(client.call_endpoint(url=uri[1:], method="GET"))["url"]
-print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary, "channel_email": channel_email, "zoom": [zoom["result"], zoom["msg"]], "steps": steps}))`);
+print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary, "channel_email": channel_email, "zoom": [zoom["result"], zoom["msg"]], "bbb": [bbb["result"], bbb.get("url", "")], "steps": steps}))`);
   t.equal(out.preview, '<p><strong>town</strong> meeting</p>');
   t.equal(out.channel_email, '', 'get_stream_email_address: no email gateway here');
   t.same(out.zoom, ['error', 'Zoom credentials have not been configured']);
+  t.match(out.bbb, ['success', /^\/calls\/bigbluebutton\/join\?bigbluebutton=/], 'a BigBlueButton join link, as Zulip gives it (FL 337)');
   t.notOk(out.steps.includes('intro_recent_view_modal'), 'an onboarding step marked through call_endpoint is no longer listed');
   t.equal(out.subscribed, true);
   t.match(out.temporary, /^\/user_uploads\/temporary\/[^/]+\/agenda\.txt$/);

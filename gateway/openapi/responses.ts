@@ -349,6 +349,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': fields({ url: z.string() }, NOT_FOUND, FORBIDDEN),
   'POST /users/me/onboarding_steps': empty(),
   'POST /calls/zoom/create': fields({ url: z.string() }),
+  'POST /calls/bigbluebutton/create': fields({ url: z.string() }),
   'GET /streams/{stream_id}/email_address': fields({ email: z.string() }),
   'GET /attachments': fields({ attachments: z.array(AttachmentObject), upload_space_used: Id }),
   'DELETE /attachments/{attachment_id}': empty(),

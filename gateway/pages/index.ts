@@ -9,5 +9,6 @@ import type { Page } from './page.ts';
 import { digestUnsubscribePage, unsubscribePage } from './unsubscribe.ts';
 import { temporaryUpload, userUpload } from './uploads.ts';
 import { videoProviderComplete } from './video.ts';
+import { bigBlueButtonJoin } from './bigbluebutton.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, loginPage, loginSubmit, exportArchive];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, bigBlueButtonJoin, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, loginPage, loginSubmit, exportArchive];

@@ -15,6 +15,7 @@ import { deactivateRealm, updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
 import { createZoomCall } from './zoom.ts';
+import { createBigBlueButtonCall } from './bigbluebutton.ts';
 import { markOnboardingStep } from './onboarding.ts';
 import { channelEmailAddress } from './channel_email.ts';
 import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
@@ -104,6 +105,7 @@ export const ROUTES: Route[] = [
   registerVideoProvider,
   createVideoCall,
   createZoomCall,
+  createBigBlueButtonCall,
   markOnboardingStep,
   channelEmailAddress,
   push.addApnsToken,
