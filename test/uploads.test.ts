@@ -179,14 +179,15 @@ t.test('uploads - GET /api/v1/user_uploads/... gives a temporary URL that serves
 });
 
 t.test('uploads - a temporary URL stops working when it expires', { skip: process.env.PARLEY_TEST_GATEWAYS ? 'starts an embedded server with a short URL lifetime; a cluster run has the shared one' : false }, async (t) => {
-  // URLs live 60 s by default (tested above through the expiry they carry); this server's live 1 s.
-  const quick = await serverFor(t, { env: { PARLEY_FILE_URL_TTL_SECS: '1' } });
+  // URLs live 60 s by default (tested above through the expiry they carry); this server's live 4 s
+  // (1 s expired between making the URL and fetching it when the machine was loaded).
+  const quick = await serverFor(t, { env: { PARLEY_FILE_URL_TTL_SECS: '4' } });
   const fd = new FormData();
   fd.append('file', new Blob(['soon gone'], { type: 'text/plain' }), 'soon.txt');
   const up = (await (await fetch(`${quick.urls[0]}/api/v1/user_uploads`, { method: 'POST', headers: auth(quick.demo.member1), body: fd })).json()) as any;
   const made = (await (await fetch(`${quick.urls[0]}/api/v1${up.url}`, { headers: auth(quick.demo.member1) })).json()) as any;
   t.equal(await (await fetch(`${quick.urls[0]}${made.url}`)).text(), 'soon gone', 'good at once');
-  await new Promise((r) => setTimeout(r, 2500));
+  await new Promise((r) => setTimeout(r, 5500));
   const late = await fetch(`${quick.urls[0]}${made.url}`);
   t.same([late.status, ((await late.json()) as any).msg], [400, 'Invalid token'], 'refused once expired');
 });
