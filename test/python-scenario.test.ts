@@ -274,11 +274,13 @@ t.test('python scenario - members talk: send, react, edit, star, read', async (t
   const first = step(t, member1, [
     'POST /messages', 'POST /typing', 'GET /messages', 'GET /messages/{message_id}', 'PATCH /messages/{message_id}', 'GET /messages/{message_id}/history',
     'GET /messages/matches_narrow', 'POST /messages/{message_id}/reactions', 'DELETE /messages/{message_id}/reactions', 'GET /users/me/{stream_id}/topics',
+    'POST /messages/{message_id}/typing',
   ], `
 ok(client.set_typing_status({"op": "start", "type": "stream", "stream_id": ${streamId}, "topic": ${J(topic)}}))
 sent = ok(client.send_message({"type": "stream", "to": ${J(channel)}, "topic": ${J(topic)}, "content": "Pizza at noon?"}))
 mid = sent["id"]
 ok(client.set_typing_status({"op": "stop", "type": "stream", "stream_id": ${streamId}, "topic": ${J(topic)}}))
+ok(client.call_endpoint(f"messages/{mid}/typing", method="POST", request={"op": "start"}))
 ok(client.update_message({"message_id": mid, "content": "Pizza at **one**?"}))
 raw_reply = ok(client.get_raw_message(mid))
 raw = raw_reply["message"]

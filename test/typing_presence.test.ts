@@ -85,6 +85,50 @@ t.test('typing - send_private_typing_notifications and send_stream_typing_notifi
   t.same([empty.status, empty.body.msg], [400, "Empty 'to' list"]);
 });
 
+t.test('typing - editing a message: POST /messages/{message_id}/typing sends typing_edit_message to who sees the message, only for who may edit it (FL 351, 361)', async (t) => {
+  const topic = uniq('edit');
+  const { id } = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'to be edited' });
+  const watcher = await register(mateo, { event_types: ['typing_edit_message'] });
+  const own = await register(maria, { event_types: ['typing_edit_message'] });
+  await maria.ok('POST', `/messages/${id}/typing`, { op: 'start' });
+  const e = await waitFor(watcher, (x) => x.type === 'typing_edit_message');
+  t.same({ ...e, id: 0 }, { type: 'typing_edit_message', op: 'start', sender_id: s.demo.member1.userId, message_id: id, recipient: { type: 'channel', channel_id: streamId, topic }, id: 0 });
+  t.equal((await waitFor(own, (x) => x.type === 'typing_edit_message')).op, 'start', 'the editor, a subscriber, gets it too (as in Zulip)');
+  await maria.ok('POST', `/messages/${id}/typing`, { op: 'stop' });
+  t.equal((await waitFor(watcher, (x) => x.type === 'typing_edit_message')).op, 'stop');
+
+  const dm = await maria.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'a direct one' });
+  await maria.ok('POST', `/messages/${dm.id}/typing`, { op: 'start' });
+  const d = await waitFor(watcher, (x) => x.type === 'typing_edit_message');
+  t.same(d.recipient, { type: 'direct', user_ids: [s.demo.member1.userId, s.demo.member2.userId].sort((a, b) => a - b) }, 'a direct message: its participants');
+  await maria.ok('POST', `/messages/${dm.id}/typing`, { op: 'stop' });
+  t.equal((await waitFor(watcher, (x) => x.type === 'typing_edit_message')).op, 'stop');
+
+  // Only the sender may edit the content, whatever the role.
+  for (const key of ['owner', 'admin', 'moderator', 'member2', 'guest'] as const) {
+    const r = await s.api.as(s.demo[key]).post(`/messages/${id}/typing`, { op: 'start' });
+    t.same([r.status, r.body.code, r.body.msg], [400, 'BAD_REQUEST', "You don't have permission to edit this message"], key);
+  }
+  const anonymous = await s.api.post(`/messages/${id}/typing`, { op: 'start' }, { creds: null });
+  t.equal(anonymous.status, 401, 'no credentials');
+  const unseen = await owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.member2.userId], content: 'not for maria' });
+  for (const [mid, msg] of [[unseen.id, 'Invalid message(s)'], [999_999_999, 'Invalid message(s)']] as const) {
+    const r = await maria.post(`/messages/${mid}/typing`, { op: 'start' });
+    t.same([r.status, r.body.msg], [400, msg], `message ${mid}`);
+  }
+  t.equal((await maria.post(`/messages/${id}/typing`, { op: 'maybe' })).body.var_name, 'op');
+  await owner.ok('PATCH', '/realm', { allow_message_editing: false });
+  t.teardown(() => owner.ok('PATCH', '/realm', { allow_message_editing: true }));
+  const off = await maria.post(`/messages/${id}/typing`, { op: 'start' });
+  t.same([off.status, off.body.msg], [400, 'Your organization has turned off message editing']);
+  await owner.ok('PATCH', '/realm', { allow_message_editing: true });
+  await maria.ok('PATCH', '/settings', { send_stream_typing_notifications: false });
+  t.teardown(() => maria.ok('PATCH', '/settings', { send_stream_typing_notifications: true }));
+  const quiet = await maria.post(`/messages/${id}/typing`, { op: 'start' });
+  t.same([quiet.status, quiet.body.msg], [400, 'User has disabled typing notifications for channel messages']);
+  t.same(await poll(watcher, { dontBlock: true }), [], 'no refused notice reached anyone');
+});
+
 t.test('typing - a start nobody renews stops by itself', async (t) => {
   const fast = await serverFor(t, { env: { PARLEY_TYPING_EXPIRY_MS: '300' } });
   const q = await register(fast.api.as(fast.demo.member2), { event_types: ['typing'] });

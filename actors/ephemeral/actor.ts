@@ -141,6 +141,33 @@ export const setTyping = action({
   events: (_shard, p) => [p.event(p.op)],
 });
 
+/**
+ * A typing notice while editing a message (`typing_edit_message`, FL 351):
+ * the realm says who hears it (`editTypingAudience`, which checks that the
+ * caller may edit the message); it stops by itself as other notices do.
+ */
+export const setEditTyping = action({
+  type: 'setEditTyping',
+  fields: z.object({ op: z.enum(['start', 'stop']), messageId: z.number().int() }),
+  async prepare(_shard, msg, ctx: ActorContext) {
+    return ctx.actors.call(realmRef, realmActorId(msg.caller.realmId), { type: 'editTypingAudience', caller: msg.caller, messageId: msg.messageId });
+  },
+  check(_shard, msg, audience) {
+    const base = { sender_id: audience.sender.user_id, message_id: msg.messageId, recipient: audience.recipient };
+    return {
+      key: `${msg.caller.realmId}:${msg.caller.userId}:e${msg.messageId}`,
+      op: msg.op,
+      event: (op: 'start' | 'stop') => toUsers(msg.caller.realmId, audience.userIds, { type: 'typing_edit_message', op, ...base }),
+    };
+  },
+  apply(shard, p) {
+    if (p.op === 'start') shard.typing.set(p.key, { stop: p.event('stop'), expiresAt: Date.now() + TYPING_EXPIRY_MS });
+    else shard.typing.delete(p.key);
+    return {};
+  },
+  events: (_shard, p) => [p.event(p.op)],
+});
+
 // ---- presence ----------------------------------------------------------------
 
 /** Zulip's legacy presence of one user: status from the two timestamps, as the "website" client. */
@@ -312,7 +339,7 @@ export const getUserPresence = query({
   },
 });
 
-export const ephemeralHandlers = { setTyping, updatePresence, getPresences, getUserPresence };
+export const ephemeralHandlers = { setTyping, setEditTyping, updatePresence, getPresences, getUserPresence };
 
 export const ephemeralActor = defineActor({
   ref: ephemeralRef,

@@ -490,6 +490,18 @@ const EVENT_BODIES = [
       topic: z.string().optional(),
     })
     .strict(),
+  z
+    .object({
+      type: z.literal('typing_edit_message'),
+      op: z.enum(['start', 'stop']),
+      sender_id: Id,
+      message_id: Id,
+      recipient: z.discriminatedUnion('type', [
+        z.object({ type: z.literal('channel'), channel_id: Id, topic: z.string() }).strict(),
+        z.object({ type: z.literal('direct'), user_ids: z.array(Id) }).strict(),
+      ]),
+    })
+    .strict(),
   z.object({ type: z.literal('presence'), user_id: Id, email: z.string(), server_timestamp: Id, presence: z.record(z.string(), LegacyClientPresence) }).strict(),
   z.object({ type: z.literal('presence'), presences: z.record(z.string(), z.object({ active_timestamp: Id, idle_timestamp: Id }).strict()) }).strict(),
   z.object({ type: z.literal('realm_emoji'), op: z.literal('update'), realm_emoji: z.record(z.string(), RealmEmojiObject) }).strict(),

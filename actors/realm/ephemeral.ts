@@ -5,12 +5,13 @@
  */
 import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
-import { defineQuery } from '../runtime/action.ts';
+import { defineQuery, later } from '../runtime/action.ts';
 import { accessibleUsers, actingUser, activeUsers, canAccess, seesEveryone, usersWhoSee } from './access.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import type { RealmState } from './state.ts';
 import { apiEmail } from './emails.ts';
 import { partsStats } from './register_parts.ts';
+import { accessMessage, checkCanEditContent, readMessage } from './message_edit.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -61,6 +62,37 @@ export const typingAudience = query({
     const subscribers = state.activeSubscribers(channel.id);
     const userIds = subscribers.length > MAX_STREAM_SIZE_FOR_TYPING ? [] : subscribers.filter((id) => id !== sender.id && receivesTyping(state, id));
     return { sender: person(state, sender.id), recipients: null, userIds };
+  },
+});
+
+/**
+ * Who hears that the caller is editing message `messageId` (Zulip's
+ * send_message_edit_notification_backend, FL 351 and 361): the caller must
+ * read the message and may edit its content now (no grace past the edit
+ * limit); a channel message's subscribers, or a direct message's active
+ * participants, the caller among them (Zulip's web app drops its own), each
+ * only if they receive typing notifications.
+ */
+export const editTypingAudience = query({
+  type: 'editTypingAudience',
+  fields: z.object({ messageId: z.number().int() }),
+  run(state, msg, ctx) {
+    const sender = actingUser(state, msg.caller);
+    return later(async () => {
+      const m = accessMessage(state, sender, await readMessage(ctx, state.realmId, msg.messageId));
+      // Zulip's access_message(is_modifying_message=True): a message of an archived channel is not modified.
+      if (m.streamId !== null && state.channels.get(m.streamId)?.isArchived) throw badRequest('Invalid message(s)');
+      checkCanEditContent(state, sender, m, 0);
+      if (m.streamId !== null) {
+        if (!sendsTyping(state, sender.id, 'send_stream_typing_notifications')) throw badRequest('User has disabled typing notifications for channel messages');
+        const subscribers = state.activeSubscribers(m.streamId);
+        const userIds = subscribers.length > MAX_STREAM_SIZE_FOR_TYPING ? [] : subscribers.filter((id) => receivesTyping(state, id));
+        return { sender: person(state, sender.id), recipient: { type: 'channel' as const, channel_id: m.streamId, topic: m.topic }, userIds };
+      }
+      if (!sendsTyping(state, sender.id, 'send_private_typing_notifications')) throw badRequest('User has disabled typing notifications for direct messages');
+      const userIds = [...new Set([...m.dmUserIds!, sender.id])].filter((id) => state.users.get(id)?.isActive && receivesTyping(state, id)).sort((a, b) => a - b);
+      return { sender: person(state, sender.id), recipient: { type: 'direct' as const, user_ids: userIds }, userIds };
+    });
   },
 });
 

@@ -4,7 +4,7 @@ import { deleteMessage, messageHistory, updateMessage } from './message_edit.ts'
 import { deleteTopic } from './delete_topic.ts';
 import { readReceipts } from './read_receipts.ts';
 import { addReaction, removeReaction } from './reactions.ts';
-import { presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
+import { editTypingAudience, presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
 import { runDigestNow } from './digest.ts';
 import { addPushDevice, removePushDevice, removePushNotifications, sendTestPush } from './push.ts';
@@ -163,6 +163,7 @@ export const realmHandlers = {
   updateUserTopic,
   topicHistory,
   typingAudience,
+  editTypingAudience,
   presenceDirectory,
   noteActivity,
   unsubscribeMissedEmails,

@@ -62,6 +62,17 @@ const GRACE_SECONDS = Number(process.env.PARLEY_EDIT_GRACE_SECONDS ?? 20);
 const now = () => Math.floor(Date.now() / 1000);
 const expired = (m: StoredMessage, limit: number | null) => limit !== null && now() - m.timestamp > limit + GRACE_SECONDS;
 
+/**
+ * Whether `user` may edit the content of `m` (Zulip's validate_user_can_edit_message):
+ * editing on, their own message, within the edit limit plus `graceSeconds`.
+ */
+export function checkCanEditContent(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage, graceSeconds: number): void {
+  if (!setting(state, 'allowMessageEditing')) throw badRequest('Your organization has turned off message editing');
+  if (m.senderId !== user.id) throw badRequest("You don't have permission to edit this message");
+  const limit = setting(state, 'messageContentEditLimitSeconds');
+  if (limit !== null && now() - m.timestamp > limit + graceSeconds) throw badRequest('The time limit for editing this message has passed');
+}
+
 export async function readMessage(ctx: ActorContext, realmId: number, id: number): Promise<StoredMessage | undefined> {
   const located = await T.messageLocator.at(realmId, id).get(ctx.store);
   return located ? T.messages.at(realmId, located.recipientKey, id).get(ctx.store) : undefined;
@@ -207,9 +218,7 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
   if (msg.content !== null && msg.streamId !== null) throw badRequest('Cannot change message content while changing channel');
   let content: EditPlan['content'] = null;
   if (msg.content !== null) {
-    if (!setting(state, 'allowMessageEditing')) throw badRequest('Your organization has turned off message editing');
-    if (m.senderId !== user.id) throw badRequest("You don't have permission to edit this message");
-    if (expired(m, setting(state, 'messageContentEditLimitSeconds'))) throw badRequest('The time limit for editing this message has passed');
+    checkCanEditContent(state, user, m, GRACE_SECONDS);
     const text = msg.content.trim() === '' ? '(deleted)' : msg.content.trimEnd();
     if ([...text].length > MAX_MESSAGE_LENGTH) throw badRequest(`Message must not be longer than ${MAX_MESSAGE_LENGTH} characters`);
     if (text.includes('\u0000')) throw badRequest('Message must not contain null bytes');

@@ -310,6 +310,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
 
   // ---- typing and presence
   'POST /typing': empty(),
+  'POST /messages/{message_id}/typing': empty(),
   'POST /users/me/presence': fields({
     server_timestamp: z.number(),
     zephyr_mirror_active: z.boolean(),

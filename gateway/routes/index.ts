@@ -7,7 +7,7 @@ import { getMessage, matchesNarrow, topicHistory } from './message_reads.ts';
 import { readReceipts } from './read_receipts.ts';
 import { getMessages, renderMessage, sendMessage } from './messages.ts';
 import * as personal from './personal.ts';
-import { realmPresence, setTyping, updatePresence, userPresence } from './presence.ts';
+import { realmPresence, setEditTyping, setTyping, updatePresence, userPresence } from './presence.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
@@ -166,6 +166,7 @@ export const ROUTES: Route[] = [
   updateUserTopic,
   updateMutedTopic,
   setTyping,
+  setEditTyping,
   updatePresence,
   realmPresence,
   userPresence,

@@ -1,4 +1,4 @@
-/** POST /typing, POST /users/me/presence, GET /realm/presence, GET /users/{user_id_or_email}/presence. */
+/** POST /typing, POST /messages/{message_id}/typing, POST /users/me/presence, GET /realm/presence, GET /users/{user_id_or_email}/presence. */
 import { z } from 'zod';
 import { ephemeralRef, presenceActorId, typingActorId } from '../../actors/ephemeral/ref.ts';
 import { badRequest } from '../../lib/errors.ts';
@@ -29,6 +29,24 @@ export const setTyping = route({
       streamId: p.stream_id ?? null,
       topic: p.topic ?? null,
     });
+  },
+});
+
+/**
+ * POST /messages/{message_id}/typing (FL 351 as POST /message_edit_typing with
+ * message_id in the body; renamed at FL 361, Zulip 12 serves only this path).
+ */
+export const setEditTyping = route({
+  method: 'POST',
+  path: '/messages/{message_id}/typing',
+  auth: 'required',
+  params: {
+    message_id: int(),
+    op: str().pipe(z.enum(['start', 'stop'], { message: "must be 'start' or 'stop'" })),
+  },
+  async handle(ctx, p) {
+    const u = me(ctx);
+    return ctx.actors.raw(ephemeralRef, typingActorId(u.realmId, u.userId), { type: 'setEditTyping', caller: caller(ctx), op: p.op, messageId: p.message_id });
   },
 });
 

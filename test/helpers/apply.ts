@@ -364,6 +364,7 @@ export const APPLIERS: Record<string, Applier> = {
     else if (e.op === 'edit') snap.realm_emoji = { ...snap.realm_emoji, [e.emoji_id]: { ...snap.realm_emoji[e.emoji_id], ...e.data } };
   },
   typing() {},
+  typing_edit_message() {},
   reaction() {},
   heartbeat() {},
   // Neither changes state (Zulip's apply_event ignores both).
