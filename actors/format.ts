@@ -213,13 +213,19 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
     is_me_message: m.content.startsWith('/me '),
     ...(m.lastEditTimestamp !== null ? { last_edit_timestamp: m.lastEditTimestamp } : {}),
     ...(m.lastMovedTimestamp !== null ? { last_moved_timestamp: m.lastMovedTimestamp } : {}),
-    ...(m.editHistory.length ? { edit_history: editHistory(m) } : {}),
+    ...(m.editHistory.length && names.editHistory !== 'none' ? { edit_history: editHistory(m, names.editHistory ?? 'all') } : {}),
   };
 }
 
-/** A message's edit history as the API lists it: newest first. */
-export function editHistory(m: StoredMessage): EditHistoryEntry[] {
-  return m.editHistory
+/**
+ * A message's edit history as the API lists it: newest first. With the
+ * organization's policy `moves` (FL 358), content edits are left out and a
+ * move that also changed the content keeps only the move (Zulip's
+ * visible_edit_history_for_message).
+ */
+export function editHistory(m: StoredMessage, policy: 'all' | 'moves' | 'none' = 'all'): EditHistoryEntry[] {
+  const visible = policy === 'all' ? m.editHistory : m.editHistory.filter((e) => e.prevTopic !== undefined || e.prevStream !== undefined).map((e) => ({ ...e, prevContent: undefined }));
+  return visible
     .map((e) => ({
       user_id: e.userId,
       timestamp: e.timestamp,

@@ -579,6 +579,8 @@ export const RealmSettings = z.object({
   requireE2eePushNotifications: z.boolean().default(false),
   /** The organization's Jitsi server; null: the server's (FL 212). */
   jitsiServerUrl: z.string().nullable().default(null),
+  /** Who sees what of a message's edit history (FL 358): every change, moves only, or none. */
+  messageEditHistoryVisibilityPolicy: z.enum(['all', 'moves', 'none']).default('all'),
   /** The organization's email domains (`realm_domains`, FL 63): few, so kept in this row. */
   domains: z.array(z.object({ domain: z.string(), allowSubdomains: z.boolean() })).default([]),
   /** Default channel groups new users may pick from at sign-up (`realm_default_stream_groups`): few, so kept in this row. */

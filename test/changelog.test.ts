@@ -1,5 +1,6 @@
 // Levels 149 to 277 of Zulip's API changelog: the behaviour the feature-level
 // table (lib/features.ts) names these cases for, where no other test shows it.
+import { createHash } from 'node:crypto';
 import t from 'tap';
 import { FEATURES } from '../lib/features.ts';
 import { Api, uniq } from './helpers/api.ts';
@@ -496,4 +497,108 @@ t.test('changelog - POST /calls/bigbluebutton/create with voice_only gives a joi
   const { url } = await as.member.ok('POST', '/calls/bigbluebutton/create', { meeting_name: 'standup' });
   const join = await fetch(`${s.urls[0]}${url}`);
   t.same([join.status, await join.json()], [400, { result: 'error', msg: 'BigBlueButton is not configured.', code: 'BAD_REQUEST' }]);
+});
+
+// ---- levels 351-392 ----------------------------------------------------------
+
+t.test('changelog - every level from 351 to 392 has an entry', async (t) => {
+  for (let level = 351; level <= 392; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
+});
+
+t.test('changelog - organization settings of levels 351-392: wildcard mentions by group (352), no Zoom (353), edit history visibility (358), topics_policy for mandatory_topics (392); snapshot plus events', async (t) => {
+  const q = await register(as.member, { fetch_event_types: ['realm'] });
+  const snap = structuredClone(q.snapshot);
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { can_mention_many_users_group: { new: GROUP.administrators }, message_edit_history_visibility_policy: 'all', topics_policy: 'allow_empty_topic' }));
+  // 352: the policy is gone from PATCH /realm; the register's deprecated value is the nearest policy to the group.
+  const removed = await as.owner.ok('PATCH', '/realm', { wildcard_mention_policy: 1, allow_edit_history: false, mandatory_topics: true });
+  t.same(removed.ignored_parameters_unsupported, ['wildcard_mention_policy', 'allow_edit_history', 'mandatory_topics'], 'the removed parameters (FL 352, 358, 392) are ignored');
+  for (const [group, policy] of [[GROUP.everyone, 1], [GROUP.members, 2], [GROUP.administrators, 5], [GROUP.nobody, 6]] as const) {
+    await as.owner.ok('PATCH', '/realm', { can_mention_many_users_group: { new: group } });
+    const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+    t.same([reg.realm_can_mention_many_users_group, reg.realm_wildcard_mention_policy], [group, policy], `group ${group}: realm_wildcard_mention_policy ${policy}`);
+  }
+  // 353: Zoom's server-to-server integration (ID 5) needs the server's Zoom account, which this server has not.
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.notOk(Object.values(reg.realm_available_video_chat_providers).some((p: any) => p.id === 5), 'not offered');
+  t.equal(outcome(await as.owner.call('PATCH', '/realm', { video_chat_provider: 5 }), true), '400 BAD_REQUEST Invalid video_chat_provider 5');
+  // 358: a policy of three values; allow_edit_history is derived from it.
+  t.same([reg.realm_message_edit_history_visibility_policy, reg.realm_allow_edit_history], ['all', true]);
+  for (const [role, api] of Object.entries(as)) {
+    const r = await api.call('PATCH', '/realm', { message_edit_history_visibility_policy: 'moves' });
+    t.equal(outcome(r), role === 'owner' || role === 'admin' ? 'ok' : role === 'anonymous' ? '401 UNAUTHORIZED' : '400 UNAUTHORIZED_PRINCIPAL', `${role} sets the edit history policy`);
+  }
+  t.equal(outcome(await as.owner.call('PATCH', '/realm', { message_edit_history_visibility_policy: 'some' })), '400 BAD_REQUEST', 'an unknown policy');
+  await as.owner.ok('PATCH', '/realm', { message_edit_history_visibility_policy: 'none' });
+  let now = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same([now.realm_message_edit_history_visibility_policy, now.realm_allow_edit_history], ['none', false]);
+  // 392: mandatory_topics is topics_policy 'disable_empty_topic', and clients still reading it hear it change.
+  t.equal(now.realm_mandatory_topics, false);
+  await as.admin.ok('PATCH', '/realm', { topics_policy: 'disable_empty_topic' });
+  now = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same([now.realm_topics_policy, now.realm_mandatory_topics], ['disable_empty_topic', true]);
+  t.equal(now.realm_can_set_topics_policy_group, GROUP.members, 'can_set_topics_policy_group (FL 392)');
+  await as.admin.ok('PATCH', '/realm', { topics_policy: 'allow_empty_topic' });
+  const seen: string[] = [];
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    if (e.type === 'realm' && e.op === 'update') seen.push(`${e.property}=${e.value}`);
+    return e.type === 'realm' && e.property === 'mandatory_topics' && e.value === false;
+  });
+  t.ok(seen.includes('message_edit_history_visibility_policy=none') && seen.includes('mandatory_topics=true'), seen.join(' '));
+  const fresh = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  const realmKeys = (x: Record<string, any>) => Object.fromEntries(Object.entries(x).filter(([k]) => k.startsWith('realm_')));
+  t.same(realmKeys(snap), realmKeys(fresh), 'snapshot plus events equals a fresh register');
+});
+
+t.test('changelog - message edit history by policy: all, moves only, none (FL 358)', async (t) => {
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { message_edit_history_visibility_policy: 'all' }));
+  const topic = uniq('fl358');
+  const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: 'first words' });
+  await as.member.ok('PATCH', `/messages/${id}`, { content: 'second words' });
+  await as.member.ok('PATCH', `/messages/${id}`, { topic: `${topic}-moved`, propagate_mode: 'change_one' });
+  const read = async () => ({ history: (await as.moderator.ok('GET', `/messages/${id}/history`)).message_history, edits: (await as.moderator.ok('GET', `/messages/${id}`)).message.edit_history });
+  const all = await read();
+  t.equal(all.history.length, 3, 'all: the original, the edit and the move');
+  t.equal(all.edits.length, 2);
+  await as.owner.ok('PATCH', '/realm', { message_edit_history_visibility_policy: 'moves' });
+  const moves = await read();
+  t.same(moves.history.map((e: any) => [Boolean(e.prev_topic), 'prev_content' in e]), [[false, false], [true, false]], 'moves: the original and the move, no content edits');
+  t.same(moves.edits.map((e: any) => ['prev_topic' in e, 'prev_content' in e]), [[true, false]], 'and edit_history on the message lists only the move');
+  await as.owner.ok('PATCH', '/realm', { message_edit_history_visibility_policy: 'none' });
+  t.equal(outcome(await as.moderator.call('GET', `/messages/${id}/history`), true), '400 BAD_REQUEST Message edit history is disabled in this organization');
+  t.notOk('edit_history' in (await as.moderator.ok('GET', `/messages/${id}`)).message, 'none: no edit_history on the message');
+  const fetched = (await as.member.ok('GET', '/messages', { anchor: id, num_before: 0, num_after: 0 })).messages[0];
+  t.ok(fetched.last_edit_timestamp && fetched.last_moved_timestamp && !('edit_history' in fetched), 'GET /messages too; the edit and move timestamps stay');
+});
+
+t.test('changelog - prev_content_sha256 refuses an edit of content that changed meanwhile (FL 379)', async (t) => {
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('fl379'), content: 'Init message' });
+  const first = await as.member.ok('PATCH', `/messages/${id}`, { content: 'First user edit', prev_content_sha256: sha('Init message') });
+  t.notOk(first.ignored_parameters_unsupported, 'the parameter is taken');
+  t.equal(outcome(await as.member.call('PATCH', `/messages/${id}`, { content: 'Second user edit', prev_content_sha256: sha('Init message') }), true), "400 EXPECTATION_MISMATCH 'prev_content_sha256' value does not match the expected value.");
+  t.equal((await as.member.ok('GET', `/messages/${id}`)).raw_content, 'First user edit', 'the stale edit changed nothing');
+  await as.member.ok('PATCH', `/messages/${id}`, { content: 'Second user edit', prev_content_sha256: sha('First user edit') });
+  t.equal((await as.member.ok('GET', `/messages/${id}`)).raw_content, 'Second user edit');
+});
+
+t.test('changelog - register fields of levels 351-392: is_moderator for administrators (380), dense_mode gone (364), navigation_tour_video_url (369)', async (t) => {
+  for (const [role, expected] of [['owner', true], ['admin', true], ['moderator', true], ['member', false], ['guest', false]] as const) {
+    const reg = await as[role].ok('POST', '/register', { fetch_event_types: ['realm_user'] });
+    t.equal(reg.is_moderator, expected, `${role}: is_moderator ${expected}`);
+  }
+  const p = await newPerson(s);
+  const q = await register(s.api.as(p), { fetch_event_types: ['realm_user'] });
+  const snap = structuredClone(q.snapshot);
+  await as.owner.ok('PATCH', `/users/${p.userId}`, { role: ROLE.admin });
+  await waitFor(q, (e) => {
+    applyEvent(snap, e);
+    return e.type === 'realm_user' && e.person?.role === ROLE.admin;
+  });
+  t.same([snap.is_moderator, snap.is_admin], [true, true], 'a member made administrator: is_moderator follows the role event');
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['user_settings', 'realm_user_settings_defaults', 'onboarding_steps'] });
+  t.notOk('dense_mode' in reg.user_settings || 'dense_mode' in reg.realm_user_settings_defaults, 'dense_mode removed (FL 364)');
+  t.same((await as.member.ok('PATCH', '/settings', { dense_mode: true })).ignored_parameters_unsupported, ['dense_mode']);
+  t.same((await as.admin.ok('PATCH', '/realm/user_settings_defaults', { dense_mode: true })).ignored_parameters_unsupported, ['dense_mode']);
+  t.equal(reg.navigation_tour_video_url, null, 'no navigation tour video on this server (FL 369)');
 });

@@ -25,7 +25,7 @@ t.test('people settings - PATCH /settings as every role; bots are refused', asyn
 t.test('people settings - values are checked against each setting', async (t) => {
   const p = s.api.as(await newPerson(s));
   const cases: Array<[Params, string]> = [
-    [{ web_channel_default_view: 3 }, '400 BAD_REQUEST Invalid web_channel_default_view'],
+    [{ web_channel_default_view: 5 }, '400 BAD_REQUEST Invalid web_channel_default_view'],
     [{ color_scheme: 9 }, '400 BAD_REQUEST Invalid color_scheme'],
     [{ emojiset: 'emojiset_c' }, '400 BAD_REQUEST Invalid emojiset'],
     [{ web_home_view: 'recent_topics' }, '400 BAD_REQUEST Invalid web_home_view'],
@@ -174,7 +174,7 @@ t.test('people settings - organization defaults: administrators only; new users 
     const e = await waitFor(watch, () => true);
     t.same([e.type, e.op, e.property, e.value], ['realm_user_settings_defaults', 'update', 'web_channel_default_view', 3]);
     const after = (await as.owner.ok('POST', '/register', { fetch_event_types: ['realm_user_settings_defaults'] })).realm_user_settings_defaults;
-    t.equal(after.web_channel_default_view, 3, 'the defaults allow 3, which PATCH /settings does not');
+    t.equal(after.web_channel_default_view, 3, 'the defaults take 3 (the list of topics, FL 383), as PATCH /settings does');
     const fresh = await settingsOf(s.api.as(await newPerson(s)));
     t.equal(fresh.web_channel_default_view, 3, 'a user created later starts from the defaults');
     t.equal(fresh.emojiset, 'text');

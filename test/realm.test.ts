@@ -18,7 +18,7 @@ const maria = s.api.as(s.demo.member1);
 
 // Tests share the realm in cluster runs: every setting changed here is put back afterwards.
 const initial = await owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
-const PLAIN = ['name', 'topics_policy', 'enable_spectator_access', 'invite_required', 'waiting_period_threshold', 'default_language', 'allow_message_editing', 'enable_read_receipts', 'mandatory_topics', 'video_chat_provider'];
+const PLAIN = ['name', 'topics_policy', 'enable_spectator_access', 'invite_required', 'waiting_period_threshold', 'default_language', 'allow_message_editing', 'enable_read_receipts', 'message_edit_history_visibility_policy', 'video_chat_provider'];
 t.teardown(async () => {
   const restore: Record<string, any> = Object.fromEntries(PLAIN.map((k) => [k, initial[`realm_${k}`]]));
   restore.message_retention_days = initial.realm_message_retention_days === -1 ? 'unlimited' : initial.realm_message_retention_days;

@@ -31,6 +31,8 @@ interface Audience {
   sender: Person;
   recipients: Person[] | null;
   userIds: number[];
+  /** A channel notice's topic as the realm reads it (the empty topic for '(no topic)'). */
+  topic?: string;
   at: number;
 }
 
@@ -125,8 +127,8 @@ export const setTyping = action({
     const base =
       msg.messageType === 'direct'
         ? { message_type: 'direct' as const, sender: audience.sender, recipients: audience.recipients! }
-        : { message_type: 'stream' as const, sender: audience.sender, stream_id: msg.streamId!, topic: msg.topic! };
-    const conversation = msg.messageType === 'direct' ? `d${audience.userIds.join(',')}` : `s${msg.streamId}:${msg.topic!.toLowerCase()}`;
+        : { message_type: 'stream' as const, sender: audience.sender, stream_id: msg.streamId!, topic: audience.topic ?? msg.topic! };
+    const conversation = msg.messageType === 'direct' ? `d${audience.userIds.join(',')}` : `s${msg.streamId}:${(audience.topic ?? msg.topic!).toLowerCase()}`;
     return {
       key: `${msg.caller.realmId}:${msg.caller.userId}:${conversation}`,
       op: msg.op,

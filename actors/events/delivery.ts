@@ -18,6 +18,8 @@ export const Directory = z
     realmStr: z.string(),
     users: z.record(z.string(), z.object({ email: z.string(), full_name: z.string() }).strict()),
     channels: z.record(z.string(), z.string()),
+    /** The organization's message_edit_history_visibility_policy (FL 358): what of `edit_history` is shown. */
+    editHistory: z.enum(['all', 'moves', 'none']).optional(),
   })
   .strict();
 export type Directory = z.infer<typeof Directory>;

@@ -331,6 +331,7 @@ export const ORG_EVENT_BODIES = [
         'require_unique_names',
         'require_e2ee_push_notifications',
         'jitsi_server_url',
+        'message_edit_history_visibility_policy',
       ]),
       value: z.union([z.string(), Id, z.boolean(), z.null()]),
     })

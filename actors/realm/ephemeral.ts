@@ -12,6 +12,7 @@ import type { RealmState } from './state.ts';
 import { apiEmail } from './emails.ts';
 import { partsStats } from './register_parts.ts';
 import { accessMessage, checkCanEditContent, readMessage } from './message_edit.ts';
+import { normalizeTopic } from './messages.ts';
 
 const query = defineQuery<RealmState>();
 
@@ -61,7 +62,8 @@ export const typingAudience = query({
     if (!channel || !canAccess(state, channel, sender)) throw badRequest('Invalid channel ID');
     const subscribers = state.activeSubscribers(channel.id);
     const userIds = subscribers.length > MAX_STREAM_SIZE_FOR_TYPING ? [] : subscribers.filter((id) => id !== sender.id && receivesTyping(state, id));
-    return { sender: person(state, sender.id), recipients: null, userIds };
+    // '(no topic)' and the empty topic's display name are the empty topic (FL 372), as in a send.
+    return { sender: person(state, sender.id), recipients: null, userIds, topic: normalizeTopic(state, msg.topic) };
   },
 });
 

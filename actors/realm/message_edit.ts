@@ -8,6 +8,7 @@
  * rows from the old channel's partitions and writes them under the new one
  * (and repoints the message locator), all in one commit of the realm actor.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { type ChannelRecord, type EditRecord, type GroupSettingValue, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
@@ -56,6 +57,9 @@ function setting(state: Readonly<RealmState>, k: string): GroupSettingValue | bo
   if (k === 'allowMessageEditing' || k === 'messageContentEditLimitSeconds' || k === 'messageContentDeleteLimitSeconds') return state.org.settings[k];
   return moveLimit(state, k as MoveLimit);
 }
+
+/** What a resolved topic's name starts with (Zulip's RESOLVED_TOPIC_PREFIX). */
+const RESOLVED_PREFIX = '✔ ';
 
 /** Zulip grants 20 s of grace past a time limit (a client's clock, a slow network); tests may shorten it. */
 const GRACE_SECONDS = Number(process.env.PARLEY_EDIT_GRACE_SECONDS ?? 20);
@@ -210,12 +214,16 @@ interface EditPlan {
   notices?: Array<StoredMessage | null>;
 }
 
-function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage, msg: { content: string | null; topic: string | null; streamId: number | null; mode: EditPlan['mode'] }, facts: EditFacts): EditPlan {
+function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage, msg: { content: string | null; topic: string | null; streamId: number | null; mode: EditPlan['mode']; prevContentSha256: string | null }, facts: EditFacts): EditPlan {
   if (msg.content === null && msg.topic === null && msg.streamId === null) throw badRequest('Nothing to change');
   const isDm = m.type === 'private';
   if (isDm && msg.topic !== null) throw badRequest('Direct messages cannot have topics.');
   if (isDm && msg.streamId !== null) throw badRequest('Direct messages cannot be moved to channels.');
   if (msg.content !== null && msg.streamId !== null) throw badRequest('Cannot change message content while changing channel');
+  // A client's guard against overwriting an edit it has not seen (FL 379): the SHA-256 of the content it edited.
+  if (msg.prevContentSha256 !== null && msg.prevContentSha256 !== createHash('sha256').update(m.content).digest('hex')) {
+    throw new ApiError('EXPECTATION_MISMATCH', "'prev_content_sha256' value does not match the expected value.", 400);
+  }
   let content: EditPlan['content'] = null;
   if (msg.content !== null) {
     checkCanEditContent(state, user, m, GRACE_SECONDS);
@@ -237,8 +245,14 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
     if (/[\u0000-\u001f\u007f-\u009f]/.test(topic)) throw badRequest('Invalid character in topic');
     if (topic === m.topic && msg.streamId === null && msg.content === null) throw badRequest('Nothing to change');
-    if (!state.can(setting(state, 'canMoveMessagesBetweenTopicsGroup'), user) && !isAdmin(user)) throw badRequest("You don't have permission to edit this message");
-    if (!moderator && expired(m, setting(state, 'moveMessagesWithinStreamLimitSeconds'))) throw badRequest("The time limit for editing this message's topic has passed.");
+    // Resolving or unresolving a topic is its own permission (FL 367), without the move time limit.
+    const resolving = topic === `${RESOLVED_PREFIX}${m.topic}` || (m.topic.startsWith(RESOLVED_PREFIX) && topic === m.topic.slice(RESOLVED_PREFIX.length));
+    if (resolving) {
+      if (!state.can(realmGroupSetting(state, 'can_resolve_topics_group'), user)) throw badRequest("You don't have permission to resolve topics in this channel.");
+    } else {
+      if (!state.can(setting(state, 'canMoveMessagesBetweenTopicsGroup'), user) && !isAdmin(user)) throw badRequest("You don't have permission to edit this message");
+      if (!moderator && expired(m, setting(state, 'moveMessagesWithinStreamLimitSeconds'))) throw badRequest("The time limit for editing this message's topic has passed.");
+    }
   }
   let to: ChannelRecord | null = null;
   if (msg.streamId !== null) {
@@ -461,6 +475,8 @@ export const updateMessage = action({
     /** Zulip's defaults: a notice in the new thread, none in the old one. */
     notifyOld: z.boolean().default(false),
     notifyNew: z.boolean().default(true),
+    /** The SHA-256 (hex) of the content the client edited (FL 379); null: not checked. */
+    prevContentSha256: z.string().nullable().default(null),
   }),
   // The event needs every recipient's stored flags, so the edit is checked here,
   // before they are read: a refused edit reads none. Nothing else runs in the
@@ -472,7 +488,7 @@ export const updateMessage = action({
     const participants = target && target.type === 'stream' && msg.content !== null && TOPIC_WILDCARD.test(msg.content) ? participantsOf(await topicMessages(ctx, state.realmId, target, 0)) : undefined;
     const user = actingUser(state, msg.caller);
     const m = accessMessage(state, user, target);
-    const plan = checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode }, { target, topic, participants });
+    const plan = checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode, prevContentSha256: msg.prevContentSha256 }, { target, topic, participants });
     plan.stored = await readStoredFlags(ctx, state.realmId, m.id, plan.audience);
     plan.notify = { old: msg.notifyOld, new: msg.notifyNew };
     return plan;
@@ -491,15 +507,28 @@ export const messageHistory = query({
   fields: z.object({ id: z.number().int(), allowEmptyTopicName: z.boolean().default(false) }),
   run(state, msg, ctx) {
     const user = actingUser(state, msg.caller);
+    const policy = state.org.settings.messageEditHistoryVisibilityPolicy;
+    if (policy === 'none') throw badRequest('Message edit history is disabled in this organization');
     const view = readerView(state, user.id);
     const emptyName = msg.allowEmptyTopicName ? null : emptyTopicDisplayName(state);
     return later(async () => {
       const m = await readMessage(ctx, state.realmId, msg.id);
       if (!m || !view.sources.some((s) => s.recipientKey === m.recipientKey && inSource(s, m.id))) throw badRequest('Invalid message(s)');
-      return { message_history: historySnapshots(m, m.type === 'stream' ? emptyName : null) };
+      const snapshots = historySnapshots(m, m.type === 'stream' ? emptyName : null);
+      return { message_history: policy === 'all' ? snapshots : movesOnly(snapshots) };
     });
   },
 });
+
+/**
+ * The history with the policy `moves` (FL 358, Zulip's visible_edit_history_for_message):
+ * content edits left out, and a move that also edited the content without the content's change.
+ */
+function movesOnly(snapshots: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  return snapshots
+    .filter((e) => !('prev_content' in e) || 'prev_topic' in e)
+    .map(({ prev_content: _c, prev_rendered_content: _r, content_html_diff: _d, ...rest }) => rest);
+}
 
 /** Zulip's message_history: the message as it was after each change, oldest first. */
 function historySnapshots(m: StoredMessage, emptyTopicName: string | null) {

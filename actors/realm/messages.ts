@@ -433,7 +433,7 @@ export function namesFor(state: Readonly<RealmState>, userIds: Iterable<number>,
     const c = state.channels.get(id);
     if (c) channels[id] = c.name;
   }
-  return { realmStr: state.meta?.stringId ?? '', users, channels };
+  return { realmStr: state.meta?.stringId ?? '', users, channels, editHistory: state.org.settings.messageEditHistoryVisibilityPolicy };
 }
 
 /** The `realm_user` events of users a first direct message lets guests see: before the message, so its sender is known. */

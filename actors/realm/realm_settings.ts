@@ -118,7 +118,6 @@ export const PLAIN = {
   message_content_allowed_in_email_notifications: { owner: false },
   digest_emails_enabled: { owner: false },
   digest_weekday: { owner: false },
-  mandatory_topics: { owner: false },
   welcome_message_custom_text: { owner: false },
   new_stream_announcements_stream_id: { owner: false },
   video_chat_provider: { owner: false },
@@ -136,6 +135,7 @@ export const PLAIN = {
   require_unique_names: { owner: false },
   require_e2ee_push_notifications: { owner: false },
   jitsi_server_url: { owner: false },
+  message_edit_history_visibility_policy: { owner: false },
 } as const;
 type Plain = keyof typeof PLAIN;
 
@@ -178,8 +178,6 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.digestEmailsEnabled;
     case 'digest_weekday':
       return st.digestWeekday;
-    case 'mandatory_topics':
-      return st.mandatoryTopics;
     case 'welcome_message_custom_text':
       return st.welcomeMessageCustomText;
     case 'new_stream_announcements_stream_id':
@@ -218,6 +216,8 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
     case 'jitsi_server_url':
       // Null: the server's (`server_jitsi_server_url`).
       return st.jitsiServerUrl;
+    case 'message_edit_history_visibility_policy':
+      return st.messageEditHistoryVisibilityPolicy;
   }
 }
 
@@ -256,11 +256,18 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     // The URL calls are made at (deprecated since FL 212): the organization's, else the server's.
     jitsi_server_url: state.org.settings.jitsiServerUrl ?? serverJitsiUrl(),
     ...FIXED_REALM_PROPERTIES,
+    // Deprecated forms of two settings, derived from their replacements as Zulip does: edit history shown
+    // at all (FL 358), and topics required (FL 392).
+    realm_allow_edit_history: state.org.settings.messageEditHistoryVisibilityPolicy !== 'none',
+    realm_mandatory_topics: mandatoryTopics(state),
     // True exactly when the server reaches the mobile push notification service (`lib/push.ts`).
     realm_push_notifications_enabled: pushConfigured(),
   });
   return out;
 }
+
+/** The deprecated `mandatory_topics` (FL 392): the organization refuses the empty topic. */
+const mandatoryTopics = (state: Readonly<RealmState>) => (state.meta?.topicsPolicy ?? 'allow_empty_topic') === 'disable_empty_topic';
 
 /**
  * Organization properties Zulip's register has that no Parley API changes:
@@ -282,8 +289,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_send_channel_events_messages: false,
   realm_inline_image_preview: false,
   realm_inline_url_embed_preview: false,
-  realm_allow_edit_history: true,
-  realm_message_edit_history_visibility_policy: 'all',
   realm_upload_quota_mib: null,
 };
 
@@ -374,7 +379,6 @@ export const RealmChanges = z.object({
   message_content_allowed_in_email_notifications: z.boolean().optional(),
   digest_emails_enabled: z.boolean().optional(),
   digest_weekday: z.number().int().optional(),
-  mandatory_topics: z.boolean().optional(),
   welcome_message_custom_text: z.string().optional(),
   /** -1: no announcements. */
   new_stream_announcements_stream_id: z.number().int().optional(),
@@ -389,6 +393,7 @@ export const RealmChanges = z.object({
   require_e2ee_push_notifications: z.boolean().optional(),
   /** A URL, or 'default' for the server's. */
   jitsi_server_url: z.string().optional(),
+  message_edit_history_visibility_policy: z.enum(['all', 'moves', 'none']).optional(),
   groups: z.record(z.string(), z.object({ new: GroupSettingValue, old: GroupSettingValue.optional() })).default({}),
 });
 export type RealmChanges = z.infer<typeof RealmChanges>;
@@ -402,6 +407,8 @@ interface RealmPlan {
   groups: Record<string, GroupSettingValue>;
   /** Who saw whom before a change of `can_access_all_users_group` (null when it does not change). */
   accessBefore: Map<number, Set<number>> | null;
+  /** The deprecated mandatory_topics before the change. */
+  mandatoryBefore: boolean;
 }
 
 export const updateRealm = action({
@@ -480,9 +487,6 @@ export const updateRealm = action({
           if (!Number.isInteger(value) || Number(value) < 0 || Number(value) > 6) throw badRequest('Invalid digest_weekday', { var_name: 'digest_weekday' });
           settings.digestWeekday = Number(value);
           break;
-        case 'mandatory_topics':
-          settings.mandatoryTopics = Boolean(value);
-          break;
         case 'welcome_message_custom_text':
           if ([...String(value)].length > MAX_WELCOME_MESSAGE_LENGTH) throw badRequest(`welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_LENGTH} characters).`);
           settings.welcomeMessageCustomText = String(value);
@@ -543,6 +547,9 @@ export const updateRealm = action({
         case 'jitsi_server_url':
           settings.jitsiServerUrl = checkJitsiUrl(String(value));
           break;
+        case 'message_edit_history_visibility_policy':
+          settings.messageEditHistoryVisibilityPolicy = msg.message_edit_history_visibility_policy!;
+          break;
       }
       changed.push(name);
     }
@@ -562,7 +569,7 @@ export const updateRealm = action({
     // Plans carry the values clients will see, computed against the planned state.
     const planned = { meta, org: { settings } } as unknown as RealmState;
     const updates = changed.map((name) => ({ property: name, value: plainValue(planned, name) })).filter((u) => u.value !== plainValue(state, u.property));
-    return { meta, settings, updates, groups, accessBefore: 'can_access_all_users_group' in groups ? restrictedViews(state) : null };
+    return { meta, settings, updates, groups, accessBefore: 'can_access_all_users_group' in groups ? restrictedViews(state) : null, mandatoryBefore: mandatoryTopics(state) };
   },
   apply(state, p, tx) {
     state.meta = p.meta;
@@ -574,6 +581,10 @@ export const updateRealm = action({
   events(state, p) {
     const everyone = activeUsers(state);
     const out: Delivery[] = p.updates.map((u) => toUsers(state.realmId, everyone, { type: 'realm', op: 'update', property: u.property, value: u.value }));
+    // Clients that still read the deprecated mandatory_topics hear it change with topics_policy (FL 392).
+    if (p.updates.some((u) => u.property === 'topics_policy') && p.mandatoryBefore !== mandatoryTopics(state)) {
+      out.push(toUsers(state.realmId, everyone, { type: 'realm', op: 'update', property: 'mandatory_topics', value: mandatoryTopics(state) }));
+    }
     if (Object.keys(p.groups).length) out.push(toUsers(state.realmId, everyone, { type: 'realm', op: 'update_dict', property: 'default', data: p.groups }));
     if (p.accessBefore) out.push(...accessChangeEvents(state, p.accessBefore));
     return out;

@@ -210,7 +210,8 @@ export const snapshot = query({
         is_admin: user.role <= Role.ADMIN,
         is_owner: user.role === Role.OWNER,
         is_guest: user.role === Role.GUEST,
-        is_moderator: user.role === Role.MODERATOR,
+        // True for administrators and owners too (FL 380), as is_admin is for owners.
+        is_moderator: user.role <= Role.MODERATOR,
         role: user.role,
         can_create_users: user.canCreateUsers,
         ...ownUser(state, user),

@@ -46,6 +46,11 @@ export function hasContentAccess(state: Readonly<RealmState>, c: ChannelRecord, 
   return c.inviteOnly && !isGuest(user) && state.can(c.groups.can_add_subscribers_group, user);
 }
 
+/** Who may choose a channel's topics_policy (FL 392): organization administrators, and can_set_topics_policy_group. */
+export function canSetTopicsPolicy(state: Readonly<RealmState>, user: UserRecord): boolean {
+  return isAdmin(user) || state.can(realmPermission(state, 'can_set_topics_policy_group', GROUP_ID['role:members']), user);
+}
+
 /** Realm administrators, and members of the channel's administration group, administer it. */
 export function canAdminister(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
   return isAdmin(user) || state.can(c.groups.can_administer_channel_group, user);
@@ -346,7 +351,7 @@ export const updateStream = action({
     }
     if (msg.isArchived === false && c.isArchived) next.isArchived = false;
     if (msg.topicsPolicy !== undefined) {
-      if (!state.can(realmPermission(state, 'can_set_topics_policy_group', GROUP_ID['role:members']), user)) throw badRequest('Insufficient permission');
+      if (!canSetTopicsPolicy(state, user)) throw badRequest('Insufficient permission');
       // Only the empty topic is allowed once every message is in it: a channel with messages keeps its topics.
       if (msg.topicsPolicy === 'empty_topic_only' && c.firstMessageId !== null && c.topicsPolicy !== 'empty_topic_only') {
         throw badRequest('To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.');

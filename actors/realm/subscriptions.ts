@@ -13,7 +13,7 @@ import { accessChangeEvents } from './people.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { channelActivity, CHANNEL_PERMISSIONS, checkChannelName, checkGroupValue, defaultStreamsDelivery, hasMetadataAccess, realmPermission } from './streams.ts';
+import { canSetTopicsPolicy, channelActivity, CHANNEL_PERMISSIONS, checkChannelName, checkGroupValue, defaultStreamsDelivery, hasMetadataAccess, realmPermission } from './streams.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -128,6 +128,7 @@ export const subscribe = action({
       if (!state.can(creators, actor)) throw badRequest('Insufficient permission');
       if (msg.isDefaultStream && !isAdmin(actor)) throw badRequest('Insufficient permission');
       if (msg.isDefaultStream && msg.inviteOnly) throw badRequest('A default channel cannot be private.');
+      if (msg.topicsPolicy !== null && !canSetTopicsPolicy(state, actor)) throw badRequest('Insufficient permission');
       targets.push({
         create: {
           name,

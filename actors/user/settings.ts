@@ -62,8 +62,9 @@ export const MAX_EMAIL_BATCHING_SECONDS = 7 * 24 * 60 * 60;
 export const USER_SETTINGS: Readonly<Record<string, SettingDef>> = {
   twenty_four_hour_time: bool(false),
   web_mark_read_on_scroll_policy: int(1, [1, 2, 3]),
-  // The spec lists 1, 2 and 4 for PATCH /settings and 1 to 4 for the defaults.
-  web_channel_default_view: { ...int(1, [1, 2, 4]), defaultsValues: [1, 2, 3, 4] },
+  // 3, the list of topics, came at FL 383. The spec notes that Zulip's description of PATCH /settings lists
+  // only 1, 2 and 4; Zulip's server takes 1 to 4 in both places (WEB_CHANNEL_DEFAULT_VIEW_CHOICES), as here.
+  web_channel_default_view: int(1, [1, 2, 3, 4]),
   starred_message_counts: bool(true),
   receives_typing_notifications: bool(true),
   web_suggest_update_timezone: bool(true),

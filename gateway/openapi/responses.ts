@@ -95,6 +95,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
       detached_uploads: z.array(z.never()),
     },
     ['MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', 400],
+    MISMATCH,
   ),
   'DELETE /messages/{message_id}': empty(),
   /** complete: false when topic messages are left for the client to delete by repeating the request (FL 211). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
 import { badRequest } from '../../lib/errors.ts';
-import { bool, int, str, unsupported } from '../params.ts';
+import { bool, int, str } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
 const MessageId = int().pipe(z.number().nonnegative({ message: 'must not be negative' }));
@@ -21,7 +21,7 @@ export const updateMessage = route({
     propagate_mode: str().pipe(z.enum(['change_one', 'change_later', 'change_all'], { message: 'must be change_one, change_later or change_all' })).optional(),
     send_notification_to_old_thread: bool().optional(),
     send_notification_to_new_thread: bool().optional(),
-    prev_content_sha256: unsupported(str()),
+    prev_content_sha256: str().optional(),
   },
   async handle(ctx, p) {
     const topic = p.topic ?? p.subject ?? null;
@@ -36,6 +36,7 @@ export const updateMessage = route({
       propagateMode: p.propagate_mode ?? 'change_one',
       notifyOld: p.send_notification_to_old_thread ?? false,
       notifyNew: p.send_notification_to_new_thread ?? true,
+      prevContentSha256: p.prev_content_sha256 ?? null,
     });
   },
 });

@@ -35,7 +35,6 @@ export const updateRealm = route({
     message_content_allowed_in_email_notifications: bool().optional(),
     digest_emails_enabled: bool().optional(),
     digest_weekday: int().optional(),
-    mandatory_topics: bool().optional(),
     welcome_message_custom_text: str().optional(),
     new_stream_announcements_stream_id: int().optional(),
     video_chat_provider: int().optional(),
@@ -54,6 +53,7 @@ export const updateRealm = route({
     require_e2ee_push_notifications: bool().optional(),
     // JSON-encoded, as Zulip takes it (`Json[str]`): a URL or "default".
     jitsi_server_url: json(z.string()).optional(),
+    message_edit_history_visibility_policy: str().pipe(z.enum(['all', 'moves', 'none'])).optional(),
     /** A demo organization's new subdomain (FL 104): the directory actor owns subdomains. */
     string_id: str().optional(),
     ...(Object.fromEntries(GROUP_NAMES.map((k) => [k, GroupChange.optional()])) as Record<string, z.ZodOptional<typeof GroupChange>>),

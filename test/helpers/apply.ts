@@ -100,7 +100,7 @@ function updatePerson(snap: Snap, p: Record<string, any>): void {
   if ('delivery_email' in p) snap.delivery_email = p.delivery_email;
   if ('new_email' in p) snap.email = p.new_email;
   if ('role' in p) {
-    Object.assign(snap, { role: p.role, is_owner: p.role === 100, is_admin: p.role <= 200, is_guest: p.role === 600, is_moderator: p.role === 300 });
+    Object.assign(snap, { role: p.role, is_owner: p.role === 100, is_admin: p.role <= 200, is_guest: p.role === 600, is_moderator: p.role <= 300 });
     recomputePermissions(snap);
   }
 }
@@ -147,6 +147,8 @@ export const APPLIERS: Record<string, Applier> = {
       snap[`realm_${e.property}`] = e.value;
       // Zulip's apply_event: the deprecated jitsi_server_url follows the organization's, else the server's.
       if (e.property === 'jitsi_server_url' && 'jitsi_server_url' in snap) snap.jitsi_server_url = e.value ?? snap.server_jitsi_server_url;
+      // And the deprecated realm_allow_edit_history follows message_edit_history_visibility_policy (FL 358).
+      if (e.property === 'message_edit_history_visibility_policy') snap.realm_allow_edit_history = e.value !== 'none';
     } else if (e.op === 'update_dict') {
       for (const [k, v] of Object.entries(e.data)) snap[`realm_${k}`] = v;
       recomputePermissions(snap);
