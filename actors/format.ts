@@ -103,6 +103,16 @@ function streamPostPolicy(c: ChannelRecord): ChannelObject['stream_post_policy']
 export interface ChannelActivity {
   isRecentlyActive: boolean;
   weeklyTraffic: number | null;
+  /** Whether a user is active: deactivated users are left out of the direct members of the channel's permissions (FL 303). */
+  isActive?: (userId: number) => boolean;
+}
+
+/** A channel's permissions as the API shows them: without the deactivated direct members of anonymous values. */
+function channelGroups(groups: ChannelRecord['groups'], isActive: ((userId: number) => boolean) | undefined): ChannelRecord['groups'] {
+  if (!isActive) return groups;
+  const out = { ...groups };
+  for (const [k, v] of Object.entries(out)) if (typeof v !== 'number') (out as Record<string, unknown>)[k] = { ...v, direct_members: v.direct_members.filter(isActive) };
+  return out;
 }
 
 export function formatChannel(c: ChannelRecord, activity: ChannelActivity = { isRecentlyActive: true, weeklyTraffic: null }): ChannelObject {
@@ -126,7 +136,7 @@ export function formatChannel(c: ChannelRecord, activity: ChannelActivity = { is
     is_archived: c.isArchived,
     is_recently_active: activity.isRecentlyActive,
     stream_weekly_traffic: activity.weeklyTraffic,
-    ...c.groups,
+    ...channelGroups(c.groups, activity.isActive),
     // Who may subscribe themselves (FL 357): nobody by this permission here (a private channel is joined by
     // being added), which zulip-flutter requires on every channel object.
     can_subscribe_group: GROUP_ID['role:nobody'],
@@ -229,7 +239,7 @@ export function editHistory(m: StoredMessage, policy: 'all' | 'moves' | 'none' =
     .map((e) => ({
       user_id: e.userId,
       timestamp: e.timestamp,
-      ...(e.prevContent !== undefined ? { prev_content: e.prevContent, prev_rendered_content: e.prevRenderedContent ?? '', prev_rendered_content_version: 1 } : {}),
+      ...(e.prevContent !== undefined ? { prev_content: e.prevContent, prev_rendered_content: e.prevRenderedContent ?? '' } : {}),
       ...(e.prevTopic !== undefined ? { prev_topic: e.prevTopic, topic: e.topic ?? '' } : {}),
       ...(e.prevStream !== undefined ? { prev_stream: e.prevStream, stream: e.stream ?? 0 } : {}),
     }))

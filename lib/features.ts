@@ -371,21 +371,53 @@ const CHANGELOG_149_277: readonly Feature[] = [
   { level: 277, what: 'Zulip 9.0 release', noChange: true, done: true },
 ];
 
+/** Levels 278 to 310 of Zulip's API changelog (Zulip 9.2 to 10.0). */
+const CHANGELOG_278_310: readonly Feature[] = [
+  { level: 278, what: 'data-original-dimensions on image placeholders (backported from FL 287): this server makes no image previews, so no placeholder lacks them', done: true, test: T('changelog', 'changelog - an uploaded image renders as a link, without a placeholder or its dimensions: no thumbnails are made (FL 278, 287)') },
+  { level: 279, what: 'reserved for 9.x maintenance releases', noChange: true, done: true },
+  { level: 280, what: "can_create_web_public_channel_group (owners only; create_web_public_stream_policy removed, realm_create_web_public_stream_policy its superset)", done: true, test: T('changelog', 'changelog - organization permissions of levels 280-310 decide who may; legacy policies are their supersets; the policies they replaced are ignored') },
+  { level: 281, what: 'realm_can_delete_any_message_group, enforced on deletes', done: true, test: T('message_edit', 'message delete - sender, administrators and the channel permission; events for both capabilities') },
+  { level: 282, what: 'POST /users/me/tutorial_status removed (404)', done: true, test: T('changelog', 'changelog - removed operations answer as on Zulip: tutorial_status (FL 282), DELETE of a user group (FL 294)') },
+  { level: 283, what: 'can_manage_group on user groups: create, PATCH, register and events', routes: ['PATCH /user_groups/{user_group_id}'], test: T('people-groups', 'people groups - PATCH: who may, and the {new, old} settings') },
+  { level: 284, what: 'prev_rendered_content_version removed from edit_history and update_message events', done: true, test: T('changelog', 'changelog - an edit reports the uploads it detaches (FL 285); edit history has no prev_rendered_content_version (FL 284)') },
+  { level: 285, what: 'detached_uploads in the PATCH /messages/{message_id} reply', done: true, test: T('changelog', 'changelog - an edit reports the uploads it detaches (FL 285); edit history has no prev_rendered_content_version (FL 284)') },
+  { level: 286, what: 'filename in the POST /user_uploads reply', done: true, test: T('uploads', 'uploads - upload and download by the uploader; every role may upload; 401 without credentials') },
+  { level: 287, what: 'data-original-dimensions on image placeholders: no previews made here', done: true, test: T('changelog', 'changelog - an uploaded image renders as a link, without a placeholder or its dimensions: no thumbnails are made (FL 278, 287)') },
+  { level: 288, what: 'presence_history_limit_days (POST /register) and history_limit_days (POST /users/me/presence)', routes: ['POST /users/me/presence'], test: T('changelog', 'changelog - presence since a number of days: history_limit_days and presence_history_limit_days (FL 288)') },
+  { level: 289, what: 'POST /users/me/subscriptions: subscribed and already_subscribed keyed by user ID', done: true, test: T('subscriptions', 'subscriptions - subscribe creates missing channels with the given settings') },
+  { level: 290, what: 'POST /user_groups/{user_group_id}/deactivate, deactivated on group objects, update events', routes: ['POST /user_groups/{user_group_id}/deactivate'], test: T('people-groups', 'people groups - deactivation, objections, and the include_deactivated_groups capability') },
+  { level: 291, what: 'can_delete_own_message_group realm setting (delete_own_message_policy removed)', done: true, test: T('message_edit', "message delete - a new channel leaves deleting one's own messages to the organization's can_delete_own_message_group") },
+  { level: 292, what: 'creator_id and date_created on user groups', done: true, test: T('people-groups', 'people groups - who may create and list groups') },
+  { level: 293, what: 'allow_private_data_export user setting', done: true, test: T('realm_export', 'realm export - export types, consents (with email_address_visibility, FL 430) and their realm_export_consent events, and the limit of five a week') },
+  { level: 294, what: 'include_deactivated_groups capability: deactivated groups left out, remove events instead of update; GET /user_groups include_deactivated_groups', done: true, test: T('people-groups', 'people groups - deactivation, objections, and the include_deactivated_groups capability') },
+  { level: 294, what: 'DELETE /user_groups/{user_group_id} removed (405); allow_deactivated renamed (ignored)', done: true, test: T('changelog', 'changelog - removed operations answer as on Zulip: tutorial_status (FL 282), DELETE of a user group (FL 294)') },
+  { level: 295, what: 'GET /export/realm/consents', routes: ['GET /export/realm/consents'], test: T('realm_export', 'realm export - export types, consents (with email_address_visibility, FL 430) and their realm_export_consent events, and the limit of five a week') },
+  { level: 295, what: '/api/v1/tus: resumable uploads (the tus protocol)', missing: 'no tus endpoint: POST /user_uploads is the only way to upload' },
+  { level: 296, what: 'editable_by_user on custom profile fields', routes: ['POST /realm/profile_fields', 'GET /realm/profile_fields', 'PATCH /users/me/profile_data'], test: T('people-profile-fields', 'people profile fields - who may read and change the fields') },
+  { level: 297, what: 'saved snippets: GET, POST, DELETE /saved_snippets, saved_snippet events and register key', routes: ['GET /saved_snippets', 'POST /saved_snippets', 'DELETE /saved_snippets/{saved_snippet_id}'], test: T('personal', 'saved snippets - create, edit, delete, with events; errors') },
+  { level: 298, what: 'CANNOT_DEACTIVATE_GROUP_IN_USE with objections', done: true, test: T('people-groups', 'people groups - deactivation, objections, and the include_deactivated_groups capability') },
+  { level: 299, what: 'can_create_groups and can_manage_all_groups realm settings (user_group_edit_policy removed)', done: true, test: T('realm', 'realm - can_create_groups decides who creates user groups; permissions nothing reads are reported, not stored') },
+  { level: 299, what: 'can_manage_all_groups decides who manages every group', done: true, test: T('changelog', 'changelog - organization permissions of levels 280-310 decide who may; legacy policies are their supersets; the policies they replaced are ignored') },
+  { level: 300, what: 'GET /messages message_ids', done: true, test: T('changelog', 'changelog - GET /messages by message_ids: those the user may read, oldest first; never with a range (FL 300)') },
+  { level: 301, what: 'can_join_group on user groups', routes: ['POST /user_groups/{user_group_id}/members'], test: T('people-groups', 'people groups - members and subgroups') },
+  { level: 302, what: 'GET /users/{email} looks users up as email_address_visibility allows', done: true, test: T('email-visibility', 'email visibility - who sees the real address, for every setting and role (FL 1)') },
+  { level: 303, what: 'deactivated users in no group and no permission (register, GET members); not added or removed; events to who may not see them; permissions again on reactivation', done: true, test: T('changelog', 'changelog - a deactivated user is in no group and no permission, and back on reactivation; who may not see them is told (FL 303)') },
+  { level: 304, what: 'export_type of realm exports (public or with consent)', done: true, test: T('realm_export', 'realm export - export types, consents (with email_address_visibility, FL 430) and their realm_export_consent events, and the limit of five a week') },
+  { level: 305, what: 'can_manage_all_groups with its natural meaning, whatever the role', done: true, test: T('changelog', 'changelog - organization permissions of levels 280-310 decide who may; legacy policies are their supersets; the policies they replaced are ignored') },
+  { level: 305, what: 'can_add_members_group on user groups', routes: ['POST /user_groups/{user_group_id}/members'], test: T('people-groups', 'people groups - members and subgroups') },
+  { level: 306, what: 'max_file_upload_size_mib in the register; plan_type changes by update_dict (no operation here changes the plan)', done: true, test: T('changelog', 'changelog - organization permissions of levels 280-310 decide who may; legacy policies are their supersets; the policies they replaced are ignored') },
+  { level: 307, what: 'can_add_custom_emoji_group realm setting, enforced (add_custom_emoji_policy removed)', done: true, test: T('changelog', 'changelog - organization permissions of levels 280-310 decide who may; legacy policies are their supersets; the policies they replaced are ignored') },
+  { level: 308, what: 'can_leave_group on user groups', routes: ['POST /user_groups/{user_group_id}/members'], test: T('people-groups', 'people groups - members and subgroups') },
+  { level: 309, what: 'anonymous group-setting values for settings not limited to system groups', done: true, test: T('changelog', 'changelog - organization permissions of levels 280-310 decide who may; legacy policies are their supersets; the policies they replaced are ignored') },
+  { level: 310, what: 'can_move_messages_between_channels_group realm setting, enforced (move_messages_between_streams_policy removed)', done: true, test: T('changelog', 'changelog - organization permissions of levels 280-310 decide who may; legacy policies are their supersets; the policies they replaced are ignored') },
+];
+
 /**
  * Levels above 277 that the API contract (`../shared/spec/api-spec.md`)
  * names. The table does not cover every level above 277 yet, so none of
  * these can be advertised until the levels between them are written down.
  */
 const CONTRACT: readonly Feature[] = [
-  { level: 283, what: 'can_manage_group', routes: ['PATCH /user_groups/{user_group_id}'] },
-  { level: 285, what: 'can_change_user_emails', routes: ['PATCH /users/{user_id}', 'GET /users/{user_id}', 'GET /users/me'] },
-  { level: 288, what: 'presence_history_limit_days', routes: ['POST /users/me/presence'] },
-  { level: 296, what: 'editable_by_user on custom profile fields', routes: ['POST /realm/profile_fields', 'PATCH /users/me/profile_data', 'GET /realm/profile_fields', 'DELETE /realm/profile_fields/{field_id}', 'PATCH /realm/profile_fields'] },
-  { level: 297, what: 'saved snippets', routes: ['POST /saved_snippets'] },
-  { level: 301, what: 'can_join_group', routes: ['POST /user_groups/{user_group_id}/members'] },
-  { level: 303, what: 'direct_members leave out deactivated users', routes: ['DELETE /users/{user_id}', 'POST /users/{user_id}/reactivate', 'DELETE /users/me'] },
-  { level: 305, what: 'can_add_members_group', routes: ['POST /user_groups/{user_group_id}/members'] },
-  { level: 308, what: 'can_leave_group', routes: ['POST /user_groups/{user_group_id}/members'] },
   // Levels 311-350 (Zulip 10.0).
   { level: 311, what: 'add_subgroups and delete_subgroups on POST /user_groups/{id}/members; subgroups on POST /user_groups/create', routes: ['POST /user_groups/{user_group_id}/members', 'GET /user_groups/{user_group_id}/subgroups', 'GET /user_groups/{user_group_id}/members', 'GET /user_groups/{user_group_id}/members/{user_id}'], test: T('people-groups', 'people groups - members and subgroups') },
   { level: 312, what: 'realm_export_consent events to administrators', done: true, test: T('realm_export', 'realm export - export types, consents (with email_address_visibility, FL 430) and their realm_export_consent events, and the limit of five a week') },
@@ -553,7 +585,7 @@ const CONTRACT: readonly Feature[] = [
   { level: 496, what: 'bots may edit user groups', routes: ['PATCH /user_groups/{user_group_id}'] },
 ];
 
-export const FEATURES: readonly Feature[] = [...CHANGELOG, ...CHANGELOG_149_277, ...CONTRACT];
+export const FEATURES: readonly Feature[] = [...CHANGELOG, ...CHANGELOG_149_277, ...CHANGELOG_278_310, ...CONTRACT];
 
 export const isImplemented = (f: Feature, served: ReadonlySet<string>): boolean =>
   f.missing === undefined && (f.routes === undefined || f.routes.every((r) => served.has(r))) && (f.done === true || f.routes !== undefined);

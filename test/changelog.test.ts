@@ -271,6 +271,170 @@ t.test('changelog - PATCH /users/me/subscriptions/muted_topics mutes and unmutes
   t.equal(outcome(await new Api(s.api.base).call('PATCH', '/users/me/subscriptions/muted_topics', { stream_id: 1, topic, op: 'add' })), '401 UNAUTHORIZED');
 });
 
+// ---- Levels 278 to 310 ----------------------------------------------------------------------------------
+
+t.test('changelog - every level from 278 to 310 has an entry', async (t) => {
+  for (let level = 278; level <= 310; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
+});
+
+/** Uploads a file as `api`'s user; its `/user_uploads/...` URL. */
+async function uploadAs(person: { email: string; apiKey: string }, name: string, type: string, data: Buffer): Promise<string> {
+  const fd = new FormData();
+  fd.append('file', new Blob([new Uint8Array(data)], { type }), name);
+  const res = await fetch(`${s.urls[0]}/api/v1/user_uploads`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${person.email}:${person.apiKey}`).toString('base64')}` }, body: fd });
+  return ((await res.json()) as { url: string }).url;
+}
+
+t.test('changelog - an uploaded image renders as a link, without a placeholder or its dimensions: no thumbnails are made (FL 278, 287)', async (t) => {
+  const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+  const url = await uploadAs(s.demo.member1, 'dot.png', 'image/png', png);
+  const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('img'), content: `[dot.png](${url})` });
+  const html = (await as.member.ok('GET', `/messages/${id}`)).message.content as string;
+  t.match(html, new RegExp(`<a href="${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`), 'a link to the upload');
+  t.notMatch(html, /image-loading-placeholder|message_inline_image|data-original-dimensions/);
+});
+
+t.test('changelog - organization permissions of levels 280-310 decide who may; legacy policies are their supersets; the policies they replaced are ignored', async (t) => {
+  const before = await as.owner.ok('POST', '/register', { fetch_event_types: ['realm', 'user_settings'] });
+  t.same(
+    [before.realm_can_create_web_public_channel_group, before.realm_can_delete_any_message_group, before.realm_can_delete_own_message_group, before.realm_can_create_groups, before.realm_can_manage_all_groups, before.realm_can_add_custom_emoji_group, before.realm_can_move_messages_between_channels_group],
+    [7, GROUP.administrators, GROUP.everyone, GROUP.members, 7, GROUP.members, GROUP.members],
+    "Zulip's defaults (FL 280, 281, 291, 299, 307, 310)",
+  );
+  t.equal(before.realm_create_web_public_stream_policy, 7, 'owners only (FL 280)');
+  for (const k of ['realm_user_group_edit_policy', 'realm_add_custom_emoji_policy', 'realm_move_messages_between_streams_policy', 'realm_delete_own_message_policy', 'realm_edit_topic_policy']) t.notOk(k in before, `${k} is gone`);
+  t.equal(before.max_file_upload_size_mib, 25, 'max_file_upload_size_mib (FL 306); no operation here changes the plan, so no realm update_dict for it');
+  t.equal(before.user_settings.allow_private_data_export, false, 'allow_private_data_export (FL 293)');
+  const ignored = await as.owner.ok('PATCH', '/realm', { create_web_public_stream_policy: 2, user_group_edit_policy: 1, add_custom_emoji_policy: 1, move_messages_between_streams_policy: 1, delete_own_message_policy: 1 });
+  t.same(ignored.ignored_parameters_unsupported.sort(), ['add_custom_emoji_policy', 'create_web_public_stream_policy', 'delete_own_message_policy', 'move_messages_between_streams_policy', 'user_group_edit_policy'], 'the replaced policies are ignored');
+
+  const groups = ['can_create_web_public_channel_group', 'can_add_custom_emoji_group', 'can_move_messages_between_channels_group', 'can_manage_all_groups', 'can_create_groups'];
+  t.teardown(() => as.owner.ok('PATCH', '/realm', Object.fromEntries(groups.map((k) => [k, JSON.stringify({ new: before[`realm_${k}`] })]))));
+  // FL 280: owners only may change it; the legacy policy follows it.
+  t.equal(outcome(await as.admin.call('PATCH', '/realm', { can_create_web_public_channel_group: JSON.stringify({ new: 5 }) })), '400 UNAUTHORIZED_PRINCIPAL', 'an administrator may not change who creates web-public channels');
+  for (const [group, policy] of [[5, 4], [GROUP.administrators, 2], [GROUP.nobody, 6]] as const) {
+    await as.owner.ok('PATCH', '/realm', { can_create_web_public_channel_group: JSON.stringify({ new: group }) });
+    t.equal((await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_create_web_public_stream_policy, policy, `group ${group}: policy ${policy}`);
+  }
+  // FL 307: who adds custom emoji.
+  await as.owner.ok('PATCH', '/realm', { can_add_custom_emoji_group: JSON.stringify({ new: GROUP.administrators }) });
+  const fd = () => {
+    const f = new FormData();
+    f.append('file', new Blob([new Uint8Array(Buffer.from('89504e470d0a1a0a', 'hex'))], { type: 'image/png' }), 'e.png');
+    return f;
+  };
+  const addEmoji = (who: { email: string; apiKey: string }, name: string) => fetch(`${s.urls[0]}/api/v1/realm/emoji/${name}`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${who.email}:${who.apiKey}`).toString('base64')}` }, body: fd() });
+  t.equal((await addEmoji(s.demo.member1, uniq('e307').replace(/[^a-z0-9]/g, ''))).status, 400, 'a member may not add custom emoji once administrators alone may');
+  const emoji = uniq('a307').replace(/[^a-z0-9]/g, '');
+  t.equal((await addEmoji(s.demo.admin, emoji)).status, 200, 'an administrator may');
+  t.teardown(() => as.admin.call('DELETE', `/realm/emoji/${emoji}`));
+  // FL 310: who moves messages between channels.
+  const dest = uniq('fl310');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: dest }], principals: [s.demo.member1.userId, s.demo.moderator.userId] });
+  const destId = (await as.owner.ok('GET', '/get_stream_id', { stream: dest })).stream_id;
+  await as.owner.ok('PATCH', '/realm', { can_move_messages_between_channels_group: JSON.stringify({ new: 5 }) });
+  const m1 = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('move'), content: 'move me' });
+  t.equal(outcome(await as.member.call('PATCH', `/messages/${m1.id}`, { stream_id: destId }), true), "400 BAD_REQUEST You don't have permission to move this message", 'a member may not move across channels once moderators alone may');
+  await as.moderator.ok('PATCH', `/messages/${m1.id}`, { stream_id: destId });
+  // FL 299, 305, 309: who creates groups and who manages every group, anonymous values included.
+  await as.owner.ok('PATCH', '/realm', { can_create_groups: JSON.stringify({ new: { direct_members: [s.demo.member2.userId], direct_subgroups: [5] } }) });
+  t.same((await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_create_groups, { direct_members: [s.demo.member2.userId], direct_subgroups: [5] }, 'an anonymous group (FL 309)');
+  t.equal(outcome(await as.member.call('POST', '/user_groups/create', { name: uniq('g299'), description: '' })), '400 BAD_REQUEST', 'a member outside it may not create a group');
+  const { group_id } = await s.api.as(s.demo.member2).ok('POST', '/user_groups/create', { name: uniq('g299'), description: '' });
+  t.equal(outcome(await as.moderator.call('PATCH', `/user_groups/${group_id}`, { description: 'by a moderator' })), '400 BAD_REQUEST', "a moderator may not manage another's group");
+  await as.owner.ok('PATCH', '/realm', { can_manage_all_groups: JSON.stringify({ new: 5 }) });
+  await as.moderator.ok('PATCH', `/user_groups/${group_id}`, { description: 'by a moderator' });
+  t.equal(outcome(await as.member.call('PATCH', `/user_groups/${group_id}`, { description: 'by a member' })), '400 BAD_REQUEST', 'can_manage_all_groups applies as it says, to its members whatever their role (FL 305)');
+});
+
+t.test('changelog - removed operations answer as on Zulip: tutorial_status (FL 282), DELETE of a user group (FL 294)', async (t) => {
+  t.equal((await as.member.call('POST', '/users/me/tutorial_status', { status: 'finished' })).status, 404);
+  const { group_id } = await as.member.ok('POST', '/user_groups/create', { name: uniq('g294'), description: '' });
+  t.equal((await as.member.call('DELETE', `/user_groups/${group_id}`)).status, 405, 'groups are deactivated, not deleted');
+  const listed = await as.member.ok('GET', '/user_groups', { allow_deactivated: true });
+  t.same(listed.ignored_parameters_unsupported, ['allow_deactivated'], 'renamed include_deactivated_groups');
+});
+
+t.test('changelog - GET /messages by message_ids: those the user may read, oldest first; never with a range (FL 300)', async (t) => {
+  const topic = uniq('fl300');
+  const a = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: 'one' });
+  const b = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: 'two' });
+  const dm = await as.owner.ok('POST', '/messages', { type: 'direct', to: [s.demo.admin.userId], content: 'not for the member' });
+  const r = await as.member.ok('GET', '/messages', { message_ids: JSON.stringify([b.id, dm.id, a.id, 999_999_999]) });
+  t.same(r.messages.map((m: any) => [m.id, m.content]), [[a.id, '<p>one</p>'], [b.id, '<p>two</p>']], 'a direct message of others and a missing ID are left out');
+  t.same([r.found_anchor, r.found_oldest, r.found_newest, r.history_limited, 'anchor' in r], [false, false, false, false, false]);
+  t.ok(r.messages.every((m: any) => Array.isArray(m.flags)), 'with flags');
+  const narrowed = await as.member.ok('GET', '/messages', { message_ids: JSON.stringify([a.id, b.id]), narrow: JSON.stringify([{ operator: 'search', operand: 'two' }]) });
+  t.same(narrowed.messages.map((m: any) => m.id), [b.id], 'and the narrow still applies');
+  t.equal((await as.admin.ok('GET', '/messages', { message_ids: JSON.stringify([dm.id]), num_before: 0, num_after: 0 })).messages.length, 1, 'zero before and after is no range');
+  for (const extra of [{ anchor: 'newest' }, { num_before: 1 }, { num_after: 1 }, { use_first_unread_anchor: true }]) {
+    t.equal(outcome(await as.member.call('GET', '/messages', { message_ids: JSON.stringify([a.id]), ...extra }), true), '400 BAD_REQUEST Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor', JSON.stringify(extra));
+  }
+  t.equal(outcome(await as.member.call('GET', '/messages', { anchor: 'newest', num_after: 0 }), true), "400 BAD_REQUEST Missing 'num_before' argument", 'a range still needs its bounds');
+});
+
+t.test('changelog - an edit reports the uploads it detaches (FL 285); edit history has no prev_rendered_content_version (FL 284)', async (t) => {
+  const p = await newPerson(s);
+  const api = s.api.as(p);
+  const [kept, dropped, shared] = [await uploadAs(p, 'kept.txt', 'text/plain', Buffer.from('k')), await uploadAs(p, 'dropped.txt', 'text/plain', Buffer.from('d')), await uploadAs(p, 'shared.txt', 'text/plain', Buffer.from('s'))];
+  const topic = uniq('fl285');
+  const { id } = await api.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: `[a](${kept}) [b](${dropped}) [c](${shared})` });
+  await api.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: `again [c](${shared})` });
+  const edit = await api.ok('PATCH', `/messages/${id}`, { content: `only [a](${kept})` });
+  const attachments = (await api.ok('GET', '/attachments')).attachments as any[];
+  const droppedRow = attachments.find((a) => `/user_uploads/${a.path_id}` === dropped);
+  t.same(edit.detached_uploads, [{ ...droppedRow, messages: [] }], 'only the upload no message links any more');
+  t.same(droppedRow.messages, [], 'GET /attachments agrees');
+  t.same((await api.ok('PATCH', `/messages/${id}`, { topic: uniq('moved'), propagate_mode: 'change_one' })).detached_uploads, [], 'a move detaches nothing');
+  const history = (await api.ok('GET', `/messages/${id}`)).message.edit_history as any[];
+  const contentEdit = history.find((h) => 'prev_content' in h);
+  t.same(Object.keys(contentEdit).sort(), ['prev_content', 'prev_rendered_content', 'timestamp', 'user_id']);
+});
+
+t.test('changelog - presence since a number of days: history_limit_days and presence_history_limit_days (FL 288)', async (t) => {
+  const [early, late] = [await newPerson(s), await newPerson(s)];
+  await s.api.as(early).ok('POST', '/users/me/presence', { status: 'active' });
+  await new Promise((r) => setTimeout(r, 1100));
+  const all = await s.api.as(late).ok('POST', '/users/me/presence', { status: 'active', slim_presence: true });
+  t.ok(String(early.userId) in all.presences, 'by default, the last 14 days');
+  const today = await s.api.as(late).ok('POST', '/users/me/presence', { status: 'active', slim_presence: true, history_limit_days: 0 });
+  t.notOk(String(early.userId) in today.presences, 'with 0 days, not someone last seen a second ago');
+  t.ok(String(late.userId) in today.presences, 'but the caller, seen now');
+  const reg = await s.api.as(late).ok('POST', '/register', { fetch_event_types: ['presence'], presence_history_limit_days: 0, slim_presence: true });
+  t.notOk(String(early.userId) in reg.presences, 'the register takes it as presence_history_limit_days');
+  t.ok(String(early.userId) in (await s.api.as(late).ok('POST', '/register', { fetch_event_types: ['presence'], slim_presence: true })).presences);
+});
+
+t.test('changelog - a deactivated user is in no group and no permission, and back on reactivation; who may not see them is told (FL 303)', async (t) => {
+  const p = await newPerson(s);
+  const { group_id } = await as.member.ok('POST', '/user_groups/create', { name: uniq('g303'), description: '', members: [p.userId, s.demo.member1.userId] });
+  const anonymous = { direct_members: [p.userId, s.demo.member1.userId], direct_subgroups: [] };
+  const before = (await as.owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_create_groups;
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { can_create_groups: JSON.stringify({ new: before }) }));
+  await as.owner.ok('PATCH', '/realm', { can_create_groups: JSON.stringify({ new: anonymous }) });
+  await as.member.ok('PATCH', `/user_groups/${group_id}`, { can_mention_group: JSON.stringify({ new: anonymous }) });
+  const q = await register(as.admin, { fetch_event_types: ['realm', 'realm_user', 'realm_user_groups'], event_types: ['realm', 'realm_user', 'user_group'], client_capabilities: { include_deactivated_groups: true } });
+  await as.owner.ok('DELETE', `/users/${p.userId}`);
+  const seen: Array<Record<string, any>> = [];
+  await waitFor(q, (e) => seen.push(e) > 0 && e.type === 'realm_user' && e.person.is_active === false);
+  const fresh = await as.admin.ok('POST', '/register', { fetch_event_types: ['realm', 'realm_user', 'realm_user_groups'], client_capabilities: { include_deactivated_groups: true } });
+  const only = { direct_members: [s.demo.member1.userId], direct_subgroups: [] };
+  t.same(fresh.realm_can_create_groups, only, 'the organization permission leaves them out');
+  const g = fresh.realm_user_groups.find((x: any) => x.id === group_id);
+  t.same([g.members, g.can_mention_group], [[s.demo.member1.userId], only], "the group's members and permission leave them out");
+  t.same((await as.member.ok('GET', `/user_groups/${group_id}/members`)).members, [s.demo.member1.userId]);
+  t.equal(outcome(await as.member.call('POST', `/user_groups/${group_id}/members`, { delete: [p.userId] }), true), `400 BAD_REQUEST Invalid user ID: ${p.userId}`, 'nor removed from groups while deactivated');
+  const snap = structuredClone(q.snapshot);
+  for (const e of seen) applyEvent(snap, e);
+  const pick = (x: any) => [x.realm_can_create_groups, x.realm_user_groups.find((y: any) => y.id === group_id)];
+  t.same(pick(snap), pick(fresh), 'snapshot plus the deactivation event equals a fresh register');
+
+  await as.owner.ok('POST', `/users/${p.userId}/reactivate`);
+  const update = await waitFor(q, (e) => e.type === 'realm' && e.op === 'update_dict');
+  t.same(update.data, { can_create_groups: { direct_members: [s.demo.member1.userId, p.userId].sort((x, y) => x - y), direct_subgroups: [] } }, 'reactivated: the permission names them again');
+  t.same((await as.member.ok('GET', `/user_groups/${group_id}/members`)).members.sort(), [p.userId, s.demo.member1.userId].sort());
+});
+
 // Levels 393 to 435 (Zulip 11.0 and 12.0).
 
 t.test('changelog - message_ids of update_message and delete_message events in increasing order (FL 393)', async (t) => {

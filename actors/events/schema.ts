@@ -112,7 +112,6 @@ export const EditHistoryEntry = z
     timestamp: Id,
     prev_content: z.string().optional(),
     prev_rendered_content: z.string().optional(),
-    prev_rendered_content_version: Id.optional(),
     prev_topic: z.string().optional(),
     topic: z.string().optional(),
     prev_stream: Id.optional(),

@@ -184,9 +184,9 @@ export function holds(state: Readonly<RealmState>, g: UserGroupRecord, setting: 
   return state.can(g.settings[setting], user);
 }
 
-/** The realm's `can_manage_all_groups` (owners) and the group's `can_manage_group`. */
+/** The realm's `can_manage_all_groups` (owners by default; read as `realmGroupSetting` does) and the group's `can_manage_group`. */
 export function canManage(state: Readonly<RealmState>, g: UserGroupRecord, user: UserRecord): boolean {
-  return state.can(GROUP_ID['role:owners'], user) || holds(state, g, 'can_manage_group', user);
+  return state.can(state.org.settings.groups.can_manage_all_groups ?? GROUP_ID['role:owners'], user) || holds(state, g, 'can_manage_group', user);
 }
 
 /** The group an operation changes: user-defined, and (unless allowed) not deactivated. */
@@ -264,10 +264,11 @@ export function groupEvent(state: Readonly<RealmState>, event: ClientEventBody, 
 }
 
 /**
- * After a reactivation: the group settings whose explicit members name the
- * user, sent again (clients dropped the user from them on deactivation).
+ * After a deactivation or reactivation: the group settings whose explicit
+ * members name the user, sent again as the API now shows them (deactivated
+ * users left out, FL 303), to `audience` (everyone by default).
  */
-export function settingsNamingUser(state: Readonly<RealmState>, userId: number): Delivery[] {
+export function settingsNamingUser(state: Readonly<RealmState>, userId: number, audience: number[] = activeUsers(state)): Delivery[] {
   const out: Delivery[] = [];
   for (const g of state.groups.values()) {
     const data: Partial<Record<UserGroupSetting, GroupSettingValue>> = {};
@@ -277,7 +278,7 @@ export function settingsNamingUser(state: Readonly<RealmState>, userId: number):
     }
     if (Object.keys(data).length === 0) continue;
     const event: ClientEventBody = { type: 'user_group', op: 'update', group_id: g.id, data };
-    out.push(...(g.deactivated ? groupEvent(state, event, null) : [toAll(state, event)]));
+    out.push(...(g.deactivated ? withCapability(state.realmId, audience, 'include_deactivated_groups', event, null) : [toUsers(state.realmId, audience, event)]));
   }
   return out;
 }

@@ -13,11 +13,13 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { type ChannelRecord, type EditRecord, type GroupSettingValue, messageBucket, type StoredMessage, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
+import type { AttachmentObject } from '../events/schema.ts';
 import { topicForClient } from '../format.ts';
 import { channelRecipientKey, inSource, isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, later, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { userFlags } from '../user/flags.ts';
+import { attachmentObject } from '../user/uploads.ts';
 import { actingUser, canAccess, channelAudience } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
@@ -212,6 +214,8 @@ interface EditPlan {
   /** Notification Bot's notices in the old and the new thread (`send_notification_to_old_thread`, `_new_thread`). */
   notify: { old: boolean; new: boolean };
   notices?: Array<StoredMessage | null>;
+  /** `detached_uploads` of the reply (FL 285). */
+  detached?: AttachmentObject[];
 }
 
 function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessage, msg: { content: string | null; topic: string | null; streamId: number | null; mode: EditPlan['mode']; prevContentSha256: string | null }, facts: EditFacts): EditPlan {
@@ -464,6 +468,25 @@ function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
   return [...byFlags].map(([flags, ids]) => toUsers(state.realmId, ids, { ...base, flags: JSON.parse(flags) as string[] }));
 }
 
+/**
+ * The sender's uploads that the new content no longer links and that no
+ * other message links (Zulip's `check_attachment_reference_change`): the
+ * edit leaves them reachable only through the message's edit history.
+ */
+async function detachedUploads(ctx: ActorContext, realmId: number, m: StoredMessage, content: string): Promise<AttachmentObject[]> {
+  const after = new Set(uploadPaths(realmId, content));
+  const out: AttachmentObject[] = [];
+  for (const path of uploadPaths(realmId, m.content)) {
+    if (after.has(path)) continue;
+    const a = await T.attachments.at(realmId, path).get(ctx.store);
+    if (!a || a.ownerId !== m.senderId) continue;
+    const links = await T.attachmentMessages.partition(realmId, path).range(ctx.store);
+    if (links.some((r) => Number(r.ck) !== m.id)) continue;
+    out.push(attachmentObject(a, []));
+  }
+  return out;
+}
+
 export const updateMessage = action({
   type: 'updateMessage',
   fields: z.object({
@@ -491,13 +514,14 @@ export const updateMessage = action({
     const plan = checkEdit(state, user, m, { content: msg.content, topic: msg.topic, streamId: msg.streamId, mode: msg.propagateMode, prevContentSha256: msg.prevContentSha256 }, { target, topic, participants });
     plan.stored = await readStoredFlags(ctx, state.realmId, m.id, plan.audience);
     plan.notify = { old: msg.notifyOld, new: msg.notifyNew };
+    plan.detached = plan.content ? await detachedUploads(ctx, state.realmId, m, plan.content.content) : [];
     return plan;
   },
   check: (_state, _msg, plan) => plan,
   apply(state, p, tx) {
     applyEdit(state, p, tx);
     p.notices = moveNotices(state, p, tx);
-    return { detached_uploads: [] };
+    return { detached_uploads: p.detached ?? [] };
   },
   events: (state, p) => [...editEvents(state, p), ...systemBotDeliveries(state, p.notices ?? [])],
 });

@@ -10,13 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { fileStoreFor, MAX_EMOJI_MIB } from '../../storage/files.ts';
-import { type RealmEmojiRecord, T } from '../../storage/tables.ts';
+import { type RealmEmojiRecord, T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import type { RealmEmojiObject } from '../events/schema.ts';
-import { GROUP_ID, isAdmin } from '../model.ts';
+import { isAdmin } from '../model.ts';
 import { defineAction, defineQuery, later } from '../runtime/action.ts';
 import { actingUser, activeUsers } from './access.ts';
 import { unicodeCode } from './emoji.ts';
+import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -45,8 +46,8 @@ function checkName(name: string): void {
   if (!/^[0-9a-z._-]+$/.test(name) || /[._-]$/.test(name)) throw badRequest('Emoji names must contain only lowercase alphanumeric characters, dashes, underscores and periods, and must not end with a dash, underscore or period.');
 }
 
-/** Who may add custom emoji (Zulip's can_add_custom_emoji_group, default members). */
-const CAN_ADD_CUSTOM_EMOJI = GROUP_ID['role:members'];
+/** Who may add custom emoji: the organization's can_add_custom_emoji_group (FL 307; members by default). */
+const canAddEmoji = (state: Readonly<RealmState>, user: UserRecord) => state.can(realmGroupSetting(state, 'can_add_custom_emoji_group'), user);
 
 function emojiEvents(state: Readonly<RealmState>, change: { op: 'add'; emoji: RealmEmojiRecord } | { op: 'edit'; emoji: RealmEmojiRecord }): Delivery[] {
   const everyone = activeUsers(state);
@@ -60,7 +61,7 @@ export const addRealmEmoji = action({
   fields: z.object({ name: z.string(), filename: z.string(), contentType: z.string(), data: z.string() }),
   async prepare(state, msg, ctx) {
     const user = actingUser(state, msg.caller);
-    if (!state.can(CAN_ADD_CUSTOM_EMOJI, user)) throw badRequest('Insufficient permission');
+    if (!canAddEmoji(state, user)) throw badRequest('Insufficient permission');
     checkName(msg.name);
     const data = Buffer.from(msg.data, 'base64');
     if (data.length > MAX_EMOJI_MIB * 1024 * 1024) throw badRequest(`Uploaded file is larger than the allowed limit of ${MAX_EMOJI_MIB} MiB`);

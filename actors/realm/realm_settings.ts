@@ -18,7 +18,7 @@ import { accessChangeEvents } from './people.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { checkGroupValue, hasContentAccess, sameGroupValue } from './streams.ts';
-import { permission, type PermissionConfig } from './groups.ts';
+import { permission, type PermissionConfig, settingForApi } from './groups.ts';
 import { MAX_WELCOME_MESSAGE_LENGTH } from './invites.ts';
 import { moveLimit } from './message_edit.ts';
 import { armDigest } from './digest.ts';
@@ -96,6 +96,20 @@ export const NO_EFFECT_GROUP_SETTINGS: ReadonlySet<string> = new Set([
 export function realmGroupSetting(state: Readonly<RealmState>, name: string): GroupSettingValue {
   if (name === 'can_mention_many_users_group') return state.meta?.canMentionManyUsersGroup ?? G['role:administrators'];
   return state.org.settings.groups[name] ?? REALM_GROUP_SETTINGS[name]?.default ?? G['role:nobody'];
+}
+
+/**
+ * After a deactivation or reactivation: the organization permissions whose
+ * explicit members name the user, as the API now shows them (deactivated
+ * users left out, FL 303), in one `update_dict` to `audience`.
+ */
+export function realmSettingsNamingUser(state: Readonly<RealmState>, userId: number, audience: number[]): Delivery[] {
+  const data: Record<string, GroupSettingValue> = {};
+  for (const name of Object.keys(REALM_GROUP_SETTINGS)) {
+    const v = realmGroupSetting(state, name);
+    if (typeof v !== 'number' && v.direct_members.includes(userId)) data[name] = settingForApi(state, v);
+  }
+  return Object.keys(data).length && audience.length ? [toUsers(state.realmId, audience, { type: 'realm', op: 'update_dict', property: 'default', data })] : [];
 }
 
 /** Plain settings: API name -> where it lives, and whether only owners may change it. */
@@ -237,7 +251,7 @@ function changedData(updates: ReadonlyArray<{ property: string; value: unknown }
 export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const name of Object.keys(PLAIN) as Plain[]) out[`realm_${name}`] = plainValue(state, name);
-  for (const name of Object.keys(REALM_GROUP_SETTINGS)) out[`realm_${name}`] = realmGroupSetting(state, name);
+  for (const name of Object.keys(REALM_GROUP_SETTINGS)) out[`realm_${name}`] = settingForApi(state, realmGroupSetting(state, name));
   Object.assign(out, {
     realm_date_created: state.meta?.dateCreated ?? 0,
     realm_uri: realmUrl(siteUrl, state.meta?.stringId ?? ''),

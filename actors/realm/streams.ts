@@ -28,7 +28,7 @@ const query = defineQuery<RealmState>();
 
 /** The fields computed from a channel's traffic. */
 export function channelActivity(state: Readonly<RealmState>, c: ChannelRecord): ChannelActivity {
-  return { isRecentlyActive: state.org.isRecentlyActive(c.id, c.dateCreated), weeklyTraffic: state.org.weeklyTraffic(c.id, c.dateCreated) };
+  return { isRecentlyActive: state.org.isRecentlyActive(c.id, c.dateCreated), weeklyTraffic: state.org.weeklyTraffic(c.id, c.dateCreated), isActive: (id) => state.users.get(id)?.isActive === true };
 }
 
 /** A channel object with its computed fields. */

@@ -290,7 +290,8 @@ export const updateGroupMembers = action({
     }
     const remove = [...new Set(msg.remove)];
     if (remove.length) {
-      for (const id of remove) if (!state.users.has(id)) throw badRequest(`Invalid user ID: ${id}`);
+      // Deactivated users are in no group while deactivated, so none is removed (FL 303).
+      for (const id of remove) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID: ${id}`);
       const onlySelf = remove.length === 1 && remove[0] === actor.id;
       if (!(may('can_remove_members_group') || (onlySelf && may('can_leave_group')))) throw badRequest('Insufficient permission');
       for (const id of remove) if (!g.members.includes(id)) throw badRequest(`There is no member '${id}' in this user group`);

@@ -24,7 +24,8 @@ import { isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, activeUsers, canAccess, canSeeUser, channelAudience, restrictedViews, toChannelAudience } from './access.ts';
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
-import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userObject, usersFor, userUpdate } from './people.ts';
+import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userAudience, userObject, usersFor, userUpdate } from './people.ts';
+import { realmSettingsNamingUser } from './realm_settings.ts';
 import { type RealmState, uniqueNameKey } from './state.ts';
 import { settingsNamingUser } from './groups.ts';
 import { realmBotUpdate } from './bots.ts';
@@ -488,11 +489,28 @@ function setActive(state: RealmState, tx: Tx, userId: number, active: boolean): 
   tx.write(T.users.at(state.realmId, userId).put(next));
 }
 
-/** Events for deactivated users: everyone (and the user, whose queues then end) learns it; their channels' peers see them leave. */
+/**
+ * Events for deactivated users: everyone who may see them (and the user,
+ * whose queues then end) learns it; their channels' peers see them leave.
+ * Users who may not see them (Zulip's users_without_access_to_deactivated_user)
+ * learn instead that they left their groups and the permissions naming them
+ * (FL 303): a deactivated user is in no group.
+ */
 function deactivationEvents(state: Readonly<RealmState>, userIds: number[]): Delivery[] {
   const out: Delivery[] = [];
   for (const id of userIds) {
-    out.push(userUpdate(state, id, { user_id: id, is_active: false }), ...realmBotUpdate(state, id, { is_active: false }));
+    const update = userUpdate(state, id, { user_id: id, is_active: false });
+    out.push(update, ...realmBotUpdate(state, id, { is_active: false }));
+    const told = new Set(userAudience(state, id));
+    const others = activeUsers(state).filter((x) => !told.has(x));
+    if (others.length) {
+      const user = state.users.get(id)!;
+      for (const g of [...roleGroups(user.role), ...[...state.groups.values()].filter((x) => x.members.includes(id)).map((x) => x.id)]) {
+        const event = { type: 'user_group' as const, op: 'remove_members' as const, group_id: g, user_ids: [id] };
+        out.push(...(state.groups.get(g)?.deactivated ? withCapability(state.realmId, others, 'include_deactivated_groups', event, null) : [toUsers(state.realmId, others, event)]));
+      }
+      out.push(...settingsNamingUser(state, id, others), ...realmSettingsNamingUser(state, id, others));
+    }
     for (const c of subscribedChannels(state, id)) {
       const peers = channelAudience(state, c);
       if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: [id] }));
@@ -572,7 +590,7 @@ export const reactivateUser = action({
       const event = { type: 'user_group' as const, op: 'add_members' as const, group_id: g, user_ids: [id] };
       out.push(...(deactivated ? withCapability(state.realmId, audience, 'include_deactivated_groups', event, null) : [toUsers(state.realmId, audience, event)]));
     }
-    out.push(...settingsNamingUser(state, id));
+    out.push(...settingsNamingUser(state, id), ...realmSettingsNamingUser(state, id, audience));
     return out;
   },
 });

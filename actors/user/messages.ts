@@ -213,6 +213,20 @@ export class MessageReader {
     };
   }
 
+  /**
+   * The messages of `ids` the user may read and `narrow` matches, oldest
+   * first (Zulip's fetch of `message_ids`, FL 300): IDs of messages that do
+   * not exist or that the user may not read are left out, not refused.
+   */
+  async byIds(ids: number[], narrow: NarrowTerm[], sources: MessageSource[]): Promise<Page> {
+    const out: StoredMessage[] = [];
+    for (const m of await readMessages(this.store, this.realmId, [...new Set(ids)])) {
+      const src = sources.find((x) => x.recipientKey === m.recipientKey && inSource(x, m.id));
+      if (src && matchesNarrow(narrow, messageView(m, await this.flagsFor(m, src)))) out.push(m);
+    }
+    return { messages: out.sort((a, b) => a.id - b.id), anchor: 0, foundAnchor: false, foundOldest: false, foundNewest: false };
+  }
+
   /** The page of messages around `anchor` (Zulip's fetch_messages and post_process_limited_query). */
   async page(q: { anchor: number | 'newest' | 'oldest' | 'first_unread'; numBefore: number; numAfter: number; includeAnchor: boolean }, narrow: NarrowTerm[], sources: MessageSource[]): Promise<Page> {
     let anchor: number;

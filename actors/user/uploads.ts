@@ -78,7 +78,7 @@ export const uploadFile = action({
 // ---- GET /attachments, DELETE /attachments/{id} and `attachment` events ----------
 
 /** Zulip's `Attachment.to_dict`: times in milliseconds. */
-function attachmentObject(a: AttachmentRecord, messages: Array<{ id: number; timestamp: number }>): AttachmentObject {
+export function attachmentObject(a: AttachmentRecord, messages: Array<{ id: number; timestamp: number }>): AttachmentObject {
   return { id: a.id, name: a.filename, path_id: a.path, size: a.size, create_time: a.createTime * 1000, messages: messages.map((m) => ({ id: m.id, date_sent: m.timestamp * 1000 })) };
 }
 

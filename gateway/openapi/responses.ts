@@ -78,8 +78,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'GET /messages': fields(
     {
       messages: z.array(FetchedMessage),
-      /** 'newest' past the last message is Zulip's LARGER_THAN_MAX_MESSAGE_ID (10^16): beyond the safe integers, so not checked as one. */
-      anchor: z.number(),
+      /** 'newest' past the last message is Zulip's LARGER_THAN_MAX_MESSAGE_ID (10^16): beyond the safe integers, so not checked as one. None for a fetch by `message_ids` (FL 300). */
+      anchor: z.number().optional(),
       found_anchor: z.boolean(),
       found_oldest: z.boolean(),
       found_newest: z.boolean(),
@@ -91,8 +91,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'GET /messages/{message_id}': fields({ raw_content: z.string(), message: SingleMessage }),
   'PATCH /messages/{message_id}': fields(
     {
-      /** Uploads no longer linked from the message; Parley reports none. */
-      detached_uploads: z.array(z.never()),
+      /** The sender's uploads the edit unlinked from their last message (FL 285): reachable only through the edit history now. */
+      detached_uploads: z.array(AttachmentObject),
     },
     ['MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', 400],
     MISMATCH,

@@ -60,9 +60,11 @@ export const getMessages = route({
   auth: 'required',
   params: {
     anchor: Anchor.optional(),
-    num_before: int().pipe(z.number().nonnegative({ message: 'must not be negative' })),
-    num_after: int().pipe(z.number().nonnegative({ message: 'must not be negative' })),
+    num_before: int().pipe(z.number().nonnegative({ message: 'must not be negative' })).optional(),
+    num_after: int().pipe(z.number().nonnegative({ message: 'must not be negative' })).optional(),
     include_anchor: bool().optional(),
+    /** FL 300: the messages to fetch by ID, instead of a range around an anchor. */
+    message_ids: json(z.array(z.number().int().nonnegative())).optional(),
     narrow: json(z.array(z.unknown())).optional(),
     apply_markdown: bool().optional(),
     client_extavatar: bool().optional(),
@@ -72,15 +74,24 @@ export const getMessages = route({
   },
   async handle(ctx, p) {
     const user = me(ctx);
-    if (p.num_before + p.num_after > MAX_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_FETCH}).`);
-    const anchor = p.use_first_unread_anchor ? 'first_unread' : p.anchor;
+    if (p.message_ids !== undefined) {
+      // Zulip's IncompatibleParametersError: message_ids replaces the range (num_before: 0 is no range).
+      if (p.num_before || p.num_after || p.anchor !== undefined || p.use_first_unread_anchor) throw badRequest('Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor');
+      if (p.message_ids.length > MAX_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_FETCH}).`);
+    } else {
+      if (p.num_before === undefined) throw badRequest("Missing 'num_before' argument", { var_name: 'num_before' });
+      if (p.num_after === undefined) throw badRequest("Missing 'num_after' argument", { var_name: 'num_after' });
+      if (p.num_before + p.num_after > MAX_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_FETCH}).`);
+    }
+    const anchor = p.message_ids !== undefined ? 'newest' : p.use_first_unread_anchor ? 'first_unread' : p.anchor;
     if (anchor === undefined) throw badRequest("Missing 'anchor' argument", { var_name: 'anchor' });
     return ctx.actors.raw(userRef, userActorId(user.realmId, user.userId), {
       type: 'getMessages',
       caller: caller(ctx),
       anchor,
-      numBefore: p.num_before,
-      numAfter: p.num_after,
+      numBefore: p.num_before ?? 0,
+      numAfter: p.num_after ?? 0,
+      messageIds: p.message_ids ?? null,
       includeAnchor: p.include_anchor ?? true,
       narrow: parseNarrow(p.narrow ?? []),
       applyMarkdown: p.apply_markdown ?? true,

@@ -24,6 +24,10 @@ function forgetDeactivated(snap: Snap, userId: number): void {
     for (const k of GROUP_SETTING_KEYS) if (typeof g[k] === 'object') g[k] = { ...g[k], direct_members: g[k].direct_members.filter((id: number) => id !== userId) };
   }
   for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed]) for (const x of list ?? []) if (x.subscribers) x.subscribers = x.subscribers.filter((id: number) => id !== userId);
+  // Nor in the direct members of any permission (FL 303).
+  const without = (v: any) => (v && typeof v === 'object' && Array.isArray(v.direct_members) ? { ...v, direct_members: v.direct_members.filter((id: number) => id !== userId) } : v);
+  for (const k of Object.keys(snap)) if (k.startsWith('realm_can_') || /^realm_.*_group$/.test(k)) snap[k] = without(snap[k]);
+  for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed, snap.streams]) for (const x of list ?? []) for (const k of Object.keys(x)) if (k.startsWith('can_')) x[k] = without(x[k]);
 }
 
 /** Whether the snapshot's own user is in a group-setting value (system groups by role, user groups by their members). */
