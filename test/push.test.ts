@@ -533,6 +533,32 @@ t.test('push - require_e2ee_push_notifications (FL 409): legacy notifications sa
   t.notOk(JSON.stringify(legacy).includes(content), 'no content in clear');
   t.match(phone.received()[0], { message_id: id, content }, 'the encrypted notification carries it');
 });
+t.test('push - a mention through a user group names the smallest such group, in E2EE and legacy payloads; a mention by name names none', async (t) => {
+  const sender = await newPerson(s);
+  const senderApi = s.api.as(sender);
+  const { p, api } = await withDevice();
+  const phone = await appPhone(api);
+  await phone.register();
+  await svc.waitFor(() => svc.of('push/e2ee/register').some((c) => c.body.push_account_id === String(phone.deviceId)));
+  await sleep(200);
+  const other = await newPerson(s);
+  const [small, big] = [uniq('small'), uniq('big')];
+  const smallId = (await senderApi.ok('POST', '/user_groups/create', { name: small, description: '', members: JSON.stringify([p.userId]) })).group_id;
+  await senderApi.ok('POST', '/user_groups/create', { name: big, description: '', members: JSON.stringify([p.userId, other.userId]) });
+  const name = uniq('grpch');
+  await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([sender.userId, p.userId, other.userId]) });
+  const viaGroup = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'g', content: `@*${big}* and @*${small}* look` });
+  const byName = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'g', content: `@*${small}* and @**${p.fullName}** look` });
+  await svc.waitFor(() => phone.received().length >= 2 && notifiesFor(p).length >= 2);
+  const e2ee = new Map(phone.received().map((m) => [m.message_id, m]));
+  t.match(e2ee.get(viaGroup.id), { mentioned_user_group_id: smallId, mentioned_user_group_name: small });
+  t.notOk('mentioned_user_group_id' in e2ee.get(byName.id)!, 'mentioned by name too: no group');
+  const legacy = new Map(notifiesFor(p).map((n) => [n.body.gcm_payload.zulip_message_id, n.body]));
+  t.match(legacy.get(viaGroup.id), { gcm_payload: { mentioned_user_group_id: smallId, mentioned_user_group_name: small }, apns_payload: { alert: { subtitle: `${sender.fullName} mentioned @${small}:` }, custom: { zulip: { mentioned_user_group_id: smallId } } } });
+  t.notOk('mentioned_user_group_id' in legacy.get(byName.id)!.gcm_payload);
+  t.equal(legacy.get(byName.id)!.apns_payload.alert.subtitle, `${sender.fullName} mentioned you:`);
+});
+
 t.test('push - without the service: push is off, tokens are kept, nothing can be sent', async (t) => {
   t.equal((await plain.api.ok('GET', '/server_settings')).push_notifications_enabled, false);
   const member = plain.api.as(plain.demo.member1);

@@ -27,6 +27,7 @@ import { type ActivePush, type PushDeviceRecord, type StoredMessage, T } from '.
 import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
+import { groupMembersRecursive } from './groups.ts';
 import { e2eeMessagePayload, e2eeRemovePayload, e2eeTargets, sendE2ee } from './push_e2ee.ts';
 import type { RealmState } from './state.ts';
 
@@ -249,6 +250,25 @@ function messagePayload(state: Readonly<RealmState>, m: StoredMessage): Record<s
 
 const nameOf = (state: Readonly<RealmState>, id: number) => state.users.get(id)?.fullName ?? 'Unknown user';
 
+/**
+ * The group a user mentioned through a group is told of (Zulip's
+ * get_mentioned_user_group): none when they were also mentioned by name;
+ * else, of the groups the message mentions (not silently) that they belong
+ * to, the one with the fewest members.
+ */
+export function mentionedGroup(state: Readonly<RealmState>, m: StoredMessage, userId: number, trigger: string): { id: number; name: string } | null {
+  if (trigger !== 'mentioned' || m.renderedContent.includes(`<span class="user-mention" data-user-id="${userId}">`)) return null;
+  let best: { id: number; name: string; size: number } | null = null;
+  for (const [, id] of m.renderedContent.matchAll(/<span class="user-group-mention" data-user-group-id="(\d+)">/g)) {
+    const g = state.groups.get(Number(id));
+    if (!g) continue;
+    const members = groupMembersRecursive(state, g.id);
+    if (!members.includes(userId)) continue;
+    if (!best || members.length < best.size) best = { id: g.id, name: g.name, size: members.length };
+  }
+  return best && { id: best.id, name: best.name };
+}
+
 /** The APNs alert's title and subtitle (Zulip's get_apns_alert_title / _subtitle). */
 function alert(state: Readonly<RealmState>, m: StoredMessage, userId: number, trigger: string): { title: string; subtitle: string } {
   const sender = nameOf(state, m.senderId);
@@ -257,7 +277,9 @@ function alert(state: Readonly<RealmState>, m: StoredMessage, userId: number, tr
   else if (m.dmUserIds!.length > 2) title = m.dmUserIds!.filter((id) => id !== userId).map((id) => nameOf(state, id)).join(', ');
   else title = sender;
   let subtitle = `${sender}:`;
-  if (trigger === 'mentioned') subtitle = `${sender} mentioned you:`;
+  const group = mentionedGroup(state, m, userId, trigger);
+  if (group) subtitle = `${sender} mentioned @${group.name}:`;
+  else if (trigger === 'mentioned') subtitle = `${sender} mentioned you:`;
   else if (trigger.includes('wildcard')) subtitle = `${sender} mentioned everyone:`;
   else if (m.streamId === null && m.dmUserIds!.length <= 2) subtitle = '';
   return { title, subtitle };
@@ -272,6 +294,8 @@ function alert(state: Readonly<RealmState>, m: StoredMessage, userId: number, tr
 export function notifyBody(state: Readonly<RealmState>, site: string, m: StoredMessage, userId: number, trigger: string): Record<string, unknown> {
   const base = basePayload(state, site, userId);
   const msg = messagePayload(state, m);
+  const group = mentionedGroup(state, m, userId, trigger);
+  if (group) Object.assign(msg, { mentioned_user_group_id: group.id, mentioned_user_group_name: group.name });
   // The organization requires end-to-end encryption (FL 409): what goes through the service in clear carries no content.
   const content = state.org.settings.requireE2eePushNotifications ? 'New message' : pushContent(m.renderedContent).content;
   const sender = state.users.get(m.senderId);
@@ -314,7 +338,7 @@ export const pushNotify = timer({
       const active = state.activePushes.get(userId)?.get(m.id);
       if (!active || active.removing) continue;
       if (hasLegacyDevice(state, userId)) await callService('push/notify', { json: notifyBody(state, ctx.siteUrl, m, userId, trigger) });
-      await sendE2ee(state, e2eeTargets(state, userId), e2eeMessagePayload(state, ctx.siteUrl, m, userId), true);
+      await sendE2ee(state, e2eeTargets(state, userId), e2eeMessagePayload(state, ctx.siteUrl, m, userId, trigger), true);
     }
     ctx.log.info({ realm: state.realmId, message: m.id, users: p.users.length }, 'push notifications sent');
     return undefined;

@@ -35,7 +35,7 @@ import { toUsers } from '../events/delivery.ts';
 import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
-import { pushServiceNotConfigured, realmUuid } from './push.ts';
+import { mentionedGroup, pushServiceNotConfigured, realmUuid } from './push.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -416,9 +416,10 @@ function base(state: Readonly<RealmState>, site: string, userId: number) {
  * The payload of a new message's notification (the API's
  * mobile-notifications page; zulip-flutter's NotifPayloadNewMessage): a
  * direct message names every participant, sorted (`recipient_user_ids`,
- * FL 429: 1:1 conversations too), a channel message its channel and topic.
+ * FL 429: 1:1 conversations too), a channel message its channel and topic;
+ * a mention through a group names the group (`mentioned_user_group_*`).
  */
-export function e2eeMessagePayload(state: Readonly<RealmState>, site: string, m: StoredMessage, userId: number): Record<string, unknown> {
+export function e2eeMessagePayload(state: Readonly<RealmState>, site: string, m: StoredMessage, userId: number, trigger: string): Record<string, unknown> {
   const sender = state.users.get(m.senderId);
   const out: Record<string, unknown> = {
     ...base(state, site, userId),
@@ -430,6 +431,8 @@ export function e2eeMessagePayload(state: Readonly<RealmState>, site: string, m:
     time: m.timestamp,
     content: pushContent(m.renderedContent).content,
   };
+  const group = mentionedGroup(state, m, userId, trigger);
+  if (group) Object.assign(out, { mentioned_user_group_id: group.id, mentioned_user_group_name: group.name });
   if (m.streamId !== null) {
     Object.assign(out, { recipient_type: 'channel', channel_id: m.streamId, channel_name: state.channels.get(m.streamId)?.name ?? '', topic: m.topic });
   } else {
