@@ -10,13 +10,17 @@
  * keys like any client may: it runs on an embedded server of its own (never a
  * shared cluster), takes a regenerated key from its reply, and puts the demo
  * users back (reactivated, role and email restored) after any request that may
- * have changed them, so no route has to be left out.
+ * have changed them, and the organization after an owner deactivated it (POST
+ * /realm/deactivate: the operator's CLI reactivates it), so no route has to be
+ * left out.
  *
  * `PARLEY_FUZZ_SEED` replays a run (the seed is printed); `PARLEY_FUZZ_REQUESTS`
  * sets its length (default 4,000, about 30 s) and `PARLEY_FUZZ_CONCURRENCY` how many
  * requests are in flight (default 1: only then is a replay exact).
  */
+import { execFile } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import t from 'tap';
 import { DEMO_USERS, loadTestLimits } from '../lib/demo.ts';
 import { PAGES } from '../gateway/pages/index.ts';
@@ -63,6 +67,12 @@ t.test(`fuzz - ${REQUESTS} seeded requests over every route: no 5xx, no hang, en
     },
   });
   const base = server.urls[0]!;
+  /** An owner's POST /realm/deactivate succeeded: only the operator reactivates an organization (`parley org reactivate`). */
+  const reactivateOrganization = () =>
+    new Promise<void>((done, fail) => {
+      const env = { ...process.env, PARLEY_MODE: 'embedded', PARLEY_DATA_DIR: join(server.dataDir!, 'data') };
+      execFile(process.execPath, [resolve(import.meta.dirname, '..', 'bin/parley.mjs'), 'org', 'reactivate', '.'], { env }, (err, _out, stderr) => (err ? fail(new Error(`parley org reactivate: ${stderr}`)) : done()));
+    });
   const pid = server.process!.pid!;
   const creds: Record<DemoKey, Creds & { userId: number }> = { ...server.demo };
   const original = Object.fromEntries(DEMO_KEYS.map((k) => [k, { ...creds[k], role: DEMO_USERS.find((u) => u.email === creds[k].email)!.role }])) as Record<DemoKey, Creds & { userId: number; role: number }>;
@@ -188,6 +198,7 @@ t.test(`fuzz - ${REQUESTS} seeded requests over every route: no 5xx, no hang, en
       }
     }
     if (r.status === 200 && key === 'POST /users/me/api_key/regenerate' && who in creds) creds[who as DemoKey].apiKey = body!.api_key;
+    if (r.status === 200 && key === 'POST /realm/deactivate') await reactivateOrganization();
     if ((r.status === 200 && CHANGES_PEOPLE.has(key)) || (r.status === 401 && who in creds && op.auth === 'required')) {
       restores++;
       await putPeopleBack();
