@@ -116,6 +116,16 @@ t.test('register gzip - after a change to a cached part (a new user, then a new 
   const renamed = await bothWays(t, maria, {});
   t.equal(listed(renamed.fromZip)?.full_name, 'Renamed Gzip Newcomer', 'the new name is in the gzipped register');
   t.same(comparable(renamed.fromZip), comparable(renamed.fromPlain));
+  // Everyone's user_status is a cached part of its own: a status, then a setting (away is presence_enabled), drop it.
+  const statusOf = (reg: Record<string, unknown>) => (reg.user_status as Record<string, unknown>)[String(person.userId)];
+  await s.api.as(person).ok('POST', '/users/me/status', { status_text: 'compressing' });
+  const withStatus = await bothWays(t, maria, { fetch_event_types: ['user_status'] });
+  t.same(statusOf(withStatus.fromZip), { status_text: 'compressing' }, 'the new status is in the gzipped register');
+  t.same(withStatus.fromZip, { ...withStatus.fromPlain, queue_id: withStatus.fromZip.queue_id });
+  await s.api.as(person).ok('PATCH', '/settings', { presence_enabled: false });
+  const away = await bothWays(t, maria, { fetch_event_types: ['user_status'] });
+  t.same(statusOf(away.fromZip), { away: true, status_text: 'compressing' }, 'turning presence off shows as away');
+  t.same(comparable(away.fromZip), comparable(away.fromPlain));
 });
 
 t.test('register gzip - the official Python client (requests) takes gzip and reads the same register', async (t) => {

@@ -28,13 +28,27 @@ import { type EncodedJson, JsonPieces, JsonText } from '../runtime/bus.ts';
 import type { RealmState } from './state.ts';
 
 /**
- * The tables whose rows the cached parts are made of: `userObject` reads a
- * user row and the custom profile fields its data names; `groupObjects`
- * the groups, the users' roles (system groups) and the realm's record.
+ * What each group of parts is made of: the tables a change writes and the
+ * events it sends when it may alter them. `people`: `userObject` reads a
+ * user row and the custom profile fields its data names; `groupObjects` the
+ * groups, the users' roles (system groups) and the realm's record (events
+ * about them come with a write to those tables, and are checked for as
+ * well). `status`: everyone's `user_status`, from the user rows and the
+ * users' settings (`away` is the `presence_enabled` setting); apart, so a
+ * user's setting change does not drop the megabytes of `realm_users`.
  */
-const SOURCE_TABLES: ReadonlySet<string> = new Set([T.users.schema.name, T.profileFields.schema.name, T.userGroups.schema.name, T.realms.schema.name]);
-/** Events about what the parts show; each comes with a write to a source table, and is checked for as well. */
-const SOURCE_EVENTS: ReadonlySet<string> = new Set(['realm_user', 'realm_bot', 'custom_profile_fields', 'user_group']);
+const GROUPS = {
+  people: {
+    tables: new Set([T.users.schema.name, T.profileFields.schema.name, T.userGroups.schema.name, T.realms.schema.name]),
+    events: new Set(['realm_user', 'realm_bot', 'custom_profile_fields', 'user_group']),
+  },
+  status: {
+    tables: new Set([T.users.schema.name, T.userSettings.schema.name]),
+    events: new Set(['realm_user', 'user_status', 'user_settings', 'update_global_notifications']),
+  },
+} satisfies Record<string, { tables: ReadonlySet<string>; events: ReadonlySet<string> }>;
+
+export type PartGroup = keyof typeof GROUPS;
 
 /**
  * One part at one version: its JSON as UTF-8 bytes, and those bytes
@@ -66,26 +80,29 @@ class Parts {
   builds = 0;
 }
 
-const partsByRealm = new WeakMap<Readonly<RealmState>, Parts>();
+const partsByRealm = new WeakMap<Readonly<RealmState>, Record<PartGroup, Parts>>();
 
-function partsOf(state: Readonly<RealmState>): Parts {
+function partsOf(state: Readonly<RealmState>, group: PartGroup = 'people'): Parts {
   let p = partsByRealm.get(state);
-  if (!p) partsByRealm.set(state, (p = new Parts()));
-  return p;
+  if (!p) partsByRealm.set(state, (p = { people: new Parts(), status: new Parts() }));
+  return p[group];
 }
 
 /** Drops the parts a change made stale (the realm's `changed` hook). */
 export function noteChange(state: Readonly<RealmState>, writes: readonly WriteOp[], events: readonly Delivery[]): void {
-  const touches = writes.some((w) => SOURCE_TABLES.has(w.table)) || events.some((d) => d.kind === 'event' && SOURCE_EVENTS.has(d.event.type));
-  if (!touches) return;
-  const p = partsOf(state);
-  p.version++;
-  p.parts.clear();
+  for (const group of Object.keys(GROUPS) as PartGroup[]) {
+    const { tables, events: types } = GROUPS[group];
+    const touches = writes.some((w) => tables.has(w.table)) || events.some((d) => d.kind === 'event' && types.has(d.event.type));
+    if (!touches) continue;
+    const p = partsOf(state, group);
+    p.version++;
+    p.parts.clear();
+  }
 }
 
-/** Part `name` at the current version: cached, or built by `build` now. */
-export function encodedPart(state: Readonly<RealmState>, name: string, build: () => unknown): CachedPart {
-  const p = partsOf(state);
+/** Part `name` of `group` at the current version: cached, or built by `build` now. */
+export function encodedPart(state: Readonly<RealmState>, name: string, build: () => unknown, group: PartGroup = 'people'): CachedPart {
+  const p = partsOf(state, group);
   let part = p.parts.get(name);
   if (part === undefined) {
     part = new CachedPart(Buffer.from(JSON.stringify(build())));
@@ -95,7 +112,7 @@ export function encodedPart(state: Readonly<RealmState>, name: string, build: ()
   return part;
 }
 
-/** The version the parts reflect and how often they were built (tests, `parley cluster status`). */
+/** The version the `people` parts reflect and how often they were built (tests, `parley cluster status`, the presence actor's directory version). */
 export function partsStats(state: Readonly<RealmState>): { version: number; builds: number; cached: number } {
   const p = partsOf(state);
   return { version: p.version, builds: p.builds, cached: p.parts.size };

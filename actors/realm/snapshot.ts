@@ -242,7 +242,11 @@ export const snapshot = query({
       for (const legacy of ['update_display_settings', 'update_global_notifications'] as const) if (want(legacy)) Object.assign(out, legacySettingsOf(state, user.id, legacy));
     }
     if (want('realm_user_settings_defaults')) out.realm_user_settings_defaults = { ...userDefaultsOf(state), ...SETTING_CHOICES };
-    if (want('user_status')) out.user_status = statusesOf(state, user);
+    if (want('user_status')) {
+      // Everyone's status, the same for every viewer who sees everyone (a walk of every user otherwise): cached.
+      if (seesEveryone(state, user)) encoded.push(['user_status', encodedPart(state, 'user_status', () => statusesOf(state, user), 'status')]);
+      else out.user_status = statusesOf(state, user);
+    }
     if (want('recent_private_conversations')) {
       out.recent_private_conversations = [...(state.dmsByUser.get(user.id) ?? [])]
         .map((key) => state.dms.get(key)!)
