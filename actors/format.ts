@@ -99,10 +99,12 @@ function streamPostPolicy(c: ChannelRecord): ChannelObject['stream_post_policy']
   return 1;
 }
 
-/** The fields the realm computes from a channel's traffic (`OrgState`); without them, a new channel's values. */
+/** The fields the realm computes from a channel's traffic (`OrgState`) and its subscriptions. */
 export interface ChannelActivity {
   isRecentlyActive: boolean;
   weeklyTraffic: number | null;
+  /** Its subscribers who are active users (FL 394). */
+  subscriberCount: number;
   /** Whether a user is active: deactivated users are left out of the direct members of the channel's permissions (FL 303). */
   isActive?: (userId: number) => boolean;
 }
@@ -115,7 +117,7 @@ function channelGroups(groups: ChannelRecord['groups'], isActive: ((userId: numb
   return out;
 }
 
-export function formatChannel(c: ChannelRecord, activity: ChannelActivity = { isRecentlyActive: true, weeklyTraffic: null }): ChannelObject {
+export function formatChannel(c: ChannelRecord, activity: ChannelActivity): ChannelObject {
   const policy = streamPostPolicy(c);
   return {
     stream_id: c.id,
@@ -136,6 +138,7 @@ export function formatChannel(c: ChannelRecord, activity: ChannelActivity = { is
     is_archived: c.isArchived,
     is_recently_active: activity.isRecentlyActive,
     stream_weekly_traffic: activity.weeklyTraffic,
+    subscriber_count: activity.subscriberCount,
     ...channelGroups(c.groups, activity.isActive),
     // Who may subscribe themselves (FL 357): nobody by this permission here (a private channel is joined by
     // being added), which zulip-flutter requires on every channel object.
@@ -143,7 +146,7 @@ export function formatChannel(c: ChannelRecord, activity: ChannelActivity = { is
   };
 }
 
-export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subscribers?: number[], activity?: ChannelActivity): SubscriptionObject {
+export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subscribers: number[] | undefined, activity: ChannelActivity): SubscriptionObject {
   return {
     ...formatChannel(c, activity),
     ...(subscribers ? { subscribers } : {}),

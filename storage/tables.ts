@@ -221,8 +221,13 @@ export const CHANNEL_GROUP_SETTINGS = [
   'can_delete_any_message_group',
   'can_delete_own_message_group',
   'can_send_message_group',
+  'can_move_messages_out_of_channel_group',
+  'can_move_messages_within_channel_group',
+  'can_resolve_topics_group',
 ] as const;
 export type ChannelGroupSetting = (typeof CHANNEL_GROUP_SETTINGS)[number];
+/** Channel permissions added after channels were first stored: rows written before them read as role:nobody (group 8), Zulip's default. */
+const LATER_CHANNEL_GROUP_SETTINGS: ReadonlySet<ChannelGroupSetting> = new Set(['can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group']);
 
 export const ChannelRecord = z.object({
   id: Id,
@@ -241,7 +246,7 @@ export const ChannelRecord = z.object({
   firstMessageId: Id.nullable().default(null),
   folderId: Id.nullable().default(null),
   isArchived: z.boolean().default(false),
-  groups: z.object(Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((k) => [k, GroupSettingValue])) as Record<ChannelGroupSetting, typeof GroupSettingValue>),
+  groups: z.object(Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((k) => [k, LATER_CHANNEL_GROUP_SETTINGS.has(k) ? GroupSettingValue.default(8) : GroupSettingValue])) as Record<ChannelGroupSetting, typeof GroupSettingValue>),
 });
 export type ChannelRecord = z.infer<typeof ChannelRecord>;
 

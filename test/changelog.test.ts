@@ -6,12 +6,12 @@ import { FEATURES } from '../lib/features.ts';
 import { Api, uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
 import { poll, register, waitFor } from './helpers/events.ts';
-import { callers, newPerson, outcome, ROLE } from './helpers/people.ts';
+import { asEveryone, callers, newPerson, outcome, ROLE } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
 const as = callers(s);
-const GROUP = { members: 3, administrators: 6, nobody: 8, everyone: 2 };
+const GROUP = { members: 3, moderators: 5, administrators: 6, nobody: 8, everyone: 2 };
 
 t.test('changelog - every level from 149 to 277 has an entry', async (t) => {
   for (let level = 149; level <= 277; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
@@ -765,4 +765,143 @@ t.test('changelog - register fields of levels 351-392: is_moderator for administ
   t.same((await as.member.ok('PATCH', '/settings', { dense_mode: true })).ignored_parameters_unsupported, ['dense_mode']);
   t.same((await as.admin.ok('PATCH', '/realm/user_settings_defaults', { dense_mode: true })).ignored_parameters_unsupported, ['dense_mode']);
   t.equal(reg.navigation_tour_video_url, null, 'no navigation tour video on this server (FL 369)');
+});
+
+t.test('changelog - subscriber_count on channel and subscription objects: active subscribers, kept by peer events; snapshot plus events equals a fresh register (FL 394)', async (t) => {
+  const [a, b] = [await newPerson(s), await newPerson(s)];
+  const name = uniq('counted');
+  const FETCH = { fetch_event_types: ['stream', 'subscription'], event_types: ['stream', 'subscription'], include_subscribers: false };
+  const watcher = await register(as.moderator, FETCH);
+  const snap = structuredClone(watcher.snapshot);
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.owner.userId, a.userId, b.userId] });
+  const { stream_id } = await as.owner.ok('GET', '/get_stream_id', { stream: name });
+  t.equal((await as.member.ok('GET', `/streams/${stream_id}`)).stream.subscriber_count, 3, 'GET /streams/{id}');
+  t.equal((await as.member.ok('GET', '/streams')).streams.find((c: any) => c.stream_id === stream_id).subscriber_count, 3, 'GET /streams');
+  await s.api.as(a).ok('DELETE', '/users/me/subscriptions', { subscriptions: [name] });
+  await as.admin.ok('DELETE', `/users/${b.userId}`);
+  await as.moderator.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  const fresh = (await register(as.moderator, FETCH)).snapshot;
+  const count = (list: any[]) => list.find((c) => c.stream_id === stream_id)?.subscriber_count;
+  t.equal(count(fresh.subscriptions), 2, 'the owner and the moderator: the one who left and the deactivated one do not count');
+  t.equal(count(fresh.streams), 2);
+  const drained = await poll(watcher, { dontBlock: true });
+  for (const e of drained) applyEvent(snap, e);
+  t.same(snap.subscriptions.map((c: any) => [c.stream_id, c.subscriber_count]), fresh.subscriptions.map((c: any) => [c.stream_id, c.subscriber_count]), 'subscriptions: snapshot plus events');
+  t.same(snap.streams.map((c: any) => [c.stream_id, c.subscriber_count]), fresh.streams.map((c: any) => [c.stream_id, c.subscriber_count]), 'streams: snapshot plus events');
+  t.same(snap.never_subscribed.map((c: any) => [c.stream_id, c.subscriber_count]), fresh.never_subscribed.map((c: any) => [c.stream_id, c.subscriber_count]), 'never_subscribed: snapshot plus events');
+});
+
+t.test('changelog - channel permissions to move messages (FL 396) and resolve topics (FL 402), for every role; stream update events', async (t) => {
+  const realm = await as.owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  const REALM = ['can_move_messages_between_topics_group', 'can_move_messages_between_channels_group', 'can_resolve_topics_group'];
+  t.teardown(() => as.owner.ok('PATCH', '/realm', Object.fromEntries(REALM.map((k) => [k, { new: realm[`realm_${k}`] }]))));
+  await as.owner.ok('PATCH', '/realm', Object.fromEntries(REALM.map((k) => [k, { new: GROUP.nobody }])));
+  const guest = await newPerson(s, ROLE.guest, 'Mover');
+  const who = { admin: as.admin, moderator: as.moderator, member: as.member, guest: s.api.as(guest) };
+  const name = uniq('moves');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.owner.userId, s.demo.admin.userId, s.demo.moderator.userId, s.demo.member1.userId, guest.userId] });
+  const { stream_id } = await as.owner.ok('GET', '/get_stream_id', { stream: name });
+  const created = (await as.owner.ok('GET', `/streams/${stream_id}`)).stream;
+  t.same([created.can_move_messages_within_channel_group, created.can_move_messages_out_of_channel_group, created.can_resolve_topics_group], [GROUP.nobody, GROUP.nobody, GROUP.nobody], 'nobody by default');
+  const q = await register(as.member, { fetch_event_types: ['stream'], event_types: ['stream'] });
+  const snap = structuredClone(q.snapshot);
+  /** Each role's outcome of one change to a message of its own. */
+  const tryAll = async (change: (topic: string) => Record<string, unknown>) => {
+    const out: Record<string, string> = {};
+    for (const [role, api] of Object.entries(who)) {
+      const topic = uniq(role);
+      const { id } = await api.ok('POST', '/messages', { type: 'stream', to: name, topic, content: 'x' });
+      out[role] = outcome(await api.call('PATCH', `/messages/${id}`, { ...change(topic), send_notification_to_old_thread: false, send_notification_to_new_thread: false }), true).replace(/^400 BAD_REQUEST /, '');
+    }
+    return out;
+  };
+  const rename = (topic: string) => ({ topic: `${topic} renamed` });
+  const resolve = (topic: string) => ({ topic: `✔ ${topic}` });
+  const out = () => ({ stream_id: 1 });
+  const edit = "You don't have permission to edit this message";
+  const resolveRefused = "You don't have permission to resolve topics in this channel.";
+  const move = "You don't have permission to move this message";
+  t.same(await tryAll(rename), { admin: 'ok', moderator: edit, member: edit, guest: edit }, 'nobody may rename topics but administrators');
+  t.same(await tryAll(resolve), { admin: resolveRefused, moderator: resolveRefused, member: resolveRefused, guest: resolveRefused }, 'nor resolve them');
+  t.same(await tryAll(out), { admin: 'ok', moderator: move, member: move, guest: move }, 'nor move them out');
+  t.equal(outcome(await as.member.call('PATCH', `/streams/${stream_id}`, { can_move_messages_within_channel_group: { new: GROUP.members } })), '400 BAD_REQUEST', 'a member does not administer the channel');
+  await as.owner.ok('PATCH', `/streams/${stream_id}`, { can_move_messages_within_channel_group: { new: GROUP.members }, can_resolve_topics_group: { new: GROUP.everyone }, can_move_messages_out_of_channel_group: { new: GROUP.moderators } });
+  t.same(await tryAll(rename), { admin: 'ok', moderator: 'ok', member: 'ok', guest: edit }, 'members of can_move_messages_within_channel_group rename topics');
+  t.same(await tryAll(resolve), { admin: 'ok', moderator: 'ok', member: 'ok', guest: 'ok' }, 'members of can_resolve_topics_group resolve them');
+  t.same(await tryAll(out), { admin: 'ok', moderator: 'ok', member: move, guest: move }, 'members of can_move_messages_out_of_channel_group move messages out');
+  const changed = (await as.member.ok('GET', `/streams/${stream_id}`)).stream;
+  t.same([changed.can_move_messages_within_channel_group, changed.can_move_messages_out_of_channel_group, changed.can_resolve_topics_group], [GROUP.members, GROUP.moderators, GROUP.everyone]);
+  for (let i = 0; i < 3; i++) applyEvent(snap, await waitFor(q, (e) => e.type === 'stream' && e.op === 'update' && e.stream_id === stream_id));
+  const fresh = (await register(as.member, { fetch_event_types: ['stream'] })).snapshot;
+  const perms = (list: any[]) => {
+    const c = list.find((x) => x.stream_id === stream_id);
+    return [c.can_move_messages_within_channel_group, c.can_move_messages_out_of_channel_group, c.can_resolve_topics_group];
+  };
+  t.same(perms(snap.streams), perms(fresh.streams), 'snapshot plus stream update events equals a fresh register');
+  const other = uniq('set-at-creation');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: other }], can_resolve_topics_group: GROUP.members, can_move_messages_within_channel_group: GROUP.moderators });
+  const made = (await as.owner.ok('GET', '/streams/' + (await as.owner.ok('GET', '/get_stream_id', { stream: other })).stream_id)).stream;
+  t.same([made.can_resolve_topics_group, made.can_move_messages_within_channel_group, made.can_move_messages_out_of_channel_group], [GROUP.members, GROUP.moderators, GROUP.nobody], 'set when the channel is created');
+});
+
+t.test('changelog - POST /users/{user_id}/status by administrators (FL 407), for every role', async (t) => {
+  const person = await newPerson(s);
+  const q = await register(as.member, { event_types: ['user_status'] });
+  const outcomes = await asEveryone(s, 'POST', `/users/${person.userId}/status`, (who) => ({ status_text: `set by ${who}` }), true);
+  t.same(outcomes, {
+    owner: 'ok',
+    admin: 'ok',
+    moderator: '400 UNAUTHORIZED_PRINCIPAL Must be an organization administrator',
+    member: '400 UNAUTHORIZED_PRINCIPAL Must be an organization administrator',
+    guest: '400 UNAUTHORIZED_PRINCIPAL Must be an organization administrator',
+    bot: '400 UNAUTHORIZED_PRINCIPAL Must be an organization administrator',
+    anonymous: '401 UNAUTHORIZED Missing authorization header for basic auth',
+  });
+  t.same((await as.member.ok('GET', `/users/${person.userId}/status`)).status, { status_text: 'set by admin' }, 'the last administrator\'s text');
+  t.match(await waitFor(q, (e) => e.type === 'user_status' && e.user_id === person.userId && e.status_text === 'set by admin'), { emoji_name: undefined }, 'everyone hears of it');
+  await as.admin.ok('POST', `/users/${person.userId}/status`, { emoji_name: 'car' });
+  t.same((await as.member.ok('GET', `/users/${person.userId}/status`)).status, { status_text: 'set by admin', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' });
+  t.equal(outcome(await as.admin.call('POST', '/users/987654/status', { status_text: 'x' }), true), '400 BAD_REQUEST No such user');
+  t.equal(outcome(await as.admin.call('POST', `/users/${person.userId}/status`, {}), true), '400 BAD_REQUEST Client did not pass any new values.');
+});
+
+t.test('changelog - can_set_delete_message_policy_group decides who sets a channel\'s deletion permissions (FL 407)', async (t) => {
+  const before = (await as.owner.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_set_delete_message_policy_group;
+  t.equal(before, GROUP.moderators, "Zulip's default: moderators");
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { can_set_delete_message_policy_group: { new: before } }));
+  const mine = uniq('member-made');
+  await as.member.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: mine }] });
+  const { stream_id } = await as.member.ok('GET', '/get_stream_id', { stream: mine });
+  t.equal(outcome(await as.member.call('PATCH', `/streams/${stream_id}`, { can_delete_any_message_group: { new: GROUP.members } }), true), '400 BAD_REQUEST Insufficient permission', 'the channel\'s administrator, but not a moderator');
+  t.equal(outcome(await as.member.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('refused') }], can_delete_own_message_group: GROUP.members }), true), '400 BAD_REQUEST Insufficient permission', 'nor when creating a channel');
+  await as.member.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('nobody') }], can_delete_own_message_group: GROUP.nobody });
+  await as.moderator.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('moderated') }], can_delete_own_message_group: GROUP.members });
+  await as.owner.ok('PATCH', '/realm', { can_set_delete_message_policy_group: { new: GROUP.members } });
+  await as.member.ok('PATCH', `/streams/${stream_id}`, { can_delete_any_message_group: { new: GROUP.members } });
+  t.equal((await as.member.ok('GET', `/streams/${stream_id}`)).stream.can_delete_any_message_group, GROUP.members, 'members may, once the organization allows them');
+});
+
+t.test('changelog - Notification Bot tells users someone else subscribed them: send_new_subscription_messages, new_subscription_messages_sent, max_bulk_new_subscription_messages (FL 397)', async (t) => {
+  t.equal((await as.member.ok('POST', '/register', {})).max_bulk_new_subscription_messages, 100, "Zulip's limit");
+  const person = await newPerson(s);
+  const q = await register(s.api.as(person), { event_types: ['message'] });
+  const [made, quiet, told, also] = [uniq('made'), uniq('quiet'), uniq('told'), uniq('also')];
+  for (const name of [quiet, told, also]) await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  const created = await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: made }], principals: [s.demo.owner.userId, person.userId] });
+  t.equal(created.new_subscription_messages_sent, true, 'asked for by default');
+  const off = await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: quiet }], principals: [person.userId], send_new_subscription_messages: false });
+  t.notOk('new_subscription_messages_sent' in off, 'not asked for: not reported');
+  const on = await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: told }, { name: also }], principals: [person.userId, s.demo.bot.userId], send_new_subscription_messages: true });
+  t.equal(on.new_subscription_messages_sent, true);
+  const dm = await waitFor(q, (e) => e.type === 'message' && e.message.type === 'private');
+  t.equal(dm.message.sender_email, 'notification-bot@zulip.com', 'from Notification Bot');
+  t.notMatch(dm.message.content, new RegExp(`${made}|${quiet}`), 'nothing about the channel the request created, nor when asked not to');
+  t.match(dm.message.content, new RegExp(`subscribed you to the following channels:[\\s\\S]*${also}[\\s\\S]*${told}`), 'the channels, in one message');
+  t.match(dm.message.content, new RegExp(`${s.demo.owner.userId}`), 'naming who did it');
+  t.same(await poll(q, { dontBlock: true }), [], 'one message, and none to the one who subscribed');
+  const single = uniq('single');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: single }] });
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: single }], principals: [person.userId] });
+  const one = await waitFor(q, (e) => e.type === 'message');
+  t.match(one.message.content, new RegExp(`^@_\\*\\*[^*]+\\|${s.demo.owner.userId}\\*\\* subscribed you to #\\*\\*${single}\\*\\*\\.$`), 'one channel: named in the sentence, the subscriber mentioned silently');
 });

@@ -21,6 +21,7 @@ import type { ActorContext } from '../runtime/context.ts';
 import { userFlags } from '../user/flags.ts';
 import { attachmentObject } from '../user/uploads.ts';
 import { actingUser, canAccess, channelAudience } from './access.ts';
+import { canAdminister } from './streams.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
 import { mentionedUsers } from './mentions.ts';
@@ -60,7 +61,7 @@ function setting(state: Readonly<RealmState>, k: string): GroupSettingValue | bo
   return moveLimit(state, k as MoveLimit);
 }
 
-/** What a resolved topic's name starts with (Zulip's RESOLVED_TOPIC_PREFIX). */
+/** What a resolved topic's name starts with (Zulip's RESOLVED_PREFIX). */
 const RESOLVED_PREFIX = '✔ ';
 
 /** Zulip grants 20 s of grace past a time limit (a client's clock, a slow network); tests may shorten it. */
@@ -243,19 +244,23 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     content = { content: text, rendered: r.html, mentions, wildcard, topicWildcardUsers, alerted: alertedUsers(state, text, m.senderId) };
   }
   const moderator = user.role <= Role.MODERATOR;
+  const orig = m.streamId !== null ? state.channels.get(m.streamId) : undefined;
   let topic: string | null = null;
+  let resolving = false;
   if (msg.topic !== null) {
     topic = normalizeTopic(state, msg.topic);
     if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
     if (/[\u0000-\u001f\u007f-\u009f]/.test(topic)) throw badRequest('Invalid character in topic');
     if (topic === m.topic && msg.streamId === null && msg.content === null) throw badRequest('Nothing to change');
-    // Resolving or unresolving a topic is its own permission (FL 367), without the move time limit.
-    const resolving = topic === `${RESOLVED_PREFIX}${m.topic}` || (m.topic.startsWith(RESOLVED_PREFIX) && topic === m.topic.slice(RESOLVED_PREFIX.length));
-    if (resolving) {
-      if (!state.can(realmGroupSetting(state, 'can_resolve_topics_group'), user)) throw badRequest("You don't have permission to resolve topics in this channel.");
-    } else {
-      if (!state.can(setting(state, 'canMoveMessagesBetweenTopicsGroup'), user) && !isAdmin(user)) throw badRequest("You don't have permission to edit this message");
-      if (!moderator && expired(m, setting(state, 'moveMessagesWithinStreamLimitSeconds'))) throw badRequest("The time limit for editing this message's topic has passed.");
+    if (topic !== m.topic && orig) {
+      const target = (msg.streamId !== null ? state.channels.get(msg.streamId) : undefined) ?? orig;
+      resolving = resolves(m.topic, topic);
+      if (resolving) {
+        if (!canResolveTopics(state, user, orig, target)) throw badRequest("You don't have permission to resolve topics in this channel.");
+      } else {
+        if (!canEditTopic(state, user, orig, target)) throw badRequest("You don't have permission to edit this message");
+        if (!moderator && expired(m, setting(state, 'moveMessagesWithinStreamLimitSeconds'))) throw badRequest("The time limit for editing this message's topic has passed.");
+      }
     }
   }
   let to: ChannelRecord | null = null;
@@ -264,7 +269,7 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     if (!to || !canAccess(state, to, user)) throw badRequest('Invalid channel ID');
     if (to.id === m.streamId) to = null;
     else {
-      if (!state.can(setting(state, 'canMoveMessagesBetweenChannelsGroup'), user) && !isAdmin(user)) throw badRequest("You don't have permission to move this message");
+      if (!orig || !canMoveOutOfChannel(state, user, orig)) throw badRequest("You don't have permission to move this message");
       if (!moderator && expired(m, setting(state, 'moveMessagesBetweenStreamsLimitSeconds'))) throw badRequest("The time limit for editing this message's channel has passed");
       if (!state.can(to.groups.can_send_message_group, user) && !isAdmin(user)) throw badRequest('You do not have permission to post in this channel.');
     }
@@ -277,11 +282,45 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
     if (finalTopic !== '' && policy === 'empty_topic_only') throw badRequest('Only the general chat topic is allowed in this channel.');
   }
   const moving = topic !== null || to !== null;
-  if (moving && msg.mode === 'change_all' && !moderator) checkChangeAllTimeLimit(state, user, m, topic !== null && topic !== m.topic, to !== null, facts.topic);
+  if (moving && msg.mode === 'change_all' && !moderator && !resolving) checkChangeAllTimeLimit(state, user, m, topic !== null && topic !== m.topic, to !== null, facts.topic);
   const messages = !moving || msg.mode === 'change_one' ? [m] : facts.topic.filter((x) => (msg.mode === 'change_all' ? true : x.id >= m.id));
   const users = new Set(audience(state, m));
   if (to) for (const id of state.activeSubscribers(to.id)) users.add(id);
   return { user, target: m, messages, mode: msg.mode, content, topic, to, audience: [...users], stored: new Map(), notify: { old: false, new: false } };
+}
+
+/** Zulip's `lstrip(RESOLVED_PREFIX)`: every leading check mark and space. */
+const unresolved = (topic: string) => topic.replace(/^[✔ ]+/u, '');
+
+/** Whether a topic change only marks the topic resolved, or unresolved (Zulip's topic_resolved / topic_unresolved). */
+function resolves(from: string, to: string): boolean {
+  const isResolved = (t: string) => t.startsWith(RESOLVED_PREFIX);
+  if (isResolved(to) && !isResolved(from)) return unresolved(to) === from;
+  if (isResolved(from) && !isResolved(to)) return unresolved(from) === to;
+  return false;
+}
+
+/** Zulip's `can_move_messages_within_channel`: administrators, the channel's administrators, its can_move_messages_within_channel_group (FL 396). */
+function canMoveWithinChannel(state: Readonly<RealmState>, user: UserRecord, c: ChannelRecord): boolean {
+  return canAdminister(state, c, user) || state.can(c.groups.can_move_messages_within_channel_group, user);
+}
+
+/** Zulip's `can_edit_topic`: the organization's permission, or the channel's in the channel the messages leave or reach. */
+function canEditTopic(state: Readonly<RealmState>, user: UserRecord, orig: ChannelRecord, target: ChannelRecord): boolean {
+  if (isAdmin(user) || state.can(setting(state, 'canMoveMessagesBetweenTopicsGroup'), user)) return true;
+  return canMoveWithinChannel(state, user, orig) || (target.id !== orig.id && canMoveWithinChannel(state, user, target));
+}
+
+/** Zulip's `can_move_messages_out_of_channel`: the organization's permission, the channel's administrators, its can_move_messages_out_of_channel_group (FL 396). */
+function canMoveOutOfChannel(state: Readonly<RealmState>, user: UserRecord, c: ChannelRecord): boolean {
+  if (isAdmin(user) || state.can(setting(state, 'canMoveMessagesBetweenChannelsGroup'), user)) return true;
+  return canAdminister(state, c, user) || state.can(c.groups.can_move_messages_out_of_channel_group, user);
+}
+
+/** Zulip's `can_resolve_topics`: the organization's can_resolve_topics_group, or the channel's in either channel (FL 402). */
+function canResolveTopics(state: Readonly<RealmState>, user: UserRecord, orig: ChannelRecord, target: ChannelRecord): boolean {
+  if (state.can(realmGroupSetting(state, 'can_resolve_topics_group'), user)) return true;
+  return state.can(orig.groups.can_resolve_topics_group, user) || (target.id !== orig.id && state.can(target.groups.can_resolve_topics_group, user));
 }
 
 /**

@@ -79,8 +79,7 @@ export const REALM_GROUP_SETTINGS: Readonly<Record<string, RealmPermission>> = {
 /**
  * Permissions the organization stores and reports but nothing here reads yet
  * (per-user `can_create_users` decides POST /users; no billing, topic
- * summaries, a separate resolve permission or channel delete-policy
- * permission): PATCH /realm reports a change of them in
+ * summaries): PATCH /realm reports a change of them in
  * `ignored_parameters_unsupported` and does not make it, and
  * `server_supported_permission_settings` does not list them.
  */
@@ -88,8 +87,6 @@ export const NO_EFFECT_GROUP_SETTINGS: ReadonlySet<string> = new Set([
   'can_create_users_group',
   'can_manage_billing_group',
   'can_summarize_topics_group',
-  'can_set_delete_message_policy_group',
-  'can_resolve_topics_group',
 ]);
 
 /** The current value of an organization permission (`can_mention_many_users_group` lives in `RealmMeta`). */

@@ -35,7 +35,7 @@ import { realmEmojiOf } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
 import { apiEmail } from './emails.ts';
 import type { UserRecord } from '../../storage/tables.ts';
-import { IncludeSubscribers, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
+import { IncludeSubscribers, MAX_BULK_NEW_SUBSCRIPTION_MESSAGES, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 import { groupObjects } from './groups.ts';
 import { realmBotsOf } from './bots.ts';
 import { systemBotObjects } from './system_bots.ts';
@@ -54,6 +54,7 @@ function limits(state: Readonly<RealmState>): Record<string, unknown> {
     max_stream_description_length: MAX_STREAM_DESCRIPTION_LENGTH,
     max_channel_folder_name_length: 60,
     max_channel_folder_description_length: 1024,
+    max_bulk_new_subscription_messages: MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
     realm_empty_topic_display_name: emptyTopicDisplayName(state),
     realm_topics_policy: state.meta?.topicsPolicy ?? 'allow_empty_topic',
     max_file_upload_size_mib: MAX_UPLOAD_MIB,

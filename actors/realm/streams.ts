@@ -26,9 +26,14 @@ const query = defineQuery<RealmState>();
 
 // ---- access rules -----------------------------------------------------------
 
-/** The fields computed from a channel's traffic. */
+/** The fields computed from a channel's traffic and its subscriptions: O(the channel's subscriptions). */
 export function channelActivity(state: Readonly<RealmState>, c: ChannelRecord): ChannelActivity {
-  return { isRecentlyActive: state.org.isRecentlyActive(c.id, c.dateCreated), weeklyTraffic: state.org.weeklyTraffic(c.id, c.dateCreated), isActive: (id) => state.users.get(id)?.isActive === true };
+  return {
+    isRecentlyActive: state.org.isRecentlyActive(c.id, c.dateCreated),
+    weeklyTraffic: state.org.weeklyTraffic(c.id, c.dateCreated),
+    subscriberCount: state.activeSubscribers(c.id).length,
+    isActive: (id) => state.users.get(id)?.isActive === true,
+  };
 }
 
 /** A channel object with its computed fields. */
@@ -103,6 +108,9 @@ export const CHANNEL_PERMISSIONS: Readonly<Record<ChannelGroupSetting, Permissio
   can_delete_own_message_group: permission(true, true, 'role:nobody'),
   can_remove_subscribers_group: permission(true, true, 'role:administrators'),
   can_send_message_group: permission(true, true, 'role:everyone'),
+  can_move_messages_out_of_channel_group: permission(true, true, 'role:nobody'),
+  can_move_messages_within_channel_group: permission(true, true, 'role:nobody'),
+  can_resolve_topics_group: permission(true, true, 'role:nobody'),
 };
 
 /**
@@ -124,6 +132,10 @@ export function checkGroupValue(state: Readonly<RealmState>, name: string, raw: 
   checkPermissionConfig(name, config, v);
   return typeof v === 'number' ? v : { direct_members: [...new Set(v.direct_members)].sort((a, b) => a - b), direct_subgroups: [...new Set(v.direct_subgroups)].sort((a, b) => a - b) };
 }
+
+/** The channel permissions only members of the organization's can_set_delete_message_policy_group change (FL 407). */
+export const DELETE_POLICY_SETTINGS: readonly ChannelGroupSetting[] = ['can_delete_any_message_group', 'can_delete_own_message_group'];
+export const canSetDeletePolicy = (state: Readonly<RealmState>, user: UserRecord): boolean => state.can(realmPermission(state, 'can_set_delete_message_policy_group', GROUP_ID['role:moderators']), user);
 
 /** Group-setting values are equal when they name the same group or the same members and subgroups. */
 export function sameGroupValue(a: GroupSettingValue, b: GroupSettingValue): boolean {
@@ -387,11 +399,13 @@ export const updateStream = action({
       const value = checkGroupValue(state, name, change.new, CHANNEL_PERMISSIONS[key]);
       if (sameGroupValue(value, current)) continue;
       if (key === 'can_add_subscribers_group' && !hasContentAccess(state, c, user)) throw badRequest('Channel content access is required.');
+      if (DELETE_POLICY_SETTINGS.includes(key) && !canSetDeletePolicy(state, user)) throw badRequest('Insufficient permission');
       next.groups[key] = value;
       events.push({ property: key, value });
       if (key === 'can_send_message_group') {
-        const before = formatChannel({ ...c, groups: { ...c.groups, can_send_message_group: current } });
-        const after = formatChannel(next);
+        const activity = channelActivity(state, c);
+        const before = formatChannel({ ...c, groups: { ...c.groups, can_send_message_group: current } }, activity);
+        const after = formatChannel(next, activity);
         if (before.stream_post_policy !== after.stream_post_policy) {
           events.push({ property: 'stream_post_policy', value: after.stream_post_policy });
           events.push({ property: 'is_announcement_only', value: after.is_announcement_only });
@@ -428,10 +442,14 @@ export const updateStream = action({
   },
 });
 
-/** Users who can now see a channel are told it exists, and who is subscribed to it. */
+/**
+ * Users who can now see a channel are told it exists, and who is subscribed
+ * to it: the channel with no subscribers, then a peer_add that names them and
+ * counts them in (`subscriber_count`, FL 394).
+ */
 function revealTo(state: Readonly<RealmState>, c: ChannelRecord, userIds: number[]): Array<Extract<Delivery, { kind: 'event' }>> {
   const subscribers = state.activeSubscribers(c.id);
-  const out: Array<Extract<Delivery, { kind: 'event' }>> = [{ kind: 'event', realmId: state.realmId, userIds, event: { type: 'stream', op: 'create', streams: [channelObject(state, c)] } }];
+  const out: Array<Extract<Delivery, { kind: 'event' }>> = [{ kind: 'event', realmId: state.realmId, userIds, event: { type: 'stream', op: 'create', streams: [formatChannel(c, { ...channelActivity(state, c), subscriberCount: 0 })] } }];
   if (subscribers.length) out.push({ kind: 'event', realmId: state.realmId, userIds, event: { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: subscribers } });
   return out;
 }

@@ -13,7 +13,7 @@ import { accessChangeEvents } from './people.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { canSetTopicsPolicy, channelActivity, CHANNEL_PERMISSIONS, checkChannelName, checkGroupValue, defaultStreamsDelivery, hasMetadataAccess, realmPermission } from './streams.ts';
+import { canSetDeletePolicy, canSetTopicsPolicy, channelActivity, channelObject, CHANNEL_PERMISSIONS, checkChannelName, checkGroupValue, DELETE_POLICY_SETTINGS, defaultStreamsDelivery, hasMetadataAccess, realmPermission, sameGroupValue } from './streams.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -49,12 +49,16 @@ interface SubscribePlan {
   accessBefore: Map<number, Set<number>>;
   /** Whether Notification Bot announces the created channels (`announce`). */
   announce: boolean;
+  /** Whether Notification Bot tells the users subscribed by someone else (`send_new_subscription_messages`, FL 397), when they are few enough. */
+  notify: boolean;
+  /** Whether the reply says if they were told: only when the request asked to tell them. */
+  reportNotified: boolean;
   /** The creator's channel-creation budget after this request, when it creates channels. */
   creationTat: number | null;
   /** Existing channels and the principals who could not see them before (a guest and a public channel, a member and a private one). */
   unseen: Record<number, number[]>;
   /** Filled by `apply`, read by `events`. */
-  done?: { created: number[]; added: Array<{ channelId: number; userId: number }>; announcement: StoredMessage | null };
+  done?: { created: number[]; added: Array<{ channelId: number; userId: number }>; announcement: StoredMessage | null; notices: Array<StoredMessage | null> };
 }
 
 /**
@@ -90,6 +94,8 @@ export const subscribe = action({
     topicsPolicy: TopicsPolicy.nullable(),
     groups: z.record(z.string(), GroupSettingValue),
     announce: z.boolean(),
+    /** `send_new_subscription_messages` (FL 397); absent is true, as in Zulip. */
+    sendNewSubscriptionMessages: z.boolean().optional(),
   }),
   check(state, msg): SubscribePlan {
     const actor = actingUser(state, msg.caller);
@@ -101,6 +107,11 @@ export const subscribe = action({
     if (msg.isWebPublic) throw badRequest('Web-public channels are not enabled.');
     const groups: Partial<Record<ChannelGroupSetting, GroupSettingValue>> = {};
     for (const [k, v] of Object.entries(msg.groups)) groups[k as ChannelGroupSetting] = checkGroupValue(state, k, v, CHANNEL_PERMISSIONS[k as ChannelGroupSetting]);
+    // A channel's deletion permissions other than nobody need can_set_delete_message_policy_group (FL 407).
+    for (const k of DELETE_POLICY_SETTINGS) {
+      const v = groups[k];
+      if (v !== undefined && !sameGroupValue(v, GROUP_ID['role:nobody']) && !canSetDeletePolicy(state, actor)) throw badRequest('Insufficient permission');
+    }
     const retention = msg.messageRetentionDays;
     if (retention !== null && retention !== 'realm_default' && actor.role !== Role.OWNER) throw badRequest('Must be an organization owner');
     if (typeof retention === 'number' && retention < 1) throw badRequest("Bad value for 'message_retention_days': must be at least 1", { var_name: 'message_retention_days' });
@@ -153,6 +164,9 @@ export const subscribe = action({
             // Zulip's default: the organization's can_delete_own_message_group decides unless the channel grants more.
             can_delete_own_message_group: GROUP_ID['role:nobody'],
             can_send_message_group: GROUP_ID['role:everyone'],
+            can_move_messages_out_of_channel_group: GROUP_ID['role:nobody'],
+            can_move_messages_within_channel_group: GROUP_ID['role:nobody'],
+            can_resolve_topics_group: GROUP_ID['role:nobody'],
             ...groups,
           },
         },
@@ -176,6 +190,8 @@ export const subscribe = action({
       reportUnauthorized: !msg.authorizationErrorsFatal,
       accessBefore: restrictedViews(state),
       announce: msg.announce,
+      notify: (msg.sendNewSubscriptionMessages ?? true) && principals.length <= MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
+      reportNotified: msg.sendNewSubscriptionMessages ?? true,
       creationTat,
       unseen,
     };
@@ -227,18 +243,25 @@ export const subscribe = action({
         added.push({ channelId: channel.id, userId });
       }
     }
-    plan.done = { created, added, announcement: plan.announce ? announceChannels(state, tx, plan.actorId, created) : null };
-    return { subscribed, already_subscribed: already, ...(plan.reportUnauthorized ? { unauthorized: plan.unauthorized } : {}) };
+    const notices = plan.notify ? notifyNewSubscribers(state, tx, plan.actorId, added, new Set(created)) : [];
+    plan.done = { created, added, announcement: plan.announce ? announceChannels(state, tx, plan.actorId, created) : null, notices };
+    return {
+      subscribed,
+      already_subscribed: already,
+      ...(plan.reportUnauthorized ? { unauthorized: plan.unauthorized } : {}),
+      ...(plan.reportNotified ? { new_subscription_messages_sent: plan.notify } : {}),
+    };
   },
   events(state, plan) {
-    const { created, added, announcement } = plan.done!;
+    const { created, added, announcement, notices } = plan.done!;
     const realmId = state.realmId;
     // Users a guest now sees come first, so that the subscribers below are known users.
     const out: Delivery[] = accessChangeEvents(state, plan.accessBefore);
+    // A new channel is told with no subscribers: the peer_add events below count them in (FL 394).
     for (const id of created) {
       const c = state.channels.get(id)!;
       const audience = channelAudience(state, c);
-      if (audience.length) out.push(toUsers(realmId, audience, { type: 'stream', op: 'create', streams: [formatChannel(c)] }));
+      if (audience.length) out.push(toUsers(realmId, audience, { type: 'stream', op: 'create', streams: [formatChannel(c, { ...channelActivity(state, c), subscriberCount: 0 })] }));
     }
     const byChannel = new Map<number, number[]>();
     for (const { channelId, userId } of added) {
@@ -251,7 +274,7 @@ export const subscribe = action({
     for (const [channelId, userIds] of Object.entries(plan.unseen)) {
       const joined = new Set(byChannel.get(Number(channelId)) ?? []);
       const newcomers = userIds.filter((id) => joined.has(id));
-      if (newcomers.length) out.push(toUsers(realmId, newcomers, { type: 'stream', op: 'create', streams: [formatChannel(state.channels.get(Number(channelId))!)] }));
+      if (newcomers.length) out.push(toUsers(realmId, newcomers, { type: 'stream', op: 'create', streams: [channelObject(state, state.channels.get(Number(channelId))!)] }));
     }
     // Each newcomer's `subscription` add, one event per channel: newcomers whose subscription
     // objects are alike (a new subscription differs only by its color) share one delivery, so
@@ -276,7 +299,7 @@ export const subscribe = action({
     for (const [channelId, userIds] of byChannel) out.push(toChannelAudience(state, state.channels.get(channelId)!, { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: userIds }, userIds));
     if (created.some((id) => state.channels.get(id)!.isDefault)) out.push(defaultStreamsDelivery(state));
     // After the channel events, so that clients know the channel the announcement links to.
-    out.push(...systemBotDeliveries(state, [announcement]));
+    out.push(...systemBotDeliveries(state, [announcement, ...notices]));
     return out;
   },
 });
@@ -284,6 +307,30 @@ export const subscribe = action({
 /** What differs between two users' subscriptions to one channel (what `formatSubscription` takes from the record). */
 function personalPart(s: SubscriptionRecord): string {
   return `${s.color}|${s.pinToTop}|${s.isMuted}|${s.desktopNotifications}|${s.emailNotifications}|${s.pushNotifications}|${s.audibleNotifications}|${s.wildcardMentionsNotify}`;
+}
+
+/** Zulip's MAX_BULK_NEW_SUBSCRIPTION_MESSAGES: a request subscribing more users tells none of them (`max_bulk_new_subscription_messages`). */
+export const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
+
+/**
+ * Notification Bot's direct message to each user someone else subscribed
+ * (Zulip's `send_messages_for_new_subscribers`): not to the actor, not to
+ * bots, and not about the channels this request created. O(added).
+ */
+function notifyNewSubscribers(state: RealmState, tx: Tx, actorId: number, added: Array<{ channelId: number; userId: number }>, created: ReadonlySet<number>): Array<StoredMessage | null> {
+  const byUser = new Map<number, string[]>();
+  for (const { channelId, userId } of added) {
+    if (userId === actorId || created.has(channelId) || state.users.get(userId)!.isBot) continue;
+    byUser.set(userId, [...(byUser.get(userId) ?? []), state.channels.get(channelId)!.name]);
+  }
+  if (!byUser.size) return [];
+  ensureSystemBots(state, tx);
+  const who = silentMention(state.users.get(actorId)!);
+  return [...byUser].map(([userId, names]) => {
+    const sorted = [...names].sort();
+    const content = sorted.length === 1 ? `${who} subscribed you to #**${sorted[0]}**.` : `${who} subscribed you to the following channels:\n\n${sorted.map((n) => `* #**${n}**\n`).join('')}`;
+    return sendAsSystemBot(state, tx, 'notification', { recipientType: 'private', to: [userId], topic: null, content });
+  });
 }
 
 /**
@@ -313,7 +360,7 @@ export function subscriptionObjects(state: Readonly<RealmState>, userId: number,
     const s = subs.get(userId);
     const c = state.channels.get(streamId)!;
     if (!s || s.active !== active || c.isArchived) continue;
-    out.push(formatSubscription(c, s, withSubscribers ? state.activeSubscribers(streamId) : undefined));
+    out.push(formatSubscription(c, s, withSubscribers ? state.activeSubscribers(streamId) : undefined, channelActivity(state, c)));
   }
   return out;
 }

@@ -1,14 +1,16 @@
 /**
  * Status: POST /users/me/status (only what is passed changes), GET
- * /users/{user_id}/status, the `user_status` register object and events.
+ * /users/{user_id}/status, POST /users/{user_id}/status (administrators), the
+ * `user_status` register object and events.
  * The legacy `away` is the negation of the `presence_enabled` setting
  * (FL 148): setting it changes that setting.
  */
 import { z } from 'zod';
-import { badRequest } from '../../lib/errors.ts';
+import { ApiError, badRequest } from '../../lib/errors.ts';
 import { EXTRA_EMOJI_NAME, unicodeEmojiCode, unicodeEmojiMatches } from '../../lib/emoji.ts';
 import { T, type UserRecord, type UserStatus } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
+import { isAdmin } from '../model.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { accessibleUsers, actingUser, canSeeUser, seesEveryone } from './access.ts';
@@ -87,11 +89,29 @@ interface StatusPlan {
   event: Omit<StatusObject, 'away'> & { away?: boolean };
 }
 
+/** The user an administrator sets the status of (Zulip's `access_user_by_id(for_admin=True)`, bots included). */
+function statusTarget(state: Readonly<RealmState>, acting: UserRecord, userId: number): UserRecord {
+  if (!isAdmin(acting)) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator', 400);
+  const target = state.users.get(userId);
+  if (!target || target.isSystemBot) throw badRequest('No such user');
+  if (!target.isActive) throw badRequest('User is deactivated');
+  return target;
+}
+
 export const updateStatus = action({
   type: 'updateStatus',
-  fields: z.object({ statusText: z.string().nullable(), away: z.boolean().nullable(), emojiName: z.string().nullable(), emojiCode: z.string().nullable(), reactionType: z.string().nullable() }),
+  fields: z.object({
+    statusText: z.string().nullable(),
+    away: z.boolean().nullable(),
+    emojiName: z.string().nullable(),
+    emojiCode: z.string().nullable(),
+    reactionType: z.string().nullable(),
+    /** POST /users/{user_id}/status (FL 407): an administrator sets another user's status (without `away`). */
+    userId: z.number().int().optional(),
+  }),
   check(state, msg): StatusPlan {
-    const user = actingUser(state, msg.caller);
+    const acting = actingUser(state, msg.caller);
+    const user = msg.userId === undefined ? acting : statusTarget(state, acting, msg.userId);
     const text = msg.statusText?.trim() ?? null;
     if (msg.away === null && text === null && msg.emojiName === null && msg.emojiCode === null && msg.reactionType === null) throw badRequest('Client did not pass any new values.');
     if (text !== null && [...text].length > MAX_STATUS_TEXT) throw badRequest(`status_text is too long (limit: ${MAX_STATUS_TEXT} characters).`);

@@ -464,7 +464,8 @@ function channelVisibilityEvents(state: Readonly<RealmState>, user: UserRecord, 
     const to = (event: ClientEventBody): Delivery => (archived ? toUsersIf(state.realmId, [user.id], event, { name: 'archived_channels', value: true }) : toUsers(state.realmId, [user.id], event));
     const shown = gained.filter((c) => c.isArchived === archived);
     if (shown.length) {
-      out.push(to({ type: 'stream', op: 'create', streams: shown.map((c) => formatChannel(c, channelActivity(state, c))) }));
+      // Told with no subscribers: the peer_add events that follow name them and count them in (FL 394).
+      out.push(to({ type: 'stream', op: 'create', streams: shown.map((c) => formatChannel(c, { ...channelActivity(state, c), subscriberCount: 0 })) }));
       for (const c of shown) {
         const subscribers = state.activeSubscribers(c.id);
         if (subscribers.length) out.push(to({ type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: subscribers.sort((a, b) => a - b) }));

@@ -151,6 +151,7 @@ export const RegisterFields = {
   max_stream_description_length: Id,
   max_channel_folder_name_length: Id,
   max_channel_folder_description_length: Id,
+  max_bulk_new_subscription_messages: Id,
   realm_empty_topic_display_name: z.string(),
   realm_topics_policy: z.enum(['allow_empty_topic', 'disable_empty_topic']),
   max_file_upload_size_mib: Id,

@@ -141,6 +141,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
       already_subscribed: NamesByUser,
       /** Private channels the caller may not subscribe to (with authorization_errors_fatal=false). */
       unauthorized: z.array(z.string()).optional(),
+      /** Whether Notification Bot told the users subscribed by someone else (FL 397); only when the request asked it to. */
+      new_subscription_messages_sent: z.boolean().optional(),
     },
   ),
   'GET /users/me/subscriptions': fields({ subscriptions: z.array(SubscriptionObject) }),
@@ -293,6 +295,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'PATCH /realm/user_settings_defaults': empty(ADMIN),
   'POST /users/me/status': empty(),
   'GET /users/{user_id}/status': fields({ status: StatusObject }),
+  'POST /users/{user_id}/status': empty(ADMIN),
   'POST /user_groups/create': fields({ group_id: Id }),
   'GET /user_groups': fields({ user_groups: z.array(UserGroupObject) }),
   'PATCH /user_groups/{user_group_id}': empty(MISMATCH),

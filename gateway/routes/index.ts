@@ -30,7 +30,7 @@ import * as bots from './bots.ts';
 import { createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, serverSettings, updateUser } from './users.ts';
 import { fetchApiKey, regenerateApiKey } from './api_keys.ts';
 import { updateDisplaySettings, updateNotificationSettings, updateSettings, updateUserDefaults } from './settings.ts';
-import { getStatus, updateStatus } from './user_status.ts';
+import { getStatus, updateStatus, updateUserStatus } from './user_status.ts';
 import * as push from './push.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers, updateGroupSubgroups } from './user_groups.ts';
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
@@ -125,6 +125,7 @@ export const ROUTES: Route[] = [
   updateStatus,
   getUser,
   getStatus,
+  updateUserStatus,
   updateUser,
   deactivateUser,
   reactivateUser,

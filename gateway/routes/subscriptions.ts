@@ -19,6 +19,8 @@ export const subscribe = route({
     authorization_errors_fatal: bool().optional(),
     // Notification Bot announces the channels created in the organization's new-channel announcements channel.
     announce: bool().optional(),
+    // Notification Bot tells the users someone else subscribes (FL 397).
+    send_new_subscription_messages: bool().optional(),
     invite_only: bool().optional(),
     is_web_public: bool().optional(),
     is_default_stream: bool().optional(),
@@ -47,6 +49,7 @@ export const subscribe = route({
       topicsPolicy: p.topics_policy ?? null,
       groups,
       announce: p.announce ?? false,
+      sendNewSubscriptionMessages: p.send_new_subscription_messages,
     });
   },
 });

@@ -239,21 +239,34 @@ export const APPLIERS: Record<string, Applier> = {
         snap.never_subscribed = snap.never_subscribed.filter((x: any) => x.stream_id !== sub.stream_id);
         if (snap.unsubscribed) snap.unsubscribed = snap.unsubscribed.filter((x: any) => x.stream_id !== sub.stream_id);
         snap.subscriptions.push(sub);
+        // The user's own subscription is told by this event, not by a peer_add: its subscriber_count is the channel's (FL 394).
+        const channel = snap.streams ? byStreamId(snap.streams, sub.stream_id) : undefined;
+        if (channel) channel.subscriber_count = sub.subscriber_count;
       }
     } else if (e.op === 'peer_add') {
-      for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed ?? []]) {
-        for (const x of list) if (e.stream_ids.includes(x.stream_id) && x.subscribers) x.subscribers = [...new Set([...x.subscribers, ...e.user_ids])];
+      for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed ?? [], snap.streams ?? []]) {
+        for (const x of list) {
+          if (!e.stream_ids.includes(x.stream_id)) continue;
+          x.subscriber_count += e.user_ids.length;
+          if (x.subscribers) x.subscribers = [...new Set([...x.subscribers, ...e.user_ids])];
+        }
       }
     } else if (e.op === 'peer_remove') {
-      for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed ?? []]) {
-        for (const x of list) if (e.stream_ids.includes(x.stream_id) && x.subscribers) x.subscribers = x.subscribers.filter((id: number) => !e.user_ids.includes(id));
+      for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed ?? [], snap.streams ?? []]) {
+        for (const x of list) {
+          if (!e.stream_ids.includes(x.stream_id)) continue;
+          x.subscriber_count -= e.user_ids.length;
+          if (x.subscribers) x.subscribers = x.subscribers.filter((id: number) => !e.user_ids.includes(id));
+        }
       }
     } else if (e.op === 'remove') {
       for (const { stream_id } of e.subscriptions) {
         const sub = byStreamId(snap.subscriptions, stream_id);
         snap.subscriptions = snap.subscriptions.filter((x: any) => x.stream_id !== stream_id);
+        const channel = snap.streams ? byStreamId(snap.streams, stream_id) : undefined;
+        if (channel) channel.subscriber_count -= 1;
         if (!sub) continue;
-        const left = { ...sub };
+        const left = { ...sub, subscriber_count: sub.subscriber_count - 1 };
         // A former subscriber keeps seeing a private channel's subscribers only as an administrator (else an empty list, FL 37).
         if (left.subscribers) left.subscribers = left.invite_only && !snap.is_admin ? [] : left.subscribers.filter((id: number) => id !== snap.user_id);
         snap.unsubscribed = [...(snap.unsubscribed ?? []), left];
