@@ -905,3 +905,13 @@ t.test('changelog - Notification Bot tells users someone else subscribed them: s
   const one = await waitFor(q, (e) => e.type === 'message');
   t.match(one.message.content, new RegExp(`^@_\\*\\*[^*]+\\|${s.demo.owner.userId}\\*\\* subscribed you to #\\*\\*${single}\\*\\*\\.$`), 'one channel: named in the sentence, the subscriber mentioned silently');
 });
+
+t.test('changelog - a topic link follows the topic with its latest message (FL 400)', async (t) => {
+  const topic = uniq('latest');
+  const first = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: 'first' });
+  const latest = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content: 'latest' });
+  const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('elsewhere'), content: `see #**general>${topic}**` });
+  const html = (await as.member.ok('GET', `/messages/${id}`)).message.content as string;
+  t.match(html, new RegExp(`class="stream-topic"[^>]*href="[^"]*/with/${latest.id}"`), 'with/<the latest message>');
+  t.notMatch(html, new RegExp(`/with/${first.id}"`), 'not the first');
+});

@@ -51,9 +51,9 @@ t.test('markdown - topic links follow the topic with its first message (FL 347),
   const base = `/#narrow/channel/${streamId}-${channel}`;
   const topic = uniq('linked');
   const first = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'first' });
-  await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'second' });
+  const second = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'second' });
   const enc = encodeURIComponent(topic).replace(/[.!~*'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%/g, '.');
-  t.equal((await render(`#**${channel}>${topic}**`)).content, `<p><a class="stream-topic" data-stream-id="${streamId}" href="${base}/topic/${enc}/with/${first.id}">#${channel} &gt; ${topic}</a></p>`, 'with/<its first message>');
+  t.equal((await render(`#**${channel}>${topic}**`)).content, `<p><a class="stream-topic" data-stream-id="${streamId}" href="${base}/topic/${enc}/with/${second.id}">#${channel} &gt; ${topic}</a></p>`, 'with/<its latest message> (FL 400; its first before)');
   t.equal((await render(`#**${channel}>${topic}@${first.id}**`)).content, `<p><a class="message-link" href="${base}/topic/${enc}/near/${first.id}">#${channel} &gt; ${topic} @ 💬</a></p>`, 'a message link');
   t.equal((await render(`#**${channel}>**`)).content, `<p><a class="stream-topic" data-stream-id="${streamId}" href="${base}/topic/">#${channel} &gt; <em>general chat</em></a></p>`, 'the empty topic, without messages');
   t.equal((await render(`#**${channel}>@7**`)).content, `<p><a class="message-link" href="${base}/topic//near/7">#${channel} &gt; <em>general chat</em> @ 💬</a></p>`, 'a message of the empty topic');

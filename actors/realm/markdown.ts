@@ -35,7 +35,7 @@ export interface MentionTarget {
 export interface RenderOptions {
   user: (name: string, id: number | null) => MentionTarget | undefined;
   channel?: (name: string) => { id: number; name: string } | undefined;
-  /** A message of the channel's topic that a topic link follows with the `with` operator (Zulip: its first); undefined for a topic without messages. */
+  /** The message of the channel's topic that a topic link follows with the `with` operator (Zulip: its latest, FL 400); undefined for a topic without messages. */
   topicMessage?: (channelId: number, topic: string) => number | undefined;
   group?: (name: string) => { id: number; name: string } | undefined;
   /** A system group by its name (`role:members`), which may only be mentioned silently (FL 333): its ID and display name. */
@@ -166,7 +166,7 @@ const EMPTY_TOPIC_FALLBACK_NAME = 'general chat';
 
 /**
  * `#**channel**`, `#**channel>topic**` (FL 347: following the topic's moves
- * with its first message as the `with` operand, when it has one) and
+ * with one of its messages as the `with` operand, its latest since FL 400) and
  * `#**channel>topic@id**` (FL 319: a `message-link` to one message). The
  * topic may be empty (FL 346): shown as Zulip's fallback name in `<em>`.
  */
@@ -182,8 +182,8 @@ inlineRule('channel_link', '#', /#\*\*([^*\n]+?)\*\*/, (m, env) => {
   const shown = `#${escapeHtml(channel.name)} &gt; ${topic === '' ? `<em>${EMPTY_TOPIC_FALLBACK_NAME}</em>` : escapeHtml(topic)}`;
   const topicUrl = `${base}/topic/${hashComponent(topic)}`;
   if (near) return `<a class="message-link" href="${topicUrl}/near/${near[1]}">${shown} @ 💬</a>`;
-  const first = env.opts.topicMessage?.(channel.id, topic);
-  return `<a class="stream-topic" data-stream-id="${channel.id}" href="${first === undefined ? topicUrl : `${topicUrl}/with/${first}`}">${shown}</a>`;
+  const latest = env.opts.topicMessage?.(channel.id, topic);
+  return `<a class="stream-topic" data-stream-id="${channel.id}" href="${latest === undefined ? topicUrl : `${topicUrl}/with/${latest}`}">${shown}</a>`;
 });
 
 inlineRule('time', '<', /<time:([^>\n]+)>/, (m) => {

@@ -205,7 +205,8 @@ export function renderOptions(state: Readonly<RealmState>, user: UserRecord): Re
     },
     topicMessage: (channelId, topic) => {
       const t = state.topics.get(channelId)?.get(topic.toLowerCase());
-      return t ? (t.minId ?? t.maxId) : undefined;
+      // The latest message of the topic (FL 400; its oldest from FL 347).
+      return t?.maxId;
     },
     group: (name) => mentionableGroup(state, name),
     systemGroup: (name) => {
