@@ -915,3 +915,106 @@ t.test('changelog - a topic link follows the topic with its latest message (FL 4
   t.match(html, new RegExp(`class="stream-topic"[^>]*href="[^"]*/with/${latest.id}"`), 'with/<the latest message>');
   t.notMatch(html, new RegExp(`/with/${first.id}"`), 'not the first');
 });
+
+t.test('changelog - behaviour of levels 359-392: bot owners (359), archived channels (360, 362), edit and move timestamps (365), is:muted (366), resolving (367), the empty topic (370, 372), deactivation (377), settings (383), spectators (387), deactivated groups (391), channel topics_policy (392)', async (t) => {
+  const channel = uniq('fl360');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  const { stream_id: channelId } = await as.owner.ok('GET', '/get_stream_id', { stream: channel });
+  // 359: a bot given to a new owner keeps its channels.
+  const bot = (await as.member.ok('POST', '/bots', { full_name: 'Keeper Bot', short_name: uniq('keeper') })).user_id;
+  await as.member.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [bot] });
+  await as.admin.ok('PATCH', `/bots/${bot}`, { bot_owner_id: s.demo.member2.userId });
+  t.ok((await as.owner.ok('GET', `/streams/${channelId}/members`)).subscribers.includes(bot), 'the new owner is not subscribed, the bot stays (FL 359)');
+  // 365: a move alone sets last_moved_timestamp, not last_edit_timestamp.
+  const topic = uniq('t');
+  const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'before' });
+  await as.member.ok('PATCH', `/messages/${id}`, { topic: `${topic}-moved` });
+  let m = (await as.member.ok('GET', `/messages/${id}`)).message;
+  t.ok(m.last_moved_timestamp > 0 && !('last_edit_timestamp' in m), 'moved only (FL 365)');
+  await as.member.ok('PATCH', `/messages/${id}`, { content: 'after' });
+  m = (await as.member.ok('GET', `/messages/${id}`)).message;
+  t.ok(m.last_edit_timestamp >= m.last_moved_timestamp, 'edited too');
+  // 366: is:muted matches a muted channel's messages.
+  const other = await as.owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: uniq('m'), content: 'in a muted channel' });
+  await as.member.ok('POST', '/users/me/subscriptions/properties', { subscription_data: [{ stream_id: channelId, property: 'is_muted', value: true }] });
+  const muted = await as.member.ok('GET', '/messages', { anchor: 'newest', num_before: 20, num_after: 0, narrow: [{ operator: 'is', operand: 'muted' }] });
+  t.ok(muted.messages.some((x: any) => x.id === other.id), 'is:muted (FL 366)');
+  await as.member.ok('POST', '/users/me/subscriptions/properties', { subscription_data: [{ stream_id: channelId, property: 'is_muted', value: false }] });
+  // 367: resolving is can_resolve_topics_group's, for administrators too; moving is not.
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { can_resolve_topics_group: { new: GROUP.everyone } }));
+  await as.owner.ok('PATCH', '/realm', { can_resolve_topics_group: { new: GROUP.nobody } });
+  for (const who of ['owner', 'member'] as const) {
+    t.equal(outcome(await as[who].call('PATCH', `/messages/${other.id}`, { topic: `✔ ${(await as.owner.ok('GET', `/messages/${other.id}`)).message.subject}` }), true), "400 BAD_REQUEST You don't have permission to resolve topics in this channel.", `${who} may not resolve (FL 367)`);
+  }
+  await as.member.ok('PATCH', `/messages/${other.id}`, { topic: uniq('renamed') });
+  await as.owner.ok('PATCH', '/realm', { can_resolve_topics_group: { new: GROUP.members } });
+  const subject = (await as.owner.ok('GET', `/messages/${other.id}`)).message.subject;
+  await as.member.ok('PATCH', `/messages/${other.id}`, { topic: `✔ ${subject}` });
+  t.equal(outcome(await as.guest.call('PATCH', `/messages/${other.id}`, { topic: subject })), '400 BAD_REQUEST', 'a guest, outside role:members, may not unresolve');
+  await as.member.ok('PATCH', `/messages/${other.id}`, { topic: subject });
+  // 370, 372: '(no topic)' is the empty topic in scheduled messages and typing notices.
+  const sm = await as.member.ok('POST', '/scheduled_messages', { type: 'stream', to: channelId, topic: '(no topic)', content: 'later', scheduled_delivery_timestamp: Math.floor(Date.now() / 1000) + 3600 });
+  t.teardown(() => as.member.call('DELETE', `/scheduled_messages/${sm.scheduled_message_id}`));
+  t.equal((await as.member.ok('GET', '/scheduled_messages')).scheduled_messages.find((x: any) => x.scheduled_message_id === sm.scheduled_message_id).topic, '', 'scheduled (FL 370)');
+  const typing = await register(as.owner, { event_types: ['typing'], client_capabilities: { stream_typing_notifications: true, empty_topic_name: true } });
+  await as.member.ok('POST', '/typing', { type: 'stream', op: 'start', stream_id: channelId, topic: '(no topic)' });
+  t.equal((await waitFor(typing, (e) => e.type === 'typing')).topic, '', 'typing (FL 372)');
+  await as.member.ok('POST', '/typing', { type: 'stream', op: 'stop', stream_id: channelId, topic: '' });
+  // 360, 362: an archived channel's messages stay readable; its subscribers and privacy can change.
+  const msg = await as.owner.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'last', content: 'before archiving' });
+  await as.owner.ok('DELETE', `/streams/${channelId}`);
+  t.equal((await as.member.ok('GET', `/messages/${msg.id}`)).message.content, '<p>before archiving</p>', 'GET /messages/{id} in an archived channel (FL 360)');
+  t.ok(Array.isArray((await as.member.ok('GET', `/messages/${msg.id}/read_receipts`)).user_ids), 'and its read receipts');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: channel }], principals: [s.demo.moderator.userId] });
+  t.equal((await as.owner.ok('GET', `/users/${s.demo.moderator.userId}/subscriptions/${channelId}`)).is_subscribed, true, 'subscribed to an archived channel (FL 362)');
+  await as.owner.ok('DELETE', '/users/me/subscriptions', { subscriptions: [channel], principals: [s.demo.moderator.userId] });
+  await as.owner.ok('PATCH', `/streams/${channelId}`, { is_private: true });
+  t.equal((await as.owner.ok('GET', `/streams/${channelId}`)).stream.invite_only, true, 'made private while archived');
+  await as.owner.ok('PATCH', `/streams/${channelId}`, { is_private: false });
+  const never = await as.moderator.ok('POST', '/register', { fetch_event_types: ['subscription'], client_capabilities: { archived_channels: true } });
+  t.ok(never.unsubscribed.concat(never.never_subscribed).some((c: any) => c.stream_id === channelId), 'never_subscribed (or unsubscribed) lists it with archived_channels');
+  // 377: a deactivated user's channels' subscribers hear peer_remove.
+  const leaver = await newPerson(s);
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [leaver.userId] });
+  const peers = await register(as.member, { event_types: ['subscription'] });
+  await as.owner.ok('DELETE', `/users/${leaver.userId}`);
+  t.match(await waitFor(peers, (e) => e.op === 'peer_remove' && e.user_ids.includes(leaver.userId)), { stream_ids: [1] }, 'peer_remove on deactivation (FL 377)');
+  // 383: the list of topics as a channel's default view.
+  await as.member.ok('PATCH', '/settings', { web_channel_default_view: 3 });
+  t.equal((await as.member.ok('POST', '/register', { fetch_event_types: ['user_settings'] })).user_settings.web_channel_default_view, 3, 'web_channel_default_view 3 (FL 383)');
+  await as.member.ok('PATCH', '/settings', { web_channel_default_view: 1 });
+  // 387: without web-public access, GET /users needs credentials.
+  t.equal(outcome(await new Api(s.api.base).call('GET', '/users')), '401 UNAUTHORIZED', 'GET /users without credentials (FL 387)');
+  // 391: a deactivated group's members and subgroups still change.
+  const group = (await as.member.ok('POST', '/user_groups/create', { name: uniq('dormant'), description: '', members: [s.demo.member1.userId] })).group_id;
+  const sub = (await as.member.ok('POST', '/user_groups/create', { name: uniq('dormant-sub'), description: '', members: [s.demo.member1.userId] })).group_id;
+  await as.member.ok('POST', `/user_groups/${group}/deactivate`);
+  await as.member.ok('POST', `/user_groups/${group}/members`, { add: [s.demo.member2.userId] });
+  await as.member.ok('POST', `/user_groups/${group}/subgroups`, { add: [sub] });
+  t.same((await as.member.ok('GET', `/user_groups/${group}/members`, { direct_member_only: true })).members.sort(), [s.demo.member1.userId, s.demo.member2.userId].sort(), 'members of a deactivated group (FL 391)');
+  t.same((await as.member.ok('GET', `/user_groups/${group}/subgroups`, { direct_subgroup_only: true })).subgroups, [sub], 'and its subgroups');
+  // 392: a channel's topics_policy is for administrators and can_set_topics_policy_group.
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { can_set_topics_policy_group: { new: GROUP.members } }));
+  await as.owner.ok('PATCH', '/realm', { can_set_topics_policy_group: { new: GROUP.nobody } });
+  const own = uniq('own');
+  await as.member.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: own }] });
+  const { stream_id: ownId } = await as.member.ok('GET', '/get_stream_id', { stream: own });
+  t.equal(outcome(await as.member.call('PATCH', `/streams/${ownId}`, { topics_policy: 'disable_empty_topic' }), true), '400 BAD_REQUEST Insufficient permission', "a member outside the group, though administering the channel (FL 392)");
+  t.equal(outcome(await as.member.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('tp') }], topics_policy: 'disable_empty_topic' }), true), '400 BAD_REQUEST Insufficient permission', 'nor on creation');
+  await as.admin.ok('PATCH', '/streams/1', { topics_policy: 'disable_empty_topic' });
+  t.equal((await as.member.ok('GET', '/streams/1')).stream.topics_policy, 'disable_empty_topic', 'an administrator may, whatever the group');
+  t.equal(outcome(await as.member.call('POST', '/messages', { type: 'stream', to: 'general', topic: '', content: 'x' }), true), '400 BAD_REQUEST Sending messages to the general chat is not allowed in this channel.', 'and the policy holds');
+  await as.admin.ok('PATCH', '/streams/1', { topics_policy: 'inherit' });
+});
+
+t.test('changelog - POST /users/me/subscriptions puts the channels it creates in a folder: folder_id (FL 389)', async (t) => {
+  const folder = (await as.admin.ok('POST', '/channel_folders/create', { name: uniq('F'), description: '' })).channel_folder_id;
+  const q = await register(as.member, { event_types: ['stream'] });
+  const name = uniq('foldered');
+  await as.member.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], folder_id: folder });
+  const { stream_id } = await as.member.ok('GET', '/get_stream_id', { stream: name });
+  t.equal((await as.member.ok('GET', `/streams/${stream_id}`)).stream.folder_id, folder, 'in the folder');
+  t.equal((await waitFor(q, (e) => e.type === 'stream' && e.op === 'create')).streams[0].folder_id, folder, 'and the create event says so');
+  t.equal(outcome(await as.member.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('nofolder') }], folder_id: 999_999 }), true), '400 BAD_REQUEST Invalid channel folder ID');
+  t.equal((await as.member.ok('GET', `/streams/${(await as.member.ok('GET', '/get_stream_id', { stream: 'general' })).stream_id}`)).stream.folder_id, null, 'others stay outside folders');
+});

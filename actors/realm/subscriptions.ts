@@ -92,6 +92,8 @@ export const subscribe = action({
     historyPublicToSubscribers: z.boolean().nullable(),
     messageRetentionDays: Retention.nullable(),
     topicsPolicy: TopicsPolicy.nullable(),
+    /** The folder of the channels created (FL 389); null: none. */
+    folderId: z.number().int().nullable().default(null),
     groups: z.record(z.string(), GroupSettingValue),
     announce: z.boolean(),
     /** `send_new_subscription_messages` (FL 397); absent is true, as in Zulip. */
@@ -140,6 +142,7 @@ export const subscribe = action({
       if (msg.isDefaultStream && !isAdmin(actor)) throw badRequest('Insufficient permission');
       if (msg.isDefaultStream && msg.inviteOnly) throw badRequest('A default channel cannot be private.');
       if (msg.topicsPolicy !== null && !canSetTopicsPolicy(state, actor)) throw badRequest('Insufficient permission');
+      if (msg.folderId !== null && !state.org.folders.has(msg.folderId)) throw badRequest('Invalid channel folder ID');
       targets.push({
         create: {
           name,
@@ -154,7 +157,7 @@ export const subscribe = action({
           creatorId: actor.id,
           isDefault: msg.isDefaultStream,
           firstMessageId: null,
-          folderId: null,
+          folderId: msg.folderId,
           isArchived: false,
           groups: {
             can_add_subscribers_group: GROUP_ID['role:nobody'],

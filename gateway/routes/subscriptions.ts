@@ -27,6 +27,8 @@ export const subscribe = route({
     history_public_to_subscribers: bool().optional(),
     message_retention_days: Retention.optional(),
     topics_policy: str().pipe(TopicsPolicy).optional(),
+    /** The channel folder the created channels go in (FL 389). */
+    folder_id: int().optional(),
     ...Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((k) => [k, json(GroupSettingValue).optional()])) as Record<(typeof CHANNEL_GROUP_SETTINGS)[number], z.ZodOptional<ReturnType<typeof json<typeof GroupSettingValue>>>>,
   },
   async handle(ctx, p) {
@@ -47,6 +49,7 @@ export const subscribe = route({
       historyPublicToSubscribers: p.history_public_to_subscribers ?? null,
       messageRetentionDays: p.message_retention_days ?? null,
       topicsPolicy: p.topics_policy ?? null,
+      folderId: p.folder_id ?? null,
       groups,
       announce: p.announce ?? false,
       sendNewSubscriptionMessages: p.send_new_subscription_messages,
