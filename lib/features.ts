@@ -551,7 +551,9 @@ const CONTRACT: readonly Feature[] = [
   { level: 413, what: 'legacy push payloads: no content_truncated, no zulip_message_id in FCM removals, no server or realm_id in APNs', done: true, test: T('push', 'push - a direct message to a user with a device: the payloads the apps parse; reading it removes it') },
   { level: 414, what: 'order of channel folders; PATCH /channel_folders reorders them', routes: ['PATCH /channel_folders'], test: T('channel_folders', 'channel folders - update, archive, reorder; channels in folders') },
   { level: 415, what: 'note on reminders; max_reminder_note_length', missing: 'no message reminders' },
-  { level: 416, what: 'welcome_message_custom_text (invitations and the realm setting); POST /realm/test_welcome_bot_custom_message', missing: 'POST /realm/test_welcome_bot_custom_message is not served' },
+  // The realm setting and the invitations' text (administrators only), sent by Welcome Bot.
+  { level: 416, what: 'welcome_message_custom_text on POST /invites, POST /invites/multiuse and PATCH /realm', routes: ['POST /invites', 'POST /invites/multiuse', 'PATCH /realm'], test: T('system-bots', 'system bots - welcome_message_custom_text: who may set it, its limits, and which text a new user gets') },
+  { level: 416, what: 'POST /realm/test_welcome_bot_custom_message', routes: ['POST /realm/test_welcome_bot_custom_message'], test: T('changelog', 'changelog - POST /realm/test_welcome_bot_custom_message: Welcome Bot sends the administrator the text (FL 416), for every role') },
   { level: 417, what: 'POST /channels/create', missing: 'POST /channels/create is not served' },
   { level: 418, what: 'channel_folder reorder events', done: true, test: T('channel_folders', 'channel folders - snapshot plus channel_folder events equals a fresh register') },
   { level: 419, what: 'simplified_presence_events client capability: presence events keyed by user ID', done: true, test: T('typing_presence', 'presence - snapshot plus presence events equals a fresh register, slim and legacy') },

@@ -1018,3 +1018,16 @@ t.test('changelog - POST /users/me/subscriptions puts the channels it creates in
   t.equal(outcome(await as.member.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: uniq('nofolder') }], folder_id: 999_999 }), true), '400 BAD_REQUEST Invalid channel folder ID');
   t.equal((await as.member.ok('GET', `/streams/${(await as.member.ok('GET', '/get_stream_id', { stream: 'general' })).stream_id}`)).stream.folder_id, null, 'others stay outside folders');
 });
+
+t.test('changelog - POST /realm/test_welcome_bot_custom_message: Welcome Bot sends the administrator the text (FL 416), for every role', async (t) => {
+  const q = await register(as.admin, { event_types: ['message'] });
+  const text = `Welcome! ${uniq('custom')}`;
+  const outcomes = await asEveryone(s, 'POST', '/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: text }, true);
+  const refused = '400 UNAUTHORIZED_PRINCIPAL Must be an organization administrator';
+  t.same(outcomes, { owner: 'ok', admin: 'ok', moderator: refused, member: refused, guest: refused, bot: refused, anonymous: '401 UNAUTHORIZED Missing authorization header for basic auth' });
+  const { message_id } = await as.admin.ok('POST', '/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: text });
+  const got = await waitFor(q, (e) => e.type === 'message' && e.message.id === message_id);
+  t.same([got.message.sender_email, got.message.type, got.message.content], ['welcome-bot@zulip.com', 'private', text], 'the text alone, from Welcome Bot, to the administrator');
+  t.equal(outcome(await as.admin.call('POST', '/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: '' }), true), '400 BAD_REQUEST Message must not be empty');
+  t.equal(outcome(await as.admin.call('POST', '/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'x'.repeat(8001) })), '400 BAD_REQUEST', 'at most 8000 characters');
+});

@@ -525,7 +525,7 @@ t.test('python scenario - people: invitations, new members, keys, leaving', asyn
   const byOwner = step(t, owner, [
     'POST /invites', 'POST /invites/multiuse', 'GET /invites', 'POST /invites/{invite_id}/resend', 'DELETE /invites/{invite_id}', 'DELETE /invites/multiuse/{invite_id}',
     'GET /server_settings', 'POST /users', 'PATCH /users/{user_id}', 'GET /users/{user_id}', 'DELETE /users/{user_id}', 'POST /users/{user_id}/reactivate', 'POST /fetch_api_key', 'POST /jwt/fetch_api_key',
-    'POST /calls/videoprovider/register', 'POST /calls/videoprovider/create', 'POST /users/{user_id}/status', 'GET /users/{user_id}/status',
+    'POST /calls/videoprovider/register', 'POST /calls/videoprovider/create', 'POST /users/{user_id}/status', 'GET /users/{user_id}/status', 'POST /realm/test_welcome_bot_custom_message',
   ], `
 invitee = ${J(`py-invitee-${tag}@invitee.example`)}
 ok(client.call_endpoint("invites", method="POST", request={"invitee_emails": invitee, "stream_ids": [${streamId}]}))
@@ -545,13 +545,15 @@ inactive = ok(client.get_user_by_id(uid))["user"]["is_active"]
 ok(client.reactivate_user_by_id(uid))
 ok(client.call_endpoint(f"users/{uid}/status", method="POST", request={"status_text": "Set by an administrator"}))
 set_status = ok(client.call_endpoint(f"users/{uid}/status", method="GET"))["status"]
+welcome_test = ok(client.call_endpoint("realm/test_welcome_bot_custom_message", method="POST", request={"welcome_message_custom_text": "Welcome, from Python"}))["message_id"]
 anon = zulip.Client(email=${J(email)}, api_key="x" * 32, site=client.base_url[:-len("/api/")])
 key = ok(anon.call_endpoint("fetch_api_key", method="POST", request={"username": ${J(email)}, "password": ${J(password)}}))["api_key"]
 jwt = anon.call_endpoint("jwt/fetch_api_key", method="POST", request={"token": ${J(await new SignJWT({ email: member2.email }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(JWT_SECRET)))}, "include_profile": True})
 video = [client.call_endpoint("calls/videoprovider/register", method="POST"), client.call_endpoint("calls/videoprovider/create", method="POST")]
-print(json.dumps({"left": [inv["id"] in left, multi["id"] in left], "uid": uid, "inactive": inactive, "key": key, "jwt": jwt, "video": [[v["result"], v.get("msg")] for v in video], "set_status": set_status}))`);
+print(json.dumps({"left": [inv["id"] in left, multi["id"] in left], "uid": uid, "inactive": inactive, "key": key, "jwt": jwt, "video": [[v["result"], v.get("msg")] for v in video], "set_status": set_status, "welcome_test": welcome_test}))`);
   t.same(byOwner.left, [false, false], 'revoked invitations are gone');
   t.same(byOwner.set_status, { status_text: 'Set by an administrator' }, 'an administrator set the newcomer\'s status (FL 407)');
+  t.type(byOwner.welcome_test, 'number', 'Welcome Bot sent the test message (FL 416)');
   t.equal(byOwner.inactive, false);
   t.match(byOwner.key, /^[A-Za-z0-9]{32}$/);
   if (cluster && byOwner.jwt.result === 'error') t.match(byOwner.jwt, { msg: /JWT authentication is not enabled/ });

@@ -23,6 +23,7 @@ import { listSubscriptions, subscribe, subscriptionStatus } from './subscription
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
+import { testWelcomeBotCustomMessage } from './system_bots.ts';
 import { convertDemoOrganization, setRealmDeactivated } from './organization.ts';
 import { operatorIdentity, reloadClients, resetApiKey, setBillingAdmin, setPassword } from './operator.ts';
 import { writeCheckpoint } from './checkpoint_action.ts';
@@ -90,6 +91,7 @@ export const realmHandlers = {
   unsubscribe,
   updateSubscriptionProperties,
   updateRealm,
+  testWelcomeBotCustomMessage,
   createChannelFolder: createFolder,
   listChannelFolders: listFolders,
   updateChannelFolder: updateFolder,

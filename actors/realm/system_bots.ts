@@ -14,13 +14,15 @@
  * one (`ensureSystemBots`). Their messages are planned, stored and announced
  * inside the action that causes them, in its commit (`sendAsSystemBot`).
  */
-import { ApiError } from '../../lib/errors.ts';
+import { z } from 'zod';
+import { ApiError, badRequest } from '../../lib/errors.ts';
 import type { StoredMessage, UserRecord } from '../../storage/tables.ts';
 import type { Delivery } from '../events/delivery.ts';
 import type { UserObject } from '../events/schema.ts';
 import { formatUser } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
-import type { Tx } from '../runtime/action.ts';
+import { defineAction, type Tx } from '../runtime/action.ts';
+import { actingUser } from './access.ts';
 import { applySend, planSend, sendDelivery, type SendRequest } from './messages.ts';
 import type { RealmState } from './state.ts';
 import { addUser } from './users.ts';
@@ -115,3 +117,32 @@ function announceSignup(state: RealmState, tx: Tx, user: UserRecord): Array<Stor
   if (humans <= 1) return [];
   return [sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: channel.id, topic: 'signups', content: `${silentMention(user)} joined this organization.` })];
 }
+
+/** Zulip's MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH. */
+const MAX_WELCOME_TEXT = 8000;
+
+/**
+ * POST /realm/test_welcome_bot_custom_message (FL 416): Welcome Bot sends
+ * the acting administrator the custom text alone, as a new user would get it
+ * after the greeting; the reply names that message.
+ */
+export const testWelcomeBotCustomMessage = defineAction<RealmState>()({
+  type: 'testWelcomeBotCustomMessage',
+  fields: z.object({ text: z.string() }),
+  check(state, msg) {
+    const user = actingUser(state, msg.caller);
+    if (!isAdmin(user)) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator', 400);
+    if ([...msg.text].length > MAX_WELCOME_TEXT) throw badRequest(`welcome_message_custom_text is too long (limit: ${MAX_WELCOME_TEXT} characters).`);
+    if (msg.text.length === 0) throw badRequest('Message must not be empty');
+    return { user, text: msg.text, sent: null as StoredMessage | null };
+  },
+  apply(state, p, tx) {
+    ensureSystemBots(state, tx);
+    p.sent = sendAsSystemBot(state, tx, 'welcome', { recipientType: 'private', to: [p.user.id], topic: null, content: p.text });
+    if (!p.sent) throw badRequest('Welcome Bot could not send the message');
+    return { message_id: p.sent.id };
+  },
+  events(state, p) {
+    return systemBotDeliveries(state, [p.sent]);
+  },
+});

@@ -171,6 +171,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
 
   // ---- organization
   // The settings that changed (FL 150): "updated" for a string, else the value; a permission as its group-setting value.
+  'POST /realm/test_welcome_bot_custom_message': fields({ message_id: Id }, ADMIN),
   'PATCH /realm': fields({ ...Object.fromEntries([...Object.keys(PLAIN), ...Object.keys(REALM_GROUP_SETTINGS)].map((k) => [k, z.union([z.string(), z.number(), z.boolean(), z.null(), GroupSettingValue]).optional()])), realm_uri: z.string().optional(), realm_url: z.string().optional() }, ADMIN),
   'POST /realm/deactivate': empty(ADMIN),
   'GET /realm/linkifiers': fields({ linkifiers: z.array(LinkifierObject) }),

@@ -11,7 +11,7 @@ import { realmPresence, setEditTyping, setTyping, updatePresence, userPresence }
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
-import { deactivateRealm, updateRealm } from './realm.ts';
+import { deactivateRealm, testWelcomeBotCustomMessage, updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
 import { createZoomCall } from './zoom.ts';
@@ -75,6 +75,7 @@ export const ROUTES: Route[] = [
   updateSubscriptionProperties,
   updateSubscriptionProperty,
   updateRealm,
+  testWelcomeBotCustomMessage,
   deactivateRealm,
   createChannelFolder,
   listChannelFolders,

@@ -91,3 +91,14 @@ export const deactivateRealm = route({
     return {};
   },
 });
+
+/** Welcome Bot sends the administrator a custom welcome text to preview (FL 416). */
+export const testWelcomeBotCustomMessage = route({
+  method: 'POST',
+  path: '/realm/test_welcome_bot_custom_message',
+  auth: 'required',
+  params: { welcome_message_custom_text: str() },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'testWelcomeBotCustomMessage', caller: caller(ctx), text: p.welcome_message_custom_text });
+  },
+});
