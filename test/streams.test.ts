@@ -34,7 +34,15 @@ t.test('streams - GET /streams lists what each role may see, with its filters', 
   t.ok((await ids(guest)).includes(1), 'guests see general, which they are in');
   t.notOk((await ids(admin)).includes(priv.id), 'by default, not even administrators get private channels they are not in');
   t.ok((await ids(admin, { include_all: true })).includes(priv.id), 'include_all gives administrators every channel');
-  isError(t, await mateo.get('/streams', { include_all: true }), 400, 'BAD_REQUEST', /not authorized/);
+  // FL 356: include_all (include_all_active before) for every role: the channels whose metadata each may see.
+  for (const flag of ['include_all', 'include_all_active']) {
+    const all = await ids(mateo, { [flag]: true });
+    t.ok(all.includes(pub.id) && !all.includes(priv.id), `${flag} for a member: public channels, not a private one they are not in (FL 356)`);
+    const guests = await ids(guest, { [flag]: true, include_subscribed: false });
+    t.ok(guests.includes(1) && !guests.includes(pub.id), `${flag} for a guest: only their channels`);
+  }
+  const content = await ids(mateo, { include_public: false, include_subscribed: false, include_can_access_content: true });
+  t.ok(content.includes(pub.id) && !content.includes(priv.id), 'include_can_access_content: the channels whose messages the member may read (FL 356)');
   t.notOk((await ids(maria, { include_public: false, include_subscribed: false })).length, 'no filter, no channels');
   const withDefault = (await owner.ok('GET', '/streams', { include_default: true })).streams;
   t.equal(withDefault.find((x: any) => x.stream_id === 1).is_default, true, 'general is a default channel');
