@@ -140,9 +140,6 @@ export function formatChannel(c: ChannelRecord, activity: ChannelActivity): Chan
     stream_weekly_traffic: activity.weeklyTraffic,
     subscriber_count: activity.subscriberCount,
     ...channelGroups(c.groups, activity.isActive),
-    // Who may subscribe themselves (FL 357): nobody by this permission here (a private channel is joined by
-    // being added), which zulip-flutter requires on every channel object.
-    can_subscribe_group: GROUP_ID['role:nobody'],
   };
 }
 

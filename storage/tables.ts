@@ -224,10 +224,11 @@ export const CHANNEL_GROUP_SETTINGS = [
   'can_move_messages_out_of_channel_group',
   'can_move_messages_within_channel_group',
   'can_resolve_topics_group',
+  'can_subscribe_group',
 ] as const;
 export type ChannelGroupSetting = (typeof CHANNEL_GROUP_SETTINGS)[number];
 /** Channel permissions added after channels were first stored: rows written before them read as role:nobody (group 8), Zulip's default. */
-const LATER_CHANNEL_GROUP_SETTINGS: ReadonlySet<ChannelGroupSetting> = new Set(['can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group']);
+const LATER_CHANNEL_GROUP_SETTINGS: ReadonlySet<ChannelGroupSetting> = new Set(['can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group', 'can_subscribe_group']);
 
 export const ChannelRecord = z.object({
   id: Id,

@@ -1031,3 +1031,23 @@ t.test('changelog - POST /realm/test_welcome_bot_custom_message: Welcome Bot sen
   t.equal(outcome(await as.admin.call('POST', '/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: '' }), true), '400 BAD_REQUEST Message must not be empty');
   t.equal(outcome(await as.admin.call('POST', '/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'x'.repeat(8001) })), '400 BAD_REQUEST', 'at most 8000 characters');
 });
+
+t.test('changelog - can_subscribe_group: who may subscribe themselves to a private channel, set on creation and by PATCH, with its event (FL 357)', async (t) => {
+  const name = uniq('joinable');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], invite_only: true, can_subscribe_group: JSON.stringify({ direct_members: [s.demo.member1.userId], direct_subgroups: [] }) });
+  const { stream_id: id } = await as.owner.ok('GET', '/get_stream_id', { stream: name });
+  t.same((await as.owner.ok('GET', `/streams/${id}`)).stream.can_subscribe_group, { direct_members: [s.demo.member1.userId], direct_subgroups: [] }, 'set on creation');
+  t.equal((await as.owner.ok('GET', '/streams/1')).stream.can_subscribe_group, GROUP.nobody, 'nobody by default');
+  t.equal(outcome(await as.member.call('POST', '/users/me/subscriptions', { subscriptions: [{ name }] })), 'ok', 'a member of the group subscribes themselves');
+  t.ok((await as.owner.ok('GET', `/streams/${id}/members`)).subscribers.includes(s.demo.member1.userId));
+  const other = await s.api.as(s.demo.member2).call('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  t.notOk((await as.owner.ok('GET', `/streams/${id}/members`)).subscribers.includes(s.demo.member2.userId), `another member may not (${other.status})`);
+  const q = await register(as.member, { event_types: ['stream'] });
+  await as.owner.ok('PATCH', `/streams/${id}`, { can_subscribe_group: { new: GROUP.members } });
+  t.match(await waitFor(q, (e) => e.type === 'stream' && e.property === 'can_subscribe_group'), { op: 'update', stream_id: id, value: GROUP.members }, 'the update event');
+  await s.api.as(s.demo.member2).ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  t.ok((await as.owner.ok('GET', `/streams/${id}/members`)).subscribers.includes(s.demo.member2.userId), 'now every member may');
+  await as.guest.call('POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+  t.notOk((await as.owner.ok('GET', `/streams/${id}/members`)).subscribers.includes(s.demo.guest.userId), 'a guest never by this group');
+  t.equal(outcome(await as.owner.call('PATCH', `/streams/${id}`, { can_subscribe_group: { new: GROUP.everyone } })), '400 BAD_REQUEST', 'role:everyone is not allowed');
+});

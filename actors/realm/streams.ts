@@ -42,13 +42,13 @@ export const channelObject = (state: Readonly<RealmState>, c: ChannelRecord): Ch
 /** Whether the user may see that the channel exists, its name, description and subscribers (metadata access). */
 export function hasMetadataAccess(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
   if (isAdmin(user) || canAccess(state, c, user)) return true;
-  return !isGuest(user) && state.can(c.groups.can_add_subscribers_group, user);
+  return !isGuest(user) && (state.can(c.groups.can_add_subscribers_group, user) || state.can(c.groups.can_subscribe_group, user));
 }
 
 /** Whether the user may read the channel's messages (content access; Zulip's `user_has_content_access`). */
 export function hasContentAccess(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
   if (canAccess(state, c, user)) return true;
-  return c.inviteOnly && !isGuest(user) && state.can(c.groups.can_add_subscribers_group, user);
+  return c.inviteOnly && !isGuest(user) && (state.can(c.groups.can_add_subscribers_group, user) || state.can(c.groups.can_subscribe_group, user));
 }
 
 /** Who may choose a channel's topics_policy (FL 392): organization administrators, and can_set_topics_policy_group. */
@@ -111,6 +111,7 @@ export const CHANNEL_PERMISSIONS: Readonly<Record<ChannelGroupSetting, Permissio
   can_move_messages_out_of_channel_group: permission(true, true, 'role:nobody'),
   can_move_messages_within_channel_group: permission(true, true, 'role:nobody'),
   can_resolve_topics_group: permission(true, true, 'role:nobody'),
+  can_subscribe_group: permission(true, false, 'role:nobody'),
 };
 
 /**
@@ -398,7 +399,7 @@ export const updateStream = action({
       if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
       const value = checkGroupValue(state, name, change.new, CHANNEL_PERMISSIONS[key]);
       if (sameGroupValue(value, current)) continue;
-      if (key === 'can_add_subscribers_group' && !hasContentAccess(state, c, user)) throw badRequest('Channel content access is required.');
+      if ((key === 'can_add_subscribers_group' || key === 'can_subscribe_group') && !hasContentAccess(state, c, user)) throw badRequest('Channel content access is required.');
       if (DELETE_POLICY_SETTINGS.includes(key) && !canSetDeletePolicy(state, user)) throw badRequest('Insufficient permission');
       next.groups[key] = value;
       events.push({ property: key, value });

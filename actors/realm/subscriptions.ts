@@ -129,7 +129,9 @@ export const subscribe = action({
       seen.add(name.toLowerCase());
       const existing = state.channelsByName.get(name.toLowerCase());
       if (existing) {
-        if (canAddSubscribers(state, existing, actor) || (!addingOthers && existing.inviteOnly && state.isSubscribed(existing.id, actor.id))) targets.push({ existing: existing.id });
+        // can_subscribe_group (FL 357): its members, guests excepted, subscribe themselves to a private channel.
+        const joins = !addingOthers && existing.inviteOnly && (state.isSubscribed(existing.id, actor.id) || (!isGuest(actor) && state.can(existing.groups.can_subscribe_group, actor)));
+        if (canAddSubscribers(state, existing, actor) || joins) targets.push({ existing: existing.id });
         else if (!canAccess(state, existing, actor)) unauthorized.push(existing.name);
         else if (addingOthers) throw badRequest(`Insufficient permission to add subscribers to channel ${existing.name}`);
         else targets.push({ existing: existing.id });
@@ -170,6 +172,7 @@ export const subscribe = action({
             can_move_messages_out_of_channel_group: GROUP_ID['role:nobody'],
             can_move_messages_within_channel_group: GROUP_ID['role:nobody'],
             can_resolve_topics_group: GROUP_ID['role:nobody'],
+            can_subscribe_group: GROUP_ID['role:nobody'],
             ...groups,
           },
         },
