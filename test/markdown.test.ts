@@ -47,7 +47,7 @@ t.test('markdown - channel and topic links, time, emoji, math', async (t) => {
   t.match((await render('```math\n\\frac{1}{2}\n```')).content, /^<span class="katex-display">/);
 });
 
-t.test('markdown - topic links follow the topic with its first message (FL 347), message links (FL 319), the empty topic (FL 346)', async (t) => {
+t.test('markdown - topic links follow the topic with its latest message (FL 347, 400), message links (FL 319), the empty topic (FL 346)', async (t) => {
   const base = `/#narrow/channel/${streamId}-${channel}`;
   const topic = uniq('linked');
   const first = await owner.ok('POST', '/messages', { type: 'stream', to: channel, topic, content: 'first' });
