@@ -244,7 +244,7 @@ t.test('message flags - marking unread sticks, also for messages sent before the
   const id = await channelId(name);
   const older = [];
   for (let i = 0; i < 3; i++) older.push((await owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'old', content: `m${i}` })).id as number);
-  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [person.userId] });
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], send_new_subscription_messages: false, principals: [person.userId] });
   t.same(await flagsOf(api, older[0]!), ['read', 'historical']);
 
   await api.ok('POST', '/messages/flags', { messages: [older[0]], op: 'remove', flag: 'read' });
