@@ -162,8 +162,10 @@ if bash scripts/services.sh start all; then
     export PARLEY_OUTBOX_DIR="$ROOT/.parley/cluster-outbox"
     rm -rf "$PARLEY_OUTBOX_DIR"
     # Every file of the suite acts as the same demo users, for minutes: they get load-test rate budgets
-    # (loadTestLimits); the rate-limit and queue-cap tests use users of their own with the defaults.
+    # (loadTestLimits); the rate-limit and queue-cap tests use users of their own with the defaults. And they
+    # may create as many channels as they do together (each file of the embedded run has a server of its own).
     PARLEY_RATE_LIMIT_OVERRIDES=$(node --import tsx -e "import('./lib/demo.ts').then((m) => console.log(m.loadTestLimits().PARLEY_RATE_LIMIT_OVERRIDES))") \
+    PARLEY_CHANNEL_CREATION_LIMIT=100000/600 \
     PARLEY_HEARTBEAT_SECS=2 PARLEY_CASSANDRA_KEYSPACE=parley_ci_$$ PARLEY_LOG_LEVEL=warn PARLEY_DEMO_DIR="$ROOT/.parley/cluster-demo" \
       node --import tsx scripts/cluster.ts --no-services --base-port 19991 >"$LOG_DIR/cluster-processes.log" 2>&1 &
     CLUSTER_PID=$!

@@ -160,7 +160,8 @@ t.test('system bots - notify_referrer_on_join: Notification Bot tells the referr
   const quiet = `${uniq('quiet')}@invitee.example`;
   await mateo.ok('POST', '/invites', { invitee_emails: quiet, stream_ids: [], notify_referrer_on_join: false });
   await signUp(mailedLink(outbox, quiet, '/join/')!, 'Quiet Person');
-  t.notOk((await dms(mateo)).some((m) => m.sender_id === bots[NOTIFICATION].user_id), 'no notice when the inviter asked for none');
+  // (Other Notification Bot DMs may be there: in the cluster run other files subscribe this user to channels, FL 397.)
+  t.notOk((await dms(mateo)).some((m) => m.sender_id === bots[NOTIFICATION].user_id && /Quiet Person.*accepted your invitation/.test(m.content)), 'no notice when the inviter asked for none');
 });
 
 t.test('system bots - announce: Notification Bot announces new channels in new_stream_announcements_stream_id', async (t) => {
