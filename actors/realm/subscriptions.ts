@@ -289,8 +289,8 @@ export const subscribe = action({
     // O(newcomers + colors × subscribers) in time and memory.
     for (const [channelId, userIds] of byChannel) {
       const c = state.channels.get(channelId)!;
-      const activity = channelActivity(state, c);
       const subscribers = state.activeSubscribers(channelId);
+      const activity = channelActivity(state, c, subscribers);
       const alike = new Map<string, { sub: SubscriptionRecord; userIds: number[] }>();
       for (const userId of userIds) {
         const sub = state.subs.get(channelId)!.get(userId)!;
