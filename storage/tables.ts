@@ -738,7 +738,16 @@ export type OrganizationLinkRecord = z.infer<typeof OrganizationLinkRecord>;
  * (`version`; headers written before there was one are 1), the fingerprint of the codecs its rows
  * were written under (`shape`) and the SHA-256 of its chunks' bytes (`checksum`).
  */
-export const RealmCheckpointHead = z.object({ seq: Id, gen: z.string(), chunks: Id, version: Id.default(1), shape: z.string().default(''), checksum: z.string().default('') });
+export const RealmCheckpointHead = z.object({
+  seq: Id,
+  gen: z.string(),
+  chunks: Id,
+  version: Id.default(1),
+  shape: z.string().default(''),
+  checksum: z.string().default(''),
+  /** The image tables it holds (absent: written before the list was kept); a table it lacks is read from the store at load. */
+  tables: z.array(z.string()).optional(),
+});
 export type RealmCheckpointHead = z.infer<typeof RealmCheckpointHead>;
 /** A journal row of a realm: its writes as [table, pk, ck, value as JSON or null for a delete]. */
 export const RealmJournalRow = z.object({ ops: z.array(z.tuple([z.string(), z.string(), z.union([z.number(), z.string()]), z.string().nullable()])) });

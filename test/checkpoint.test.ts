@@ -215,6 +215,45 @@ async function suite(t: Test, store: Store): Promise<void> {
       await writer.commit(seqs.map((seq) => row(seq).delete()));
     }
   });
+
+  await t.test("a checkpoint of an older build that lacks an image table: that table is read from the store, and the next checkpoint holds it", async (t) => {
+    const writer = (await store.claim(`realm:${REALM}`, 6))!;
+    const head = (await T.realmCheckpoints.at(REALM, 'head').get(store))!;
+    t.ok(head.tables?.includes('alert_words'), 'a header lists the tables it holds');
+    // A row the checkpoint and its journal do not have, as written while an older build did not checkpoint the table.
+    const words = [...((await T.alertWords.at(REALM, member2!.userId).get(store)) ?? []), 'only-in-the-table'];
+    await writer.commit([T.alertWords.at(REALM, member2!.userId).put(words)]);
+    const fromTables = dump(await RealmState.load(store, REALM, { fromTables: true }));
+    const listed = await RealmState.load(store, REALM);
+    t.equal(listed.image.stats.loadedFrom, 'checkpoint', 'a header listing the table: the checkpoint is read');
+    t.notOk(listed.alertWords.get(member2!.userId)?.includes('only-in-the-table'), 'and the row it lacks is not seen (the control)');
+    listed.image.close();
+
+    await writer.commit([T.realmCheckpoints.at(REALM, 'head').put({ ...head, tables: head.tables!.filter((x) => x !== 'alert_words') })]);
+    const older = await RealmState.load(store, REALM);
+    t.equal(older.image.stats.loadedFrom, 'checkpoint', 'a header without the table: the checkpoint is read');
+    t.same(older.image.stats.readFromTables, ['alert_words'], 'and that table from the store');
+    t.same(dump(older), fromTables, "the state is the tables'");
+    // The new checkpoint the load began, written as the actor would: it holds the table.
+    for (let i = 0; i < 100 && !older.image.pending; i++) await new Promise((r) => setTimeout(r, 20));
+    for (;;) {
+      const ops = older.image.journalWrites([]);
+      await writer.commit(ops);
+      if (!ops.length || ops.some((op) => op.table === 'realm_checkpoints')) break;
+    }
+    const next = await RealmState.load(store, REALM);
+    t.ok((await T.realmCheckpoints.at(REALM, 'head').get(store))!.tables?.includes('alert_words'), 'the next header lists it again');
+    t.same(next.image.stats.readFromTables, [], 'the next load reads every table from the checkpoint');
+    t.same(dump(next), fromTables, 'with the same state');
+    next.image.close();
+
+    // A header of an older build that lists nothing, under other codecs: it may lack any table.
+    await writer.commit([T.realmCheckpoints.at(REALM, 'head').put({ ...head, tables: undefined, shape: 'older' })]);
+    const unlisted = await RealmState.load(store, REALM);
+    t.equal(unlisted.image.stats.loadedFrom, 'tables', 'a header listing no tables, written under other codecs, is not read');
+    t.same(dump(unlisted), fromTables, "the state is the tables'");
+    unlisted.image.close();
+  });
 }
 
 t.test('checkpoint - embedded store, restart', async (t) => {

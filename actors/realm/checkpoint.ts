@@ -60,6 +60,7 @@ export const IMAGE_TABLES: ReadonlySet<string> = new Set(
     T.channelFolders, T.linkifiers, T.playgrounds, T.invites, T.videoProviderTokens, T.channelTraffic, T.userSettings, T.userSettingsEdited,
     T.realmUserDefaults, T.userGroups, T.profileFields, T.userTopics, T.realmEmoji, T.channelTopics, T.mutedUsers, T.alertWords,
     T.unsubscribeKeys, T.missedEmails, T.pushDevices, T.activePushes, T.userActivity, T.userDigests, T.digestRuns, T.realmExports,
+    T.e2eePushDevices, T.clientDevices,
   ].map((t) => t.schema.name),
 );
 
@@ -97,6 +98,9 @@ type Slice = Array<[string, string, unknown[]]>;
 
 const normalCk = (table: string, ck: Key): Key => (tableSchema(table).ck === 'bigint' ? Number(ck) : String(ck));
 
+/** The image tables as a checkpoint's header lists them. */
+const IMAGE_TABLE_LIST = [...IMAGE_TABLES].sort();
+
 let shape: string | null = null;
 /** A fingerprint of the image tables' codecs: a checkpoint written under others has its rows decoded again. */
 export function imageShape(): string {
@@ -113,6 +117,8 @@ export interface CheckpointStats {
   replayed: number;
   /** The seq of the header loaded (0 without one). */
   checkpointSeq: number;
+  /** Image tables the loaded checkpoint lacked, read from the store (an older build's checkpoint). */
+  readFromTables?: string[];
 }
 
 /** The realm's journal lacks rows between the checkpoint and its newest row. */
@@ -161,11 +167,18 @@ export class RealmImage {
     }
     // Rows written under other codecs (a checkpoint of an older build) are decoded by today's.
     const trusted = head.shape === imageShape();
+    // Image tables an older build did not checkpoint (nor journal): their rows are only in the store. A header
+    // that does not list its tables and was written under other codecs may lack any of them: the tables are read.
+    if (!head.tables && !trusted) return this.openTables(store, head);
+    const held = new Set(head.tables ?? IMAGE_TABLES);
+    const missing = new Set([...IMAGE_TABLES].filter((table) => !held.has(table)));
     try {
       // An empty image (a realm with no rows) is written as no bytes at all.
       if (bytes.length) {
         new Unpackr(MSGPACK).unpackMultiple(bytes, (slice: Slice) => {
           for (const [table, pk, flat] of slice) {
+            // A table no longer in the image (this build does not load it), or read from the store, is left out.
+            if (!IMAGE_TABLES.has(table) || missing.has(table)) continue;
             for (let i = 0; i < flat.length; i += 2) {
               const ck = flat[i] as Key;
               this.put(table, pk, ck, trusted ? flat[i + 1] : decodeRow(table, pk, ck, flat[i + 1]));
@@ -183,7 +196,7 @@ export class RealmImage {
     this.checkpointChunks = head.chunks;
     let replayedTo: { seq: number; replayed: number };
     try {
-      replayedTo = await this.replay(store, head.seq, true);
+      replayedTo = await this.replay(store, head.seq, missing);
     } catch (err) {
       if (!(err instanceof JournalGap)) throw err;
       // A restore of a Cassandra snapshot taken under writes (one table at a time) may lack journal rows
@@ -194,14 +207,14 @@ export class RealmImage {
       return this.openTables(store, head, true);
     }
     this.seq = replayedTo.seq;
-    this.stats = { loadedFrom: 'checkpoint', replayed: replayedTo.replayed, checkpointSeq: head.seq };
-    return imageStore(store, this);
+    this.stats = { loadedFrom: 'checkpoint', replayed: replayedTo.replayed, checkpointSeq: head.seq, readFromTables: [...missing] };
+    return imageStore(store, this, missing);
   }
 
   /** Loading from the tables: what is read is recorded, and written as a checkpoint once loaded. */
   private async openTables(store: Store, head: RealmCheckpointHead | undefined, journalGap = false): Promise<Store> {
     // The journal goes on from the newest row written: a seq is never reused.
-    const afterHead = head && !journalGap ? await this.replay(store, head.seq, false).catch((err: unknown) => (err instanceof JournalGap ? null : Promise.reject(err))) : null;
+    const afterHead = head && !journalGap ? await this.replay(store, head.seq, null).catch((err: unknown) => (err instanceof JournalGap ? null : Promise.reject(err))) : null;
     this.seq = afterHead ? afterHead.seq : await newestJournalSeq(store, this.realmId, head?.seq ?? 0);
     this.checkpointSeq = this.seq;
     if (head) {
@@ -213,8 +226,11 @@ export class RealmImage {
     return recordingStore(store, this);
   }
 
-  /** Reads the journal rows after `from` (applying them to the image if `apply`); they are numbered without gaps. */
-  private async replay(store: Store, from: number, apply: boolean): Promise<{ seq: number; replayed: number }> {
+  /**
+   * Reads the journal rows after `from`, numbered without gaps; with `apply` (the tables the image reads
+   * from the store instead), applies their writes to the image's other tables.
+   */
+  private async replay(store: Store, from: number, apply: ReadonlySet<string> | null): Promise<{ seq: number; replayed: number }> {
     let seq = from;
     let replayed = 0;
     for (let bucket = Math.floor((from + 1) / JOURNAL_BUCKET); ; bucket++) {
@@ -223,7 +239,12 @@ export class RealmImage {
         const next = Number(r.ck);
         if (next !== seq + 1) throw new JournalGap(`realm ${this.realmId}: journal row ${next} follows ${seq}`);
         // Journal rows may be of an older build: each row is decoded by today's codec.
-        if (apply) for (const [table, pk, ck, json] of r.value.ops) this.put(table, pk, ck, json === null ? undefined : decodeRow(table, pk, ck, JSON.parse(json)));
+        if (apply) {
+          for (const [table, pk, ck, json] of r.value.ops) {
+            if (!IMAGE_TABLES.has(table) || apply.has(table)) continue;
+            this.put(table, pk, ck, json === null ? undefined : decodeRow(table, pk, ck, JSON.parse(json)));
+          }
+        }
         seq = next;
         this.bytesSince += JSON.stringify(r.value.ops).length;
         replayed++;
@@ -238,9 +259,9 @@ export class RealmImage {
     }
   }
 
-  /** After the state is built: a load from the tables is checkpointed at once (the next load reads it instead). */
+  /** After the state is built: a load that read tables is checkpointed at once (the next load reads the checkpoint instead). */
   loaded(): void {
-    if (this.stats.loadedFrom === 'tables') this.begin();
+    if (this.stats.loadedFrom === 'tables' || this.stats.readFromTables?.length) this.begin();
     else if (this.seq > this.checkpointSeq) this.arm();
   }
 
@@ -354,7 +375,7 @@ export class RealmImage {
       queueMicrotask(() => this.kick());
       return out;
     }
-    out.push(T.realmCheckpoints.at(this.realmId, 'head').put({ seq: m.seq, gen: m.gen, chunks: m.chunks.length, version: CHECKPOINT_VERSION, shape: imageShape(), checksum: m.checksum }));
+    out.push(T.realmCheckpoints.at(this.realmId, 'head').put({ seq: m.seq, gen: m.gen, chunks: m.chunks.length, version: CHECKPOINT_VERSION, shape: imageShape(), checksum: m.checksum, tables: IMAGE_TABLE_LIST }));
     if (this.stale) out.push(T.realmCheckpoints.at(this.realmId, 'stale').delete());
     this.stale = false;
     for (let s = this.checkpointSeq + 1; s <= m.seq; s++) out.push(T.realmJournal.at(this.realmId, s).delete());
@@ -444,16 +465,22 @@ function recordingStore(store: Store, image: RealmImage): Store {
   };
 }
 
-/** Reads of the image's tables are answered from the image (its records, decoded already); others go to `store`. */
-function imageStore(store: Store, image: RealmImage): Store {
+/**
+ * Reads of the image's tables are answered from the image (its records, decoded already); others go to
+ * `store`, and the image tables the checkpoint lacked (`missing`) are read from it and recorded.
+ */
+function imageStore(store: Store, image: RealmImage, missing: ReadonlySet<string>): Store {
+  const recording = recordingStore(store, image);
   return {
     ...passThrough(store),
     decodedTables: IMAGE_TABLES,
     async get<V>(table: string, pk: string, ck: Key): Promise<V | undefined> {
+      if (missing.has(table)) return recording.get<V>(table, pk, ck);
       if (!IMAGE_TABLES.has(table)) return store.get<V>(table, pk, ck);
       return image.partition(table, pk)?.get(normalCk(table, ck)) as V | undefined;
     },
     async range<V>(table: string, pk: string, opts: RangeOptions = {}): Promise<Row<V>[]> {
+      if (missing.has(table)) return recording.range<V>(table, pk, opts);
       if (!IMAGE_TABLES.has(table)) return store.range<V>(table, pk, opts);
       const part = image.partition(table, pk);
       if (!part) return [];
