@@ -72,6 +72,12 @@ export class RealmState {
   readonly channelsByName = new Map<string, ChannelRecord>();
   /** channelId -> userId -> subscription */
   readonly subs = new Map<number, Map<number, SubscriptionRecord>>();
+  /**
+   * channelId -> its active subscriptions of active users (`subscriber_count`, FL 394; Zulip's
+   * `Stream.subscriber_count`, which leaves deactivated users out), kept by `indexSub` and `indexUser`
+   * so that formatting a channel is O(1). Channels without any are absent.
+   */
+  private readonly subscriberCounts = new Map<number, number>();
   readonly dms = new Map<string, DmConversation>();
   readonly dmsByUser = new Map<number, Set<string>>();
   readonly scheduled = new Map<number, ScheduledMessage>();
@@ -250,6 +256,7 @@ export class RealmState {
       return;
     }
     const old = this.users.get(u.id);
+    if (old && old.isActive !== u.isActive) this.countUserSubscriptions(u.id, u.isActive ? 1 : -1);
     if (old) {
       for (const k of old.apiKeys) this.usersByKeyHash.delete(k.hash);
       this.usersByEmail.delete(old.email.toLowerCase());
@@ -290,6 +297,9 @@ export class RealmState {
   indexSub(s: SubscriptionRecord): void {
     let m = this.subs.get(s.streamId);
     if (!m) this.subs.set(s.streamId, (m = new Map()));
+    const userActive = this.users.get(s.userId)?.isActive === true;
+    const delta = Number(s.active && userActive) - Number(m.get(s.userId)?.active === true && userActive);
+    if (delta) this.addSubscriberCount(s.streamId, delta);
     m.set(s.userId, s);
     if (s.emailNotifications === true) addTo(this.emailCandidates.byChannel, s.streamId, s.userId);
   }
@@ -358,6 +368,26 @@ export class RealmState {
     if (r.policy === FOLLOWED) addTo(this.emailCandidates.byTopic, key, r.userId);
   }
 
+  /** How many active users are subscribed to the channel (`subscriber_count`): O(1). */
+  subscriberCount(streamId: number): number {
+    return this.subscriberCounts.get(streamId) ?? 0;
+  }
+
+  private addSubscriberCount(streamId: number, delta: number): void {
+    const n = (this.subscriberCounts.get(streamId) ?? 0) + delta;
+    if (n) this.subscriberCounts.set(streamId, n);
+    else this.subscriberCounts.delete(streamId);
+  }
+
+  /**
+   * A user (de)activated: their active subscriptions count in (`delta` 1) or out (-1).
+   * O(channels): there is no user -> subscriptions index; (de)activations are rare.
+   */
+  private countUserSubscriptions(userId: number, delta: 1 | -1): void {
+    for (const [streamId, m] of this.subs) if (m.get(userId)?.active) this.addSubscriberCount(streamId, delta);
+  }
+
+  /** O(the channel's subscriptions). */
   activeSubscribers(streamId: number): number[] {
     const out: number[] = [];
     for (const s of this.subs.get(streamId)?.values() ?? []) if (s.active && this.users.get(s.userId)?.isActive) out.push(s.userId);

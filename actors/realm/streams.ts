@@ -26,15 +26,12 @@ const query = defineQuery<RealmState>();
 
 // ---- access rules -----------------------------------------------------------
 
-/**
- * The fields computed from a channel's traffic and its subscriptions: O(the channel's subscriptions),
- * or O(1) given its active subscribers (`state.activeSubscribers`) where the caller has them already.
- */
-export function channelActivity(state: Readonly<RealmState>, c: ChannelRecord, subscribers?: readonly number[]): ChannelActivity {
+/** The fields computed from a channel's traffic and its subscriptions: O(1) (the subscriber count is kept by the state). */
+export function channelActivity(state: Readonly<RealmState>, c: ChannelRecord): ChannelActivity {
   return {
     isRecentlyActive: state.org.isRecentlyActive(c.id, c.dateCreated),
     weeklyTraffic: state.org.weeklyTraffic(c.id, c.dateCreated),
-    subscriberCount: (subscribers ?? state.activeSubscribers(c.id)).length,
+    subscriberCount: state.subscriberCount(c.id),
     isActive: (id) => state.users.get(id)?.isActive === true,
   };
 }
@@ -473,7 +470,7 @@ function unarchiveEvents(state: Readonly<RealmState>, c: ChannelRecord, userIds:
     toUsersIf(state.realmId, userIds, { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'is_archived', value: false }, capable),
     ...revealTo(state, c, userIds).map((d) => ({ ...d, capability: notCapable })),
   ];
-  const activity = channelActivity(state, c, subscribers);
+  const activity = channelActivity(state, c);
   for (const userId of subscribers) {
     const sub = state.subs.get(c.id)!.get(userId)!;
     out.push(toUsersIf(state.realmId, [userId], { type: 'subscription', op: 'add', subscriptions: [formatSubscription(c, sub, subscribers, activity)] }, notCapable));

@@ -290,7 +290,7 @@ export const subscribe = action({
     for (const [channelId, userIds] of byChannel) {
       const c = state.channels.get(channelId)!;
       const subscribers = state.activeSubscribers(channelId);
-      const activity = channelActivity(state, c, subscribers);
+      const activity = channelActivity(state, c);
       const alike = new Map<string, { sub: SubscriptionRecord; userIds: number[] }>();
       for (const userId of userIds) {
         const sub = state.subs.get(channelId)!.get(userId)!;
