@@ -139,6 +139,8 @@ tapsuite digest PARLEY_LOG_LEVEL=warn -- test/digest.test.ts
 tapsuite push PARLEY_LOG_LEVEL=warn -- test/push.test.ts
 # Provisioning at scale: parley users import of 5,000 users, bulk subscription of thousands (embedded).
 tapsuite provision PARLEY_LOG_LEVEL=warn -- test/provision.test.ts
+# subscriber_count kept by the realm: through changes, a restart and both loads of the realm (embedded).
+tapsuite subscriber-count PARLEY_LOG_LEVEL=warn -- test/subscriber-count.test.ts
 
 cleanup() {
   [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
