@@ -669,6 +669,62 @@ t.test('changelog - every level from 351 to 392 has an entry', async (t) => {
   for (let level = 351; level <= 392; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
 });
 
+t.test('changelog - content access through the groups of a private channel (FL 354): members of can_subscribe_group and can_add_subscribers_group read, react, edit and send without subscribing; nobody else does', async (t) => {
+  const subscriber = await newPerson(s);
+  const adder = await newPerson(s);
+  const chanAdmin = await newPerson(s);
+  const guest = await newPerson(s, ROLE.guest);
+  const shared = uniq('content');
+  const groups = {
+    can_subscribe_group: { direct_members: [subscriber.userId, guest.userId], direct_subgroups: [] },
+    can_add_subscribers_group: { direct_members: [adder.userId], direct_subgroups: [] },
+    can_administer_channel_group: { direct_members: [chanAdmin.userId], direct_subgroups: [] },
+  };
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: shared }], invite_only: true, history_public_to_subscribers: true, ...groups });
+  const id = (await as.owner.ok('GET', '/get_stream_id', { stream: shared })).stream_id;
+  const { id: first } = await as.owner.ok('POST', '/messages', { type: 'stream', to: id, topic: 'plans', content: 'before anyone joined' });
+  const narrow = JSON.stringify([{ operator: 'channel', operand: id }]);
+  for (const [who, p] of [['can_subscribe_group', subscriber], ['can_add_subscribers_group', adder]] as const) {
+    const api = s.api.as(p);
+    const page = await api.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow });
+    t.ok(page.messages.some((m: any) => m.id === first && m.flags.includes('read') && m.flags.includes('historical')), `${who}: GET /messages narrowed to the channel gives its history`);
+    t.equal((await api.ok('GET', `/messages/${first}`)).message.content, '<p>before anyone joined</p>', `${who}: GET /messages/{id}`);
+    t.ok(Array.isArray((await api.ok('GET', `/messages/${first}/read_receipts`)).user_ids), `${who}: read receipts`);
+    await api.ok('POST', `/messages/${first}/reactions`, { emoji_name: 'thumbs_up' });
+    await api.ok('DELETE', `/messages/${first}/reactions`, { emoji_name: 'thumbs_up' });
+    await api.ok('POST', '/messages/flags/narrow', { anchor: 'newest', num_before: 10, num_after: 0, narrow, op: 'add', flag: 'starred' });
+    t.ok((await api.ok('GET', `/messages/${first}`)).message.flags.includes('starred'), `${who}: POST /messages/flags/narrow reaches it`);
+    const { id: mine } = await api.ok('POST', '/messages', { type: 'stream', to: id, topic: 'plans', content: 'sent unsubscribed' });
+    await api.ok('PATCH', `/messages/${mine}`, { content: 'edited unsubscribed' });
+    t.equal((await as.owner.ok('GET', `/messages/${mine}`)).message.content, '<p>edited unsubscribed</p>', `${who}: sends and edits their own message`);
+    await api.ok('POST', `/messages/${mine}/typing`, { op: 'start' });
+    t.equal((await as.owner.ok('GET', `/users/${p.userId}/subscriptions/${id}`)).is_subscribed, false, `${who}: still not subscribed`);
+  }
+  // A channel administrator has metadata access only; organization administrators, other members and guests (whatever the groups say) none.
+  const admin = s.api.as(chanAdmin);
+  t.same((await admin.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow })).messages, [], 'channel administrator: sees the channel, reads none of it');
+  t.equal(outcome(await admin.call('POST', '/messages', { type: 'stream', to: id, topic: 'plans', content: 'x' }), true), `400 BAD_REQUEST Not authorized to send to channel '${shared}'`, 'channel administrator: no send');
+  for (const [who, api] of [['channel administrator', admin], ['admin', as.admin], ['member', as.member], ['guest in can_subscribe_group', s.api.as(guest)]] as const) {
+    if (api !== admin) t.equal(outcome(await api.call('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow }), true), '400 BAD_NARROW Invalid narrow operator: unknown channel', `${who}: no narrow`);
+    t.equal(outcome(await api.call('GET', `/messages/${first}`), true), '400 BAD_REQUEST Invalid message(s)', `${who}: no message`);
+    t.equal(outcome(await api.call('GET', `/messages/${first}/read_receipts`)), '400 BAD_REQUEST', `${who}: no read receipts`);
+    t.equal(outcome(await api.call('POST', `/messages/${first}/reactions`, { emoji_name: 'thumbs_up' })), '400 BAD_REQUEST', `${who}: no reaction`);
+    if (api !== admin) t.equal(outcome(await api.call('POST', '/messages', { type: 'stream', to: id, topic: 'plans', content: 'x' })), '400 STREAM_DOES_NOT_EXIST', `${who}: no send`);
+  }
+  // Sending also needs can_send_message_group.
+  await as.owner.ok('PATCH', `/streams/${id}`, { can_send_message_group: { new: { direct_members: [(await as.owner.ok('GET', '/users/me')).user_id], direct_subgroups: [] } } });
+  t.equal(outcome(await s.api.as(subscriber).call('POST', '/messages', { type: 'stream', to: id, topic: 'plans', content: 'x' }), true), '400 BAD_REQUEST You do not have permission to post in this channel.');
+  // A protected history is read by who received it only: the groups open nothing of it.
+  const protectedName = uniq('protected');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: protectedName }], invite_only: true, history_public_to_subscribers: false, ...groups });
+  const pid = (await as.owner.ok('GET', '/get_stream_id', { stream: protectedName })).stream_id;
+  const { id: secret } = await as.owner.ok('POST', '/messages', { type: 'stream', to: pid, topic: 'plans', content: 'protected' });
+  const reader = s.api.as(subscriber);
+  t.same((await reader.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: 'channel', operand: pid }]) })).messages, [], 'a protected history: the narrow is valid and empty');
+  t.equal(outcome(await reader.call('GET', `/messages/${secret}`)), '400 BAD_REQUEST');
+  t.equal(outcome(await reader.call('POST', '/messages', { type: 'stream', to: pid, topic: 'plans', content: 'x' })), '400 STREAM_DOES_NOT_EXIST', 'no send to a protected history without subscribing');
+});
+
 t.test('changelog - organization settings of levels 351-392: wildcard mentions by group (352), no Zoom (353), edit history visibility (358), topics_policy for mandatory_topics (392); snapshot plus events', async (t) => {
   const q = await register(as.member, { fetch_event_types: ['realm'] });
   const snap = structuredClone(q.snapshot);

@@ -37,6 +37,29 @@ export function canAccess(state: Readonly<RealmState>, c: ChannelRecord, user: U
   return state.isSubscribed(c.id, user.id) || state.can(c.groups.can_administer_channel_group, user);
 }
 
+/**
+ * Whether the user reads a private channel through its permission groups
+ * without being subscribed (Zulip's `has_content_access`, FL 354): a
+ * non-guest member of its `can_add_subscribers_group` or
+ * `can_subscribe_group`. `can_administer_channel_group` gives metadata
+ * access only. O(the two groups' nesting), not O(the organization's groups).
+ */
+export function contentAccessByGroups(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
+  return c.inviteOnly && !isGuest(user) && (state.can(c.groups.can_add_subscribers_group, user) || state.can(c.groups.can_subscribe_group, user));
+}
+
+/**
+ * Whether the user reads all of a channel's history without a subscription
+ * of theirs deciding it: a channel whose history is shared with its
+ * subscribers, public and visible to them, or private and open to them by
+ * its groups (`contentAccessByGroups`). A private channel's protected
+ * history is read only by who received it (`sourcesFor`).
+ */
+export function readsSharedHistory(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
+  if (!c.historyPublicToSubscribers) return false;
+  return c.inviteOnly ? state.isSubscribed(c.id, user.id) || contentAccessByGroups(state, c, user) : canAccess(state, c, user);
+}
+
 /** Active users who are not guests: those who see every public channel. */
 export function activeNonGuests(state: Readonly<RealmState>): number[] {
   const out: number[] = [];

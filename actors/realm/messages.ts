@@ -13,7 +13,7 @@ import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { VisibilityPolicy } from './user_topics.ts';
 import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, inSource, isAdmin, isGuest, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { accessibleUsers, accessRestricted, actingUser, canAccess, canSeeUser, resolvePerson, restrictedViews, seesEveryone } from './access.ts';
+import { accessibleUsers, accessRestricted, actingUser, canAccess, canSeeUser, contentAccessByGroups, readsSharedHistory, resolvePerson, restrictedViews, seesEveryone } from './access.ts';
 import { accessChangeEvents } from './people.ts';
 import { type RenderOptions, renderMessage } from './markdown.ts';
 import { topicLinks } from '../../lib/linkifiers.ts';
@@ -248,8 +248,12 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
   } else {
     channel = resolveChannel(state, req.to);
     // A system bot posts where the organization tells it to (Zulip: cross-realm bots may send anywhere).
-    if (!sender.isSystemBot && !canAccess(state, channel, sender)) {
-      if (channel.inviteOnly) throw streamDoesNotExist(channel.name);
+    // A private channel takes messages from its subscribers and, when its history is shared, from who reads it
+    // through its groups (FL 354), if can_send_message_group lets them; not from its administrators as such
+    // (Zulip's access_stream_for_send_message: they have metadata access only).
+    const sends = channel.inviteOnly ? state.isSubscribed(channel.id, sender.id) || readsSharedHistory(state, channel, sender) : canAccess(state, channel, sender);
+    if (!sender.isSystemBot && !sends) {
+      if (channel.inviteOnly && !canAccess(state, channel, sender)) throw streamDoesNotExist(channel.name);
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
     if (channel.isArchived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
@@ -580,7 +584,7 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
     switch (t.operator) {
       case 'channel': {
         const c = channelOperand(state, t.operand);
-        if (!c || !canAccess(state, c, user)) throw badNarrow('Invalid narrow operator: unknown channel');
+        if (!c || !(canAccess(state, c, user) || contentAccessByGroups(state, c, user))) throw badNarrow('Invalid narrow operator: unknown channel');
         return { ...t, operand: c.id };
       }
       case 'channels':
@@ -632,8 +636,9 @@ export function sourcesFor(state: Readonly<RealmState>, user: UserRecord, narrow
     const c = state.channels.get(Number(channelTerm.operand))!;
     const sub = state.subs.get(c.id)?.get(user.id);
     const receivedFrom = sub?.active ? sub.startMessageId : null;
-    // A private channel's shared history is for its subscribers: a former one reads none of it (Zulip's has_message_access).
-    if (c.historyPublicToSubscribers && (!c.inviteOnly || sub?.active)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0, receivedFrom }];
+    // A private channel's shared history is for its subscribers and who reads it through its groups (FL 354):
+    // a former subscriber without them reads none of it (Zulip's has_message_access).
+    if (readsSharedHistory(state, c, user)) return [{ recipientKey: channelRecipientKey(c.id), minId: 0, receivedFrom }];
     if (c.historyPublicToSubscribers) return [];
     if (!sub) return [];
     return [{ recipientKey: channelRecipientKey(c.id), ...(sub.active ? { minId: sub.startMessageId } : formerRange(sub)), receivedFrom }];
@@ -687,7 +692,7 @@ function resolveWith(state: Readonly<RealmState>, user: UserRecord, narrow: Narr
   const readable =
     m !== null &&
     (sourcesFor(state, user, []).some((src) => src.recipientKey === m.recipientKey && inSource(src, m.id)) ||
-      (channel !== undefined && !channel.inviteOnly && channel.historyPublicToSubscribers && canAccess(state, channel, user)));
+      (channel !== undefined && readsSharedHistory(state, channel, user)));
   if (!readable) {
     if (definesConversation(rest)) return rest;
     throw badNarrow("Invalid 'with' operator");

@@ -1,13 +1,14 @@
 /**
  * What the user actor asks the realm before it reads or flags messages by
  * ID: every recipient whose history the user may read (subscriptions, direct
- * messages, and channels whose history is open to them), the channels they
+ * messages, and channels whose history is open to them: public ones, and
+ * private ones their permission groups let them read, FL 354), the channels they
  * are subscribed to, and the newest message ID.
  */
 import { z } from 'zod';
 import { channelRecipientKey } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
-import { actingUser, canAccess } from './access.ts';
+import { actingUser, readsSharedHistory } from './access.ts';
 import { emptyTopicDisplayName, type MessageSource, sourcesFor } from './messages.ts';
 import type { RealmState } from './state.ts';
 
@@ -27,7 +28,7 @@ export function readerView(state: Readonly<RealmState>, userId: number): ReaderV
   const known = new Set(sources.map((s) => s.recipientKey));
   for (const c of state.channels.values()) {
     const key = channelRecipientKey(c.id);
-    if (known.has(key) || c.inviteOnly || !c.historyPublicToSubscribers || !canAccess(state, c, user)) continue;
+    if (known.has(key) || !readsSharedHistory(state, c, user)) continue;
     sources.push({ recipientKey: key, minId: 0, receivedFrom: null });
   }
   const subscribed: number[] = [];

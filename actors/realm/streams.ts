@@ -15,7 +15,7 @@ import { type ChannelActivity, formatChannel, formatSubscription } from '../form
 import { GROUP_ID, isAdmin, isGuest, isSystemGroupId, Role, SYSTEM_GROUPS } from '../model.ts';
 import { checkPermissionConfig, normalizeGroupValue, permission, type PermissionConfig } from './groups.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
-import { actingUser, activeUsers, canAccess, channelAudience } from './access.ts';
+import { actingUser, activeUsers, canAccess, channelAudience, contentAccessByGroups } from './access.ts';
 import { defaultChannelGroupsDelivery, dropFromChannelGroups, inChannelGroups } from './default_channel_groups.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
@@ -47,8 +47,7 @@ export function hasMetadataAccess(state: Readonly<RealmState>, c: ChannelRecord,
 
 /** Whether the user may read the channel's messages (content access; Zulip's `user_has_content_access`). */
 export function hasContentAccess(state: Readonly<RealmState>, c: ChannelRecord, user: UserRecord): boolean {
-  if (canAccess(state, c, user)) return true;
-  return c.inviteOnly && !isGuest(user) && (state.can(c.groups.can_add_subscribers_group, user) || state.can(c.groups.can_subscribe_group, user));
+  return canAccess(state, c, user) || contentAccessByGroups(state, c, user);
 }
 
 /** Who may choose a channel's topics_policy (FL 392): organization administrators, and can_set_topics_policy_group. */
