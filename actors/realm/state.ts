@@ -61,6 +61,10 @@ export class RealmState {
   readonly activeGuestIds = new Set<number>();
   /** IDs of the active owners, administrators and moderators, kept by `indexUser` (who may see addresses hidden from members). */
   readonly activeStaffIds = new Set<number>();
+  /** IDs of the member bots (active or not; system bots are not members), kept by `indexUser`: an administrator's `realm_bots`. */
+  readonly botIds = new Set<number>();
+  /** Owner's ID -> IDs of the bots they own, kept by `indexUser`: a member's `realm_bots` without a walk of every user. */
+  readonly botsByOwner = new Map<number, Set<number>>();
   readonly usersByEmail = new Map<string, UserRecord>();
   /** SHA-256 of each valid API key -> its user (keys themselves are never kept). */
   readonly usersByKeyHash = new Map<string, UserRecord>();
@@ -262,8 +266,12 @@ export class RealmState {
       this.usersByEmail.delete(old.email.toLowerCase());
       this.usersByName.get(old.fullName.toLowerCase())?.delete(old);
       this.usersByUniqueName.get(uniqueNameKey(old.fullName))?.delete(old.id);
+      if (old.botOwnerId !== null) this.botsByOwner.get(old.botOwnerId)?.delete(old.id);
     }
     this.users.set(u.id, u);
+    if (u.isBot) this.botIds.add(u.id);
+    else this.botIds.delete(u.id);
+    if (u.isBot && u.botOwnerId !== null) addTo(this.botsByOwner, u.botOwnerId, u.id);
     this.usersByEmail.set(u.email.toLowerCase(), u);
     if (u.isActive) this.activeIds.add(u.id);
     else this.activeIds.delete(u.id);
