@@ -11,9 +11,11 @@ interface TrieNode<T> {
   param: TrieNode<T> | null;
   /** Templates that end here, with their insertion order and parameter names. */
   ends: Array<{ value: T; order: number; names: string[] }>;
+  /** Templates whose last parameter starts here and takes every segment left (`add`'s `tail`). */
+  tails: Array<{ value: T; order: number; names: string[] }>;
 }
 
-const node = <T>(): TrieNode<T> => ({ literal: new Map(), param: null, ends: [] });
+const node = <T>(): TrieNode<T> => ({ literal: new Map(), param: null, ends: [], tails: [] });
 
 /**
  * Path templates looked up segment by segment, so a lookup costs the path's
@@ -25,10 +27,20 @@ export class PathTable<T> {
   private root = node<T>();
   private added = 0;
 
-  add(template: string, value: T): void {
+  /**
+   * `tail`: the template's last segment is a parameter that takes the rest of
+   * the path, one segment or more, slashes included (Django's `<path:name>`).
+   */
+  add(template: string, value: T, opts: { tail?: boolean } = {}): void {
     let n = this.root;
     const names: string[] = [];
-    for (const segment of segmentsOf(template)) {
+    const segments = segmentsOf(template);
+    const last = segments.at(-1);
+    if (opts.tail) {
+      if (!last || !isParam(last)) throw new Error(`tail template ${template} must end with a parameter`);
+      segments.pop();
+    }
+    for (const segment of segments) {
       if (isParam(segment)) {
         names.push(segment.slice(1, -1));
         n = n.param ??= node();
@@ -38,7 +50,8 @@ export class PathTable<T> {
         n = next;
       }
     }
-    n.ends.push({ value, order: this.added++, names });
+    if (opts.tail) n.tails.push({ value, order: this.added++, names: [...names, last!.slice(1, -1)] });
+    else n.ends.push({ value, order: this.added++, names });
   }
 
   /** Every template that fits `path`, with its path parameters (percent-decoded), in insertion order. */
@@ -46,6 +59,15 @@ export class PathTable<T> {
     const parts = segmentsOf(path);
     const found: Array<{ value: T; params: RawParams; order: number }> = [];
     const walk = (n: TrieNode<T>, depth: number, captured: string[]): void => {
+      if (n.tails.length && depth < parts.length) {
+        let rest: string | null;
+        try {
+          rest = parts.slice(depth).map(decodeURIComponent).join('/');
+        } catch {
+          rest = null; // not a valid parameter
+        }
+        if (rest !== null) for (const t of n.tails) found.push({ value: t.value, order: t.order, params: new Map(t.names.map((name, i) => [name, i < captured.length ? captured[i]! : rest])) });
+      }
       if (depth === parts.length) {
         for (const end of n.ends) found.push({ value: end.value, order: end.order, params: new Map(end.names.map((name, i) => [name, captured[i]!])) });
         return;

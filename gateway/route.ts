@@ -50,6 +50,8 @@ export interface Route<S extends ParamShape = ParamShape> {
   method: Method;
   /** The path under /api/v1; `{name}` segments are path parameters, passed with the others. */
   path: string;
+  /** The last path parameter takes the rest of the path, slashes included (Zulip's `<path:...>`, as in `/navigation_views/narrow/is/starred`). */
+  pathTail?: boolean;
   /** `none`: no credentials needed (the handler gets no user). */
   auth: 'required' | 'none';
   /** `optional`: also served for a host that names no organization, or a deactivated one (GET /server_settings); others answer NONEXISTENT_SUBDOMAIN / REALM_DEACTIVATED. */

@@ -32,7 +32,7 @@ class Router {
   private table = new PathTable<Route>();
 
   add(route: Route): void {
-    this.table.add(route.path, route);
+    this.table.add(route.path, route, { tail: route.pathTail === true });
   }
 
   /** The routes of a path by method (the first added wins), with the path parameters, or null when no route has this path. */

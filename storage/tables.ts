@@ -484,10 +484,15 @@ export type DraftRecord = z.infer<typeof DraftRecord>;
 export const SavedSnippetRecord = z.object({ id: Id, title: z.string(), content: z.string(), dateCreated: Id });
 export type SavedSnippetRecord = z.infer<typeof SavedSnippetRecord>;
 
+/** A navigation view of a user's (FL 390): a built-in view's settings, or a custom view with its name. `id` keeps the order they were made in. */
+export const NavigationViewRecord = z.object({ id: Id, fragment: z.string(), isPinned: z.boolean(), name: z.string().nullable() });
+export type NavigationViewRecord = z.infer<typeof NavigationViewRecord>;
+
 /** Numbers a user's own objects (drafts, saved snippets). */
 export const UserCounters = z.object({
   draft: Id.default(1),
   snippet: Id.default(1),
+  navigationView: Id.default(1),
   /** The key that signs this user's temporary file URLs (random, made on first use; '' until then). */
   fileUrlKey: z.string().default(''),
   /** The next ID of an upload of this user's (`user_attachments`). */
@@ -901,6 +906,14 @@ export const T = {
     codec: SavedSnippetRecord,
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
     row: (realm: number, userId: number, id: number) => ({ pk: `${realm}:${userId}`, ck: id }),
+  }),
+  /** A user's navigation views, by fragment (bounded by what the user made). */
+  navigationViews: defineTable({
+    name: 'navigation_views',
+    ck: 'text',
+    codec: NavigationViewRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, fragment: string) => ({ pk: `${realm}:${userId}`, ck: fragment }),
   }),
   userCounters: defineTable({
     name: 'user_counters',

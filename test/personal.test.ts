@@ -1,4 +1,4 @@
-// Drafts, saved snippets, alert words and muted users, with their register keys and events.
+// Drafts, saved snippets, navigation views, alert words and muted users, with their register keys and events.
 import t from 'tap';
 import { type Params, uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
@@ -89,6 +89,65 @@ t.test('saved snippets - create, edit, delete, with events; errors', async (t) =
   t.equal((await mateo.call('DELETE', `/saved_snippets/${id}`)).body.msg, 'Saved snippet does not exist.');
   for (const key of DEMO_KEYS) await s.api.as(s.demo[key]).ok('POST', '/saved_snippets', { title: key, content: 'x' });
   t.equal((await s.api.post('/saved_snippets', { title: 'x', content: 'y' }, { creds: null })).status, 401);
+});
+
+t.test('navigation views - built-in and custom views: add, update, remove, with events; errors; each role its own', async (t) => {
+  const custom = `narrow/channel/${streamId}-${uniq('nav')}`;
+  const name = uniq('Plans');
+  t.teardown(async () => {
+    for (const f of ['inbox', custom]) await maria.call('DELETE', `/navigation_views/${f}`);
+  });
+  t.same((await mateo.ok('GET', '/navigation_views')).navigation_views.filter((v: any) => v.fragment === custom), [], 'none of the custom view yet');
+  const q = await register(maria, { fetch_event_types: ['navigation_views'], event_types: ['navigation_view'] });
+  const snap = structuredClone(q.snapshot);
+  await maria.ok('POST', '/navigation_views', { fragment: 'inbox', is_pinned: false });
+  await maria.ok('POST', '/navigation_views', { fragment: ` ${custom} `, is_pinned: true, name: ` ${name} ` });
+  await maria.ok('PATCH', `/navigation_views/${custom}`, { is_pinned: false, name: `${name} 2` });
+  await maria.ok('PATCH', '/navigation_views/inbox', { is_pinned: true });
+  const events: Array<Record<string, any>> = [];
+  await waitFor(q, (e) => (events.push(e), applyEvent(snap, e), events.length === 4));
+  t.same(events.map((e) => [e.type, e.op]), [['navigation_view', 'add'], ['navigation_view', 'add'], ['navigation_view', 'update'], ['navigation_view', 'update']]);
+  t.same(events[1]!.navigation_view, { fragment: custom, is_pinned: true, name }, 'the fragment and name are stripped');
+  t.same(events[2]!.data, { is_pinned: false, name: `${name} 2` });
+  t.same(events[3], { type: 'navigation_view', op: 'update', fragment: 'inbox', data: { is_pinned: true }, id: events[3]!.id });
+  const fresh = (await register(maria, { fetch_event_types: ['navigation_views'] })).snapshot.navigation_views;
+  t.same(snap.navigation_views, fresh, 'navigation_views: snapshot plus events equals a fresh register');
+  const mine = (await maria.ok('GET', '/navigation_views')).navigation_views;
+  t.same(mine.slice(-2), [{ fragment: 'inbox', is_pinned: true, name: null }, { fragment: custom, is_pinned: false, name: `${name} 2` }], 'in the order they were made');
+  t.same(mine, fresh);
+  // Zulip's errors, in Zulip's order.
+  const post: Array<[Params, string]> = [
+    [{ fragment: 'recent', is_pinned: true, name: 'foo' }, 'Built-in views cannot have a custom name.'],
+    [{ fragment: '', is_pinned: true }, 'fragment cannot be blank'],
+    [{ fragment: 'narrow/is/alerted', is_pinned: true }, 'Custom views must have a valid name.'],
+    [{ fragment: 'narrow/is/alerted', is_pinned: true, name: '  ' }, 'name cannot be blank'],
+    [{ fragment: 'inbox', is_pinned: true }, 'Navigation view already exists.'],
+    [{ fragment: 'narrow/is/alerted', is_pinned: true, name: `${name} 2` }, 'Navigation view already exists.'],
+    [{ fragment: 'x'.repeat(401), is_pinned: true, name: 'long' }, 'fragment is too long (limit: 400 characters)'],
+  ];
+  for (const [params, msg] of post) t.equal((await maria.post('/navigation_views', params)).body.msg, msg, msg);
+  t.equal((await maria.post('/navigation_views', { fragment: 'feed' })).body.msg, "Missing 'is_pinned' argument");
+  t.equal((await maria.call('PATCH', '/navigation_views/inbox', { name: 'Inbox view' })).body.msg, 'Built-in views cannot have a custom name.');
+  t.equal((await maria.call('PATCH', `/navigation_views/${custom}`, { name: `${name} 2` })).body.msg, 'Navigation view already exists.', 'a rename checks every name, its own too');
+  const missing = await maria.call('PATCH', '/navigation_views/narrow/is/nothing', { is_pinned: true });
+  t.same([missing.status, missing.body.msg], [404, 'Navigation view does not exist.']);
+  const foreign = await mateo.call('PATCH', `/navigation_views/${custom}`, { is_pinned: true });
+  t.same([foreign.status, foreign.body.msg], [404, 'Navigation view does not exist.'], "another user's view does not exist for them");
+  t.equal((await mateo.call('DELETE', '/navigation_views/inbox')).status, 404);
+  t.notOk((await mateo.ok('GET', '/navigation_views')).navigation_views.some((v: any) => v.fragment === custom), 'nor is it listed for them');
+  // Removal, through a percent-encoded path as well.
+  await maria.ok('DELETE', `/navigation_views/${encodeURIComponent(custom)}`);
+  t.notOk((await maria.ok('GET', '/navigation_views')).navigation_views.some((v: any) => v.fragment === custom));
+  t.equal((await maria.call('DELETE', `/navigation_views/${custom}`)).status, 404, 'gone');
+  for (const key of DEMO_KEYS) {
+    const api = s.api.as(s.demo[key]);
+    const fragment = `narrow/is/starred/${uniq(key)}`;
+    await api.ok('POST', '/navigation_views', { fragment, is_pinned: true, name: fragment });
+    t.ok((await api.ok('GET', '/navigation_views')).navigation_views.some((v: any) => v.fragment === fragment), `${key} keeps views of their own`);
+    await api.ok('DELETE', `/navigation_views/${fragment}`);
+  }
+  t.equal((await s.api.get('/navigation_views', {}, { creds: null })).status, 401);
+  t.equal((await s.api.post('/navigation_views', { fragment: 'feed', is_pinned: true }, { creds: null })).status, 401);
 });
 
 t.test('alert words - add, remove, list; messages with them are flagged has_alert_word and is:alerted', async (t) => {

@@ -39,7 +39,7 @@ const called = new Set<string>();
 
 /** The server's routes by path, to name the route each request the client made went to (the first that fits, as the gateway picks). */
 const table = new PathTable<Route>();
-for (const r of ROUTES) table.add(r.path, r);
+for (const r of ROUTES) table.add(r.path, r, { tail: r.pathTail === true });
 const routeOf = (method: string, path: string): string => {
   const r = table.match(path).find((m) => m.value.method === method)?.value;
   return r ? `${r.method} ${r.path}` : `no route: ${method} ${path}`;
@@ -343,10 +343,12 @@ print(json.dumps(ok(client.call_endpoint("messages/${firstMsg}/read_receipts", m
   t.notOk(out.includes(member1.userId), 'the sender is not');
 });
 
-t.test('python scenario - direct messages, uploads, drafts, snippets, alert words, muting', async (t) => {
+t.test('python scenario - direct messages, uploads, drafts, snippets, navigation views, alert words, muting', async (t) => {
+  const navFragment = `narrow/topic/${uniq('lunch')}`;
   const out = step(t, member1, [
     'POST /user_uploads', 'POST /messages', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /attachments', 'DELETE /attachments/{attachment_id}', 'POST /register', 'GET /drafts', 'POST /drafts', 'PATCH /drafts/{draft_id}', 'DELETE /drafts/{draft_id}',
     'GET /saved_snippets', 'POST /saved_snippets', 'PATCH /saved_snippets/{saved_snippet_id}', 'DELETE /saved_snippets/{saved_snippet_id}',
+    'GET /navigation_views', 'POST /navigation_views', 'PATCH /navigation_views/{fragment}', 'DELETE /navigation_views/{fragment}',
     'GET /users/me/alert_words', 'POST /users/me/alert_words', 'DELETE /users/me/alert_words',
     'POST /users/me/muted_users/{muted_user_id}', 'DELETE /users/me/muted_users/{muted_user_id}',
   ], `
@@ -376,6 +378,11 @@ ok(client.call_endpoint(f"saved_snippets/{snip}", method="PATCH", request={"cont
 snips = [x["content"] for x in ok(client.call_endpoint("saved_snippets", method="GET"))["saved_snippets"] if x["id"] == snip]
 ok(client.call_endpoint(f"saved_snippets/{snip}", method="DELETE"))
 snips_left = [x["id"] for x in ok(client.call_endpoint("saved_snippets", method="GET"))["saved_snippets"]]
+ok(client.call_endpoint("navigation_views", method="POST", request={"fragment": ${J(navFragment)}, "is_pinned": True, "name": "Lunch"}))
+ok(client.call_endpoint("navigation_views/${navFragment}", method="PATCH", request={"is_pinned": False}))
+views = [[v["name"], v["is_pinned"]] for v in ok(client.call_endpoint("navigation_views", method="GET"))["navigation_views"] if v["fragment"] == ${J(navFragment)}]
+ok(client.call_endpoint("navigation_views/${navFragment}", method="DELETE"))
+views_left = [v["fragment"] for v in ok(client.call_endpoint("navigation_views", method="GET"))["navigation_views"]]
 ok(client.add_alert_words(["pizza", "sushi"]))
 ok(client.remove_alert_words(["sushi"]))
 words = ok(client.get_alert_words())["alert_words"]
@@ -384,13 +391,15 @@ ok(client.call_endpoint("users/me/muted_users/${member2.userId}", method="POST")
 muted = [m["id"] for m in ok(client.register(fetch_event_types=["muted_users"]))["muted_users"]]
 ok(client.call_endpoint("users/me/muted_users/${member2.userId}", method="DELETE"))
 unmuted = [m["id"] for m in ok(client.register(fetch_event_types=["muted_users"]))["muted_users"]]
-print(json.dumps({"uri": uri, "dm": dm, "download": [body.status_code, body.text], "attachment_left": attachment_left, "edited": edited, "draft_left": did in left, "snips": snips, "snip_left": snip in snips_left, "words": words, "muted": muted, "unmuted": unmuted}))`);
+print(json.dumps({"uri": uri, "dm": dm, "download": [body.status_code, body.text], "attachment_left": attachment_left, "edited": edited, "draft_left": did in left, "snips": snips, "snip_left": snip in snips_left, "views": views, "view_left": ${J(navFragment)} in views_left, "words": words, "muted": muted, "unmuted": unmuted}))`);
   t.match(out.uri, /^\/user_uploads\/\d+\/.+\/minutes\.txt$/);
   t.same(out.download, [200, 'minutes of the lunch meeting\n']);
   t.same(out.attachment_left, [], 'get_attachments, and DELETE /attachments/{id} through call_endpoint');
   t.same(out.edited, ['definitely sushi']);
   t.equal(out.draft_left, false);
   t.same(out.snips, ['Two margheritas']);
+  t.same(out.views, [['Lunch', false]], 'a custom navigation view, unpinned through its fragment path');
+  t.equal(out.view_left, false);
   t.equal(out.snip_left, false);
   t.same(out.words, ['pizza']);
   t.same(out.muted, [member2.userId]);

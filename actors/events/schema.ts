@@ -435,6 +435,9 @@ export const OnboardingStep = z.object({ type: z.literal('one_time_notice'), nam
 export const AttachmentObject = z.object({ id: Id, name: z.string(), path_id: z.string(), size: Id, create_time: Id, messages: z.array(z.object({ id: Id, date_sent: Id }).strict()) }).strict();
 export type AttachmentObject = z.infer<typeof AttachmentObject>;
 export type SavedSnippetObject = z.infer<typeof SavedSnippetObject>;
+/** A navigation view (FL 390): a built-in view's settings (`name` null) or a custom view. */
+export const NavigationViewObject = z.object({ fragment: z.string(), is_pinned: z.boolean(), name: z.string().nullable() }).strict();
+export type NavigationViewObject = z.infer<typeof NavigationViewObject>;
 
 /** A custom emoji (`realm_emoji` register key and events). */
 export const RealmEmojiObject = z.object({ id: z.string(), name: z.string(), source_url: z.string(), still_url: z.string().nullable(), deactivated: z.boolean(), author_id: Id.nullable() }).strict();
@@ -522,6 +525,9 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('drafts'), op: z.literal('remove'), draft_id: Id }).strict(),
   z.object({ type: z.literal('saved_snippets'), op: z.enum(['add', 'update']), saved_snippet: SavedSnippetObject }).strict(),
   z.object({ type: z.literal('saved_snippets'), op: z.literal('remove'), saved_snippet_id: Id }).strict(),
+  z.object({ type: z.literal('navigation_view'), op: z.literal('add'), navigation_view: NavigationViewObject }).strict(),
+  z.object({ type: z.literal('navigation_view'), op: z.literal('update'), fragment: z.string(), data: z.object({ name: z.string().optional(), is_pinned: z.boolean().optional() }).strict() }).strict(),
+  z.object({ type: z.literal('navigation_view'), op: z.literal('remove'), fragment: z.string() }).strict(),
   z.object({ type: z.literal('push_device'), push_account_id: Id, status: z.enum(['pending', 'active', 'failed']), error_code: z.string().optional() }).strict(),
   z.object({ type: z.literal('device'), op: z.enum(['add', 'remove']), device_id: Id }).strict(),
   z

@@ -265,7 +265,6 @@ export const snapshot = query({
     if (want('alert_words')) out.alert_words = alertWordsOf(state, user.id);
     if (want('realm_emoji')) out.realm_emoji = realmEmojiOf(state);
     // What this server has none of is reported as the empty collection it is.
-    if (want('navigation_views')) out.navigation_views = [];
     // onboarding_steps itself comes from the user's actor (`actors/user/onboarding.ts`); there is no tour video.
     if (want('onboarding_steps')) out.navigation_tour_video_url = null;
     if (want('reminders')) out.reminders = [];

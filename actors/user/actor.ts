@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { NarrowTermSchema } from '../../lib/narrow.ts';
-import { type DraftRecord, type SavedSnippetRecord, T, type UserCounters, UserCounters as UserCountersCodec } from '../../storage/tables.ts';
+import { type DraftRecord, type NavigationViewRecord, type SavedSnippetRecord, T, type UserCounters, UserCounters as UserCountersCodec } from '../../storage/tables.ts';
 import { wants } from '../events/fetch.ts';
 import { formatMessage } from '../format.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
@@ -18,6 +18,7 @@ import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } f
 import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts';
 import { createDrafts, createSnippet, deleteDraft, deleteSnippet, discardDrafts, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
 import { MessageReader, withTarget } from './messages.ts';
+import { addNavigationView, listNavigationViews, navigationViewsOf, removeNavigationView, updateNavigationView } from './navigation_views.ts';
 import { unreadMessages } from './notifications.ts';
 import { pushRead } from './push.ts';
 import { userRef } from './ref.ts';
@@ -33,6 +34,8 @@ export interface UserState {
   flags: FlagCache;
   drafts: Map<number, DraftRecord>;
   snippets: Map<number, SavedSnippetRecord>;
+  /** Navigation views by fragment (FL 390). */
+  navigationViews: Map<string, NavigationViewRecord>;
   counters: UserCounters;
 }
 
@@ -43,8 +46,9 @@ async function load(ctx: ActorContext, id: string): Promise<UserState> {
   const marks = marksFromRow(await T.userMarks.at(realmId, userId).get(ctx.store));
   const drafts = new Map((await T.userDrafts.partition(realmId, userId).values(ctx.store)).map((d) => [d.id, d]));
   const snippets = new Map((await T.savedSnippets.partition(realmId, userId).values(ctx.store)).map((x) => [x.id, x]));
+  const navigationViews = new Map((await T.navigationViews.partition(realmId, userId).values(ctx.store)).map((v) => [v.fragment, v]));
   const counters = (await T.userCounters.at(realmId, userId).get(ctx.store)) ?? UserCountersCodec.parse({});
-  return { realmId, userId, marks, flags: new FlagCache(ctx.store, realmId, userId), drafts, snippets, counters };
+  return { realmId, userId, marks, flags: new FlagCache(ctx.store, realmId, userId), drafts, snippets, navigationViews, counters };
 }
 
 /** A reader for one request, with the marks as they are now. */
@@ -70,6 +74,7 @@ const snapshot = query({
       // Zulip's register gives the most recently edited drafts only (GET /drafts gives them all).
       ...(wants(msg.fetch, 'drafts') ? { drafts: draftsOf(s).slice(-MAX_DRAFTS_IN_REGISTER) } : {}),
       ...(wants(msg.fetch, 'saved_snippets') ? { saved_snippets: snippetsOf(s) } : {}),
+      ...(wants(msg.fetch, 'navigation_views') ? { navigation_views: navigationViewsOf(s) } : {}),
       ...(wants(msg.fetch, 'onboarding_steps') ? { onboarding_steps: onboardingStepsOf(s) } : {}),
     };
     if (!wants(msg.fetch, 'message')) return later(async () => ({ ...settings, ...starred }));
@@ -151,6 +156,10 @@ export const userHandlers = {
   createSavedSnippet: createSnippet,
   editSavedSnippet: editSnippet,
   deleteSavedSnippet: deleteSnippet,
+  listNavigationViews,
+  addNavigationView,
+  updateNavigationView,
+  removeNavigationView,
   markOnboardingStep,
   uploadFile,
   listAttachments,

@@ -1,8 +1,8 @@
-/** Drafts, saved snippets, alert words and muted users: the current user's own lists. */
+/** Drafts, saved snippets, navigation views, alert words and muted users: the current user's own lists. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
-import { int, json, str } from '../params.ts';
+import { bool, int, json, str } from '../params.ts';
 import { type CallContext, caller, me, route } from '../route.ts';
 
 const userActor = (ctx: CallContext) => userActorId(me(ctx).realmId, me(ctx).userId);
@@ -67,6 +67,34 @@ export const deleteSavedSnippet = route({
   auth: 'required',
   params: { saved_snippet_id: Id },
   handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'deleteSavedSnippet', caller: caller(ctx), id: p.saved_snippet_id }),
+});
+
+export const listNavigationViews = route({ method: 'GET', path: '/navigation_views', auth: 'required', params: {}, handle: async (ctx) => ctx.actors.raw(userRef, userActor(ctx), { type: 'listNavigationViews', caller: caller(ctx) }) });
+
+export const addNavigationView = route({
+  method: 'POST',
+  path: '/navigation_views',
+  auth: 'required',
+  params: { fragment: str(), is_pinned: bool(), name: str().optional() },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'addNavigationView', caller: caller(ctx), fragment: p.fragment, isPinned: p.is_pinned, name: p.name ?? null }),
+});
+
+export const updateNavigationView = route({
+  method: 'PATCH',
+  path: '/navigation_views/{fragment}',
+  pathTail: true,
+  auth: 'required',
+  params: { fragment: str(), is_pinned: bool().optional(), name: str().optional() },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'updateNavigationView', caller: caller(ctx), fragment: p.fragment, isPinned: p.is_pinned ?? null, name: p.name ?? null }),
+});
+
+export const removeNavigationView = route({
+  method: 'DELETE',
+  path: '/navigation_views/{fragment}',
+  pathTail: true,
+  auth: 'required',
+  params: { fragment: str() },
+  handle: async (ctx, p) => ctx.actors.raw(userRef, userActor(ctx), { type: 'removeNavigationView', caller: caller(ctx), fragment: p.fragment }),
 });
 
 export const listAlertWords = route({ method: 'GET', path: '/users/me/alert_words', auth: 'required', params: {}, handle: async (ctx) => ctx.actors.raw(realmRef, realmActor(ctx), { type: 'listAlertWords', caller: caller(ctx) }) });

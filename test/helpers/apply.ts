@@ -370,6 +370,12 @@ export const APPLIERS: Record<string, Applier> = {
       for (const k of ['push_key_id', 'push_token_id', 'pending_push_token_id', 'push_token_last_updated_timestamp', 'push_registration_error_code']) if (k in e) snap.devices[key][k] = e[k];
     }
   },
+  navigation_view(snap, e) {
+    if (!snap.navigation_views) return;
+    if (e.op === 'add') snap.navigation_views = [...snap.navigation_views, e.navigation_view];
+    else if (e.op === 'update') snap.navigation_views = snap.navigation_views.map((x: any) => (x.fragment === e.fragment ? { ...x, ...e.data } : x));
+    else snap.navigation_views = snap.navigation_views.filter((x: any) => x.fragment !== e.fragment);
+  },
   saved_snippets(snap, e) {
     if (!snap.saved_snippets) return;
     if (e.op === 'add') snap.saved_snippets = [...snap.saved_snippets, e.saved_snippet];
