@@ -6,6 +6,7 @@
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { ApiError } from '../lib/errors.ts';
+import { isTusUrl, TUS_HEADERS } from './tus.ts';
 import { type CounterChild, type HistogramChild, httpDuration, httpRequests, secondsSince } from '../lib/metrics.ts';
 
 /** What a handler may keep of a request after it awaits. */
@@ -25,6 +26,8 @@ export interface RequestInfo {
   badFraming: string | null;
   /** The client's address: the peer's, or with `trustForwardedFor` the last one a proxy appended to X-Forwarded-For. */
   ip: string;
+  /** The tus protocol's headers (`gateway/tus.ts`), read only for requests under /api/v1/tus. */
+  tus: Record<string, string> | null;
 }
 
 /**
@@ -44,11 +47,13 @@ function forwardedFor(req: HttpRequest): string {
 export function readRequest(req: HttpRequest, res: HttpResponse, trustForwardedFor = false): RequestInfo {
   const length = req.getHeader('content-length');
   const forwarded = trustForwardedFor ? forwardedFor(req) : '';
+  const url = req.getUrl();
   return {
+    tus: isTusUrl(url) ? Object.fromEntries(TUS_HEADERS.map((name) => [name, req.getHeader(name)])) : null,
     badFraming: length === '' && req.getHeader('transfer-encoding') === '' ? null : framingProblem(req, length),
     ip: forwarded || Buffer.from(res.getRemoteAddressAsText()).toString(),
     method: req.getCaseSensitiveMethod().toUpperCase(),
-    url: req.getUrl(),
+    url,
     host: req.getHeader('host'),
     query: req.getQuery() ?? '',
     contentType: req.getHeader('content-type'),
@@ -241,6 +246,8 @@ export class Reply {
 
 const STATUS: Record<number, string> = {
   200: '200 OK',
+  201: '201 Created',
+  204: '204 No Content',
   302: '302 Found',
   303: '303 See Other',
   400: '400 Bad Request',
@@ -248,6 +255,10 @@ const STATUS: Record<number, string> = {
   403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  409: '409 Conflict',
+  410: '410 Gone',
+  411: '411 Length Required',
+  412: '412 Precondition Failed',
   413: '413 Payload Too Large',
   415: '415 Unsupported Media Type',
   429: '429 Too Many Requests',

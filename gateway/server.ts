@@ -24,6 +24,7 @@ import { PAGES } from './pages/index.ts';
 import { document, escapeHtml, matchPage, type Page } from './pages/page.ts';
 import type { Organizations } from './organizations.ts';
 import { acceptsGzip, piecesBody, SharedReplies } from './shared-replies.ts';
+import { isTusUrl, serveTus } from './tus.ts';
 
 export { ROUTES };
 
@@ -206,6 +207,17 @@ export class Gateway {
     this.polls.clear();
   }
 
+  /** What the tus endpoint (`gateway/tus.ts`) uses of this gateway. */
+  private get tusDeps() {
+    return {
+      actors: this.actors,
+      authenticate: (realmId: number, authorization: string, ip: string) => this.auth.authenticate(this.actors, realmId, authorization, ip),
+      organization: (host: string) => this.organizationOf(host),
+      rateLimits: this.opts.rateLimits ?? null,
+      log: this.log,
+    };
+  }
+
   /** The organization a request's host names, or null (a gateway without a directory serves none). */
   private organizationOf(host: string): Promise<OrganizationRecord | null> {
     return this.opts.organizations ? this.opts.organizations.resolve(host) : Promise.resolve(null);
@@ -224,6 +236,11 @@ export class Gateway {
 
   private async serve(info: RequestInfo, reply: Reply): Promise<void> {
     const limits = this.opts.rateLimits ?? null;
+    if (isTusUrl(info.url) && this.served.size) {
+      if (info.badFraming) return reply.send(400, 'text/plain', info.badFraming, {}, true);
+      if (this.draining) reply.closeAfterAnswer();
+      return serveTus(this.tusDeps, info, reply);
+    }
     let limitHeaders: LimitHeaders = {};
     let checksCredentials = false;
     try {

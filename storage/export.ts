@@ -112,7 +112,7 @@ export type ExportScope = 'operator' | 'full' | 'public';
 
 /** Tables a public export leaves out whole: each row is one user's private data or a secret. */
 const PRIVATE_TABLES: ReadonlySet<string> = new Set(
-  [T.dmConversations, T.userDrafts, T.savedSnippets, T.navigationViews, T.alertWords, T.mutedUsers, T.userTopics, T.scheduledMessages, T.pushDevices, T.e2eePushDevices, T.clientDevices, T.activePushes, T.missedEmails, T.unsubscribeKeys, T.invites, T.videoProviderTokens, T.realmExports, T.userActivity, T.userDigests, T.digestRuns].map(
+  [T.dmConversations, T.userDrafts, T.savedSnippets, T.navigationViews, T.alertWords, T.mutedUsers, T.userTopics, T.scheduledMessages, T.pushDevices, T.e2eePushDevices, T.clientDevices, T.activePushes, T.missedEmails, T.unsubscribeKeys, T.invites, T.videoProviderTokens, T.realmExports, T.userActivity, T.userDigests, T.digestRuns, T.tusUploads].map(
     (t) => t.schema.name,
   ),
 );

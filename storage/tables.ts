@@ -499,6 +499,8 @@ export const UserCounters = z.object({
   attachment: Id.default(1),
   /** The onboarding steps (one-time notices) the user has seen (POST /users/me/onboarding_steps). */
   onboardingSeen: z.array(z.string()).default([]),
+  /** The next number of a resumable upload of this user's (`tus_uploads`: its timers' ref). */
+  tusUpload: Id.default(1),
 });
 export type UserCounters = z.infer<typeof UserCounters>;
 
@@ -517,6 +519,31 @@ export const AttachmentRecord = z.object({
   id: Id.default(0),
 });
 export type AttachmentRecord = z.infer<typeof AttachmentRecord>;
+
+/**
+ * A resumable upload (`/api/v1/tus`, `actors/user/tus.ts`): the bytes
+ * received so far are `parts` in the FileStore, in order; once `offset`
+ * reaches `length` they become the file at `path` and the row says `done`
+ * until it expires.
+ */
+export const TusUploadRecord = z.object({
+  /** The random ID in its URL (`/api/v1/tus/<id>`). */
+  id: z.string(),
+  /** Its number among the user's resumable uploads: the ref of its timers. */
+  ref: Id,
+  /** Where the finished file goes (as POST /user_uploads would put it). */
+  path: z.string(),
+  filename: z.string(),
+  contentType: z.string(),
+  length: Id,
+  offset: Id,
+  parts: z.array(z.object({ path: z.string(), size: Id }).strict()),
+  /** When it expires (ms): its `tusExpire` timer's time. */
+  expiresAt: Id,
+  /** Once finished (kept until it expires, so a client that lost the last answer finds it complete): POST /user_uploads's answer. */
+  done: z.object({ url: z.string(), filename: z.string() }).strict().nullable().default(null),
+});
+export type TusUploadRecord = z.infer<typeof TusUploadRecord>;
 
 /** A chunk of a file in the chunked file store: the first row (index -1) describes the file. */
 export const FileChunk = z.union([z.object({ contentType: z.string(), filename: z.string(), size: Id, chunks: Id }).strict(), z.object({ data: z.string() }).strict()]);
@@ -952,6 +979,14 @@ export const T = {
     codec: z.string(),
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
     row: (realm: number, userId: number, id: number) => ({ pk: `${realm}:${userId}`, ck: id }),
+  }),
+  /** A user's resumable uploads in progress, by ID, one partition per user (owned by the user actor). */
+  tusUploads: defineTable({
+    name: 'tus_uploads',
+    ck: 'text',
+    codec: TusUploadRecord,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, id: string) => ({ pk: `${realm}:${userId}`, ck: id }),
   }),
   /** Which messages link to an uploaded file (who may download it). */
   attachmentMessages: defineTable({

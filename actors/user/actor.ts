@@ -23,6 +23,7 @@ import { unreadMessages } from './notifications.ts';
 import { pushRead } from './push.ts';
 import { userRef } from './ref.ts';
 import { markOnboardingStep, onboardingStepsOf } from './onboarding.ts';
+import { tusAppend, tusCreate, tusExpireTimer, tusPartsTimer, tusStatus } from './tus.ts';
 import { deleteAttachment, downloadFile, fileUrl, listAttachments, temporaryFile, uploadFile, uploadSpaceTimer } from './uploads.ts';
 
 export interface UserState {
@@ -167,6 +168,9 @@ export const userHandlers = {
   downloadFile,
   fileUrl,
   temporaryFile,
+  tusCreate,
+  tusAppend,
+  tusStatus,
   unreadMessages,
 };
 
@@ -175,5 +179,5 @@ export const userActor = defineActor({
   durable: true,
   load: (ctx, id) => load(ctx, id),
   handlers: userHandlers,
-  timers: { [pushRead.name]: pushRead, [uploadSpaceTimer.name]: uploadSpaceTimer },
+  timers: { [pushRead.name]: pushRead, [uploadSpaceTimer.name]: uploadSpaceTimer, [tusExpireTimer.name]: tusExpireTimer, [tusPartsTimer.name]: tusPartsTimer },
 });

@@ -55,25 +55,38 @@ export const uploadFile = action({
   async prepare(s, msg, ctx) {
     const data = Buffer.from(msg.data, 'base64');
     if (data.length > MAX_UPLOAD_MIB * 1024 * 1024) throw badRequest(tooLarge());
-    const filename = sanitizeFilename(msg.filename);
-    const path = `${s.realmId}/${randomBytes(1).toString('hex')}/${randomBytes(18).toString('base64url')}/${filename}`;
+    const path = newUploadPath(s.realmId, msg.filename);
     // The bytes are durable before the upload is recorded, under a fresh name only its row will know:
     // a refused request's bytes are discarded; a crash before the commit leaves unreachable bytes.
     await fileStoreFor(ctx.store).put(path, { contentType: msg.contentType, filename: msg.filename, data });
     return { path, filename: msg.filename, size: data.length };
   },
   discard: (f, ctx) => fileStoreFor(ctx.store).delete(f.path),
-  check(s, msg, f): AttachmentRecord {
-    return { path: f.path, filename: f.filename, contentType: msg.contentType, size: f.size, ownerId: s.userId, createTime: Math.floor(Date.now() / 1000), id: s.counters.attachment };
-  },
-  apply(s, a, tx) {
-    s.counters.attachment = a.id + 1;
-    tx.write(T.userCounters.at(s.realmId, s.userId).put({ ...s.counters }), T.attachments.at(s.realmId, a.path).put(a), T.userAttachments.at(s.realmId, s.userId, a.id).put(a.path));
-    noteUploadSpace(tx, { op: 'add', delta: a.size, attachment: attachmentObject(a, []) });
-    const url = `/user_uploads/${a.path}`;
-    return { uri: url, url, filename: a.filename };
-  },
+  check: (s, msg, f) => attachmentRecord(s, { ...f, contentType: msg.contentType }),
+  apply: (s, a, tx) => recordUpload(s, a, tx),
 });
+
+/** A path for a new upload's bytes, as Zulip's: `<realm>/<random byte>/<random>/<sanitized name>`. */
+export const newUploadPath = (realmId: number, filename: string): string => `${realmId}/${randomBytes(1).toString('hex')}/${randomBytes(18).toString('base64url')}/${sanitizeFilename(filename)}`;
+
+/** The row of a finished upload of this user's, numbered next (check step: reads the state only). */
+export function attachmentRecord(s: Readonly<UserState>, f: { path: string; filename: string; contentType: string; size: number }): AttachmentRecord {
+  return { path: f.path, filename: f.filename, contentType: f.contentType, size: f.size, ownerId: s.userId, createTime: Math.floor(Date.now() / 1000), id: s.counters.attachment };
+}
+
+/**
+ * Records a finished upload whose bytes are durable at `a.path` (POST
+ * /user_uploads and the last bytes of a resumable upload): its rows, and
+ * the upload-space follow-up with its `attachment` event. The reply is
+ * POST /user_uploads's.
+ */
+export function recordUpload(s: UserState, a: AttachmentRecord, tx: Tx): { uri: string; url: string; filename: string } {
+  s.counters.attachment = a.id + 1;
+  tx.write(T.userCounters.at(s.realmId, s.userId).put({ ...s.counters }), T.attachments.at(s.realmId, a.path).put(a), T.userAttachments.at(s.realmId, s.userId, a.id).put(a.path));
+  noteUploadSpace(tx, { op: 'add', delta: a.size, attachment: attachmentObject(a, []) });
+  const url = `/user_uploads/${a.path}`;
+  return { uri: url, url, filename: a.filename };
+}
 
 // ---- GET /attachments, DELETE /attachments/{id} and `attachment` events ----------
 
