@@ -107,6 +107,7 @@ API_TESTS=(
   test/flutter.test.ts
   test/personal.test.ts
   test/uploads.test.ts
+  test/tus.test.ts
   test/realm_emoji.test.ts
   test/durability.test.ts
   test/http-edge.test.ts
