@@ -113,6 +113,12 @@ export const withCapability = (realmId: number, userIds: number[], capability: '
   ...(otherwise ? [toUsersIf(realmId, userIds, otherwise, { name: capability, value: false })] : []),
 ];
 
+/** `withCapability` for every queue of the realm (but those of `except`): realm-wide deliveries, whose size does not grow with the organization. */
+export const withCapabilityToRealm = (realmId: number, capability: 'include_deactivated_groups' | 'user_list_incomplete', event: ClientEventBody, otherwise: ClientEventBody | null, except: number[] = []): Delivery[] => [
+  toRealm(realmId, event, { except, capability: { name: capability, value: true } }),
+  ...(otherwise ? [toRealm(realmId, otherwise, { except, capability: { name: capability, value: false } })] : []),
+];
+
 /** A channel message: expanded where the queues are, not by its sender's realm. */
 export type ChannelMessage = Extract<Delivery, { kind: 'message' }> & { userIds: null };
 export const isChannelMessage = (d: Delivery): d is ChannelMessage => d.kind === 'message' && d.userIds === null;

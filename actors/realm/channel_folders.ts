@@ -7,11 +7,11 @@
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { type ChannelFolderRecord, T } from '../../storage/tables.ts';
-import { toUsers } from '../events/delivery.ts';
+import { toRealm } from '../events/delivery.ts';
 import type { ChannelFolderObject } from '../events/schema.ts';
 import { isAdmin } from '../model.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser } from './access.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 
@@ -81,7 +81,7 @@ export const createFolder = action({
     tx.write(T.channelFolders.at(state.realmId, folder.id).put(folder));
     return folder;
   },
-  events: (state, _p, folder) => [toUsers(state.realmId, activeUsers(state), { type: 'channel_folder', op: 'add', channel_folder: formatFolder(folder) })],
+  events: (state, _p, folder) => [toRealm(state.realmId, { type: 'channel_folder', op: 'add', channel_folder: formatFolder(folder) })],
   reply: (folder) => ({ channel_folder_id: folder.id }),
 });
 
@@ -128,7 +128,7 @@ export const updateFolder = action({
   },
   events(state, p) {
     if (!Object.keys(p.data).length) return [];
-    return [toUsers(state.realmId, activeUsers(state), { type: 'channel_folder', op: 'update', channel_folder_id: p.folder.id, data: p.data })];
+    return [toRealm(state.realmId, { type: 'channel_folder', op: 'update', channel_folder_id: p.folder.id, data: p.data })];
   },
 });
 
@@ -150,6 +150,6 @@ export const reorderFolders = action({
     return {};
   },
   events(state, order) {
-    return [toUsers(state.realmId, activeUsers(state), { type: 'channel_folder', op: 'reorder', order })];
+    return [toRealm(state.realmId, { type: 'channel_folder', op: 'reorder', order })];
   },
 });

@@ -7,10 +7,9 @@
  */
 import { badRequest } from '../../lib/errors.ts';
 import { type GroupSettingValue, USER_GROUP_SETTINGS, type UserGroupRecord, type UserGroupSetting, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers, withCapability } from '../events/delivery.ts';
+import { type Delivery, toRealm, toUsers, withCapability, withCapabilityToRealm } from '../events/delivery.ts';
 import type { ClientEventBody, UserGroupObject } from '../events/schema.ts';
 import { GROUP_ID, isGuest, isSystemGroupId, SYSTEM_GROUPS } from '../model.ts';
-import { activeUsers } from './access.ts';
 import { renderDescription } from './markdown.ts';
 import { roleGroups, SYSTEM_SUBGROUPS } from './people.ts';
 import type { RealmState } from './state.ts';
@@ -255,12 +254,12 @@ export function checkSubgroups(state: Readonly<RealmState>, ids: number[]): numb
 
 // ---- events ------------------------------------------------------------------
 
-/** A group event for every active user. */
-export const toAll = (state: Readonly<RealmState>, event: ClientEventBody): Delivery => toUsers(state.realmId, activeUsers(state), event);
+/** A group event for every active user (one realm-wide delivery). */
+export const toAll = (state: Readonly<RealmState>, event: ClientEventBody): Delivery => toRealm(state.realmId, event);
 
 /** An event about a group: clients without `include_deactivated_groups` get `forOthers` (or nothing) instead. */
 export function groupEvent(state: Readonly<RealmState>, event: ClientEventBody, forOthers: ClientEventBody | null): Delivery[] {
-  return withCapability(state.realmId, activeUsers(state), 'include_deactivated_groups', event, forOthers);
+  return withCapabilityToRealm(state.realmId, 'include_deactivated_groups', event, forOthers);
 }
 
 /**
@@ -268,7 +267,7 @@ export function groupEvent(state: Readonly<RealmState>, event: ClientEventBody, 
  * members name the user, sent again as the API now shows them (deactivated
  * users left out, FL 303), to `audience` (everyone by default).
  */
-export function settingsNamingUser(state: Readonly<RealmState>, userId: number, audience: number[] = activeUsers(state)): Delivery[] {
+export function settingsNamingUser(state: Readonly<RealmState>, userId: number, audience?: number[]): Delivery[] {
   const out: Delivery[] = [];
   for (const g of state.groups.values()) {
     const data: Partial<Record<UserGroupSetting, GroupSettingValue>> = {};
@@ -278,7 +277,8 @@ export function settingsNamingUser(state: Readonly<RealmState>, userId: number, 
     }
     if (Object.keys(data).length === 0) continue;
     const event: ClientEventBody = { type: 'user_group', op: 'update', group_id: g.id, data };
-    out.push(...(g.deactivated ? withCapability(state.realmId, audience, 'include_deactivated_groups', event, null) : [toUsers(state.realmId, audience, event)]));
+    if (audience) out.push(...(g.deactivated ? withCapability(state.realmId, audience, 'include_deactivated_groups', event, null) : [toUsers(state.realmId, audience, event)]));
+    else out.push(...(g.deactivated ? withCapabilityToRealm(state.realmId, 'include_deactivated_groups', event, null) : [toRealm(state.realmId, event)]));
   }
   return out;
 }

@@ -10,11 +10,11 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { checkUrlTemplate, fillReverseTemplate, LinkifierError, reverseTemplateVariables, translatePattern } from '../../lib/linkifiers.ts';
 import { type LinkifierRecord, T } from '../../storage/tables.ts';
-import { toUsersIf } from '../events/delivery.ts';
+import { toRealm } from '../events/delivery.ts';
 import type { LinkifierObject } from '../events/schema.ts';
 import { isAdmin } from '../model.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser } from './access.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -103,7 +103,7 @@ function linkifierOf(state: Readonly<RealmState>, id: number): LinkifierRecord {
 
 /** The whole list, for clients that declared `linkifier_url_template`. */
 function linkifiersEvent(state: Readonly<RealmState>) {
-  return [toUsersIf(state.realmId, activeUsers(state), { type: 'realm_linkifiers', realm_linkifiers: linkifiersOf(state) }, { name: 'linkifier_url_template', value: true })];
+  return [toRealm(state.realmId, { type: 'realm_linkifiers', realm_linkifiers: linkifiersOf(state) }, { capability: { name: 'linkifier_url_template', value: true } })];
 }
 
 export const listLinkifiers = query({

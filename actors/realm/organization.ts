@@ -11,7 +11,7 @@ import { ApiError, adminRequired, badRequest, unauthorized } from '../../lib/err
 import { isAdmin, Role } from '../model.ts';
 import { actingUser } from './access.ts';
 import { T } from '../../storage/tables.ts';
-import { toUsers } from '../events/delivery.ts';
+import { toRealm } from '../events/delivery.ts';
 import { defineAction } from '../runtime/action.ts';
 import { activeUsers } from './access.ts';
 import type { RealmState } from './state.ts';
@@ -52,7 +52,7 @@ export const setRealmDeactivated = action({
     return { changed: plan.changed };
   },
   // O(users) once per deactivation: every client of the organization hears it.
-  events: (state, plan) => (plan.changed && plan.deactivated ? [toUsers(state.realmId, activeUsers(state), { type: 'realm', op: 'deactivated', realm_id: state.realmId })] : []),
+  events: (state, plan) => (plan.changed && plan.deactivated ? [toRealm(state.realmId, { type: 'realm', op: 'deactivated', realm_id: state.realmId })] : []),
 });
 
 /**

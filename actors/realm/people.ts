@@ -162,9 +162,8 @@ export const SYSTEM_SUBGROUPS: Readonly<Record<number, number[]>> = {
 export function roleGroupEvents(state: Readonly<RealmState>, userId: number, oldRole: number, newRole: number): Delivery[] {
   const before = roleGroups(oldRole);
   const after = roleGroups(newRole);
-  const audience = activeUsers(state);
   const out: Delivery[] = [];
-  for (const g of before.filter((x) => !after.includes(x))) out.push(toUsers(state.realmId, audience, { type: 'user_group', op: 'remove_members', group_id: g, user_ids: [userId] }));
-  for (const g of after.filter((x) => !before.includes(x))) out.push(toUsers(state.realmId, audience, { type: 'user_group', op: 'add_members', group_id: g, user_ids: [userId] }));
+  for (const g of before.filter((x) => !after.includes(x))) out.push(toRealm(state.realmId, { type: 'user_group', op: 'remove_members', group_id: g, user_ids: [userId] }));
+  for (const g of after.filter((x) => !before.includes(x))) out.push(toRealm(state.realmId, { type: 'user_group', op: 'add_members', group_id: g, user_ids: [userId] }));
   return out;
 }

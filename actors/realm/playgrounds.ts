@@ -10,11 +10,11 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { checkUrlTemplate, LinkifierError } from '../../lib/linkifiers.ts';
 import { type PlaygroundRecord, T } from '../../storage/tables.ts';
-import { toUsers } from '../events/delivery.ts';
+import { toRealm } from '../events/delivery.ts';
 import type { PlaygroundObject } from '../events/schema.ts';
 import { isAdmin } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser } from './access.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -57,7 +57,7 @@ function checkPlayground(state: Readonly<RealmState>, name: string, language: st
 }
 
 function playgroundsEvent(state: Readonly<RealmState>) {
-  return [toUsers(state.realmId, activeUsers(state), { type: 'realm_playgrounds', realm_playgrounds: playgroundsOf(state) })];
+  return [toRealm(state.realmId, { type: 'realm_playgrounds', realm_playgrounds: playgroundsOf(state) })];
 }
 
 export const createPlayground = action({

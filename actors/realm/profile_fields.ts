@@ -8,11 +8,11 @@
 import { z } from 'zod';
 import { adminRequired, badRequest } from '../../lib/errors.ts';
 import { type ProfileFieldRecord, T, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers } from '../events/delivery.ts';
+import { type Delivery, toRealm } from '../events/delivery.ts';
 import type { ProfileFieldObject } from '../events/schema.ts';
 import { isAdmin } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser } from './access.ts';
 import { renderDescription } from './markdown.ts';
 import { RENDERED_FIELD_TYPES, userUpdate } from './people.ts';
 import type { RealmState } from './state.ts';
@@ -70,7 +70,7 @@ export function fieldObjects(state: Readonly<RealmState>): ProfileFieldObject[] 
 }
 
 function fieldsEvent(state: Readonly<RealmState>): Delivery {
-  return toUsers(state.realmId, activeUsers(state), { type: 'custom_profile_fields', fields: fieldObjects(state) });
+  return toRealm(state.realmId, { type: 'custom_profile_fields', fields: fieldObjects(state) });
 }
 
 // ---- field definitions -------------------------------------------------------

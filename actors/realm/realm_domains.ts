@@ -11,10 +11,10 @@ import { z } from 'zod';
 import { isDisposableDomain } from '../../lib/disposable.ts';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { type RealmSettings, T } from '../../storage/tables.ts';
-import { toUsers } from '../events/delivery.ts';
+import { toRealm } from '../events/delivery.ts';
 import { Role } from '../model.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser } from './access.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -104,7 +104,7 @@ export const addRealmDomain = action({
     // Zulip answers the new row's ID with the domain; the list's position stands for it here.
     return { new_domain: [state.org.settings.domains.length, d.domain] };
   },
-  events: (state, d) => [toUsers(state.realmId, activeUsers(state), { type: 'realm_domains', op: 'add', realm_domain: domainObject(d) })],
+  events: (state, d) => [toRealm(state.realmId, { type: 'realm_domains', op: 'add', realm_domain: domainObject(d) })],
 });
 
 export const changeRealmDomain = action({
@@ -118,7 +118,7 @@ export const changeRealmDomain = action({
     save(state, tx, { ...state.org.settings, domains: state.org.settings.domains.map((x) => (x.domain === d.domain ? d : x)) });
     return {};
   },
-  events: (state, d) => [toUsers(state.realmId, activeUsers(state), { type: 'realm_domains', op: 'change', realm_domain: domainObject(d) })],
+  events: (state, d) => [toRealm(state.realmId, { type: 'realm_domains', op: 'change', realm_domain: domainObject(d) })],
 });
 
 export const removeRealmDomain = action({
@@ -136,10 +136,9 @@ export const removeRealmDomain = action({
     return {};
   },
   events(state, p) {
-    const everyone = activeUsers(state);
     return [
-      ...(p.liftRestriction ? [toUsers(state.realmId, everyone, { type: 'realm', op: 'update', property: 'emails_restricted_to_domains', value: false })] : []),
-      toUsers(state.realmId, everyone, { type: 'realm_domains', op: 'remove', domain: p.domain }),
+      ...(p.liftRestriction ? [toRealm(state.realmId, { type: 'realm', op: 'update', property: 'emails_restricted_to_domains', value: false })] : []),
+      toRealm(state.realmId, { type: 'realm_domains', op: 'remove', domain: p.domain }),
     ];
   },
 });

@@ -11,11 +11,11 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { fileStoreFor, MAX_EMOJI_MIB } from '../../storage/files.ts';
 import { type RealmEmojiRecord, T, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers } from '../events/delivery.ts';
+import { type Delivery, toRealm } from '../events/delivery.ts';
 import type { RealmEmojiObject } from '../events/schema.ts';
 import { isAdmin } from '../model.ts';
 import { defineAction, defineQuery, later } from '../runtime/action.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser } from './access.ts';
 import { unicodeCode } from './emoji.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
@@ -50,10 +50,9 @@ function checkName(name: string): void {
 const canAddEmoji = (state: Readonly<RealmState>, user: UserRecord) => state.can(realmGroupSetting(state, 'can_add_custom_emoji_group'), user);
 
 function emojiEvents(state: Readonly<RealmState>, change: { op: 'add'; emoji: RealmEmojiRecord } | { op: 'edit'; emoji: RealmEmojiRecord }): Delivery[] {
-  const everyone = activeUsers(state);
   const modern = change.op === 'add' ? { type: 'realm_emoji' as const, op: 'add' as const, emoji: formatEmoji(change.emoji) } : { type: 'realm_emoji' as const, op: 'edit' as const, emoji_id: String(change.emoji.id), data: { deactivated: change.emoji.deactivated } };
   // Queues without individual_emoji_changes get the whole list (the queue picks one of the two).
-  return [toUsers(state.realmId, everyone, { type: 'realm_emoji', op: 'update', realm_emoji: realmEmojiOf(state) }), toUsers(state.realmId, everyone, modern)];
+  return [toRealm(state.realmId, { type: 'realm_emoji', op: 'update', realm_emoji: realmEmojiOf(state) }), toRealm(state.realmId, modern)];
 }
 
 export const addRealmEmoji = action({

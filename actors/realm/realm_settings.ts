@@ -9,11 +9,12 @@ import { z } from 'zod';
 import { pushConfigured } from '../../lib/push.ts';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { GroupSettingValue, type RealmMeta, type RealmSettings, T, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers } from '../events/delivery.ts';
+import { type Delivery, toRealm, toUsers } from '../events/delivery.ts';
+import type { ClientEventBody } from '../events/schema.ts';
 import { realmIconUrl } from '../format.ts';
 import { GROUP_ID, isAdmin, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
-import { actingUser, activeUsers, restrictedViews } from './access.ts';
+import { actingUser, restrictedViews } from './access.ts';
 import { accessChangeEvents } from './people.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
@@ -100,13 +101,15 @@ export function realmGroupSetting(state: Readonly<RealmState>, name: string): Gr
  * explicit members name the user, as the API now shows them (deactivated
  * users left out, FL 303), in one `update_dict` to `audience`.
  */
-export function realmSettingsNamingUser(state: Readonly<RealmState>, userId: number, audience: number[]): Delivery[] {
+export function realmSettingsNamingUser(state: Readonly<RealmState>, userId: number, audience?: number[]): Delivery[] {
   const data: Record<string, GroupSettingValue> = {};
   for (const name of Object.keys(REALM_GROUP_SETTINGS)) {
     const v = realmGroupSetting(state, name);
     if (typeof v !== 'number' && v.direct_members.includes(userId)) data[name] = settingForApi(state, v);
   }
-  return Object.keys(data).length && audience.length ? [toUsers(state.realmId, audience, { type: 'realm', op: 'update_dict', property: 'default', data })] : [];
+  if (!Object.keys(data).length || audience?.length === 0) return [];
+  const event: ClientEventBody = { type: 'realm', op: 'update_dict', property: 'default', data };
+  return [audience ? toUsers(state.realmId, audience, event) : toRealm(state.realmId, event)];
 }
 
 /** Plain settings: API name -> where it lives, and whether only owners may change it. */
@@ -590,13 +593,12 @@ export const updateRealm = action({
     return changedData(p.updates, p.groups);
   },
   events(state, p) {
-    const everyone = activeUsers(state);
-    const out: Delivery[] = p.updates.map((u) => toUsers(state.realmId, everyone, { type: 'realm', op: 'update', property: u.property, value: u.value }));
+    const out: Delivery[] = p.updates.map((u) => toRealm(state.realmId, { type: 'realm', op: 'update', property: u.property, value: u.value }));
     // Clients that still read the deprecated mandatory_topics hear it change with topics_policy (FL 392).
     if (p.updates.some((u) => u.property === 'topics_policy') && p.mandatoryBefore !== mandatoryTopics(state)) {
-      out.push(toUsers(state.realmId, everyone, { type: 'realm', op: 'update', property: 'mandatory_topics', value: mandatoryTopics(state) }));
+      out.push(toRealm(state.realmId, { type: 'realm', op: 'update', property: 'mandatory_topics', value: mandatoryTopics(state) }));
     }
-    if (Object.keys(p.groups).length) out.push(toUsers(state.realmId, everyone, { type: 'realm', op: 'update_dict', property: 'default', data: p.groups }));
+    if (Object.keys(p.groups).length) out.push(toRealm(state.realmId, { type: 'realm', op: 'update_dict', property: 'default', data: p.groups }));
     if (p.accessBefore) out.push(...accessChangeEvents(state, p.accessBefore));
     return out;
   },

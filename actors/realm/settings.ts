@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { adminRequired, badRequest } from '../../lib/errors.ts';
 import { newConfirmationKey } from '../../lib/secrets.ts';
 import { T, type UserRecord } from '../../storage/tables.ts';
-import { type Delivery, toUsers, toUsersIf } from '../events/delivery.ts';
+import { type Delivery, toRealm, toUsers, toUsersIf } from '../events/delivery.ts';
 import { isAdmin } from '../model.ts';
 import { defineAction, type Tx } from '../runtime/action.ts';
 import {
@@ -27,7 +27,7 @@ import {
   type SettingValue,
   USER_SETTINGS,
 } from '../user/settings.ts';
-import { actingUser, activeUsers } from './access.ts';
+import { actingUser } from './access.ts';
 import { userAudience, userUpdate } from './people.ts';
 import { avatarUrl } from '../format.ts';
 import { apiEmail, canSeeDeliveryEmail, EmailVisibility, emailVisibility } from './emails.ts';
@@ -302,7 +302,6 @@ export const updateUserDefaults = action({
     return {};
   },
   events(state, changes) {
-    const audience = activeUsers(state);
-    return changes.map(([property, value]) => toUsers(state.realmId, audience, { type: 'realm_user_settings_defaults', op: 'update', property, value }));
+    return changes.map(([property, value]) => toRealm(state.realmId, { type: 'realm_user_settings_defaults', op: 'update', property, value }));
   },
 });

@@ -16,13 +16,13 @@ import { hashPassword, newApiKey, sameDigest, sha256Hex } from '../../lib/secret
 import { type ChannelRecord, type StoredMessage, type SubscriptionRecord, T, type UserRecord } from '../../storage/tables.ts';
 import { fnv1a } from '../../lib/hash.ts';
 import { COLORS } from './subscriptions.ts';
-import { type Delivery, toUsers, toUsersIf, withCapability } from '../events/delivery.ts';
+import { type Delivery, toRealm, toUsers, toUsersIf, withCapability, withCapabilityToRealm } from '../events/delivery.ts';
 import { userDeactivated } from './api_keys.ts';
 import type { ClientEventBody, UserObject } from '../events/schema.ts';
 import { formatChannel } from '../format.ts';
 import { isAdmin, Role } from '../model.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
-import { actingUser, activeUsers, canAccess, canSeeUser, channelAudience, restrictedViews, toChannelAudience } from './access.ts';
+import { accessRestricted, actingUser, activeUsers, canAccess, canSeeUser, channelAudience, restrictedViews, toChannelAudience } from './access.ts';
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
 import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userAudience, userObject, usersFor, userUpdate } from './people.ts';
 import { realmSettingsNamingUser } from './realm_settings.ts';
@@ -502,8 +502,9 @@ function deactivationEvents(state: Readonly<RealmState>, userIds: number[]): Del
   for (const id of userIds) {
     const update = userUpdate(state, id, { user_id: id, is_active: false });
     out.push(update, ...realmBotUpdate(state, id, { is_active: false }));
-    const told = new Set(userAudience(state, id));
-    const others = activeUsers(state).filter((x) => !told.has(x));
+    // Users who may not see them: none while everyone sees everyone (no walk of the organization).
+    const told = accessRestricted(state) ? new Set(userAudience(state, id)) : null;
+    const others = told ? activeUsers(state).filter((x) => !told.has(x)) : [];
     if (others.length) {
       const user = state.users.get(id)!;
       for (const g of [...roleGroups(user.role), ...[...state.groups.values()].filter((x) => x.members.includes(id)).map((x) => x.id)]) {
@@ -512,10 +513,7 @@ function deactivationEvents(state: Readonly<RealmState>, userIds: number[]): Del
       }
       out.push(...settingsNamingUser(state, id, others), ...realmSettingsNamingUser(state, id, others));
     }
-    for (const c of subscribedChannels(state, id)) {
-      const peers = channelAudience(state, c);
-      if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: [id] }));
-    }
+    for (const c of subscribedChannels(state, id)) out.push(toChannelAudience(state, c, { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: [id] }, [id]));
   }
   return out;
 }
@@ -579,19 +577,15 @@ export const reactivateUser = action({
   events(state, id) {
     const user = state.users.get(id)!;
     const out: Delivery[] = [userUpdate(state, id, { user_id: id, is_active: true }), ...realmBotUpdate(state, id, { is_active: true })];
-    for (const c of subscribedChannels(state, id)) {
-      const peers = channelAudience(state, c).filter((x) => x !== id);
-      if (peers.length) out.push(toUsers(state.realmId, peers, { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: [id] }));
-    }
+    for (const c of subscribedChannels(state, id)) out.push(toChannelAudience(state, c, { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: [id] }, [id]));
     // Deactivated users are left out of groups' members: they are back in their groups.
-    const audience = activeUsers(state);
     const groups = [...roleGroups(user.role), ...[...state.groups.values()].filter((g) => g.members.includes(id)).map((g) => g.id)];
     for (const g of groups) {
       const deactivated = state.groups.get(g)?.deactivated === true;
       const event = { type: 'user_group' as const, op: 'add_members' as const, group_id: g, user_ids: [id] };
-      out.push(...(deactivated ? withCapability(state.realmId, audience, 'include_deactivated_groups', event, null) : [toUsers(state.realmId, audience, event)]));
+      out.push(...(deactivated ? withCapabilityToRealm(state.realmId, 'include_deactivated_groups', event, null) : [toRealm(state.realmId, event)]));
     }
-    out.push(...settingsNamingUser(state, id), ...realmSettingsNamingUser(state, id, audience));
+    out.push(...settingsNamingUser(state, id), ...realmSettingsNamingUser(state, id));
     return out;
   },
 });
