@@ -70,6 +70,21 @@ t.test('uploads - others may download only once a message they can read links th
   t.ok(withFile.messages.length >= 1 && withFile.messages.every((m: any) => m.content.includes('/user_uploads/')), 'has:attachment');
 });
 
+t.test('uploads - an image link to an uploaded audio file is an audio player, as Zulip renders it (FL 405); other links stay links', async (t) => {
+  const r = await upload(s.demo.member1, [{ name: 'crab rave.mp3', type: 'audio/mpeg', data: Buffer.from('not really an mp3') }]);
+  const url = r.body.url as string;
+  const content = `![crab rave.mp3](${url})\n\n![](${url})\n\n[crab rave.mp3](${url})\n\n![song.mp3](https://example.com/song.mp3)`;
+  const id = (await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'audio', content })).id;
+  const html = (await maria.ok('GET', `/messages/${id}`)).message.content as string;
+  const paragraphs = html.split('\n');
+  t.equal(paragraphs[0], `<p><audio controls preload="metadata" src="${url}" title="crab rave.mp3"></audio></p>`);
+  t.equal(paragraphs[1], `<p><audio controls preload="metadata" src="${url}"></audio></p>`, 'no title without a name');
+  t.equal(paragraphs[2], `<p><a href="${url}">crab rave.mp3</a></p>`, 'a plain link to it stays a link');
+  t.notMatch(paragraphs[3], /<audio/, 'a file that is not an upload of this server is no player');
+  t.equal((await download(s.demo.member2, url)).status, 200, 'the player links the file for the readers, as a link does');
+  t.equal((await maria.ok('POST', '/messages/render', { content: `![a.ogg](${url.replace(/[^/]+$/, 'a.ogg')})` })).rendered, `<p><audio controls preload="metadata" src="${url.replace(/[^/]+$/, 'a.ogg')}" title="a.ogg"></audio></p>`);
+});
+
 t.test('uploads - an edit that adds a link opens the file to the readers; one that removes it closes it', async (t) => {
   const r = await upload(s.demo.member1, [{ name: 'late.txt', type: 'text/plain', data: Buffer.from('added later') }]);
   const { id } = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'files', content: 'a file follows' });

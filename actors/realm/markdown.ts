@@ -8,7 +8,8 @@
  * `@_**Name**`, wildcards (`@**all**`, `@**topic**`, ...), group mentions
  * `@*group*`, channel and topic links `#**channel**`, `#**channel>topic**`,
  * `<time:...>`, emoji `:name:` and inline math `$$...$$`; and fenced blocks
- * for code with a language, `quote`, `spoiler` and `math` (KaTeX).
+ * for code with a language, `quote`, `spoiler` and `math` (KaTeX). An image
+ * link to an uploaded audio file is an audio player (FL 405).
  *
  * `renderMessage(content, options)` takes lookups for names (and takes the
  * older `(name, id) => user` function as well). More hooks (linkifiers) join
@@ -16,6 +17,7 @@
  */
 import { createRequire } from 'node:module';
 import MarkdownIt from 'markdown-it';
+import { lookup as mimeType } from 'mime-types';
 import type Token from 'markdown-it/lib/token.mjs';
 import { type CompiledLinkifier, findLinks } from '../../lib/linkifiers.ts';
 import type StateInline from 'markdown-it/lib/rules_inline/state_inline.mjs';
@@ -224,6 +226,23 @@ md.renderer.rules.fence = (tokens, idx, _options, env: Env) => {
     }
   }
 };
+/**
+ * `![name](/user_uploads/...)` naming an audio file: Zulip's player markup
+ * (FL 405), `<audio controls preload="metadata" src title>`, the title being
+ * the link's text (none when empty). The file is known as audio by its name's
+ * extension, as its upload's content type was guessed; other images render as
+ * markdown-it renders them.
+ */
+const renderImage = md.renderer.rules.image!;
+md.renderer.rules.image = (tokens, idx, options, env, self) => {
+  const token = tokens[idx]!;
+  const src = token.attrGet('src') ?? '';
+  const type = src.startsWith('/user_uploads/') ? mimeType(src.split(/[?#]/, 1)[0]!) : false;
+  if (!type || !type.startsWith('audio/')) return renderImage(tokens, idx, options, env, self);
+  const title = self.renderInlineAsText(token.children ?? [], options, env);
+  return `<audio controls preload="metadata" src="${escapeHtml(src)}"${title ? ` title="${escapeHtml(title)}"` : ''}></audio>`;
+};
+
 md.renderer.rules.code_block = (tokens, idx) => `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx]!.content)}</code></pre></div>\n`;
 
 /**
