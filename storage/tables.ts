@@ -200,8 +200,6 @@ export const UserRecord = z.object({
   /** False for users created through the API until their first login (`date_joined` then becomes that time, FL 475). */
   loggedIn: z.boolean().default(true),
   canChangeUserEmails: z.boolean().default(false),
-  /** Zulip's billing administrator flag: no API changes it (Zulip: its billing pages and `change_user_role`); here `parley users billing-admin`. */
-  isBillingAdmin: z.boolean().default(false),
   /** Custom profile field ID (as text) -> value: text, or user IDs for fields of type 6. */
   profileData: z.record(z.string(), z.union([z.string(), z.array(Id)])).default({}),
   status: UserStatus.default({ text: '', emojiName: '', emojiCode: '', reactionType: '' }),

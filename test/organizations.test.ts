@@ -225,33 +225,36 @@ t.test('cli - users: create with a role, change roles, deactivate and reactivate
   t.match(lastOwner.stderr, /only organization owner/);
 });
 
-t.test('cli - users billing-admin: is_billing_admin on every user object, false by default; only the operator changes it, everyone hears (FL 73)', async (t) => {
+t.test('cli - billing: user objects have no is_billing_admin and `users billing-admin` is retired; can_manage_billing_group is reported, not changed, as there is no billing (FL 73, 363)', async (t) => {
   const { subdomain, owner } = await createOrg('Billing Co');
-  const made = await cliJson(['users', '--org', subdomain, 'create', '--email', 'gail@billing.test', '--name', 'Gail Guest', '--role', 'guest', '--password-stdin'], 'gail-password');
-  const gail = { email: 'gail@billing.test', apiKey: (await at(subdomain, 'POST', '/fetch_api_key', { username: 'gail@billing.test', password: 'gail-password' })).body.api_key as string };
+  const person = async (email: string, role: string) => {
+    const made = await cliJson(['users', '--org', subdomain, 'create', '--email', email, '--name', email.split('@')[0]!, '--role', role, '--password-stdin'], `${role}-password`);
+    return { userId: made.user_id as number, creds: { email, apiKey: (await at(subdomain, 'POST', '/fetch_api_key', { username: email, password: `${role}-password` })).body.api_key as string } };
+  };
+  const gail = await person('gail@billing.test', 'guest');
+  const mia = await person('mia@billing.test', 'member');
+  const ann = await person('ann@billing.test', 'admin');
   const me = (await at(subdomain, 'GET', '/users/me', {}, owner)).body;
-  for (const [path, viewer] of [['/users/me', owner], [`/users/${me.user_id}`, gail], [`/users/${encodeURIComponent(owner.email)}`, gail]] as const) {
+  for (const [path, viewer] of [['/users/me', owner], [`/users/${me.user_id}`, gail.creds], [`/users/${encodeURIComponent(owner.email)}`, gail.creds]] as const) {
     const body = (await at(subdomain, 'GET', path, {}, viewer)).body;
-    t.equal((path === '/users/me' ? body : body.user).is_billing_admin, false, `GET ${path}: false by default`);
+    t.notOk('is_billing_admin' in (path === '/users/me' ? body : body.user), `GET ${path}: no is_billing_admin (FL 363)`);
   }
-  t.ok((await at(subdomain, 'GET', '/users', {}, gail)).body.members.every((u: any) => u.is_billing_admin === false), 'GET /users: on every member, bots included');
-  const patched = await at(subdomain, 'PATCH', `/users/${made.user_id}`, { is_billing_admin: true }, owner);
-  t.same(patched.body.ignored_parameters_unsupported, ['is_billing_admin'], 'no API parameter changes it, even for an owner (Zulip)');
+  t.ok((await at(subdomain, 'GET', '/users', {}, gail.creds)).body.members.every((u: any) => !('is_billing_admin' in u)), 'GET /users: on no member');
+  t.same((await at(subdomain, 'PATCH', `/users/${mia.userId}`, { is_billing_admin: true }, owner)).body.ignored_parameters_unsupported, ['is_billing_admin'], 'no API parameter sets it');
+  const retired = await cli(['users', '--org', subdomain, 'billing-admin', mia.creds.email, 'yes']);
+  t.not(retired.code, 0, 'the CLI command that set it is gone');
+  t.match(retired.stderr, /unknown command 'billing-admin'/);
 
-  const reg = (await at(subdomain, 'POST', '/register', { event_types: ['realm_user'], fetch_event_types: ['realm_user'] }, gail)).body;
-  t.ok(reg.realm_users.every((u: any) => u.is_billing_admin === false), 'register: realm_users carry it');
-  t.equal((await cli(['users', '--org', subdomain, 'billing-admin', owner.email, 'maybe'])).code, 2, 'yes or no');
-  t.same(await cliJson(['users', '--org', subdomain, 'billing-admin', owner.email, 'yes']), { user_id: me.user_id, email: owner.email, is_billing_admin: true });
-  const events = (await at(subdomain, 'GET', '/events', { queue_id: reg.queue_id, last_event_id: reg.last_event_id }, gail)).body.events;
-  t.same(events.map(({ id: _id, ...e }: any) => e), [{ type: 'realm_user', op: 'update', person: { user_id: me.user_id, is_billing_admin: true } }], 'a guest who sees the owner hears of it');
-  for (const e of events) t.ok(ClientEvent.safeParse(e).success, 'the event keeps its strict schema');
-  const snap = structuredClone(reg);
-  for (const e of events) applyEvent(snap, e);
-  const fresh = (await at(subdomain, 'POST', '/register', { fetch_event_types: ['realm_user'] }, gail)).body;
-  t.same(snap.realm_users, fresh.realm_users, 'snapshot + events = register');
-  t.equal((await at(subdomain, 'GET', `/users/${me.user_id}`, {}, gail)).body.user.is_billing_admin, true);
-  await cliJson(['users', '--org', subdomain, 'billing-admin', owner.email, 'no']);
-  t.equal((await at(subdomain, 'GET', '/users/me', {}, owner)).body.is_billing_admin, false, 'and unmarks');
+  const reg = (await at(subdomain, 'POST', '/register', { event_types: ['realm', 'realm_user'], fetch_event_types: ['realm', 'realm_user', 'realm_billing'] }, gail.creds)).body;
+  t.ok(reg.realm_users.every((u: any) => !('is_billing_admin' in u)), 'register: realm_users without it');
+  t.same([reg.realm_can_manage_billing_group, reg.realm_billing], [6, { has_pending_sponsorship_request: false }], 'can_manage_billing_group: administrators (Zulip\'s default); realm_billing');
+  const change = { can_manage_billing_group: { new: { direct_members: [mia.userId], direct_subgroups: [6] } } };
+  for (const [who, creds, expected] of [['owner', owner, 'ignored'], ['admin', ann.creds, 'ignored'], ['member', mia.creds, 'UNAUTHORIZED_PRINCIPAL'], ['guest', gail.creds, 'UNAUTHORIZED_PRINCIPAL']] as const) {
+    const r = await at(subdomain, 'PATCH', '/realm', change, creds);
+    t.equal(r.body.ignored_parameters_unsupported?.includes('can_manage_billing_group') ? 'ignored' : r.body.code, expected, `${who}: PATCH /realm can_manage_billing_group`);
+  }
+  t.same((await at(subdomain, 'POST', '/register', { fetch_event_types: ['realm'] }, mia.creds)).body.realm_can_manage_billing_group, 6, 'unchanged: nothing here bills');
+  t.same((await at(subdomain, 'GET', '/events', { queue_id: reg.queue_id, last_event_id: reg.last_event_id, dont_block: true }, gail.creds)).body.events, [], 'and nobody hears of a change');
 });
 
 t.test('cli - channels: list and archive', async (t) => {

@@ -26,8 +26,6 @@ export const UserObject = z
     is_owner: z.boolean(),
     is_admin: z.boolean(),
     is_guest: z.boolean(),
-    /** FL 73. */
-    is_billing_admin: z.boolean(),
     is_bot: z.boolean(),
     bot_type: Id.nullable(),
     /** Bots only. */
@@ -409,7 +407,6 @@ const PersonUpdate = z.union([
   z.object({ user_id: Id, role: UserObject.shape.role }).strict(),
   z.object({ user_id: Id, bot_owner_id: Id }).strict(),
   z.object({ user_id: Id, is_active: z.boolean() }).strict(),
-  z.object({ user_id: Id, is_billing_admin: z.boolean() }).strict(),
   z.object({ user_id: Id, email: z.string(), timezone: z.string() }).strict(),
   z.object({ user_id: Id, delivery_email: z.string().nullable() }).strict(),
   z.object({ user_id: Id, new_email: z.string() }).strict(),

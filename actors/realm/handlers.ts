@@ -25,7 +25,7 @@ import { unsubscribe, updateSubscriptionProperties } from './subscription_settin
 import { updateRealm } from './realm_settings.ts';
 import { testWelcomeBotCustomMessage } from './system_bots.ts';
 import { convertDemoOrganization, setRealmDeactivated } from './organization.ts';
-import { operatorIdentity, reloadClients, resetApiKey, setBillingAdmin, setPassword } from './operator.ts';
+import { operatorIdentity, reloadClients, resetApiKey, setPassword } from './operator.ts';
 import { writeCheckpoint } from './checkpoint_action.ts';
 import { apiKeyForToken } from './token_login.ts';
 import { setVideoProviderToken, videoProviderToken } from './video_calls.ts';
@@ -56,7 +56,6 @@ export const realmHandlers = {
   writeCheckpoint,
   resetApiKey,
   setPassword,
-  setBillingAdmin,
   authenticate,
   serverSettings,
   sendMessage,

@@ -1,8 +1,9 @@
 /**
  * What the deployment's operator does to an organization from the command
  * line (`npx parley users ...`), beyond what the API lets its owner do:
- * find the owner the CLI acts as, reset a user's API key, set a password,
- * mark a billing administrator.
+ * find the owner the CLI acts as, reset a user's API key, set a password.
+ * (`users billing-admin`, which set Zulip's `is_billing_admin`, is retired:
+ * Zulip 12 has no such flag, FL 363.)
  * Only the server calls these (the CLI over the bus); a user never can.
  */
 import { z } from 'zod';
@@ -12,7 +13,6 @@ import { replaceKeys } from './api_keys.ts';
 import { T } from '../../storage/tables.ts';
 import { Role } from '../model.ts';
 import { type Caller, defineAction, defineQuery } from '../runtime/action.ts';
-import { userUpdate } from './people.ts';
 import { toRealm } from '../events/delivery.ts';
 import type { RealmState } from './state.ts';
 
@@ -77,32 +77,6 @@ export const setPassword = action({
     tx.write(T.users.at(state.realmId, p.userId).put(next));
     return { user_id: p.userId };
   },
-});
-
-/**
- * Marks or unmarks a user as a billing administrator (`is_billing_admin`,
- * FL 73). Zulip changes it only from its billing pages and its
- * `change_user_role` command, never through the API; this server has no
- * billing, so the flag changes nothing else. Everyone who sees the user hears
- * of it (Zulip's `do_change_is_billing_admin`).
- */
-export const setBillingAdmin = action({
-  type: 'setBillingAdmin',
-  fields: z.object({ userId: z.number().int(), value: z.boolean() }),
-  check(state, msg) {
-    serverOnly(msg.caller);
-    const u = target(state, msg.userId);
-    return { userId: u.id, value: msg.value, changed: u.isBillingAdmin !== msg.value };
-  },
-  apply(state, p, tx) {
-    if (p.changed) {
-      const next = { ...state.users.get(p.userId)!, isBillingAdmin: p.value };
-      state.indexUser(next);
-      tx.write(T.users.at(state.realmId, p.userId).put(next));
-    }
-    return { user_id: p.userId, is_billing_admin: p.value };
-  },
-  events: (state, p) => (p.changed ? [userUpdate(state, p.userId, { user_id: p.userId, is_billing_admin: p.value })] : []),
 });
 
 /**

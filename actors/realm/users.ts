@@ -167,7 +167,6 @@ export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
     apiKeys: n.apiKey ? [{ hash: sha256Hex(n.apiKey), created: Math.floor(now / 1000) }] : [],
     loggedIn: n.loggedIn,
     canChangeUserEmails: n.canChangeUserEmails ?? false,
-    isBillingAdmin: false,
     profileData: {},
     status: { text: '', emojiName: '', emojiCode: '', reactionType: '' },
     pendingEmail: null,

@@ -51,7 +51,6 @@ export async function growDemo(dataDir: string, count: number): Promise<number> 
           apiKeys: [],
           loggedIn: true,
           canChangeUserEmails: false,
-          isBillingAdmin: false,
           profileData: {},
           status: { text: '', emojiName: '', emojiCode: '', reactionType: '' },
           pendingEmail: null,

@@ -116,19 +116,6 @@ export function userCommands(program: Command, run: Run): void {
     );
 
   users
-    .command('billing-admin <user> <yes|no>')
-    .description("mark (yes) or unmark (no) a user as a billing administrator (is_billing_admin; no billing exists here)")
-    .action((spec: string, value: string, _o, cmd: Command) =>
-      run(async (dep, json) => {
-        if (value !== 'yes' && value !== 'no') throw new UsageError('say yes or no');
-        const o = await inOrganization(dep, orgOf(cmd));
-        const u = await findUser(dep, o, spec);
-        const r = await dep.actors.call(realmRef, o.realm, { type: 'setBillingAdmin', caller: o.server, userId: u.user_id, value: value === 'yes' });
-        print(json, { user_id: r.user_id, email: u.email, is_billing_admin: r.is_billing_admin }, (v) => `${v.email} is ${v.is_billing_admin ? 'now' : 'no longer'} a billing administrator\n`);
-      }),
-    );
-
-  users
     .command('set-password <user>')
     .description("set a user's password, read from standard input")
     .action((spec: string, _o, cmd: Command) =>

@@ -90,7 +90,6 @@ function updatePerson(snap: Snap, p: Record<string, any>): void {
   if ('delivery_email' in p) person.delivery_email = p.delivery_email;
   if ('new_email' in p) person.email = p.new_email;
   if ('bot_owner_id' in p) person.bot_owner_id = p.bot_owner_id;
-  if ('is_billing_admin' in p) person.is_billing_admin = p.is_billing_admin;
   if ('avatar_url' in p) Object.assign(person, { avatar_url: p.avatar_url, avatar_version: p.avatar_version });
   if ('role' in p) Object.assign(person, { role: p.role, is_owner: p.role === 100, is_admin: p.role <= 200, is_guest: p.role === 600 });
   if ('custom_profile_field' in p) {
