@@ -69,8 +69,24 @@ export class ActorHost<S> {
       const now = this.runQuery(handler, state, msg);
       return now instanceof Parked ? now.promise : now;
     }
+    if (handler.kind === 'action' && handler.rest) return this.runSteps(handler, state, msg);
     const out = await this.mailbox.post(() => (handler.kind === 'action' ? this.runAction(handler, state, msg) : this.runQuery(handler, state, msg)));
     return out instanceof Parked ? out.promise : out;
+  }
+
+  /**
+   * An action in steps (`ActionDef.rest`): each step a message of the mailbox of its own, posted
+   * once the step before is durable, so that the messages that came meanwhile run in between.
+   */
+  private async runSteps(def: ActionDef<S, any, unknown, unknown, unknown, unknown>, state: S, msg: Msg<unknown>): Promise<unknown> {
+    const replies: unknown[] = [];
+    for (let step: Msg<unknown> | null = msg; step; ) {
+      const current: Msg<unknown> = step;
+      step = null;
+      const out = await this.mailbox.post(() => this.runAction(def, state, current, (next) => (step = next)));
+      replies.push(out instanceof Parked ? await out.promise : out);
+    }
+    return def.merge ? def.merge(replies) : replies[replies.length - 1];
   }
 
   /** Runs a due timer's handler; the timer's row is deleted in the same commit. */
@@ -84,8 +100,8 @@ export class ActorHost<S> {
     if (out instanceof Parked) await out.promise;
   }
 
-  private runAction(def: ActionDef<S, any, unknown, unknown, unknown, unknown>, state: S, msg: Msg<unknown>): unknown {
-    if (!def.prepare) return this.commit(state, def.check(state, msg, undefined, this.ctx), def);
+  private runAction(def: ActionDef<S, any, unknown, unknown, unknown, unknown>, state: S, msg: Msg<unknown>, onRest?: (rest: Msg<unknown> | null) => void): unknown {
+    if (!def.prepare) return this.commit(state, def.check(state, msg, undefined, this.ctx), def, msg, onRest);
     // Facts from the store: read once earlier writes are durable, still inside the mailbox.
     return (async () => {
       await this.barrier();
@@ -98,7 +114,7 @@ export class ActorHost<S> {
         if (def.discard) await def.discard(facts, this.ctx).catch((e: unknown) => this.ctx.log.warn({ err: e, type: msg.type }, 'discarding a refused request\'s side effect failed'));
         throw err;
       }
-      return this.commit(state, plan, def);
+      return this.commit(state, plan, def, msg, onRest);
     })();
   }
 
@@ -124,9 +140,10 @@ export class ActorHost<S> {
   }
 
   /** `check` has passed: apply the plan, compute its events, then wait for durability. */
-  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown, unknown>): unknown {
+  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown, unknown>, msg: Msg<unknown>, onRest?: (rest: Msg<unknown> | null) => void): unknown {
     const tx = this.tx();
     const applied = def.apply(state, plan, tx, this.ctx);
+    if (onRest && def.rest) onRest(def.rest(plan, applied, msg));
     const events = def.events?.(state, plan, applied) ?? [];
     this.kind.changed?.(state, tx.ops, events);
     if (this.kind.journalWrites) tx.write(...this.kind.journalWrites(state, tx.ops));
