@@ -6,6 +6,7 @@ import type { Caller } from '../actors/runtime/action.ts';
 import type { Authenticated } from '../actors/realm/users.ts';
 import type { OrganizationRecord } from '../storage/tables.ts';
 import type { ParamShape, UploadedFile } from './params.ts';
+import type { PerSecond } from './shared-replies.ts';
 
 export interface CallContext {
   /** The authenticated user; null only on routes declared `auth: 'none'`. */
@@ -30,6 +31,8 @@ export interface CallContext {
   files: UploadedFile[];
   /** Whether the client takes a gzip answer (its Accept-Encoding): a route answering `JsonPieces` may then give deflated pieces. */
   acceptsGzip: boolean;
+  /** The web app's presence-ping answers, fetched by this gateway at most once a second per organization and form (`gateway/shared-replies.ts`). */
+  presenceAnswers: PerSecond<RawJson>;
 }
 
 /** A reply that is not JSON: a file's bytes with their type (GET /user_uploads/...). */

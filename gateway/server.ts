@@ -12,7 +12,7 @@ import type { OrganizationRecord } from '../storage/tables.ts';
 import { featureLevel } from '../lib/features.ts';
 import { AuthCache } from './auth.ts';
 import { knownStats, readRequest, Reply, type RequestInfo, statsOf } from './http.ts';
-import { heldPolls, requestsInFlight } from '../lib/metrics.ts';
+import { heldPolls, presenceAnswerFetches, requestsInFlight } from '../lib/metrics.ts';
 import { checkResponse, RESPONSE_CHECK } from './openapi/check.ts';
 import { PathTable } from './path.ts';
 import type { LimitHeaders, RateLimits } from './rate_limits.ts';
@@ -23,7 +23,7 @@ import { getEvents } from './routes/events.ts';
 import { PAGES } from './pages/index.ts';
 import { document, escapeHtml, matchPage, type Page } from './pages/page.ts';
 import type { Organizations } from './organizations.ts';
-import { acceptsGzip, piecesBody, SharedReplies } from './shared-replies.ts';
+import { acceptsGzip, PerSecond, piecesBody, SharedReplies } from './shared-replies.ts';
 import { isTusUrl, serveTus } from './tus.ts';
 
 export { ROUTES };
@@ -112,6 +112,7 @@ export class Gateway {
   /** Requests being served, so a shutdown answers each of them before it exits. */
   private inflight = new Set<Reply>();
   private shared = new SharedReplies((text) => successEnvelope(text, {}));
+  private presenceAnswers = new PerSecond<RawJson>(() => presenceAnswerFetches.inc());
   /** When the last request arrived (ms), so a shutdown waits out connections accepted just before the listener closed. */
   private lastRequestAt = 0;
   private auth: AuthCache;
@@ -318,6 +319,7 @@ export class Gateway {
         featureLevel: this.featureLevel,
         files,
         acceptsGzip: acceptsGzip(info.acceptEncoding),
+        presenceAnswers: this.presenceAnswers,
       };
       if (info.method !== 'GET') {
         // uWS 20.30 cannot answer a request pipelined behind one still being

@@ -42,6 +42,40 @@ export class SharedReplies {
   }
 }
 
+/**
+ * Answers that stay the same for a second, fetched by this gateway at most
+ * once a second per key and version, one fetch in flight (the web app's
+ * presence ping, issue 20: in a cluster its ~670 KB answer at 10,000 users
+ * would otherwise cross NATS once per ping). A caller gives the version its
+ * own change made (fetches start after it): it gets a fetch begun in the
+ * current second of this gateway's clock for that version or a later one.
+ * A failed fetch is not kept: the next caller fetches again.
+ */
+export class PerSecond<T> {
+  private second = -1;
+  private entries = new Map<string, { version: number; answer: Promise<T> }>();
+
+  constructor(private readonly fetched: () => void = () => {}) {}
+
+  get(key: string, version: number, fetch: () => Promise<T>): Promise<T> {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== this.second) {
+      // Keys of past seconds go at once: the map holds one second's keys at most.
+      this.second = now;
+      this.entries.clear();
+    }
+    const hit = this.entries.get(key);
+    if (hit && hit.version >= version) return hit.answer;
+    const entry = { version, answer: fetch() };
+    this.fetched();
+    this.entries.set(key, entry);
+    entry.answer.catch(() => {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    });
+    return entry.answer;
+  }
+}
+
 /** Whether an Accept-Encoding header takes gzip (any q but 0). */
 export function acceptsGzip(header: string): boolean {
   for (const part of header.toLowerCase().split(',')) {

@@ -334,6 +334,7 @@ export const shardMoves = new Counter({ name: 'parley_shard_moves_total', help: 
 export const leaseRenewals = new Counter({ name: 'parley_lease_renewals_total', help: 'Lease renewal rounds (one Redis call renews every lease held), by result', labelNames: ['result'] });
 export const leaseRenewDuration = new HistogramFamily('parley_lease_renewal_duration_seconds', 'Time of a lease renewal round (one Redis call)', []).child();
 
+export const presenceAnswerFetches = new Counter({ name: 'parley_presence_answer_fetches_total', help: "Fetches of the web app's presence-ping answer (everyone's presence) by this gateway: at most one per second per organization and form" });
 export const rateLimitHits = new Counter({ name: 'parley_rate_limit_hits_total', help: 'Requests refused with 429, by the budget that ran out (user, ip, auth_failures)', labelNames: ['limit'] });
 
 export const heldPolls = new SourcedGauge('parley_http_long_polls_held', 'Long polls (GET /events) this gateway holds open, waiting for events');

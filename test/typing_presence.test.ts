@@ -185,6 +185,45 @@ t.test('presence - a ping\'s answer is shared by the pings of the second: gzippe
   t.same(Object.keys(fromZip.presences).sort(), Object.keys(fromPlain.presences).sort(), 'the same users either way');
 });
 
+t.test('presence - each gateway fetches everyone\'s presence at most once a second per form; every ping\'s write reaches the presence actor; the answer is of the second', async (t) => {
+  const fetches = async () => {
+    let n = 0;
+    for (const url of s.metricsUrls) n += Number(/^parley_presence_answer_fetches_total (\d+)/m.exec(await (await fetch(url)).text())?.[1] ?? 0);
+    return n;
+  };
+  // A form of the answer of this test's own (history_limit_days), pinged by every demo user through every gateway.
+  const ping = (k: (typeof DEMO_KEYS)[number], i: number) =>
+    s.api.as(s.demo[k]).at(s.urls[i % s.urls.length]!).ok('POST', '/users/me/presence', { status: 'active', slim_presence: true, last_update_id: -1, history_limit_days: 13 });
+  const warmed = Math.floor(Date.now() / 1000);
+  for (const [i, k] of DEMO_KEYS.entries()) await ping(k, i);
+  const warmedEnd = Math.floor(Date.now() / 1000);
+  const before = await fetches();
+  const start = Date.now();
+  const answers: Array<{ sent: number; got: number; r: any }> = [];
+  let i = 0;
+  // ~2.5 s of pings, 7 at a time: some 100 pings over 3 or 4 seconds of the clock.
+  while (Date.now() - start < 2500) {
+    await Promise.all(DEMO_KEYS.map(async (k) => {
+      const sent = Date.now();
+      const r = await ping(k, i++);
+      answers.push({ sent, got: Date.now(), r });
+    }));
+  }
+  const seconds = Math.floor(Date.now() / 1000) - Math.floor(start / 1000) + 1;
+  const fetched = (await fetches()) - before;
+  t.ok(answers.length >= 20, `${answers.length} pings`);
+  t.ok(fetched >= 1 && fetched <= (seconds + DEMO_KEYS.length) * s.urls.length, `${fetched} fetches of the answer for ${answers.length} pings over ${seconds} seconds of the clock and ${s.urls.length} gateway(s) (and a version per user who came online)`);
+  for (const { sent, got, r } of answers) {
+    if (!(r.server_timestamp >= Math.floor(sent / 1000) && r.server_timestamp <= Math.floor(got / 1000))) t.fail(`answer of second ${r.server_timestamp} to a ping sent at ${sent} and answered at ${got}`);
+    // Everyone pinged before the burst: an answer made in a later second shows those pings (a second's answer may predate them).
+    if (r.server_timestamp > warmedEnd) for (const k of DEMO_KEYS) if (!(r.presences[String(s.demo[k].userId)]?.active_timestamp >= warmed)) t.fail(`${k} missing or stale in an answer of second ${r.server_timestamp}`);
+  }
+  // Each ping's write reached the presence actor: every user's last ping is what a fresh read shows.
+  const last = Math.floor(Math.max(...answers.map((a) => a.sent)) / 1000);
+  const all = await owner.ok('GET', '/realm/presence');
+  for (const k of DEMO_KEYS) t.ok(all.presences[s.demo[k].email]?.aggregated.timestamp >= last - 1, `${k}'s last ping is in the presence actor`);
+});
+
 t.test('presence - the presence actor\'s copy of the addresses follows the realm: a user created after it pings and is listed by address; a deactivated one is not', async (t) => {
   // Make sure the copy exists first, then change the directory behind it.
   await maria.ok('POST', '/users/me/presence', { status: 'active' });

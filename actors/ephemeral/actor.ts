@@ -17,7 +17,7 @@ import { defineAction, defineQuery } from '../runtime/action.ts';
 import { JsonText } from '../runtime/bus.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
-import { ephemeralRef } from './ref.ts';
+import { ephemeralRef, sharedPresenceAnswer } from './ref.ts';
 
 /** A typing notice not renewed within this long stops by itself (Zulip's TYPING_STARTED_EXPIRY_PERIOD_MILLISECONDS). */
 export const TYPING_EXPIRY_MS = Number(process.env.PARLEY_TYPING_EXPIRY_MS ?? 45_000);
@@ -263,7 +263,16 @@ const DEFAULT_HISTORY_DAYS = 14;
 
 export const updatePresence = action({
   type: 'updatePresence',
-  fields: z.object({ status: z.string(), pingOnly: z.boolean(), newUserInput: z.boolean(), slim: z.boolean(), lastUpdateId: z.number().int().nullable(), historyLimitDays: z.number().int().nullable() }),
+  fields: z.object({
+    status: z.string(),
+    pingOnly: z.boolean(),
+    newUserInput: z.boolean(),
+    slim: z.boolean(),
+    lastUpdateId: z.number().int().nullable(),
+    historyLimitDays: z.number().int().nullable(),
+    /** The caller takes everyone's presence from `pingAnswer` (once a second and version): answer `sharedPresenceAnswer` where it applies. */
+    sharedAnswer: z.boolean().default(false),
+  }),
   async prepare(shard, msg, ctx) {
     if (msg.status !== 'active' && msg.status !== 'idle') throw badRequest(`Invalid status: ${msg.status}`);
     const p = (shard as EphemeralShard).realm(msg.caller.realmId);
@@ -289,6 +298,7 @@ export const updatePresence = action({
     if (x.msg.pingOnly) return new JsonText(head);
     const days = x.msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS;
     if (x.access?.sees) return new JsonText(`${head.slice(0, -1)},"presences":${presencesFor(x.p, x.msg.slim, days, x.access.sees)}}`);
+    if (x.msg.sharedAnswer) return new JsonText(sharedPresenceAnswer(x.p.lastUpdateId));
     // Everyone's presence: the same text for every ping of the second.
     return new JsonText(pingReplyText(x.p, x.msg.slim, days, now, head, x.msg.lastUpdateId !== null));
   },
@@ -319,6 +329,30 @@ export const getPresences = query({
   },
 });
 
+/**
+ * The answer of a web app's ping (`updatePresence` without `ping_only`) for
+ * whoever sees everyone: the same text for the whole second, which a gateway
+ * asks for at most once a second per form (`gateway/shared-replies.ts`
+ * `PerSecond`) while each ping's write goes to `updatePresence`. O(users) once
+ * a second per form, O(1) otherwise.
+ */
+export const pingAnswer = query({
+  type: 'pingAnswer',
+  fields: z.object({ slim: z.boolean(), historyLimitDays: z.number().int().nullable(), withUpdateId: z.boolean() }),
+  run(shard, msg, ctx) {
+    const p = shard.realm(msg.caller.realmId);
+    return (async () => {
+      const access = await accessOf(ctx, msg.caller);
+      // Only a caller who sees everyone gets the shared answer; the others' pings are answered by updatePresence itself.
+      if (access?.sees) throw badRequest('Insufficient permission');
+      if (!msg.slim && (stale(p) || [...p.users.keys()].some((id) => !p.emails.has(id)))) await refreshEmails(p, ctx, msg.caller);
+      const now = Math.floor(Date.now() / 1000);
+      const head = JSON.stringify({ server_timestamp: now, zephyr_mirror_active: false, ...(msg.withUpdateId ? { presence_last_update_id: p.lastUpdateId } : {}) });
+      return new JsonText(pingReplyText(p, msg.slim, msg.historyLimitDays ?? DEFAULT_HISTORY_DAYS, now, head, msg.withUpdateId));
+    })();
+  },
+});
+
 export const getUserPresence = query({
   type: 'getUserPresence',
   fields: z.object({ who: z.string() }),
@@ -341,7 +375,7 @@ export const getUserPresence = query({
   },
 });
 
-export const ephemeralHandlers = { setTyping, setEditTyping, updatePresence, getPresences, getUserPresence };
+export const ephemeralHandlers = { setTyping, setEditTyping, updatePresence, getPresences, pingAnswer, getUserPresence };
 
 export const ephemeralActor = defineActor({
   ref: ephemeralRef,

@@ -1,6 +1,6 @@
 /** POST /typing, POST /messages/{message_id}/typing, POST /users/me/presence, GET /realm/presence, GET /users/{user_id_or_email}/presence. */
 import { z } from 'zod';
-import { ephemeralRef, presenceActorId, typingActorId } from '../../actors/ephemeral/ref.ts';
+import { ephemeralRef, presenceActorId, sharedPresenceVersion, typingActorId } from '../../actors/ephemeral/ref.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { bool, int, json, str, unsupported } from '../params.ts';
 import { caller, me, route } from '../route.ts';
@@ -66,16 +66,29 @@ export const updatePresence = route({
     is_zephyr_mirror: unsupported(bool()),
   },
   async handle(ctx, p) {
-    return ctx.actors.raw(ephemeralRef, presenceActorId(me(ctx).realmId), {
+    const realmId = me(ctx).realmId;
+    const slim = p.slim_presence ?? false;
+    const historyLimitDays = p.history_limit_days ?? null;
+    const withUpdateId = p.last_update_id !== undefined;
+    // Every ping's write reaches the presence actor; everyone's presence, the web app's answer, is the same
+    // for the second: this gateway fetches it at most once a second per form and presence version (someone
+    // came online or changed status), one fetch in flight, after a write, so that it shows the write.
+    const written = await ctx.actors.raw(ephemeralRef, presenceActorId(realmId), {
       type: 'updatePresence',
       caller: caller(ctx),
       status: p.status,
       pingOnly: p.ping_only ?? false,
       newUserInput: p.new_user_input ?? false,
-      slim: p.slim_presence ?? false,
+      slim,
       lastUpdateId: p.last_update_id ?? null,
-      historyLimitDays: p.history_limit_days ?? null,
+      historyLimitDays,
+      sharedAnswer: true,
     });
+    const version = sharedPresenceVersion(written.text);
+    if (version === null) return written;
+    return ctx.presenceAnswers.get(`${realmId}:${slim}:${historyLimitDays}:${withUpdateId}`, version, () =>
+      ctx.actors.raw(ephemeralRef, presenceActorId(realmId), { type: 'pingAnswer', caller: caller(ctx), slim, historyLimitDays, withUpdateId }),
+    );
   },
 });
 
