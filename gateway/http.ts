@@ -139,18 +139,21 @@ export class Reply {
   /** Sees every JSON reply as it is written (check mode: `gateway/openapi/check.ts`). */
   onJson: ((status: number, text: string) => void) | null = null;
 
+  /** Called when the client goes away (`bodyOrPart`). */
+  private onAbort: (() => void) | null = null;
+
   constructor(private readonly res: HttpResponse) {
     res.onAborted(() => {
       this.aborted = true;
+      this.onAbort?.();
       // Counted as nginx logs it: 499, the client closed the connection before the answer.
       if (!this.done) this.stats.record(499, secondsSince(this.started));
     });
   }
 
-  /** Reads the whole body; rejects with 413 past `limit` bytes. */
-  body(limit: number): Promise<Buffer> {
+  /** Reads the whole body (into `chunks`, as it comes); rejects with 413 past `limit` bytes. */
+  body(limit: number, chunks: Buffer[] = []): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
       let size = 0;
       this.res.onData((chunk, isLast) => {
         if (size < 0) return;
@@ -164,6 +167,20 @@ export class Reply {
         chunks.push(Buffer.from(chunk.slice(0)));
         if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
       });
+    });
+  }
+
+  /**
+   * Reads the body as `body` does, but resolves with the bytes that came
+   * when the client goes away before its end (`complete` false): tus keeps
+   * what an interrupted PATCH delivered. Nothing can be answered then.
+   */
+  bodyOrPart(limit: number): Promise<{ data: Buffer; complete: boolean }> {
+    const chunks: Buffer[] = [];
+    return new Promise((resolve, reject) => {
+      if (this.aborted) return resolve({ data: Buffer.alloc(0), complete: false });
+      this.onAbort = () => resolve({ data: Buffer.concat(chunks), complete: false });
+      this.body(limit, chunks).then((data) => resolve({ data, complete: true }), reject);
     });
   }
 

@@ -88,7 +88,9 @@ export async function serveTus(d: TusDeps, info: RequestInfo, reply: Reply): Pro
   const common = { 'Tus-Resumable': TUS_VERSION, 'Cache-Control': 'no-store' };
   try {
     if (info.contentLength !== null && info.contentLength > BODY_LIMIT) throw refuse(`Uploaded file is larger than the allowed limit of ${BODY_LIMIT / 1024 / 1024} MiB`, 413, { Connection: 'close' });
-    const body = await reply.body(BODY_LIMIT);
+    // An interrupted PATCH still delivers what came (tusd does the same): the upload resumes after it.
+    const { data: body, complete } = await reply.bodyOrPart(BODY_LIMIT);
+    if (!complete && (info.method !== 'PATCH' || body.length === 0)) return;
     const h = info.tus ?? {};
     const id = info.url === TUS_PATH ? null : info.url.slice(TUS_PATH.length + 1);
     if (info.method === 'OPTIONS') {
@@ -121,7 +123,7 @@ export async function serveTus(d: TusDeps, info: RequestInfo, reply: Reply): Pro
     // A change: as the gateway's other changes, the connection is not read until it is answered.
     reply.holdNextRequest();
     await new Promise((r) => setImmediate(r));
-    if (reply.aborted) return;
+    if (reply.aborted && info.method !== 'PATCH') return;
     if (info.method === 'POST') {
       if (h['upload-defer-length'] !== undefined && h['upload-defer-length'] !== '') throw refuse('SizeIsDeferred is not supported', 411);
       const length = count(h['upload-length'] ?? '', 'Upload-Length');

@@ -4,6 +4,7 @@
 // status; every role; expiry of an abandoned upload (embedded: its bytes leave the data directory).
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import * as tus from 'tus-js-client';
@@ -101,6 +102,30 @@ t.test('tus - tus-js-client uploads in chunks, resumes an interrupted upload at 
   t.equal(read.status, 200);
   t.ok(Buffer.from(await read.arrayBuffer()).equals(data), 'the recipient reads it');
   t.equal(read.headers.get('content-type'), 'application/octet-stream');
+});
+
+t.test('tus - a PATCH cut off mid-body keeps the bytes that came, and tus-js-client resumes after them', async (t) => {
+  const me = { ...TUS, ...auth(s.demo.member2) };
+  const data = randomBytes(40_000);
+  const made = await raw('POST', '/api/v1/tus', { ...me, 'Upload-Length': String(data.length), 'Upload-Metadata': `filename ${Buffer.from('cut.bin').toString('base64')}` });
+  const path = made.headers.get('location')!;
+  // The client sends 15,000 of the 40,000 bytes it announced, then its connection drops.
+  const { hostname, port } = new URL(base);
+  const sock = connect(Number(port), hostname);
+  await new Promise((r) => sock.once('connect', r));
+  const head = [`PATCH ${path} HTTP/1.1`, `Host: ${new URL(base).host}`, ...Object.entries({ ...me, 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': '0', 'Content-Length': String(data.length) }).map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n');
+  sock.write(head);
+  sock.write(data.subarray(0, 15_000));
+  await new Promise((r) => setTimeout(r, 300));
+  sock.destroy();
+  let offset = '0';
+  for (const deadline = Date.now() + 10_000; offset !== '15000' && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    offset = (await raw('HEAD', `${other}${path}`, me)).headers.get('upload-offset') ?? '';
+  }
+  t.equal(offset, '15000', 'the bytes that came are kept');
+  const done = await tusUpload(s.demo.member2, data, { uploadUrl: `${other}${path}`, gateway: other });
+  t.same(done.sent.map((r) => [r.method, r.offset]), [['HEAD', undefined], ['PATCH', '15000']]);
+  t.ok(Buffer.from(await (await download(s.demo.member2, done.body.url)).arrayBuffer()).equals(data), 'the file is whole');
 });
 
 t.test('tus - every role uploads, with the bytes in the creating request and as an empty file; a deactivated user cannot', async (t) => {
