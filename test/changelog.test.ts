@@ -1107,3 +1107,20 @@ t.test('changelog - can_subscribe_group: who may subscribe themselves to a priva
   t.notOk((await as.owner.ok('GET', `/streams/${id}/members`)).subscribers.includes(s.demo.guest.userId), 'a guest never by this group');
   t.equal(outcome(await as.owner.call('PATCH', `/streams/${id}`, { can_subscribe_group: { new: GROUP.everyone } })), '400 BAD_REQUEST', 'role:everyone is not allowed');
 });
+
+t.test('changelog - rendering and register keys of levels 436-438: emoji-only messages (436), image syntax (437), realm_owner_full_content_access (438)', async (t) => {
+  const topic = uniq('render');
+  const send = async (content: string) => {
+    const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: 'general', topic, content });
+    return (await as.member.ok('GET', `/messages/${id}`)).message.content as string;
+  };
+  // FL 436 specifies how clients show an emoji-only message (enlarged); the HTML is the emoji markup alone.
+  t.equal(await send(':smile: :octopus:'), '<p><span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span> <span aria-label="octopus" class="emoji emoji-1f419" role="img" title="octopus">:octopus:</span></p>');
+  // FL 437: image syntax in any block; no image previews here, so it is the link to the image, and no third-party image is loaded.
+  const quoted = await send('> see ![the plan](https://example.com/plan.png)\n\n- ![](https://example.com/b.png)');
+  t.match(quoted, /<blockquote>\n<p>see <a href="https:\/\/example\.com\/plan\.png">the plan<\/a><\/p>\n<\/blockquote>/);
+  t.match(quoted, /<li><a href="https:\/\/example\.com\/b\.png">https:\/\/example\.com\/b\.png<\/a><\/li>/, 'an image without a name shows its URL');
+  t.notMatch(quoted, /<img/, 'no <img> of a third-party URL');
+  const reg = await as.owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.equal(reg.realm_owner_full_content_access, false, 'owners have no access to all private content here (FL 438)');
+});

@@ -188,7 +188,7 @@ t.test('people settings - organization defaults: administrators only; new users 
   }
 });
 
-t.test('people settings - clients without user_settings_object get the legacy top-level settings and events', async (t) => {
+t.test('people settings - clients without user_settings_object get the legacy top-level settings, kept by user_settings events: no legacy events (FL 439)', async (t) => {
   const person = await newPerson(s);
   const p = s.api.as(person);
   const LEGACY = { event_types: ['update_display_settings', 'update_global_notifications', 'user_settings'], fetch_event_types: ['update_display_settings', 'update_global_notifications', 'user_settings'] };
@@ -212,16 +212,15 @@ t.test('people settings - clients without user_settings_object get the legacy to
     return got;
   };
   const legacyEvents = await upToMarker(legacy);
-  const kinds = legacyEvents.map((e) => `${e.type}:${e.setting_name ?? e.notification_name ?? e.property}`);
-  for (const k of ['update_display_settings:twenty_four_hour_time', 'update_global_notifications:pm_content_in_desktop_notifications', 'update_display_settings:default_language']) t.ok(kinds.includes(k), `got ${k}`);
-  t.notOk(kinds.includes('update_display_settings:web_font_size_px'), 'no legacy event for a setting added later');
-  t.equal(legacyEvents.find((e) => e.setting_name === 'default_language')?.language_name, 'Deutsch', 'the language change names the language');
-  t.notOk((await upToMarker(modern)).some((e) => e.type.startsWith('update_')), 'a client declaring user_settings_object gets no legacy events');
+  t.same(legacyEvents.filter((e) => e.type.startsWith('update_')), [], 'no update_display_settings or update_global_notifications event, even for a legacy client');
+  t.same(legacyEvents.map((e) => e.property).sort(), ['default_language', 'pm_content_in_desktop_notifications', 'twenty_four_hour_time', 'web_font_size_px'], 'user_settings events instead');
+  t.equal(legacyEvents.find((e) => e.property === 'default_language')?.language_name, 'Deutsch', 'the language change names the language');
+  t.notOk((await upToMarker(modern)).some((e) => e.type.startsWith('update_')));
 
   const snap = structuredClone(legacy.snapshot);
   for (const e of legacyEvents) applyEvent(snap, e);
   const fresh = (await register(p, LEGACY)).snapshot;
-  for (const k of ['twenty_four_hour_time', 'pm_content_in_desktop_notifications', 'default_language', 'user_settings']) t.same(snap[k], fresh[k], `snapshot + events = register: ${k}`);
+  for (const k of ['twenty_four_hour_time', 'pm_content_in_desktop_notifications', 'default_language', 'user_settings']) t.same(snap[k], fresh[k], `snapshot + user_settings events = register: ${k}`);
 });
 
 t.test('people settings - web_escape_navigates_to_home_view (escape_navigates_to_default_view of FL 107, renamed at 219): set, defaulted, announced (FL 107)', async (t) => {

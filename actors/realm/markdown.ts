@@ -227,20 +227,22 @@ md.renderer.rules.fence = (tokens, idx, _options, env: Env) => {
   }
 };
 /**
- * `![name](/user_uploads/...)` naming an audio file: Zulip's player markup
- * (FL 405), `<audio controls preload="metadata" src title>`, the title being
- * the link's text (none when empty). The file is known as audio by its name's
- * extension, as its upload's content type was guessed; other images render as
- * markdown-it renders them.
+ * Image syntax (FL 437). `![name](/user_uploads/...)` naming an audio file:
+ * Zulip's player markup (FL 405), `<audio controls preload="metadata" src
+ * title>`, the title being the link's text (none when empty); the file is
+ * known as audio by its name's extension, as its upload's content type was
+ * guessed. Any other image syntax renders as a link to its URL, as a link
+ * to an image does (FL 276): this server makes no image previews
+ * (`server_inline_image_preview` false), and never has a client load a
+ * third-party image.
  */
-const renderImage = md.renderer.rules.image!;
 md.renderer.rules.image = (tokens, idx, options, env, self) => {
   const token = tokens[idx]!;
   const src = token.attrGet('src') ?? '';
+  const text = self.renderInlineAsText(token.children ?? [], options, env);
   const type = src.startsWith('/user_uploads/') ? mimeType(src.split(/[?#]/, 1)[0]!) : false;
-  if (!type || !type.startsWith('audio/')) return renderImage(tokens, idx, options, env, self);
-  const title = self.renderInlineAsText(token.children ?? [], options, env);
-  return `<audio controls preload="metadata" src="${escapeHtml(src)}"${title ? ` title="${escapeHtml(title)}"` : ''}></audio>`;
+  if (type && type.startsWith('audio/')) return `<audio controls preload="metadata" src="${escapeHtml(src)}"${text ? ` title="${escapeHtml(text)}"` : ''}></audio>`;
+  return `<a href="${escapeHtml(src)}">${escapeHtml(text || src)}</a>`;
 };
 
 md.renderer.rules.code_block = (tokens, idx) => `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx]!.content)}</code></pre></div>\n`;

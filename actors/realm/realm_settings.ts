@@ -260,6 +260,9 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     ...(state.meta?.demoOrganizationScheduledDeletionDate != null ? { demo_organization_scheduled_deletion_date: state.meta.demoOrganizationScheduledDeletionDate } : {}),
     // Zulip's web_public_streams_enabled(): the organization's option and the server's; this server has no web-public channels.
     realm_web_public_access_enabled: false,
+    // Zulip's owner_full_content_access (FL 438), set only by a server administrator there: owners here
+    // read only what their channels and conversations give them, and no full export bypasses consent.
+    realm_owner_full_content_access: false,
     realm_presence_disabled: false,
     realm_icon_url: realmIconUrl(state.meta?.stringId ?? ''),
     realm_icon_source: 'G',

@@ -105,21 +105,15 @@ export function writeSetting(state: RealmState, tx: Tx, userId: number, name: st
 }
 
 /**
- * The events of one user's setting change: `user_settings` to the user, and
- * for a legacy setting its legacy event to the user's clients that do not
- * declare `user_settings_object`; a time zone also to everyone who sees them.
+ * The events of one user's setting change: `user_settings` to the user; a
+ * time zone also to everyone who sees them. The legacy
+ * `update_display_settings` and `update_global_notifications` events are sent
+ * to no client (Zulip's FL 439): a client without `user_settings_object`
+ * applies `user_settings` events to the top-level settings its register gave.
  */
 export function settingEvents(state: Readonly<RealmState>, userId: number, name: string, value: SettingValue): Delivery[] {
   const languageName = name === 'default_language' ? { language_name: LANGUAGES[value as string]! } : {};
   const out: Delivery[] = [toUsers(state.realmId, [userId], { type: 'user_settings', op: 'update', property: name, value, ...languageName })];
-  const legacyClients = { name: 'user_settings_object', value: false };
-  const email = apiEmail(state, state.users.get(userId)!);
-  if (LEGACY_DISPLAY_SETTINGS.includes(name) || name === 'timezone') {
-    out.push(toUsersIf(state.realmId, [userId], { type: 'update_display_settings', user: email, setting_name: name, setting: value, ...languageName }, legacyClients));
-  }
-  if (LEGACY_NOTIFICATION_SETTINGS.includes(name)) {
-    out.push(toUsersIf(state.realmId, [userId], { type: 'update_global_notifications', user: email, notification_name: name, setting: value }, legacyClients));
-  }
   if (name === 'timezone') {
     const u = state.users.get(userId)!;
     out.push(userUpdate(state, userId, { user_id: userId, email: apiEmail(state, u), timezone: value as string }));

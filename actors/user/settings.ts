@@ -133,9 +133,10 @@ export const SETTING_NAMES = Object.keys(USER_SETTINGS);
 
 /**
  * The settings a client that does not declare `user_settings_object` reads at
- * the top level of POST /register and learns of by `update_display_settings`
- * and `update_global_notifications` events (Zulip's legacy lists, closed at
- * feature level 89; settings added since exist only in `user_settings`).
+ * the top level of POST /register, when it asks for `update_display_settings`
+ * or `update_global_notifications` (Zulip's legacy lists, closed at feature
+ * level 89; settings added since exist only in `user_settings`). Their
+ * changes come as `user_settings` events only (FL 439).
  */
 export const LEGACY_DISPLAY_SETTINGS: readonly string[] = [
   'color_scheme',

@@ -233,6 +233,7 @@ export const RegisterFields = {
   password_min_guesses: Id.optional(),
   server_inline_image_preview: z.boolean().optional(),
   server_inline_url_embed_preview: z.boolean().optional(),
+  realm_owner_full_content_access: z.boolean().optional(),
   server_report_message_types: z.array(z.object({ key: z.string(), name: z.string() }).strict()).optional(),
   server_thumbnail_formats: z.array(z.object({ name: z.string(), max_width: Id, max_height: Id, format: z.string(), animated: z.boolean() }).strict()).optional(),
   server_avatar_changes_disabled: z.boolean().optional(),

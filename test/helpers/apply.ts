@@ -201,6 +201,8 @@ export const APPLIERS: Record<string, Applier> = {
   },
   user_settings(snap, e) {
     snap.user_settings[e.property] = e.value;
+    // As Zulip's apply_event: a client without user_settings_object keeps the legacy settings at the top level (FL 439: no legacy events).
+    if (e.property in snap) snap[e.property] = e.value;
   },
   // Legacy settings live at the top level of the snapshot (clients without user_settings_object).
   update_display_settings(snap, e) {
