@@ -84,7 +84,9 @@ function statusHeaders(s: TusStatus): Record<string, string> {
  * never throws. The body is read before anything else is done with it.
  */
 export async function serveTus(d: TusDeps, info: RequestInfo, reply: Reply): Promise<void> {
-  reply.stats = statsOf(`tus ${info.method}`, TUS_PATH, info.method);
+  // The creation URL with or without its slash (Zulip's web app posts to `/api/v1/tus/`, tusd's base path).
+  const id = info.url === TUS_PATH || info.url === `${TUS_PATH}/` ? null : info.url.slice(TUS_PATH.length + 1);
+  reply.stats = id === null ? statsOf(`tus ${info.method}`, TUS_PATH, info.method) : statsOf(`tus/id ${info.method}`, `${TUS_PATH}/{upload_id}`, info.method);
   const common = { 'Tus-Resumable': TUS_VERSION, 'Cache-Control': 'no-store' };
   try {
     if (info.contentLength !== null && info.contentLength > BODY_LIMIT) throw refuse(`Uploaded file is larger than the allowed limit of ${BODY_LIMIT / 1024 / 1024} MiB`, 413, { Connection: 'close' });
@@ -92,14 +94,13 @@ export async function serveTus(d: TusDeps, info: RequestInfo, reply: Reply): Pro
     const { data: body, complete } = await reply.bodyOrPart(BODY_LIMIT);
     if (!complete && (info.method !== 'PATCH' || body.length === 0)) return;
     const h = info.tus ?? {};
-    const id = info.url === TUS_PATH ? null : info.url.slice(TUS_PATH.length + 1);
     if (info.method === 'OPTIONS') {
       return reply.send(204, 'text/plain', '', { ...common, 'Tus-Version': TUS_VERSION, 'Tus-Extension': TUS_EXTENSIONS, 'Tus-Max-Size': String(TUS_MAX_BYTES) });
     }
     if (h['tus-resumable'] !== TUS_VERSION) throw refuse('Missing, invalid or unsupported Tus-Resumable header', 412, { 'Tus-Version': TUS_VERSION });
     const allowed = id === null ? ['POST', 'OPTIONS'] : ['HEAD', 'PATCH', 'OPTIONS'];
     if (!allowed.includes(info.method)) throw refuse(`Method Not Allowed (allowed: ${allowed.join(', ')})`, 405, { Allow: allowed.join(', ') });
-    if (id !== null && (!id || id.includes('/'))) throw refuse('Upload not found', 404);
+    if (id !== null && id.includes('/')) throw refuse('Upload not found', 404);
 
     const org = await d.organization(info.host);
     if (!org) throw invalidSubdomain();
