@@ -358,6 +358,12 @@ export const ScheduledMessage = z.object({
   failed: z.boolean().default(false),
   /** Why delivery failed, when it did. */
   failure: z.string().nullable().default(null),
+  /**
+   * A reminder (FL 381, Zulip's `delivery_type` REMIND): the message it is
+   * about. Notification Bot delivers it to the sender; null: an ordinary
+   * scheduled message, sent as its sender.
+   */
+  reminderTargetMessageId: Id.nullable().default(null),
 });
 export type ScheduledMessage = z.infer<typeof ScheduledMessage>;
 

@@ -172,6 +172,21 @@ export const ScheduledMessageObject = z
   .strict();
 export type ScheduledMessageObject = z.infer<typeof ScheduledMessageObject>;
 
+/** A reminder object (`GET /reminders`, `reminders` events; FL 381, 399). */
+export const ReminderObject = z
+  .object({
+    reminder_id: Id,
+    type: z.literal('private'),
+    to: z.array(Id),
+    content: z.string(),
+    rendered_content: z.string(),
+    scheduled_delivery_timestamp: Id,
+    failed: z.boolean(),
+    reminder_target_message_id: Id,
+  })
+  .strict();
+export type ReminderObject = z.infer<typeof ReminderObject>;
+
 
 // ---- channel administration, subscriptions, organization (issue 9) --------
 
@@ -483,6 +498,8 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('add'), scheduled_messages: z.array(ScheduledMessageObject) }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('update'), scheduled_message: ScheduledMessageObject }).strict(),
   z.object({ type: z.literal('scheduled_messages'), op: z.literal('remove'), scheduled_message_id: Id }).strict(),
+  z.object({ type: z.literal('reminders'), op: z.literal('add'), reminders: z.array(ReminderObject) }).strict(),
+  z.object({ type: z.literal('reminders'), op: z.literal('remove'), reminder_id: Id }).strict(),
   ...ORG_EVENT_BODIES,
   z
     .object({

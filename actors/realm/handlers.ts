@@ -18,6 +18,7 @@ import { channelEmailAddress } from './channel_email.ts';
 import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from './realm_emoji.ts';
 import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
+import { createReminder, deleteReminder, listReminders } from './reminders.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
@@ -78,6 +79,9 @@ export const realmHandlers = {
   listScheduledMessages: listScheduled,
   editScheduledMessage: editScheduled,
   deleteScheduledMessage: deleteScheduled,
+  createReminder,
+  listReminders,
+  deleteReminder,
   listStreams,
   getStream,
   getStreamId,

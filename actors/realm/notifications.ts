@@ -262,7 +262,7 @@ interface Conversation {
 }
 
 /** Links into the web app, as Zulip's `near_message_url`: the conversation, at its first missed message. */
-function conversationUrl(state: Readonly<RealmState>, base: string, m: StoredMessage): string {
+export function conversationUrl(state: Readonly<RealmState>, base: string, m: StoredMessage): string {
   if (m.streamId === null) return `${base}/#narrow/dm/${m.dmUserIds!.join(',')}/near/${m.id}`;
   const channel = state.channels.get(m.streamId);
   const slug = `${m.streamId}-${encodeURIComponent((channel?.name ?? '').replace(/ /g, '-'))}`;

@@ -4,6 +4,11 @@
  * timer's handler deletes the scheduled message in the same commit as the
  * send, so however often the timer runs (a node killed mid-delivery, a
  * restart after the time passed), one message is sent.
+ *
+ * Reminders (FL 381, `reminders.ts`) are scheduled messages too, as in Zulip
+ * (`delivery_type` REMIND): the same records, counter and timer, told apart
+ * by `reminderTargetMessageId`; Notification Bot sends them to their user.
+ * Nothing here lists, edits or deletes a reminder as a scheduled message.
  */
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
@@ -12,6 +17,7 @@ import { toUsers } from '../events/delivery.ts';
 import type { ScheduledMessageObject } from '../events/schema.ts';
 import { defineAction, defineQuery, defineTimer, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
+import { systemBot } from './system_bots.ts';
 import { accessEventsOf, applySend, planSend, type SendPlan, sendDelivery, type SendRequest, SendFields } from './messages.ts';
 import type { RealmState } from './state.ts';
 
@@ -36,10 +42,14 @@ export function formatScheduled(m: ScheduledMessage): ScheduledMessageObject {
 
 /** The scheduled messages of a user, soonest first (GET /scheduled_messages and the register key). */
 export function scheduledOf(state: Readonly<RealmState>, userId: number): ScheduledMessageObject[] {
+  return ownedBy(state, userId, false).map(formatScheduled);
+}
+
+/** A user's scheduled messages (or reminders), soonest first. O(scheduled messages of the realm). */
+export function ownedBy(state: Readonly<RealmState>, userId: number, reminders: boolean): ScheduledMessage[] {
   return [...state.scheduled.values()]
-    .filter((m) => m.senderId === userId)
-    .sort((a, b) => a.deliverAt - b.deliverAt || a.id - b.id)
-    .map(formatScheduled);
+    .filter((m) => m.senderId === userId && (m.reminderTargetMessageId !== null) === reminders)
+    .sort((a, b) => a.deliverAt - b.deliverAt || a.id - b.id);
 }
 
 /** The request a scheduled message sends: scheduled messages name channels and people by ID. */
@@ -47,7 +57,7 @@ function sendRequest(m: Pick<ScheduledMessage, 'type' | 'to' | 'topic' | 'conten
   return { client: 'scheduler', recipientType: m.type, to: m.to, topic: m.topic, content: m.content, readBySender: m.readBySender };
 }
 
-function checkTime(deliverAt: number): void {
+export function checkTime(deliverAt: number): void {
   if (deliverAt * 1000 <= Date.now()) throw badRequest('Scheduled delivery time must be in the future.');
 }
 
@@ -58,6 +68,20 @@ function checkTarget(type: 'stream' | 'private', to: number | number[]): void {
 
 function setDeliveryTimer(tx: Tx, m: ScheduledMessage): void {
   tx.setTimer(DELIVER, m.deliverAt * 1000, { id: m.id }, m.id);
+}
+
+/** Stores a new scheduled message (or reminder) with its delivery timer; `id` comes from `state.take('scheduled', tx)`. */
+export function storeScheduled(state: RealmState, tx: Tx, record: ScheduledMessage): void {
+  state.scheduled.set(record.id, record);
+  tx.write(T.scheduledMessages.at(state.realmId, record.id).put(record));
+  setDeliveryTimer(tx, record);
+}
+
+/** Deletes a scheduled message (or reminder) and its timer, if it still has one. */
+export function dropScheduled(state: RealmState, tx: Tx, m: ScheduledMessage): void {
+  state.scheduled.delete(m.id);
+  tx.write(T.scheduledMessages.at(state.realmId, m.id).delete());
+  if (!m.failed) tx.clearTimer(DELIVER, m.deliverAt * 1000, m.id);
 }
 
 const To = z.union([z.number().int(), z.array(z.number().int())]);
@@ -86,10 +110,9 @@ export const createScheduled = action({
       readBySender: p.msg.readBySender,
       failed: false,
       failure: null,
+      reminderTargetMessageId: null,
     };
-    state.scheduled.set(id, record);
-    tx.write(T.scheduledMessages.at(state.realmId, id).put(record));
-    setDeliveryTimer(tx, record);
+    storeScheduled(state, tx, record);
     return record;
   },
   events: (state, _p, record) => [toUsers(state.realmId, [record.senderId], { type: 'scheduled_messages', op: 'add', scheduled_messages: [formatScheduled(record)] })],
@@ -99,7 +122,7 @@ export const createScheduled = action({
 /** The caller's own scheduled message, or the error Zulip gives for any other ID. */
 function ownScheduled(state: Readonly<RealmState>, userId: number, id: number): ScheduledMessage {
   const m = state.scheduled.get(id);
-  if (!m || m.senderId !== userId) throw badRequest('Scheduled message does not exist');
+  if (!m || m.senderId !== userId || m.reminderTargetMessageId !== null) throw badRequest('Scheduled message does not exist');
   return m;
 }
 
@@ -166,9 +189,7 @@ export const deleteScheduled = action({
     return ownScheduled(state, actingUser(state, msg.caller).id, msg.id);
   },
   apply(state, m, tx) {
-    state.scheduled.delete(m.id);
-    tx.write(T.scheduledMessages.at(state.realmId, m.id).delete());
-    if (!m.failed) tx.clearTimer(DELIVER, m.deliverAt * 1000, m.id);
+    dropScheduled(state, tx, m);
     return {};
   },
   events(state, m) {
@@ -178,16 +199,23 @@ export const deleteScheduled = action({
 
 type DeliveryPlan = { m: ScheduledMessage; send: SendPlan; stored?: ReturnType<typeof applySend> } | { m: ScheduledMessage; failure: string };
 
-/** Sends a scheduled message at its time; a message that can no longer be sent is marked failed. */
+/**
+ * Sends a scheduled message at its time; a message that can no longer be
+ * sent is marked failed. A reminder is sent by Notification Bot to its user
+ * (Zulip's REMIND delivery); one that cannot be sent (its user was
+ * deactivated) is dropped, as reminders have no `update` event to say so.
+ */
 export const deliverScheduled = timer({
   name: DELIVER,
   check(state, payload: { id: number }): DeliveryPlan {
     const m = state.scheduled.get(payload.id);
     // Already sent (the timer ran before, and its commit deleted the message) or deleted: nothing to do.
     if (!m || m.failed) throw new ApiError('BAD_REQUEST', 'Scheduled message is gone', 400);
-    const sender = state.users.get(m.senderId);
+    const owner = state.users.get(m.senderId);
     try {
-      if (!sender?.isActive) throw badRequest('The sender is deactivated');
+      if (!owner?.isActive) throw badRequest('The sender is deactivated');
+      const sender = m.reminderTargetMessageId === null ? owner : systemBot(state, 'notification');
+      if (!sender) throw badRequest('The organization has no Notification Bot');
       return { m, send: planSend(state, sender, sendRequest(m)) };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -195,19 +223,23 @@ export const deliverScheduled = timer({
     }
   },
   apply(state, p, tx) {
-    if ('failure' in p) {
+    if ('failure' in p && p.m.reminderTargetMessageId === null) {
       const failed = { ...p.m, failed: true, failure: p.failure };
       state.scheduled.set(failed.id, failed);
       tx.write(T.scheduledMessages.at(state.realmId, failed.id).put(failed));
       return null;
     }
+    // The timer that is running is deleted by its own commit.
     state.scheduled.delete(p.m.id);
     tx.write(T.scheduledMessages.at(state.realmId, p.m.id).delete());
+    if ('failure' in p) return null;
     p.stored = applySend(state, p.send, tx);
     return p.stored.id;
   },
   events(state, p) {
-    if ('failure' in p) return [toUsers(state.realmId, [p.m.senderId], { type: 'scheduled_messages', op: 'update', scheduled_message: formatScheduled(state.scheduled.get(p.m.id)!) })];
-    return [toUsers(state.realmId, [p.m.senderId], { type: 'scheduled_messages', op: 'remove', scheduled_message_id: p.m.id }), ...accessEventsOf(state, p.send), sendDelivery(state, p.stored!, null)];
+    const gone = p.m.reminderTargetMessageId === null ? toUsers(state.realmId, [p.m.senderId], { type: 'scheduled_messages', op: 'remove', scheduled_message_id: p.m.id }) : toUsers(state.realmId, [p.m.senderId], { type: 'reminders', op: 'remove', reminder_id: p.m.id });
+    if (!('failure' in p)) return [gone, ...accessEventsOf(state, p.send), sendDelivery(state, p.stored!, null)];
+    if (p.m.reminderTargetMessageId !== null) return [gone];
+    return [toUsers(state.realmId, [p.m.senderId], { type: 'scheduled_messages', op: 'update', scheduled_message: formatScheduled(state.scheduled.get(p.m.id)!) })];
   },
 });

@@ -26,6 +26,7 @@ import { defaultChannelGroupsOf } from './default_channel_groups.ts';
 import { renderDescription } from './markdown.ts';
 import { emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from './messages.ts';
 import { scheduledOf } from './scheduled_messages.ts';
+import { MAX_REMINDER_NOTE_LENGTH, remindersOf } from './reminders.ts';
 import { defaultExternalAccounts, FIELD_TYPE_DESCRIPTIONS, fieldObjects } from './profile_fields.ts';
 import { usersFor } from './people.ts';
 import { legacySettingsOf, SETTING_CHOICES, settingsOf, userDefaultsOf } from './settings.ts';
@@ -55,6 +56,7 @@ function limits(state: Readonly<RealmState>): Record<string, unknown> {
     max_channel_folder_name_length: 60,
     max_channel_folder_description_length: 1024,
     max_bulk_new_subscription_messages: MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
+    max_reminder_note_length: MAX_REMINDER_NOTE_LENGTH,
     realm_empty_topic_display_name: emptyTopicDisplayName(state),
     realm_topics_policy: state.meta?.topicsPolicy ?? 'allow_empty_topic',
     max_file_upload_size_mib: MAX_UPLOAD_MIB,
@@ -267,7 +269,7 @@ export const snapshot = query({
     // What this server has none of is reported as the empty collection it is.
     // onboarding_steps itself comes from the user's actor (`actors/user/onboarding.ts`); there is no tour video.
     if (want('onboarding_steps')) out.navigation_tour_video_url = null;
-    if (want('reminders')) out.reminders = [];
+    if (want('reminders')) out.reminders = remindersOf(state, user.id);
     if (want('realm_domains')) out.realm_domains = domainsOf(state);
     if (want('default_stream_groups')) out.realm_default_stream_groups = defaultChannelGroupsOf(state, user);
     if (want('realm_bot')) out.realm_bots = realmBotsOf(state, user);

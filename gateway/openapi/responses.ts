@@ -22,6 +22,7 @@ import {
   NavigationViewObject,
   RealmExportObject,
   SavedSnippetObject,
+  ReminderObject,
   ScheduledMessageObject,
   SubscriptionObject,
   UserGroupObject,
@@ -129,6 +130,9 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'GET /scheduled_messages': fields({ scheduled_messages: z.array(ScheduledMessageObject) }),
   'PATCH /scheduled_messages/{scheduled_message_id}': empty(NO_STREAM),
   'DELETE /scheduled_messages/{scheduled_message_id}': empty(),
+  'POST /reminders': fields({ reminder_id: Id }),
+  'GET /reminders': fields({ reminders: z.array(ReminderObject) }),
+  'DELETE /reminders/{reminder_id}': empty(NOT_FOUND),
 
   // ---- events
   'POST /register': fields(RegisterFields, NARROW),

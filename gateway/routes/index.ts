@@ -10,6 +10,7 @@ import * as personal from './personal.ts';
 import { realmPresence, setEditTyping, setTyping, updatePresence, userPresence } from './presence.ts';
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
+import { createReminder, deleteReminder, listReminders } from './reminders.ts';
 import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
 import { deactivateRealm, testWelcomeBotCustomMessage, updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
@@ -58,6 +59,9 @@ export const ROUTES: Route[] = [
   listScheduledMessages,
   editScheduledMessage,
   deleteScheduledMessage,
+  createReminder,
+  listReminders,
+  deleteReminder,
   listStreams,
   getStream,
   getStreamId,

@@ -293,6 +293,10 @@ export const APPLIERS: Record<string, Applier> = {
     else if (e.op === 'update') snap.scheduled_messages = snap.scheduled_messages.map((m: any) => (m.scheduled_message_id === e.scheduled_message.scheduled_message_id ? e.scheduled_message : m));
     else if (e.op === 'remove') snap.scheduled_messages = snap.scheduled_messages.filter((m: any) => m.scheduled_message_id !== e.scheduled_message_id);
   },
+  reminders(snap, e) {
+    if (e.op === 'add') snap.reminders = [...snap.reminders, ...e.reminders].sort((a, b) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp || a.reminder_id - b.reminder_id);
+    else if (e.op === 'remove') snap.reminders = snap.reminders.filter((r: any) => r.reminder_id !== e.reminder_id);
+  },
   update_message_flags(snap, e) {
     if (e.flag === 'starred' && snap.starred_messages) {
       const set = new Set<number>(snap.starred_messages);
