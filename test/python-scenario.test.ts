@@ -466,7 +466,7 @@ print(json.dumps({"test": test, "gone": gone, "e2ee": e2ee, "e2ee_test": e2ee_te
 t.test('python scenario - scheduled messages, subscriptions, status, presence and settings', async (t) => {
   const out = step(t, member1, [
     'POST /register', 'GET /realm/profile_fields', 'POST /scheduled_messages', 'GET /scheduled_messages', 'PATCH /scheduled_messages/{scheduled_message_id}', 'DELETE /scheduled_messages/{scheduled_message_id}',
-    'POST /reminders', 'GET /reminders', 'DELETE /reminders/{reminder_id}',
+    'POST /reminders', 'GET /reminders', 'DELETE /reminders/{reminder_id}', 'POST /messages/{message_id}/report',
     'GET /users/me/subscriptions', 'POST /users/me/subscriptions/properties', 'POST /users/me/subscriptions/{stream_id}', 'DELETE /users/me/subscriptions',
     'POST /users/me/status', 'GET /users/{user_id}/status', 'POST /users/me/presence', 'GET /realm/presence', 'GET /users/{user_id_or_email}/presence',
     'PATCH /settings', 'PATCH /settings/display', 'PATCH /settings/notifications', 'PATCH /users/me/profile_data', 'GET /users/me',
@@ -484,6 +484,7 @@ remind = ok(client.call_endpoint("reminders", method="POST", request={"message_i
 reminded = [r["reminder_target_message_id"] for r in ok(client.call_endpoint("reminders", method="GET"))["reminders"] if r["reminder_id"] == remind]
 ok(client.call_endpoint(f"reminders/{remind}", method="DELETE"))
 remind_left = [r["reminder_id"] for r in ok(client.call_endpoint("reminders", method="GET"))["reminders"]]
+report = client.call_endpoint(f"messages/${firstMsg}/report", method="POST", request={"report_type": "spam"})
 
 ok(client.update_subscription_settings([{"stream_id": ${streamId}, "property": "pin_to_top", "value": True}]))
 ok(client.call_endpoint("users/me/subscriptions/${streamId}", method="POST", request={"property": "color", "value": "#76ce90"}))
@@ -513,13 +514,14 @@ events = ok(client.get_events(queue_id=q["queue_id"], last_event_id=q["last_even
 ok(client.deregister(q["queue_id"]))
 ok(client.call_endpoint("users/me/status", method="POST", request={"status_text": "", "emoji_name": ""}))
 gone = client.get_events(queue_id=q["queue_id"], last_event_id=q["last_event_id"], dont_block=True)
-print(json.dumps({"scheduled": scheduled, "sched_left": sched in sched_left, "reminded": reminded, "remind_left": remind in remind_left, "pinned": sub["pin_to_top"], "color": sub["color"], "side_left": ${sideId} in still,
+print(json.dumps({"scheduled": scheduled, "sched_left": sched in sched_left, "reminded": reminded, "remind_left": remind in remind_left, "report": report, "pinned": sub["pin_to_top"], "color": sub["color"], "side_left": ${sideId} in still,
   "status": status, "realm_pres": ${J(member1.email)} in realm_pres, "mine": list(mine.keys()), "me": me["user_id"], "profile": me_full["profile_data"].get(str(fields[0]["id"]), {}).get("value"),
   "everyone": ${member2.userId} in everyone, "changed": changed, "event_types": sorted(set(e["type"] for e in events)), "gone": gone.get("code")}))`);
   t.same(out.scheduled, ['Reminder: lunch at one']);
   t.equal(out.sched_left, false);
   t.same(out.reminded, [firstMsg], 'a reminder of the first message, listed with its target (FL 381, 399)');
   t.equal(out.remind_left, false, 'deleted');
+  t.match(out.report, { result: 'error', msg: 'Message reporting is not enabled in this organization.' }, 'a report where the organization has no moderation channel (FL 382)');
   t.equal(out.pinned, true);
   t.equal(out.color, '#76ce90');
   t.equal(out.side_left, false, 'unsubscribed from the side channel');

@@ -200,6 +200,77 @@ t.test('system bots - announce: Notification Bot announces new channels in new_s
   t.equal(after.messages[0].id, before, 'no other announcement');
 });
 
+// ---- message reports (FL 382) ----------------------------------------------
+
+/** Zulip's `<time:…>` of a message's timestamp. */
+const globalTime = (ts: number) => `<time:${new Date(ts * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00')}>`;
+
+t.test('system bots - message reports: every role reports a message it can read to the moderation channel; errors (FL 382)', async (t) => {
+  const bots = await systemBots();
+  const moderation = uniq('moderation');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: moderation }], invite_only: true });
+  const moderationId = (await owner.ok('GET', '/get_stream_id', { stream: moderation })).stream_id;
+  const place = uniq('reported');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: place }], principals: ['owner', 'admin', 'moderator', 'member1', 'member2', 'guest', 'bot'].map((k) => s.demo[k as 'owner'].userId) });
+  const target = await mateo.ok('POST', '/messages', { type: 'stream', to: place, topic: 'pineapple', content: 'I like pineapple on pizza' });
+  const me = await maria.ok('GET', '/users/me');
+  const reported = await mateo.ok('GET', '/users/me');
+
+  let r = await maria.post(`/messages/${target.id}/report`, { report_type: 'spam' });
+  isError(t, r, 400, 'BAD_REQUEST', /^Message reporting is not enabled in this organization\.$/, 'no moderation channel');
+  await owner.ok('PATCH', '/realm', { moderation_request_channel_id: moderationId });
+  t.teardown(() => owner.ok('PATCH', '/realm', { moderation_request_channel_id: -1 }));
+
+  const reports = async (n: number) => (await owner.ok('GET', '/messages', { anchor: 'newest', num_before: n, num_after: 0, narrow: [{ operator: 'channel', operand: moderationId }], apply_markdown: false })).messages;
+  const q = await register(owner, { event_types: ['message'] });
+  r = await maria.post(`/messages/${target.id}/report`, { report_type: 'harassment', description: 'a crime against food' });
+  t.equal(r.status, 200, 'a member reports a message');
+  const e = await waitFor(q, (x) => x.type === 'message' && x.message.stream_id === moderationId);
+  t.match(e.message, { sender_id: bots[NOTIFICATION].user_id, subject: `${reported.full_name} moderation` }, 'Notification Bot posts it in the moderation channel, in the sender\'s moderation topic');
+  const sent = (await maria.ok('GET', `/messages/${target.id}`)).message.timestamp;
+  const [posted] = await reports(1);
+  t.equal(
+    posted.content,
+    `@_**${me.full_name}|${me.user_id}** reported a message sent by @_**${reported.full_name}|${reported.user_id}** at ${globalTime(sent)}.\n` +
+      '```quote\n**Harassment**. a crime against food\n```\n\n' +
+      `\`\`\` spoiler Original message at #**${place}>pineapple@${target.id}**\nI like pineapple on pizza\n\`\`\``,
+    "Zulip's form",
+  );
+
+  for (const [role, api] of asRoles(s)) {
+    const res = await api.post(`/messages/${target.id}/report`, { report_type: 'norms' });
+    if (role === 'anonymous') isError(t, res, 401, 'UNAUTHORIZED', undefined, role);
+    else t.equal(res.status, 200, `${role} reports it`);
+  }
+  const last = await reports(6);
+  t.equal(last.filter((m: any) => m.content.includes('**Violates community norms**.') && m.content.includes(`@${target.id}**`)).length, 6, 'one report per role');
+
+  // A direct message: the link is the conversation's; one's own message names the other participant.
+  const dm = await maria.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([s.demo.member2.userId]), content: 'psst' });
+  await maria.ok('POST', `/messages/${dm.id}/report`, { report_type: 'other', description: 'testing' });
+  const [own] = await reports(1);
+  t.match(own.content, new RegExp(`^@_\\*\\*${me.full_name}\\|${me.user_id}\\*\\* reported a message sent by @_\\*\\*${me.full_name}\\|${me.user_id}\\*\\* to @_\\*\\*${reported.full_name}\\|${reported.user_id}\\*\\* at <time:`));
+  t.match(own.content, /``` spoiler \[Original message\]\([^)]*#narrow\/dm\/[^)]*\/near\/\d+\)\npsst\n```$/, 'the direct message behind a spoiler, with its link');
+  t.match(own.content, '**Other reason**. testing');
+
+  r = await maria.post(`/messages/${target.id}/report`, { report_type: 'other' });
+  isError(t, r, 400, 'BAD_REQUEST', /^An explanation is required\.$/, 'other without a description');
+  r = await maria.post(`/messages/${target.id}/report`, { report_type: 'rudeness' });
+  isError(t, r, 400, 'BAD_REQUEST', /report_type/, 'a type not in server_report_message_types');
+  r = await maria.post(`/messages/${target.id}/report`, {});
+  isError(t, r, 400, 'BAD_REQUEST', /report_type/, 'no type');
+  r = await maria.post(`/messages/${target.id}/report`, { report_type: 'spam', description: 'd'.repeat(1001) });
+  isError(t, r, 400, 'BAD_REQUEST', /description/, 'a description over 1000 characters');
+  const hidden = uniq('hidden');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: hidden }], invite_only: true });
+  const secret = await owner.ok('POST', '/messages', { type: 'stream', to: hidden, topic: 't', content: 'not for members' });
+  r = await maria.post(`/messages/${secret.id}/report`, { report_type: 'spam' });
+  isError(t, r, 400, 'BAD_REQUEST', /^Invalid message\(s\)$/, 'a message one cannot read');
+  r = await maria.post('/messages/999999999/report', { report_type: 'spam' });
+  isError(t, r, 400, 'BAD_REQUEST', /^Invalid message\(s\)$/, 'a message that does not exist');
+  t.equal((await reports(1))[0].id, own.id, 'no report for any refusal');
+});
+
 // ---- realm_bots -----------------------------------------------------------
 
 t.test('system bots - realm_bots: an administrator sees every bot, others their own', async (t) => {

@@ -19,6 +19,7 @@ import { addRealmEmoji, deleteRealmEmoji, listRealmEmoji, realmEmojiImage } from
 import { topicHistory, updateUserTopic } from './user_topics.ts';
 import { createScheduled, deleteScheduled, editScheduled, listScheduled } from './scheduled_messages.ts';
 import { createReminder, deleteReminder, listReminders } from './reminders.ts';
+import { reportMessage } from './message_report.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
 import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
@@ -82,6 +83,7 @@ export const realmHandlers = {
   createReminder,
   listReminders,
   deleteReminder,
+  reportMessage,
   listStreams,
   getStream,
   getStreamId,

@@ -23,6 +23,7 @@ import { conversationUrl } from './notifications.ts';
 import { checkTime, dropScheduled, ownedBy, storeScheduled } from './scheduled_messages.ts';
 import type { RealmState } from './state.ts';
 import { silentMention } from './system_bots.ts';
+import { mentionList, messageLinkSyntax, truncate, unusedFence } from './bot_text.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -51,32 +52,6 @@ function normalizeNote(note: string): string {
   const body = note.trimEnd().replace(/^\n+/, '');
   if ([...body].length > MAX_REMINDER_NOTE_LENGTH) throw badRequest(`Maximum reminder note length: ${MAX_REMINDER_NOTE_LENGTH} characters`);
   return body;
-}
-
-/** Zulip's `get_unused_fence`: a backtick fence longer than any fence line of the content. */
-function unusedFence(content: string): string {
-  let longest = 0;
-  for (const m of content.matchAll(/^[ \t]*(`{3,})/gm)) longest = Math.max(longest, m[1]!.length);
-  return '`'.repeat(Math.max(3, longest + 1));
-}
-
-/** Zulip's `truncate_content`. */
-function truncate(content: string, max: number, suffix: string): string {
-  const chars = [...content];
-  return chars.length <= max ? content : chars.slice(0, max - [...suffix].length).join('') + suffix;
-}
-
-/** Zulip's `get_user_mentions_for_display`: "A", "A and B", "A, B, and C". */
-function mentionList(users: UserRecord[]): string {
-  const names = users.map(silentMention);
-  if (names.length <= 2) return names.join(' and ');
-  return `${names.slice(0, -1).join(', ')}, and ${names.at(-1)}`;
-}
-
-/** Zulip's `get_message_link_syntax`: `#**channel>topic@id**`, or a plain link where the names would break it. */
-function messageLinkSyntax(channel: string, topic: string, id: number, url: string): string {
-  if (/[*`>$\n]/.test(channel) || /[*`$\n]/.test(topic)) return `[#${channel} > ${topic} @ 💬](${url})`;
-  return `#**${channel}>${topic}@${id}**`;
 }
 
 /** Zulip's `get_reminder_formatted_content`: who said what where, quoted, with the note. */

@@ -104,6 +104,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   'POST /streams/{stream_id}/delete_topic': fields({ complete: z.boolean() }, ADMIN),
   'GET /messages/{message_id}/history': fields({ message_history: z.array(MessageHistoryEntry) }),
   'GET /messages/{message_id}/read_receipts': fields({ user_ids: Ids }),
+  'POST /messages/{message_id}/report': empty(),
   'POST /messages/{message_id}/reactions': empty(['REACTION_ALREADY_EXISTS', 400]),
   'DELETE /messages/{message_id}/reactions': empty(['REACTION_DOES_NOT_EXIST', 400]),
   'POST /messages/render': fields({ rendered: z.string() }),

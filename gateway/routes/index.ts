@@ -11,6 +11,7 @@ import { realmPresence, setEditTyping, setTyping, updatePresence, userPresence }
 import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { createReminder, deleteReminder, listReminders } from './reminders.ts';
+import { reportMessage } from './message_report.ts';
 import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
 import { deactivateRealm, testWelcomeBotCustomMessage, updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
@@ -62,6 +63,7 @@ export const ROUTES: Route[] = [
   createReminder,
   listReminders,
   deleteReminder,
+  reportMessage,
   listStreams,
   getStream,
   getStreamId,
