@@ -160,7 +160,7 @@ export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subs
 /** A message's flags for `userId` when the user has not changed them. */
 export function defaultFlags(m: StoredMessage, userId: number): string[] {
   const flags: string[] = [];
-  if ((m.senderId === userId && m.readBySender) || m.mutedBy.includes(userId)) flags.push('read');
+  if ((m.senderId === userId && m.readBySender) || m.mutedBy.includes(userId) || (m.unreadOnlyFor && !m.unreadOnlyFor.includes(userId))) flags.push('read');
   if (m.mentions.includes(userId)) flags.push('mentioned');
   if (m.wildcard === 'stream') flags.push('stream_wildcard_mentioned');
   if (m.wildcard === 'topic' && (m.topicWildcardUsers === undefined || m.topicWildcardUsers?.includes(userId))) flags.push('topic_wildcard_mentioned');

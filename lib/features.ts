@@ -512,7 +512,8 @@ const CONTRACT: readonly Feature[] = [
   { level: 382, what: 'POST /messages/{message_id}/report', routes: ['POST /messages/{message_id}/report'], test: T('system-bots', 'system bots - message reports: every role reports a message it can read to the moderation channel; errors (FL 382)') },
   { level: 383, what: 'web_channel_default_view 3 (list of topics)', done: true, test: T('changelog', 'changelog - behaviour of levels 359-392: bot owners (359), archived channels (360, 362), edit and move timestamps (365), is:muted (366), resolving (367), the empty topic (370, 372), deactivation (377), settings (383), spectators (387), deactivated groups (391), channel topics_policy (392)') },
   { level: 384, what: 'GET /users: user_ids', done: true, test: T('people-guests', 'people guests - who sees whom: GET /users and GET /users/{id} as every role, guests restricted and not') },
-  { level: 385, what: 'resolved_topic_notice_auto_read_policy', missing: 'the setting is kept, but no resolved-topic notices are posted for it to act on' },
+  // Zulip's grace period that deletes the previous notice when a resolve is undone within a minute is not done: each toggle posts its notice.
+  { level: 385, what: "resolved_topic_notice_auto_read_policy: Notification Bot's resolved-topic notices start unread only as it says", done: true, test: T('message_edit', "message edit - resolving a topic posts Notification Bot's notice; resolved_topic_notice_auto_read_policy decides who gets it unread (FL 385)") },
   { level: 386, what: 'PATCH /user_groups/{user_group_id}: deactivated false reactivates', done: true, test: T('people-groups', 'people groups - deactivation, objections, and the include_deactivated_groups capability') },
   // Zulip lets spectators list users only where web-public access is on, which needs the server's
   // WEB_PUBLIC_STREAMS_ENABLED and a web-public channel. This server has neither (server_web_public_streams_enabled

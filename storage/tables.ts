@@ -319,6 +319,12 @@ export const StoredMessage = z.object({
   lastMovedTimestamp: Id.nullable().default(null),
   /** Recipients who muted the sender: the message is read for them from the start. */
   mutedBy: z.array(Id).default([]),
+  /**
+   * When set, the only recipients for whom the message starts unread
+   * (Zulip's `limit_unread_user_ids`): a resolved-topic notice is read for
+   * everyone else (`resolved_topic_notice_auto_read_policy`, FL 385).
+   */
+  unreadOnlyFor: z.array(Id).nullish(),
   /** Recipients one of whose alert words the message contains (`has_alert_word`). */
   alerted: z.array(Id).default([]),
   /** Emoji reactions, in the order they were added. */

@@ -290,6 +290,58 @@ t.test('message edit - Notification Bot notices of moves: send_notification_to_o
   t.equal((await maria.call('PATCH', `/messages/${ids[2]}`, { topic: uniq('f'), send_notification_to_old_thread: 'maybe' })).body.var_name, 'send_notification_to_old_thread');
 });
 
+t.test('message edit - resolving a topic posts Notification Bot\'s notice; resolved_topic_notice_auto_read_policy decides who gets it unread (FL 385)', async (t) => {
+  const policies = { member2: 'never', admin: 'except_followed', moderator: 'except_followed', guest: 'always', member1: 'never' } as const;
+  for (const [key, policy] of Object.entries(policies)) await s.api.as(s.demo[key as 'admin']).ok('PATCH', '/settings', { resolved_topic_notice_auto_read_policy: policy });
+  t.teardown(async () => {
+    for (const key of Object.keys(policies)) await s.api.as(s.demo[key as 'admin']).ok('PATCH', '/settings', { resolved_topic_notice_auto_read_policy: 'except_followed' });
+  });
+  const topic = uniq('issue');
+  const first = await send(maria, topic, 'it is broken');
+  const admin = s.api.as(s.demo.admin);
+  await admin.ok('POST', '/user_topics', { stream_id: streamId, topic, visibility_policy: 3 });
+  const FETCH = { fetch_event_types: ['message', 'update_message_flags'] };
+  const queues = { member2: await register(mateo, FETCH), moderator: await register(s.api.as(s.demo.moderator), FETCH) };
+  const snaps = { member2: structuredClone(queues.member2.snapshot), moderator: structuredClone(queues.moderator.snapshot) };
+  await owner.ok('PATCH', `/messages/${first}`, { topic: `✔ ${topic}`, propagate_mode: 'change_all' });
+  const noticeOf = async (q: (typeof queues)['member2'], snap: any) => {
+    let notice: any;
+    await waitFor(q, (e) => {
+      applyEvent(snap, e);
+      if (e.type === 'message' && e.message.sender_email === 'notification-bot@zulip.com') notice = e;
+      return notice !== undefined;
+    });
+    return notice;
+  };
+  const seen = await noticeOf(queues.member2, snaps.member2);
+  t.equal(seen.message.content, `${await silent(owner)} has marked this topic as resolved.`, 'in the message event');
+  t.equal(seen.message.subject, `✔ ${topic}`, 'in the resolved topic');
+  t.notOk(seen.flags.includes('read'), "unread for 'never'");
+  t.ok((await noticeOf(queues.moderator, snaps.moderator)).flags.includes('read'), "read for 'except_followed' without following the topic");
+  const id = seen.message.id;
+  const raw = (await owner.ok('GET', `/messages/${id}`, { apply_markdown: false })).message;
+  t.equal(raw.content, `${await silent(owner)} has marked this topic as resolved.`, "Zulip's text");
+  const readFor = async (key: (typeof DEMO_KEYS)[number]) => (await get(s.api.as(s.demo[key]), id)).flags.includes('read');
+  t.same(
+    Object.fromEntries(await Promise.all((['owner', 'admin', 'moderator', 'member1', 'member2', 'guest'] as const).map(async (k) => [k, await readFor(k)]))),
+    { owner: true, admin: false, moderator: true, member1: false, member2: false, guest: true },
+    "read for the one who resolved it (owner), 'always' (guest) and 'except_followed' (moderator); unread for 'never' (member1, member2) and 'except_followed' following the topic (admin)",
+  );
+  for (const key of ['member2', 'moderator'] as const) {
+    const fresh = (await register(s.api.as(s.demo[key]), FETCH)).snapshot;
+    t.same(normalizeUnread(snaps[key].unread_msgs), normalizeUnread(fresh.unread_msgs), `${key}: snapshot plus events equals a fresh register`);
+  }
+  await maria.ok('PATCH', `/messages/${first}`, { topic, propagate_mode: 'change_all' });
+  const back = (await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [['channel', channel], ['topic', topic]], apply_markdown: false })).messages[0];
+  t.match(back, { sender_email: 'notification-bot@zulip.com', content: `${await silent(maria)} has marked this topic as unresolved.` }, 'unresolving posts its notice in the topic as it is again');
+  t.equal((await get(maria, back.id)).flags.includes('read'), true, 'read for the one who unresolved it');
+  await owner.ok('PATCH', `/messages/${first}`, { topic: uniq('renamed'), propagate_mode: 'change_all' });
+  t.equal((await get(owner, first)).subject.startsWith('✔'), false);
+  const renamedTopic = (await get(owner, first)).subject;
+  const after = (await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [['channel', channel], ['topic', renamedTopic]], apply_markdown: false })).messages;
+  t.notOk(after.some((m: any) => m.id > back.id && m.content.includes('has marked this topic')), 'a rename that does not toggle the check mark posts none');
+});
+
 t.test('message delete - POST /streams/{stream_id}/delete_topic: administrators only, in batches, complete (FL 147, 154, 211)', async (t) => {
   // Batches of 3 messages, so a topic of 5 takes two requests.
   const own = await serverFor(t, { env: { PARLEY_DELETE_TOPIC_BATCH: '3' } });

@@ -29,6 +29,8 @@ import { alertedUsers, emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENG
 import { readerView } from './reading.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
 import { eachLimited, type RealmState } from './state.ts';
+import { VisibilityPolicy } from './user_topics.ts';
+import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -477,6 +479,33 @@ function moveNotices(state: RealmState, p: EditPlan, tx: Tx): Array<StoredMessag
   return out;
 }
 
+/**
+ * Notification Bot's notice that a topic was resolved or unresolved (Zulip's
+ * `maybe_send_resolve_topic_notifications`), in the topic as renamed. It
+ * starts unread only for the subscribers whose
+ * `resolved_topic_notice_auto_read_policy` (FL 385) says so: `never` (never
+ * marked read), and `except_followed` for those who follow the topic; read
+ * for everyone else, the user who resolved it included. O(subscribers), on
+ * a resolve only. (Zulip deletes the previous notice instead when a resolve
+ * is undone within a minute; here each toggle posts its notice.)
+ */
+function resolveNotice(state: RealmState, p: EditPlan, tx: Tx): Array<StoredMessage | null> {
+  const m = p.target;
+  if (!p.changed?.length || m.streamId === null || p.topic === null || !resolves(m.topic, p.topic)) return [];
+  const channel = p.to ?? state.channels.get(m.streamId)!;
+  const keys = [`${m.streamId}:${m.topic.toLowerCase()}`, `${channel.id}:${p.topic.toLowerCase()}`];
+  const unread: number[] = [];
+  for (const id of state.activeSubscribers(channel.id)) {
+    if (id === p.user.id || state.users.get(id)?.isBot) continue;
+    const policy = state.setting(id, 'resolved_topic_notice_auto_read_policy', DEFAULT_USER_SETTINGS.resolved_topic_notice_auto_read_policy!);
+    const follows = () => keys.some((k) => state.userTopics.get(id)?.get(k)?.policy === VisibilityPolicy.FOLLOWED);
+    if (policy === 'never' || (policy === 'except_followed' && follows())) unread.push(id);
+  }
+  ensureSystemBots(state, tx);
+  const content = `${silentMention(p.user)} has marked this topic as ${p.topic.startsWith(RESOLVED_PREFIX) ? 'resolved' : 'unresolved'}.`;
+  return [sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: channel.id, topic: p.topic, content }, { unreadOnlyFor: unread })];
+}
+
 function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
   const changed = p.changed!;
   if (!changed.length) return [];
@@ -559,7 +588,7 @@ export const updateMessage = action({
   check: (_state, _msg, plan) => plan,
   apply(state, p, tx) {
     applyEdit(state, p, tx);
-    p.notices = moveNotices(state, p, tx);
+    p.notices = [...moveNotices(state, p, tx), ...resolveNotice(state, p, tx)];
     return { detached_uploads: p.detached ?? [] };
   },
   events: (state, p) => [...editEvents(state, p), ...systemBotDeliveries(state, p.notices ?? [])],

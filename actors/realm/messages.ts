@@ -81,6 +81,8 @@ export interface SendPlan {
   accessBefore: Map<number, Set<number>> | null;
   /** A topic wildcard mention's audience: the topic's participants before this message (`sendMessageWithTopicWildcard`). */
   topicParticipants?: number[];
+  /** The only recipients for whom it starts unread (`StoredMessage.unreadOnlyFor`); absent: no limit. */
+  unreadOnlyFor?: number[];
 }
 
 /** The organization's name for the empty topic (`realm_empty_topic_display_name`). */
@@ -348,6 +350,7 @@ export function applySend(state: RealmState, plan: SendPlan, tx: Tx): StoredMess
     mutedBy: plan.mutedBy,
     alerted: plan.alerted,
     reactions: [],
+    ...(plan.unreadOnlyFor ? { unreadOnlyFor: plan.unreadOnlyFor } : {}),
   };
   if (plan.channelId !== null) state.countTopic(tx, plan.channelId, plan.topic, id, 1);
   const bucket = messageBucket(id);

@@ -61,7 +61,7 @@ export function systemBotObjects(state: Readonly<RealmState>, extavatar: boolean
  * bot is missing or the message cannot be sent (a recipient or channel
  * became unusable): such a notice is skipped, never a failed request.
  */
-export function sendAsSystemBot(state: RealmState, tx: Tx, key: SystemBotKey, req: Pick<SendRequest, 'recipientType' | 'to' | 'topic' | 'content'>): StoredMessage | null {
+export function sendAsSystemBot(state: RealmState, tx: Tx, key: SystemBotKey, req: Pick<SendRequest, 'recipientType' | 'to' | 'topic' | 'content'>, opts: { unreadOnlyFor?: number[] } = {}): StoredMessage | null {
   const bot = systemBot(state, key);
   if (!bot) return null;
   let plan;
@@ -71,7 +71,7 @@ export function sendAsSystemBot(state: RealmState, tx: Tx, key: SystemBotKey, re
     if (err instanceof ApiError) return null;
     throw err;
   }
-  return applySend(state, plan, tx);
+  return applySend(state, opts.unreadOnlyFor ? { ...plan, unreadOnlyFor: opts.unreadOnlyFor } : plan, tx);
 }
 
 /** The message events of what `sendAsSystemBot` stored. */
