@@ -76,7 +76,8 @@ t.test('features - every route of every advertised feature answers (no 404)', as
   for (const r of routes) {
     const [method, path] = r.split(' ') as [string, string];
     const res = await maria.call(method, concrete(path), {});
-    t.not(res.status, 404, `${r} answers (${res.status})`);
+    // The router's 404 says 'Not Found'; a route's own (an unknown reminder or navigation view, as Zulip answers) shows it is served.
+    t.not(res.status === 404 ? res.body.msg : null, 'Not Found', `${r} answers (${res.status}${res.status === 404 ? `: ${res.body.msg}` : ''})`);
     t.not(res.status, 405, `${r} takes ${method}`);
   }
 });
