@@ -154,7 +154,7 @@ const CHANGELOG: readonly Feature[] = [
   { level: 81, what: 'enter_sends through PATCH /settings', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
   { level: 82, what: 'email_notifications_batching_period_seconds setting', done: true, test: T('people-settings', 'people settings - values are checked against each setting') },
   { level: 83, what: 'is_system_bot in cross_realm_bots', done: true, test: T('system-bots', 'system bots - in cross_realm_bots for every role, never in realm_users; GET /users/{id} names them') },
-  { level: 84, what: 'enter_sends with update_display_settings', done: true, test: T('people-settings', 'people settings - clients without user_settings_object get the legacy top-level settings and events') },
+  { level: 84, what: 'enter_sends with update_display_settings (those events replaced by user_settings events at FL 439)', done: true, test: T('people-settings', 'people settings - clients without user_settings_object get the legacy top-level settings, kept by user_settings events: no legacy events (FL 439)') },
   { level: 85, what: 'add_custom_emoji_policy (can_add_custom_emoji_group since)', done: true, test: T('realm_emoji', 'realm emoji - permissions per role and errors') },
   { level: 86, what: 'status emoji', routes: ['POST /users/me/status'], test: T('people-status', 'people status - only what is passed changes; emoji by name, code or both') },
   { level: 87, what: 'drafts: GET, POST /drafts, PATCH, DELETE /drafts/{draft_id}; enable_drafts_synchronization', routes: ['GET /drafts', 'POST /drafts', 'PATCH /drafts/{draft_id}', 'DELETE /drafts/{draft_id}'], test: T('personal', 'drafts - create, list, edit, delete, with events; errors') },
