@@ -2,7 +2,8 @@
 // equal to a walk of the channel's subscriptions (GET /streams/{id}/members, `activeSubscribers`) and to
 // what GET /streams and register report, through subscribe, unsubscribe, deactivation and reactivation
 // of a subscriber (a deactivated user's subscription does not count, as in Zulip), archive and
-// unarchive, a restart, and both ways of loading the realm (checkpoint + journal, tables).
+// unarchive, a restart, and both ways of loading the realm (checkpoint + journal, tables). And the
+// channel permissions as the same objects show them: deactivated direct members left out (FL 303).
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { DEMO_REALM_ID } from '../lib/demo.ts';
@@ -11,6 +12,9 @@ import { EmbeddedStore } from '../storage/embedded.ts';
 import { NO_LIMITS } from './helpers/backup-org.ts';
 import { serverFor } from './helpers/server.ts';
 import type { Api } from './helpers/api.ts';
+import { applyEvent, type Snap } from './helpers/apply.ts';
+import { register, waitFor } from './helpers/events.ts';
+import { GROUP_ID } from '../actors/model.ts';
 
 // A checkpoint every few changes, so that the restart loads from one and the journal after it.
 let s = await serverFor(t, { env: { ...NO_LIMITS, PARLEY_CHECKPOINT_EVERY: '5' } });
@@ -92,4 +96,52 @@ t.test('subscriber_count - the same after a restart, and from either way of load
   await expectCount(t, 3, 'after the restart');
   await owner().ok('POST', `/users/${extra}/reactivate`);
   await expectCount(t, 4, 'after the restart, the new user reactivated');
+});
+
+t.test('channel permissions - deactivated direct members are left out of new subscriptions, channel updates and their events as in register (FL 303)', async (t) => {
+  const { owner: o, member1, member2, guest } = s.demo;
+  const person = async (tag: string) => (await owner().ok('POST', '/users', { email: `${tag}-${process.pid}@parley.example`, password: 'long enough pw', full_name: `${tag} ${process.pid}` })).user_id as number;
+  const gone = await person('perm-gone');
+  const later = await person('perm-later');
+  const perms = `perm-${process.pid}`;
+  await owner().ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: perms }], principals: [o.userId, guest.userId], can_administer_channel_group: { direct_members: [o.userId, gone, later], direct_subgroups: [] } });
+  const id = (await owner().ok('GET', '/get_stream_id', { stream: perms })).stream_id;
+  await owner().ok('DELETE', `/users/${gone}`);
+  const shown = { direct_members: [o.userId, later], direct_subgroups: [] };
+  t.same((await owner().ok('GET', `/streams/${id}`)).stream.can_administer_channel_group, shown, 'GET /streams/{id} leaves the deactivated user out');
+
+  // A new subscription: its event's permissions are the register's.
+  const FETCH = { fetch_event_types: ['stream', 'subscription'], event_types: ['stream', 'subscription'], client_capabilities: { notification_settings_null: true } };
+  const q = await register(s.api.as(member1), FETCH);
+  await owner().ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: perms }], principals: [member1.userId], send_new_subscription_messages: false });
+  const add = await waitFor(q, (e) => e.type === 'subscription' && e.op === 'add');
+  t.same(add.subscriptions[0].can_administer_channel_group, shown, 'the subscription add leaves the deactivated user out');
+
+  // A channel update whose `old` is the value as clients see it; its event is the register's value.
+  await owner().ok('PATCH', `/streams/${id}`, { can_administer_channel_group: { old: shown, new: { direct_members: [o.userId, later, member2.userId], direct_subgroups: [] } } });
+  const update = await waitFor(q, (e) => e.type === 'stream' && e.op === 'update' && e.property === 'can_administer_channel_group');
+  const now = { direct_members: [o.userId, later, member2.userId].sort((a, b) => a - b), direct_subgroups: [] };
+  t.same(update.value, now, 'the stream update carries the new value');
+  const snap = q.snapshot;
+  const fresh = (await register(s.api.as(member1), FETCH)).snapshot;
+  applyEvent(snap, add);
+  applyEvent(snap, update);
+  const pick = (x: Snap) => x.subscriptions.find((c: any) => c.stream_id === id);
+  t.same(pick(snap).can_administer_channel_group, pick(fresh).can_administer_channel_group, 'the snapshot with the events applied equals a fresh register');
+
+  // Where guests see only the users they share a channel with, a guest who sees the channel hears
+  // that a deactivated user left its permissions (Zulip's stream/update for group settings).
+  const before = (await owner().ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_can_access_all_users_group;
+  await owner().ok('PATCH', '/realm', { can_access_all_users_group: { new: GROUP_ID['role:members'] } });
+  t.teardown(() => s.api.as(s.demo.owner).ok('PATCH', '/realm', { can_access_all_users_group: { new: before } }));
+  // The user shares no channel with the guest (new users join the default channels): the guest does not see them.
+  const joined = (await owner().ok('POST', '/register', { fetch_event_types: ['subscription'], include_subscribers: true })).subscriptions.filter((c: any) => c.subscribers.includes(later)).map((c: any) => c.name);
+  if (joined.length) await owner().ok('DELETE', '/users/me/subscriptions', { subscriptions: joined, principals: [later] });
+  const gq = await register(s.api.as(guest), FETCH);
+  t.equal((await s.api.as(guest).call('GET', `/users/${later}`)).status, 400, 'the guest does not see the user');
+  await owner().ok('DELETE', `/users/${later}`);
+  const told = await waitFor(gq, (e) => e.type === 'stream' && e.op === 'update' && e.stream_id === id);
+  t.match(told, { property: 'can_administer_channel_group', value: { direct_members: [o.userId, member2.userId].sort((a, b) => a - b), direct_subgroups: [] } }, 'the guest is told the value without the deactivated user');
+  const guestFresh = (await register(s.api.as(guest), FETCH)).snapshot;
+  t.same(guestFresh.subscriptions.find((c: any) => c.stream_id === id).can_administer_channel_group, told.value, "the guest's fresh register agrees");
 });

@@ -13,7 +13,7 @@ import { type Delivery, toUsers, toUsersIf } from '../events/delivery.ts';
 import type { ChannelObject, ClientEventBody } from '../events/schema.ts';
 import { type ChannelActivity, formatChannel, formatSubscription } from '../format.ts';
 import { GROUP_ID, isAdmin, isGuest, isSystemGroupId, Role, SYSTEM_GROUPS } from '../model.ts';
-import { checkPermissionConfig, normalizeGroupValue, permission, type PermissionConfig } from './groups.ts';
+import { checkPermissionConfig, normalizeGroupValue, permission, type PermissionConfig, settingForApi } from './groups.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { actingUser, activeUsers, canAccess, channelAudience, contentAccessByGroups } from './access.ts';
 import { defaultChannelGroupsDelivery, dropFromChannelGroups, inChannelGroups } from './default_channel_groups.ts';
@@ -395,13 +395,14 @@ export const updateStream = action({
       if (!(CHANNEL_GROUP_SETTINGS as readonly string[]).includes(name)) throw badRequest(`Invalid parameter: ${name}`);
       const key = name as ChannelGroupSetting;
       const current = next.groups[key];
-      if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
+      // `old` as clients see it (deactivated users left out, FL 303), or as stored.
+      if (change.old !== undefined && !sameGroupValue(change.old, settingForApi(state, current)) && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
       const value = checkGroupValue(state, name, change.new, CHANNEL_PERMISSIONS[key]);
       if (sameGroupValue(value, current)) continue;
       if ((key === 'can_add_subscribers_group' || key === 'can_subscribe_group') && !hasContentAccess(state, c, user)) throw badRequest('Channel content access is required.');
       if (DELETE_POLICY_SETTINGS.includes(key) && !canSetDeletePolicy(state, user)) throw badRequest('Insufficient permission');
       next.groups[key] = value;
-      events.push({ property: key, value });
+      events.push({ property: key, value: settingForApi(state, value) });
       if (key === 'can_send_message_group') {
         const activity = channelActivity(state, c);
         const before = formatChannel({ ...c, groups: { ...c.groups, can_send_message_group: current } }, activity);
@@ -441,6 +442,30 @@ export const updateStream = action({
     return out;
   },
 });
+
+/**
+ * After a deactivation or reactivation: the channel permissions whose direct members name the
+ * user, sent again as the API now shows them (deactivated users left out, FL 303), to those of
+ * `audience` who see the channel (an archived one only to clients with `archived_channels`).
+ * O(channels), and O(audience) per channel naming the user.
+ */
+export function channelSettingsNamingUser(state: Readonly<RealmState>, userId: number, audience: number[]): Delivery[] {
+  const out: Delivery[] = [];
+  for (const c of state.channels.values()) {
+    const named = CHANNEL_GROUP_SETTINGS.filter((k) => {
+      const v = c.groups[k];
+      return typeof v !== 'number' && v.direct_members.includes(userId);
+    });
+    if (!named.length) continue;
+    const who = audience.filter((id) => id !== userId && hasMetadataAccess(state, c, state.users.get(id)!));
+    if (!who.length) continue;
+    for (const k of named) {
+      const event: ClientEventBody = { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: k, value: settingForApi(state, c.groups[k]) } as ClientEventBody;
+      out.push(c.isArchived ? toUsersIf(state.realmId, who, event, { name: 'archived_channels', value: true }) : toUsers(state.realmId, who, event));
+    }
+  }
+  return out;
+}
 
 /**
  * Users who can now see a channel are told it exists, and who is subscribed

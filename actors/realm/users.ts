@@ -9,7 +9,7 @@
  */
 import { emailProblem } from './realm_domains.ts';
 import { userByApiEmail } from './emails.ts';
-import { channelActivity, defaultStreamIds } from './streams.ts';
+import { channelActivity, channelSettingsNamingUser, defaultStreamIds } from './streams.ts';
 import { z } from 'zod';
 import { adminRequired, ApiError, badRequest, realmDeactivated, unauthorized } from '../../lib/errors.ts';
 import { hashPassword, newApiKey, sameDigest, sha256Hex } from '../../lib/secrets.ts';
@@ -510,7 +510,7 @@ function deactivationEvents(state: Readonly<RealmState>, userIds: number[]): Del
         const event = { type: 'user_group' as const, op: 'remove_members' as const, group_id: g, user_ids: [id] };
         out.push(...(state.groups.get(g)?.deactivated ? withCapability(state.realmId, others, 'include_deactivated_groups', event, null) : [toUsers(state.realmId, others, event)]));
       }
-      out.push(...settingsNamingUser(state, id, others), ...realmSettingsNamingUser(state, id, others));
+      out.push(...settingsNamingUser(state, id, others), ...realmSettingsNamingUser(state, id, others), ...channelSettingsNamingUser(state, id, others));
     }
     for (const c of subscribedChannels(state, id)) out.push(toChannelAudience(state, c, { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: [id] }, [id]));
   }
@@ -584,7 +584,8 @@ export const reactivateUser = action({
       const event = { type: 'user_group' as const, op: 'add_members' as const, group_id: g, user_ids: [id] };
       out.push(...(deactivated ? withCapabilityToRealm(state.realmId, 'include_deactivated_groups', event, null) : [toRealm(state.realmId, event)]));
     }
-    out.push(...settingsNamingUser(state, id), ...realmSettingsNamingUser(state, id));
+    // A channel's audience is its own (who sees its metadata): O(users) for each channel whose permissions name the user.
+    out.push(...settingsNamingUser(state, id), ...realmSettingsNamingUser(state, id), ...channelSettingsNamingUser(state, id, activeUsers(state)));
     return out;
   },
 });
