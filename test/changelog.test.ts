@@ -1088,6 +1088,33 @@ t.test('changelog - POST /realm/test_welcome_bot_custom_message: Welcome Bot sen
   t.equal(outcome(await as.admin.call('POST', '/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'x'.repeat(8001) })), '400 BAD_REQUEST', 'at most 8000 characters');
 });
 
+t.test('changelog - POST /channels/create makes one channel with its subscribers and answers its id; an existing name is 409 (FL 417), for every role', async (t) => {
+  const names: Record<string, string> = {};
+  const outcomes = await asEveryone(s, 'POST', '/channels/create', (who) => ({ name: (names[who] = uniq(`made-${who}`)), subscribers: [] }), true);
+  t.same(outcomes, { owner: 'ok', admin: 'ok', moderator: 'ok', member: 'ok', guest: '400 BAD_REQUEST Not allowed for guest users', bot: 'ok', anonymous: '401 UNAUTHORIZED Missing authorization header for basic auth' });
+  for (const who of ['owner', 'bot'] as const) {
+    const c = (await as.owner.ok('GET', '/streams', {})).streams.find((x: any) => x.name === names[who]);
+    t.same([c?.invite_only, c?.subscriber_count], [false, 0], `${who}: a public channel without subscribers`);
+  }
+  t.equal((await as.owner.ok('GET', '/streams', {})).streams.some((x: any) => x.name === names.guest), false, 'the guest made none');
+
+  const member = await newPerson(s);
+  const q = await register(s.api.as(member), { event_types: ['stream', 'subscription'] });
+  const name = uniq('made');
+  const r = await as.member.ok('POST', '/channels/create', { name, description: 'made *here*', subscribers: [member.userId, s.demo.member1.userId], invite_only: true, history_public_to_subscribers: true, can_subscribe_group: GROUP.members });
+  t.same(Object.keys(r).sort(), ['id', 'msg', 'result'], 'the reply is the id');
+  const c = (await as.member.ok('GET', `/streams/${r.id}`)).stream;
+  t.match(c, { name, description: 'made *here*', rendered_description: '<p>made <em>here</em></p>', invite_only: true, history_public_to_subscribers: true, can_subscribe_group: GROUP.members, can_administer_channel_group: { direct_members: [s.demo.member1.userId], direct_subgroups: [] } }, 'the settings given, the creator its administrator');
+  t.same((await as.member.ok('GET', `/streams/${r.id}/members`)).subscribers.sort(), [s.demo.member1.userId, member.userId].sort((a, b) => a - b));
+  t.match(await waitFor(q, (e) => e.type === 'subscription' && e.op === 'add'), { subscriptions: [{ stream_id: r.id, name }] }, 'a subscriber hears of it as for POST /users/me/subscriptions');
+  const again = await as.admin.call('POST', '/channels/create', { name: name.toUpperCase(), subscribers: [] });
+  t.same([again.status, again.body.code, again.body.msg], [409, 'CHANNEL_ALREADY_EXISTS', `Channel '${name}' already exists`], 'a name in use, whatever its case');
+  t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: uniq('made'), subscribers: [999999] }), true), '400 BAD_REQUEST No such user');
+  t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: uniq('made') })), '400 BAD_REQUEST', 'subscribers is required');
+  t.equal(outcome(await as.member.call('POST', '/channels/create', { name: uniq('made'), subscribers: [], is_default_stream: true }), true), '400 BAD_REQUEST Insufficient permission', 'as for subscribing: only administrators make default channels');
+  t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: '', subscribers: [] })), '400 BAD_REQUEST', 'a name is needed');
+});
+
 t.test('changelog - can_subscribe_group: who may subscribe themselves to a private channel, set on creation and by PATCH, with its event (FL 357)', async (t) => {
   const name = uniq('joinable');
   await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], invite_only: true, can_subscribe_group: JSON.stringify({ direct_members: [s.demo.member1.userId], direct_subgroups: [] }) });

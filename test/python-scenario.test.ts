@@ -102,7 +102,7 @@ let fieldId = 0;
 t.test('python scenario - the owner sets up the organization', async (t) => {
   const out = step(t, owner, [
     'GET /server_settings', 'GET /openapi.json', 'PATCH /realm', 'POST /register', 'PATCH /realm/user_settings_defaults',
-    'POST /users/me/subscriptions', 'GET /get_stream_id', 'GET /streams/{stream_id}', 'PATCH /streams/{stream_id}', 'GET /streams',
+    'POST /users/me/subscriptions', 'POST /channels/create', 'GET /get_stream_id', 'GET /streams/{stream_id}', 'PATCH /streams/{stream_id}', 'GET /streams',
     'GET /streams/{stream_id}/members', 'POST /default_streams', 'GET /default_streams', 'DELETE /default_streams',
     'POST /default_stream_groups/create', 'PATCH /default_stream_groups/{group_id}', 'PATCH /default_stream_groups/{group_id}/streams', 'DELETE /default_stream_groups/{group_id}',
   ], `
@@ -120,6 +120,10 @@ if before["realm_description"] == "":
     ok(client.call_endpoint("realm", method="PATCH", request={"description": ""}))
 subbed = ok(client.add_subscriptions([{"name": ${J(channel)}, "description": "the town square"}, {"name": ${J(side)}}], principals=[${J(member1.email)}, ${J(member2.email)}]))
 sid = ok(client.get_stream_id(${J(channel)}))["stream_id"]
+# FL 417: a channel made by POST /channels/create, with its subscribers; its name again is a 409.
+made = ok(client.call_endpoint("channels/create", method="POST", request={"name": ${J(`${side}-made`)}, "description": "made by python", "subscribers": [${member1.userId}]}))["id"]
+made_subscribers = ok(client.call_endpoint(f"streams/{made}/members", method="GET"))["subscribers"]
+again = client.call_endpoint("channels/create", method="POST", request={"name": ${J(`${side}-made`)}, "subscribers": []})
 side_id = ok(client.get_stream_id(${J(side)}))["stream_id"]
 one = ok(client.call_endpoint(f"streams/{sid}", method="GET"))["stream"]
 ok(client.update_stream({"stream_id": sid, "description": "where the town meets"}))
@@ -138,7 +142,10 @@ group = [g for g in ok(client.register(fetch_event_types=["default_stream_groups
 ok(client.call_endpoint(f"default_stream_groups/{gid}", method="DELETE"))
 groups_after = [g["id"] for g in ok(client.register(fetch_event_types=["default_stream_groups"]))["realm_default_stream_groups"]]
 print(json.dumps({"group": group, "group_gone": gid not in groups_after, "zulip_version": settings["zulip_version"], "openapi": described["openapi"], "described_paths": len(described["paths"]), "realm_description": state["realm_description"], "h24": [before["realm_user_settings_defaults"]["twenty_four_hour_time"], state["realm_user_settings_defaults"]["twenty_four_hour_time"]],
-  "created": subbed["subscribed"], "sid": sid, "side_id": side_id, "name": one["name"], "desc": listed[0]["description"], "subscribers": subscribers, "defaults": sid in defaults, "after": sid in after}))`);
+  "created": subbed["subscribed"], "sid": sid, "side_id": side_id, "name": one["name"], "desc": listed[0]["description"], "subscribers": subscribers, "defaults": sid in defaults, "after": sid in after,
+  "made_subscribers": made_subscribers, "again": [again["result"], again.get("code"), again["msg"]]}))`);
+  t.same(out.made_subscribers, [member1.userId], 'POST /channels/create subscribed who it was given (FL 417)');
+  t.same(out.again, ['error', 'CHANNEL_ALREADY_EXISTS', `Channel '${side}-made' already exists`], 'and refuses an existing name');
   t.type(out.zulip_version, 'string');
   t.match(out.openapi, /^3\.1/);
   t.ok(out.described_paths > 50, 'the description lists the paths');

@@ -60,6 +60,8 @@ interface SubscribePlan {
   creationTat: number | null;
   /** Existing channels and the principals who could not see them before (a guest and a public channel, a member and a private one). */
   unseen: Record<number, number[]>;
+  /** POST /channels/create: the reply is the created channel's `id`. */
+  createOnly: boolean;
   /** Filled by `apply`, read by `events`. */
   done?: { channelIds: number[]; created: number[]; added: Array<{ channelId: number; userId: number }>; announcement: StoredMessage | null; notices: Array<StoredMessage | null> };
 }
@@ -128,12 +130,25 @@ export const subscribe = action({
     sendNewSubscriptionMessages: z.boolean().optional(),
     /** Set on the steps after the first of a request done in steps (`rest`), never by the gateway. */
     step: NextStep.optional(),
+    /**
+     * POST /channels/create (FL 417): the one channel of `subscriptions` is made, with `principals`
+     * (user IDs, none allowed) subscribed, or the request fails if it exists; the reply gives its `id`.
+     */
+    createOnly: z.boolean().default(false),
   }),
   check(state, msg): SubscribePlan {
     const actor = actingUser(state, msg.caller);
     if (msg.step) return checkNextStep(state, msg.step, actor, msg.principals as number[], msg);
-    const principals = msg.principals === null ? [actor] : [...new Map(msg.principals.map((p) => resolvePerson(state, p)).map((u) => [u.id, u])).values()];
-    if (principals.length === 0) throw badRequest('Nothing to do. Specify at least one user.');
+    // Zulip's create_channel view: guests create no channels; subscribers are active users by ID.
+    if (msg.createOnly && isGuest(actor)) throw badRequest('Not allowed for guest users');
+    const person = (p: string | number) => {
+      if (!msg.createOnly) return resolvePerson(state, p);
+      const u = typeof p === 'number' ? state.users.get(p) : undefined;
+      if (!u || !u.isActive || u.isSystemBot) throw badRequest('No such user');
+      return u;
+    };
+    const principals = msg.principals === null ? [actor] : [...new Map(msg.principals.map(person).map((u) => [u.id, u])).values()];
+    if (principals.length === 0 && !msg.createOnly) throw badRequest('Nothing to do. Specify at least one user.');
     const addingOthers = principals.some((u) => u.id !== actor.id);
     if (addingOthers && isGuest(actor)) throw badRequest('Not allowed for guest users');
     if (msg.subscriptions.length === 0) throw badRequest('Nothing to do. Specify at least one channel.');
@@ -159,6 +174,7 @@ export const subscribe = action({
       if (seen.has(name.toLowerCase())) continue;
       seen.add(name.toLowerCase());
       const existing = state.channelsByName.get(name.toLowerCase());
+      if (existing && msg.createOnly) throw new ApiError('CHANNEL_ALREADY_EXISTS', `Channel '${existing.name}' already exists`, 409);
       if (existing) {
         // can_subscribe_group (FL 357): its members, guests excepted, subscribe themselves to a private channel.
         const joins = !addingOthers && existing.inviteOnly && (state.isSubscribed(existing.id, actor.id) || (!isGuest(actor) && state.can(existing.groups.can_subscribe_group, actor)));
@@ -226,6 +242,7 @@ export const subscribe = action({
       reportNotified: msg.sendNewSubscriptionMessages ?? true,
       creationTat,
       unseen: unseenBefore(state, targets, now),
+      createOnly: msg.createOnly,
     };
   },
   apply(state, plan, tx) {
@@ -279,6 +296,7 @@ export const subscribe = action({
     }
     const notices = plan.notify ? notifyNewSubscribers(state, tx, plan.actorId, added, new Set(created)) : [];
     plan.done = { channelIds, created, added, announcement: plan.announce ? announceChannels(state, tx, plan.actorId, created) : null, notices };
+    if (plan.createOnly) return { id: created[0]! };
     return {
       subscribed,
       already_subscribed: already,
@@ -293,8 +311,11 @@ export const subscribe = action({
   },
   // One reply for the whole request: each principal is in one step, with every channel.
   merge(replies) {
+    // POST /channels/create answers the channel's id, which the first step made.
+    if ('id' in replies[0]!) return replies[0]!;
     const out = { ...replies[0]!, subscribed: {} as Record<string, string[]>, already_subscribed: {} as Record<string, string[]> };
     for (const r of replies) {
+      if ('id' in r) continue;
       Object.assign(out.subscribed, r.subscribed);
       Object.assign(out.already_subscribed, r.already_subscribed);
     }
@@ -378,6 +399,7 @@ function checkNextStep(state: Readonly<RealmState>, step: z.infer<typeof NextSte
     reportNotified: msg.sendNewSubscriptionMessages ?? true,
     creationTat: null,
     unseen: unseenBefore(state, targets, now),
+    createOnly: false,
   };
 }
 

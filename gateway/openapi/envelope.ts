@@ -51,6 +51,7 @@ export const ERROR_CODES = [
   'INVALID_PUSH_DEVICE_TOKEN',
   'NO_ACTIVE_PUSH_DEVICE',
   'PUSH_SERVICE_NOT_CONFIGURED',
+  'CHANNEL_ALREADY_EXISTS',
 ] as const satisfies readonly ErrorCode[];
 // A code added to lib/errors.ts and not here fails to compile.
 type Missing = Exclude<ErrorCode, (typeof ERROR_CODES)[number]>;

@@ -151,6 +151,8 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
       new_subscription_messages_sent: z.boolean().optional(),
     },
   ),
+  /** FL 417: the new channel's ID; 409 when a channel of that name exists. */
+  'POST /channels/create': fields({ id: Id }, ['CHANNEL_ALREADY_EXISTS', 409]),
   'GET /users/me/subscriptions': fields({ subscriptions: z.array(SubscriptionObject) }),
   'GET /users/{user_id}/subscriptions/{stream_id}': fields({ is_subscribed: z.boolean() }),
   'DELETE /users/me/subscriptions': fields({ removed: z.array(z.string()), not_removed: z.array(z.string()) }),

@@ -12,7 +12,7 @@ import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { createReminder, deleteReminder, listReminders } from './reminders.ts';
 import { reportMessage } from './message_report.ts';
-import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
+import { createChannel, listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
 import { deactivateRealm, testWelcomeBotCustomMessage, updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
@@ -45,6 +45,7 @@ export const ROUTES: Route[] = [
   getMessages,
   renderMessage,
   subscribe,
+  createChannel,
   listSubscriptions,
   subscriptionStatus,
   register,

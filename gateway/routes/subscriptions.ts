@@ -1,4 +1,4 @@
-/** POST and GET /users/me/subscriptions. */
+/** POST and GET /users/me/subscriptions, POST /channels/create. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { IncludeSubscribers as IncludeSubscribersValue } from '../../actors/realm/subscriptions.ts';
@@ -9,6 +9,44 @@ import { caller, me, route } from '../route.ts';
 export const IncludeSubscribers = str().pipe(IncludeSubscribersValue);
 const Retention = wordOrInt(['realm_default', 'unlimited', 'forever'] as const, Number.MIN_SAFE_INTEGER, "must be a number of days, 'realm_default' or 'unlimited'");
 
+/** The settings a created channel takes, as POST /users/me/subscriptions and POST /channels/create both accept them. */
+const creationParams = {
+  // Notification Bot announces the channels created in the organization's new-channel announcements channel.
+  announce: bool().optional(),
+  // Notification Bot tells the users someone else subscribes (FL 397).
+  send_new_subscription_messages: bool().optional(),
+  invite_only: bool().optional(),
+  is_web_public: bool().optional(),
+  is_default_stream: bool().optional(),
+  history_public_to_subscribers: bool().optional(),
+  message_retention_days: Retention.optional(),
+  topics_policy: str().pipe(TopicsPolicy).optional(),
+  /** The channel folder the created channels go in (FL 389). */
+  folder_id: int().optional(),
+  ...(Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((k) => [k, json(GroupSettingValue).optional()])) as Record<(typeof CHANNEL_GROUP_SETTINGS)[number], z.ZodOptional<ReturnType<typeof json<typeof GroupSettingValue>>>>),
+};
+
+/** The `subscribe` action's fields for the creation parameters. */
+function creationFields(p: { [K in keyof typeof creationParams]?: z.infer<(typeof creationParams)[K]> }) {
+  const groups: Record<string, GroupSettingValue> = {};
+  for (const key of CHANNEL_GROUP_SETTINGS) {
+    const v = p[key];
+    if (v !== undefined) groups[key] = v;
+  }
+  return {
+    inviteOnly: p.invite_only ?? false,
+    isWebPublic: p.is_web_public ?? false,
+    isDefaultStream: p.is_default_stream ?? false,
+    historyPublicToSubscribers: p.history_public_to_subscribers ?? null,
+    messageRetentionDays: p.message_retention_days ?? null,
+    topicsPolicy: p.topics_policy ?? null,
+    folderId: p.folder_id ?? null,
+    groups,
+    announce: p.announce ?? false,
+    sendNewSubscriptionMessages: p.send_new_subscription_messages,
+  };
+}
+
 export const subscribe = route({
   method: 'POST',
   path: '/users/me/subscriptions',
@@ -17,42 +55,45 @@ export const subscribe = route({
     subscriptions: json(z.array(z.object({ name: z.string({ message: 'each subscription needs a name' }), description: z.string().optional(), color: z.string().optional() }).passthrough())),
     principals: json(z.array(z.union([z.string(), z.number().int()]))).optional(),
     authorization_errors_fatal: bool().optional(),
-    // Notification Bot announces the channels created in the organization's new-channel announcements channel.
-    announce: bool().optional(),
-    // Notification Bot tells the users someone else subscribes (FL 397).
-    send_new_subscription_messages: bool().optional(),
-    invite_only: bool().optional(),
-    is_web_public: bool().optional(),
-    is_default_stream: bool().optional(),
-    history_public_to_subscribers: bool().optional(),
-    message_retention_days: Retention.optional(),
-    topics_policy: str().pipe(TopicsPolicy).optional(),
-    /** The channel folder the created channels go in (FL 389). */
-    folder_id: int().optional(),
-    ...Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((k) => [k, json(GroupSettingValue).optional()])) as Record<(typeof CHANNEL_GROUP_SETTINGS)[number], z.ZodOptional<ReturnType<typeof json<typeof GroupSettingValue>>>>,
+    ...creationParams,
   },
   async handle(ctx, p) {
-    const groups: Record<string, GroupSettingValue> = {};
-    for (const key of CHANNEL_GROUP_SETTINGS) {
-      const v = p[key];
-      if (v !== undefined) groups[key] = v;
-    }
     return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
       type: 'subscribe',
       caller: caller(ctx),
       subscriptions: p.subscriptions.map((s) => ({ name: s.name, description: s.description })),
       principals: p.principals ?? null,
       authorizationErrorsFatal: p.authorization_errors_fatal ?? true,
-      inviteOnly: p.invite_only ?? false,
-      isWebPublic: p.is_web_public ?? false,
-      isDefaultStream: p.is_default_stream ?? false,
-      historyPublicToSubscribers: p.history_public_to_subscribers ?? null,
-      messageRetentionDays: p.message_retention_days ?? null,
-      topicsPolicy: p.topics_policy ?? null,
-      folderId: p.folder_id ?? null,
-      groups,
-      announce: p.announce ?? false,
-      sendNewSubscriptionMessages: p.send_new_subscription_messages,
+      ...creationFields(p),
+    });
+  },
+});
+
+/**
+ * POST /channels/create (FL 417): one new channel, its `subscribers` (user
+ * IDs, possibly none) subscribed; the same `subscribe` action with
+ * `createOnly`, so the same rules, write and events as creating a channel by
+ * subscribing to it. Answers the channel's `id`, or 409 if it exists.
+ */
+export const createChannel = route({
+  method: 'POST',
+  path: '/channels/create',
+  auth: 'required',
+  params: {
+    name: str(),
+    description: str().optional(),
+    subscribers: json(z.array(z.number().int())),
+    ...creationParams,
+  },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
+      type: 'subscribe',
+      caller: caller(ctx),
+      subscriptions: [{ name: p.name, description: p.description }],
+      principals: p.subscribers,
+      authorizationErrorsFatal: true,
+      createOnly: true,
+      ...creationFields(p),
     });
   },
 });
