@@ -602,7 +602,15 @@ const CONTRACT: readonly Feature[] = [
   { level: 496, what: 'bots may edit user groups', routes: ['PATCH /user_groups/{user_group_id}'] },
 ];
 
-export const FEATURES: readonly Feature[] = [...CHANGELOG, ...CHANGELOG_149_277, ...CHANGELOG_278_310, ...CONTRACT];
+/** Levels 458 to 478 (Zulip 12.0), from the rendered changelog at https://zulip.com/api/changelog. */
+const CHANGELOG_458_478: readonly Feature[] = [
+  { level: 458, what: 'GET /users/{user_id}/subscriptions/{stream_id} answers for bots (not the system bots, outside the organization in Zulip)', done: true, test: T('subscriptions', "subscriptions - GET /users/{user_id}/subscriptions/{stream_id}: is_subscribed for every role, with Zulip's errors") },
+  { level: 458, what: 'GET /user_groups/{user_group_id}/members/{user_id} answers for bots', done: true, test: T('people-groups', 'people groups - members and subgroups') },
+  { level: 462, what: 'rendered_description on the realm update event of the description: replaced by the update_dict of FL 464, which this server sends', done: true, test: T('realm', 'realm - snapshot plus realm events equals a fresh register') },
+  { level: 464, what: 'realm update_dict (not update) when the description changes; data.description is rendered, as register\'s realm_description', done: true, test: T('realm', 'realm - snapshot plus realm events equals a fresh register') },
+];
+
+export const FEATURES: readonly Feature[] = [...CHANGELOG, ...CHANGELOG_149_277, ...CHANGELOG_278_310, ...CONTRACT, ...CHANGELOG_458_478];
 
 export const isImplemented = (f: Feature, served: ReadonlySet<string>): boolean =>
   f.missing === undefined && (f.routes === undefined || f.routes.every((r) => served.has(r))) && (f.done === true || f.routes !== undefined);

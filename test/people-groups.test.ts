@@ -183,6 +183,12 @@ t.test('people groups - members and subgroups', async (t) => {
   t.equal((await as.member.ok('GET', `/user_groups/${a}/members/${s.demo.moderator.userId}`, { direct_member_only: true })).is_user_group_member, false);
   t.same((await as.member.ok('GET', `/user_groups/${a}/subgroups`)).subgroups, [b]);
   t.equal(outcome(await as.member.call('GET', '/user_groups/99999999/members'), true), '400 BAD_REQUEST Invalid user group');
+  // A bot's membership is asked as a user's (FL 458); a system bot is no one of the organization.
+  t.equal((await as.member.ok('GET', `/user_groups/${a}/members/${s.demo.bot.userId}`)).is_user_group_member, false, 'a bot not in the group (FL 458)');
+  await as.member.ok('POST', `/user_groups/${a}/members`, { add: [s.demo.bot.userId] });
+  t.equal((await as.member.ok('GET', `/user_groups/${a}/members/${s.demo.bot.userId}`)).is_user_group_member, true, 'a bot in the group (FL 458)');
+  const [systemBot] = (await as.member.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).cross_realm_bots as { user_id: number }[];
+  t.equal(outcome(await as.member.call('GET', `/user_groups/${a}/members/${systemBot!.user_id}`), true), '400 BAD_REQUEST No such user', 'a system bot');
 
   await as.member.ok('POST', `/user_groups/${a}/subgroups`, { delete: [b] });
   t.same((await groupById(a)).direct_subgroup_ids, [], 'the older /subgroups endpoint');

@@ -81,11 +81,12 @@ t.test('realm - snapshot plus realm events equals a fresh register', async (t) =
   await owner.ok('PATCH', '/realm', { allow_message_editing: false, waiting_period_threshold: 7 });
   const seen: string[] = [];
   await waitFor(q, (e) => {
-    seen.push(`${e.op}:${e.property}`);
+    seen.push(`${e.op}:${e.property}${e.op === 'update_dict' ? `:${Object.keys(e.data).join(',')}` : ''}`);
     applyEvent(snap, e);
     return e.property === 'allow_message_editing';
   });
-  t.ok(seen.includes('update_dict:default') && seen.includes('update:name'), seen.join(' '));
+  t.ok(seen.includes('update_dict:default:can_add_subscribers_group,can_mention_many_users_group') && seen.includes('update:name'), seen.join(' '));
+  t.ok(seen.includes('update_dict:default:description') && !seen.includes('update:description'), 'the description in an update_dict (FL 464)');
   const fresh = (await register(maria, FETCH)).snapshot;
   const realmKeys = (x: Record<string, any>) => Object.fromEntries(Object.entries(x).filter(([k]) => k.startsWith('realm_')));
   t.same(realmKeys(snap), realmKeys(fresh));

@@ -115,9 +115,14 @@ t.test('subscriptions - GET /users/{user_id}/subscriptions/{stream_id}: is_subsc
     const got = [outcome(await ask(who as keyof typeof s.demo, maria, pubId)), outcome(await ask(who as keyof typeof s.demo, mateo, pubId)), outcome(await ask(who as keyof typeof s.demo, maria, secretId))];
     t.same(got, want, who);
   }
-  // Errors: as Zulip's access_user_by_id (bots are not users here) and access_stream_by_id.
+  // Bots are asked about as users since FL 458; the system bots, outside the organization in Zulip, are no one here.
+  t.equal(outcome(await ask('member1', s.demo.bot.userId, pubId)), 'false', 'a bot not subscribed (FL 458)');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: pub }], principals: [s.demo.bot.userId] });
+  t.equal(outcome(await ask('member1', s.demo.bot.userId, pubId)), 'true', 'a subscribed bot (FL 458)');
+  const [systemBot] = (await owner.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).cross_realm_bots as { user_id: number }[];
+  t.equal(outcome(await ask('owner', systemBot!.user_id, pubId)), '400 No such user', 'a system bot');
+  // Errors: as Zulip's access_user_by_id and access_stream_by_id.
   t.equal(outcome(await ask('owner', 999_999, pubId)), '400 No such user');
-  t.equal(outcome(await ask('owner', s.demo.bot.userId, pubId)), '400 No such user');
   t.equal(outcome(await ask('owner', maria, 999_999)), '400 Invalid channel ID');
   const gone = await newPerson(s, ROLE.member, uniq('Gone'));
   await owner.ok('DELETE', `/users/${gone.userId}`);

@@ -596,7 +596,12 @@ export const updateRealm = action({
     return changedData(p.updates, p.groups);
   },
   events(state, p) {
-    const out: Delivery[] = p.updates.map((u) => toRealm(state.realmId, { type: 'realm', op: 'update', property: u.property, value: u.value }));
+    // The description is told in an update_dict since FL 464 (FL 462's rendered_description on the update event went with it).
+    const out: Delivery[] = p.updates.map((u) =>
+      u.property === 'description'
+        ? toRealm(state.realmId, { type: 'realm', op: 'update_dict', property: 'default', data: { description: String(u.value) } })
+        : toRealm(state.realmId, { type: 'realm', op: 'update', property: u.property, value: u.value }),
+    );
     // Clients that still read the deprecated mandatory_topics hear it change with topics_policy (FL 392).
     if (p.updates.some((u) => u.property === 'topics_policy') && p.mandatoryBefore !== mandatoryTopics(state)) {
       out.push(toRealm(state.realmId, { type: 'realm', op: 'update', property: 'mandatory_topics', value: mandatoryTopics(state) }));

@@ -479,8 +479,9 @@ export function subscriptionObjects(state: Readonly<RealmState>, userId: number,
 /**
  * GET /users/{user_id}/subscriptions/{stream_id} (FL 12): whether a user is
  * subscribed to a channel, as Zulip's `get_subscription_backend` answers it:
- * the user as `access_user_by_id` finds them for reading (not a bot, active,
- * visible to the caller), the channel as the caller may see its metadata
+ * the user as `access_user_by_id` finds them for reading (active, visible to
+ * the caller; bots too since FL 458, not the system bots, which live outside
+ * the organization in Zulip), the channel as the caller may see its metadata
  * (archived ones included); each failure the same 400 as Zulip's.
  */
 export const subscriptionStatus = query({
@@ -489,7 +490,7 @@ export const subscriptionStatus = query({
   run(state, msg) {
     const actor = actingUser(state, msg.caller);
     const target = state.users.get(msg.userId);
-    if (!target || target.isBot) throw badRequest('No such user');
+    if (!target || target.isSystemBot) throw badRequest('No such user');
     if (!target.isActive) throw badRequest('User is deactivated');
     if (!canSeeUser(state, actor, target)) throw badRequest('Insufficient permission');
     const c = state.channels.get(msg.streamId);

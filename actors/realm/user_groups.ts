@@ -77,7 +77,9 @@ export const isGroupMember = query({
   run(state, msg) {
     requireMember(actingUser(state, msg.caller));
     const id = readableGroup(state, msg.groupId);
-    if (!state.users.has(msg.userId)) throw badRequest('No such user');
+    // Any user of the organization, bots included (FL 458); the system bots live outside it in Zulip.
+    const target = state.users.get(msg.userId);
+    if (!target || target.isSystemBot) throw badRequest('No such user');
     const members = msg.directOnly ? directMembers(state, id) : groupMembersRecursive(state, id);
     return { is_user_group_member: members.includes(msg.userId) };
   },
