@@ -383,8 +383,8 @@ t.test('changelog - an edit reports the uploads it detaches (FL 285); edit histo
   const edit = await api.ok('PATCH', `/messages/${id}`, { content: `only [a](${kept})` });
   const attachments = (await api.ok('GET', '/attachments')).attachments as any[];
   const droppedRow = attachments.find((a) => `/user_uploads/${a.path_id}` === dropped);
-  t.same(edit.detached_uploads, [{ ...droppedRow, messages: [] }], 'only the upload no message links any more');
-  t.same(droppedRow.messages, [], 'GET /attachments agrees');
+  t.same(edit.detached_uploads, [{ ...droppedRow, message_ids: [] }], 'only the upload no message links any more');
+  t.same(droppedRow.message_ids, [], 'GET /attachments agrees');
   t.same((await api.ok('PATCH', `/messages/${id}`, { topic: uniq('moved'), propagate_mode: 'change_one' })).detached_uploads, [], 'a move detaches nothing');
   const history = (await api.ok('GET', `/messages/${id}`)).message.edit_history as any[];
   const contentEdit = history.find((h) => 'prev_content' in h);
@@ -1150,4 +1150,51 @@ t.test('changelog - rendering and register keys of levels 436-438: emoji-only me
   t.notMatch(quoted, /<img/, 'no <img> of a third-party URL');
   const reg = await as.owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
   t.equal(reg.realm_owner_full_content_access, false, 'owners have no access to all private content here (FL 438)');
+});
+
+// ---- levels 458-478 ----------------------------------------------------------
+
+t.test('changelog - register keys of levels 458-478: realm_uuid (466)', async (t) => {
+  const [a, b] = [await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] }), await as.guest.ok('POST', '/register', { fetch_event_types: ['realm'] })];
+  t.match(a.realm_uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/, 'a UUID (FL 466)');
+  t.equal(b.realm_uuid, a.realm_uuid, 'the organization\'s, the same for everyone');
+  t.equal((await as.member.ok('POST', '/register', {})).realm_uuid, a.realm_uuid, 'and the same at every register');
+});
+
+t.test('changelog - GET /bots/{bot_id}/api_key: its owner and administrators get a working key, for every role (FL 463)', async (t) => {
+  const short = uniq('keyed').slice(-12).replace(/[^a-z0-9]/g, '');
+  const made = await as.member.ok('POST', '/bots', { full_name: `Keyed ${short}`, short_name: short });
+  const got = await asEveryone(s, 'GET', `/bots/${made.user_id}/api_key`, {}, true);
+  t.same(got, { owner: 'ok', admin: 'ok', moderator: '400 BAD_REQUEST Insufficient permission', member: 'ok', guest: '400 BAD_REQUEST Insufficient permission', bot: '400 BAD_REQUEST Insufficient permission', anonymous: '401 UNAUTHORIZED Missing authorization header for basic auth' });
+  const { api_key } = await as.member.ok('GET', `/bots/${made.user_id}/api_key`);
+  t.match(api_key, /^[A-Za-z0-9]{32}$/);
+  const me = await s.api.as({ email: made.email ?? (await as.member.ok('GET', `/users/${made.user_id}`)).user.email, apiKey: api_key }).ok('GET', '/users/me');
+  t.equal(me.user_id, made.user_id, 'the key is the bot\'s');
+  t.equal((await s.api.as({ email: me.email, apiKey: made.api_key }).ok('GET', '/users/me')).user_id, made.user_id, 'the key it was made with still works');
+  t.equal(outcome(await as.owner.call('GET', `/bots/${s.demo.member1.userId}/api_key`), true), '400 BAD_REQUEST No such bot', 'a user is no bot');
+  t.equal(outcome(await as.owner.call('GET', '/bots/99999999/api_key'), true), '400 BAD_REQUEST No such bot');
+  const [systemBot] = (await as.owner.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).cross_realm_bots as { user_id: number }[];
+  t.equal(outcome(await as.owner.call('GET', `/bots/${systemBot!.user_id}/api_key`), true), '400 BAD_REQUEST No such bot', 'nor a system bot');
+});
+
+t.test('changelog - Constructor Groups (FL 460) and Nextcloud Talk (FL 465) are not configured here: not offered, and their create endpoints say so, for every role', async (t) => {
+  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same(Object.keys(reg.realm_available_video_chat_providers).sort(), ['disabled', 'jitsi_meet'], 'neither is offered as video_chat_provider');
+  for (const [path, name] of [['constructorgroups', 'Constructor Groups'], ['nextcloud_talk', 'Nextcloud Talk']] as const) {
+    const got = await asEveryone(s, 'POST', `/calls/${path}/create`, {}, true);
+    const no = `400 BAD_REQUEST ${name} is not configured.`;
+    t.same(got, { owner: no, admin: no, moderator: no, member: no, guest: no, bot: no, anonymous: '401 UNAUTHORIZED Missing authorization header for basic auth' }, name);
+  }
+});
+
+t.test('changelog - a bot with the administrator role sets another user\'s status; a member\'s bot may not (FL 473)', async (t) => {
+  const person = await newPerson(s);
+  const short = uniq('adminbot').slice(-12).replace(/[^a-z0-9]/g, '');
+  const made = await as.owner.ok('POST', '/bots', { full_name: `Admin ${short}`, short_name: short });
+  const email = (await as.owner.ok('GET', `/users/${made.user_id}`)).user.email as string;
+  const bot = s.api.as({ email, apiKey: made.api_key });
+  t.equal(outcome(await bot.call('POST', `/users/${person.userId}/status`, { status_text: 'from a bot' }), true), '400 UNAUTHORIZED_PRINCIPAL Must be an organization administrator', 'a bot with the member role may not');
+  await as.owner.ok('PATCH', `/bots/${made.user_id}`, { role: ROLE.admin });
+  await bot.ok('POST', `/users/${person.userId}/status`, { status_text: 'from a bot' });
+  t.same((await as.member.ok('GET', `/users/${person.userId}/status`)).status, { status_text: 'from a bot' }, 'an administrator bot may (FL 473)');
 });

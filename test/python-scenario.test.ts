@@ -421,12 +421,13 @@ print(json.dumps([r.status_code, r.text]))`);
 });
 
 t.test('python scenario - a preview rendered, a subscription status, and a temporary file URL', async (t) => {
-  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /streams/{stream_id}/email_address', 'POST /calls/zoom/create', 'POST /calls/bigbluebutton/create', 'POST /users/me/onboarding_steps', 'POST /register'], `
+  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /streams/{stream_id}/email_address', 'POST /calls/zoom/create', 'POST /calls/bigbluebutton/create', 'POST /calls/constructorgroups/create', 'POST /calls/nextcloud_talk/create', 'POST /users/me/onboarding_steps', 'POST /register'], `
 import io
 preview = ok(client.render_message({"content": "**town** meeting"}))["rendered"]
 channel_email = ok(client.get_stream_email_address(${streamId}))["email"]
 zoom = client.call_endpoint("calls/zoom/create", method="POST", request={"is_video_call": False})
 bbb = client.call_endpoint("calls/bigbluebutton/create", method="POST", request={"meeting_name": "standup", "voice_only": True})
+others = [client.call_endpoint(f"calls/{p}/create", method="POST") for p in ("constructorgroups", "nextcloud_talk")]
 ok(client.call_endpoint("users/me/onboarding_steps", method="POST", request={"onboarding_step": "intro_recent_view_modal"}))
 steps = [x["name"] for x in ok(client.register(fetch_event_types=["onboarding_steps"]))["onboarding_steps"]]
 mine = ok(client.get_subscription_status(user_id=${member2.userId}, stream_id=${streamId}))["is_subscribed"]
@@ -434,11 +435,12 @@ f = io.BytesIO(b"agenda")
 f.name = "agenda.txt"
 uri = ok(client.upload_file(f))["uri"]
 temporary = ok(client.call_endpoint(url=uri[1:], method="GET"))["url"]
-print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary, "channel_email": channel_email, "zoom": [zoom["result"], zoom["msg"]], "bbb": [bbb["result"], bbb.get("url", "")], "steps": steps}))`);
+print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary, "channel_email": channel_email, "zoom": [zoom["result"], zoom["msg"]], "bbb": [bbb["result"], bbb.get("url", "")], "others": [[x["result"], x["msg"]] for x in others], "steps": steps}))`);
   t.equal(out.preview, '<p><strong>town</strong> meeting</p>');
   t.equal(out.channel_email, '', 'get_stream_email_address: no email gateway here');
   t.same(out.zoom, ['error', 'Zoom credentials have not been configured']);
   t.match(out.bbb, ['success', /^\/calls\/bigbluebutton\/join\?bigbluebutton=/], 'a BigBlueButton join link, as Zulip gives it (FL 337)');
+  t.same(out.others, [['error', 'Constructor Groups is not configured.'], ['error', 'Nextcloud Talk is not configured.']], 'no Constructor Groups (FL 460) or Nextcloud Talk (FL 465) here');
   t.notOk(out.steps.includes('intro_recent_view_modal'), 'an onboarding step marked through call_endpoint is no longer listed');
   t.equal(out.subscribed, true);
   t.match(out.temporary, /^\/user_uploads\/temporary\/[^/]+\/agenda\.txt$/);
@@ -605,17 +607,18 @@ print(json.dumps({"renamed": renamed, "old": old.get("code"), "after": after.get
 
 t.test('python scenario - a member adds a bot, which posts in the channel', async (t) => {
   const short = uniq('pybot').slice(-10).replace(/[^a-z0-9]/g, '');
-  const out = step(t, member1, ['POST /bots', 'PATCH /bots/{bot_id}', 'GET /bots', 'GET /server_settings', 'POST /messages', 'GET /messages'], `
+  const out = step(t, member1, ['POST /bots', 'PATCH /bots/{bot_id}', 'GET /bots', 'GET /bots/{bot_id}/api_key', 'GET /server_settings', 'POST /messages', 'GET /messages'], `
 made = ok(client.call_endpoint("bots", method="POST", request={"full_name": "Lunch Bot ${short}", "short_name": ${J(short)}}))
 renamed = ok(client.call_endpoint(f"bots/{made['user_id']}", method="PATCH", request={"full_name": "Lunch Bot ${short} Renamed"}))["full_name"]
 mine = [b for b in ok(client.call_endpoint("bots", method="GET"))["bots"] if b["user_id"] == made["user_id"]][0]
-bot = zulip.Client(email=mine["username"], api_key=made["api_key"], site=client.base_url[:-len("/api/")])
+key = ok(client.call_endpoint(f"bots/{made['user_id']}/api_key", method="GET"))["api_key"]
+bot = zulip.Client(email=mine["username"], api_key=key, site=client.base_url[:-len("/api/")])
 posted = ok(bot.send_message({"type": "stream", "to": ${J(channel)}, "topic": "menu", "content": "Today: soup"}))["id"]
 seen = ok(client.get_messages({"anchor": posted, "num_before": 0, "num_after": 0, "apply_markdown": False}))["messages"][0]
 print(json.dumps({"bot": made["user_id"], "owner": mine["owner_id"], "type": mine["bot_type"], "sender": seen["sender_id"], "content": seen["content"], "renamed": renamed, "name": mine["full_name"]}))`);
   t.same([out.owner, out.type], [member1.userId, 1], 'listed as the member\'s generic bot');
   t.same([out.renamed, out.name], [`Lunch Bot ${short} Renamed`, `Lunch Bot ${short} Renamed`], 'its owner renamed it (PATCH /bots/{bot_id})');
-  t.same([out.sender, out.content], [out.bot, 'Today: soup'], 'the bot posts with the key it was given');
+  t.same([out.sender, out.content], [out.bot, 'Today: soup'], 'the bot posts with the key GET /bots/{bot_id}/api_key gave (FL 463)');
 });
 
 t.test('python scenario - a listener gets each message as it comes (call_on_each_message)', async (t) => {

@@ -285,22 +285,19 @@ t.test('system bots - realm_bots: an administrator sees every bot, others their 
     const seesAll = role === 'owner' || role === 'admin';
     t.equal(ids.includes(mine.user_id), seesAll || role === 'member1', `${role}: Maria's bot ${seesAll || role === 'member1' ? 'listed' : 'not listed'}`);
     t.equal(ids.includes(s.demo.bot.userId), seesAll, `${role}: the demo bot (the owner's) ${seesAll ? 'listed' : 'not listed'}`);
-    t.notOk(r.body.realm_bots.some((b: any) => [NOTIFICATION, WELCOME].includes(b.email)), `${role}: system bots are no one's`);
+    const system = Object.values(await systemBots()).map((b) => b.user_id);
+    t.notOk(ids.some((id: number) => system.includes(id)), `${role}: system bots are no one's`);
   }
-  const reg = await maria.ok('POST', '/register', { fetch_event_types: ['realm_bot'] });
+  const reg = await maria.ok('POST', '/register', { fetch_event_types: ['realm_bot', 'realm_user'], client_gravatar: false });
+  // FL 474: only what realm_users lacks; name, type, owner, avatar and state are the bot's realm_users entry.
   t.same(reg.realm_bots.find((b: any) => b.user_id === mine.user_id), {
     user_id: mine.user_id,
-    email: reg.realm_bots.find((b: any) => b.user_id === mine.user_id).email,
-    full_name: 'Maria Helper',
-    bot_type: 1,
-    is_active: true,
-    avatar_url: mine.avatar_url,
-    owner_id: s.demo.member1.userId,
     default_sending_stream: null,
     default_events_register_stream: null,
     default_all_public_streams: false,
     services: [],
   });
+  t.match(reg.realm_users.find((u: any) => u.user_id === mine.user_id), { full_name: 'Maria Helper', bot_type: 1, is_active: true, bot_owner_id: s.demo.member1.userId, avatar_url: mine.avatar_url });
 });
 
 const BOT_FETCH = ['realm_bot', 'realm'];
@@ -325,7 +322,8 @@ t.test('system bots - snapshot + realm_bot and realm events == a fresh register 
   await admin.ok('PATCH', '/realm', { new_stream_announcements_stream_id: 1 });
   const last = (e: Record<string, any>) => e.type === 'realm' && e.property === 'new_stream_announcements_stream_id';
   const seen = await Promise.all(qs.map((q, i) => catchUp(q, snaps[i]!, last)));
-  for (const kind of ['realm_bot/add', 'realm_bot/update', 'realm/update']) t.ok(seen[0]!.has(kind) && seen[1]!.has(kind), `the bot's owner and an administrator get ${kind}`);
+  for (const kind of ['realm_bot/add', 'realm/update']) t.ok(seen[0]!.has(kind) && seen[1]!.has(kind), `the bot's owner and an administrator get ${kind}`);
+  t.notOk(seen[0]!.has('realm_bot/update') || seen[1]!.has('realm_bot/update'), 'no realm_bot update for a rename (FL 474)');
   t.notOk(seen[2]!.has('realm_bot/add'), 'a bystander hears nothing of the bot');
   for (const [i, api] of apis.entries()) {
     const fresh = await api.ok('POST', '/register', { fetch_event_types: BOT_FETCH });
@@ -334,9 +332,11 @@ t.test('system bots - snapshot + realm_bot and realm events == a fresh register 
   // Deactivating the owner deactivates the bot; an administrator reactivates it.
   await owner.ok('DELETE', `/users/${holder.userId}`);
   await admin.ok('POST', `/users/${made.user_id}/reactivate`);
-  const seenAdmin = await catchUp(qs[1]!, snaps[1]!, (e) => e.type === 'realm_bot' && e.bot.is_active === true);
-  t.ok(seenAdmin.has('realm_bot/update'));
+  await admin.ok('PATCH', '/realm', { welcome_message_custom_text: 'After reactivation' });
+  const seenAdmin = await catchUp(qs[1]!, snaps[1]!, (e) => e.type === 'realm' && e.property === 'welcome_message_custom_text' && e.value === 'After reactivation');
+  t.notOk(seenAdmin.has('realm_bot/update'), 'no realm_bot update for deactivation or reactivation (FL 474)');
   t.same(normalize(snaps[1]!), normalize(await admin.ok('POST', '/register', { fetch_event_types: BOT_FETCH })), 'after deactivation and reactivation');
-  const bot = (await admin.ok('POST', '/register', { fetch_event_types: ['realm_bot'] })).realm_bots.find((b: any) => b.user_id === made.user_id);
-  t.match(bot, { full_name: 'Snap Bot Renamed', is_active: true, bot_type: 3, owner_id: holder.userId, services: [{ base_url: 'http://127.0.0.1:9/hook', interface: 1 }] });
+  const reg = await admin.ok('POST', '/register', { fetch_event_types: ['realm_bot', 'realm_user'] });
+  t.same(reg.realm_bots.find((b: any) => b.user_id === made.user_id), { user_id: made.user_id, default_sending_stream: null, default_events_register_stream: null, default_all_public_streams: false, services: [{ base_url: 'http://127.0.0.1:9/hook', interface: 1, token: reg.realm_bots.find((b: any) => b.user_id === made.user_id).services[0].token }] });
+  t.match(reg.realm_users.find((u: any) => u.user_id === made.user_id), { full_name: 'Snap Bot Renamed', is_active: true, bot_type: 3, bot_owner_id: holder.userId });
 });

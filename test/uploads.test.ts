@@ -239,13 +239,13 @@ t.test('uploads - by role: a file linked in a public channel is for every member
   }
 });
 
-t.test('attachments - GET /attachments with date_sent, DELETE /attachments/{id}, attachment events with upload_space_used, by role', async (t) => {
+t.test('attachments - GET /attachments with message_ids, DELETE /attachments/{id}, attachment events with upload_space_used, by role', async (t) => {
   const q = await register(maria, { event_types: ['attachment'] });
   const data = randomBytes(2000);
   const r = await upload(s.demo.member1, [{ name: 'listed.bin', type: 'application/octet-stream', data }]);
   const path = r.body.url.replace('/user_uploads/', '');
   const added = await waitFor(q, (e) => e.type === 'attachment' && e.op === 'add' && e.attachment.path_id === path);
-  t.match(added.attachment, { name: 'listed.bin', path_id: path, size: 2000, messages: [] });
+  t.match(added.attachment, { name: 'listed.bin', path_id: path, size: 2000, message_ids: [] });
   t.ok(added.upload_space_used >= 2000, 'the realm total counts the file');
   const before = await maria.ok('GET', '/attachments');
   const mine = before.attachments.find((a: any) => a.path_id === path);
@@ -254,9 +254,9 @@ t.test('attachments - GET /attachments with date_sent, DELETE /attachments/{id},
   t.ok(before.upload_space_used >= 2000);
 
   const { id } = await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: 'files', content: `[listed](${r.body.url})` });
-  const sent = (await maria.ok('GET', `/messages/${id}`)).message;
   const after = (await maria.ok('GET', '/attachments')).attachments.find((a: any) => a.path_id === path);
-  t.same(after.messages, [{ id, date_sent: sent.timestamp * 1000 }], 'the linking message with its date_sent (FL 22)');
+  t.same(after.message_ids, [id], 'the linking message by ID (FL 472; FL 22 gave {id, date_sent} objects in messages)');
+  t.notOk('messages' in after, 'no messages field since FL 472');
   t.notOk((await s.api.as(s.demo.member2).ok('GET', '/attachments')).attachments.some((a: any) => a.path_id === path), 'only the owner lists it');
 
   // Another user cannot delete it: IDs name the caller's own uploads only.

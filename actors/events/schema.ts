@@ -254,16 +254,10 @@ export type DefaultChannelGroupObject = z.infer<typeof DefaultChannelGroupObject
 /** One of the organization's email domains (`realm_domains` at register, GET /realm/domains and its events). */
 export const RealmDomainObject = z.object({ domain: z.string(), allow_subdomains: z.boolean() }).strict();
 
-/** A bot as its administrators see it (`realm_bots`, `realm_bot` add). No `api_key`: bots' keys are stored only as hashes. */
+/** A bot as its administrators see it (`realm_bots`, `realm_bot` add): since FL 474 what realm_users lacks. */
 export const RealmBotObject = z
   .object({
     user_id: Id,
-    email: z.string(),
-    full_name: z.string(),
-    bot_type: Id,
-    is_active: z.boolean(),
-    avatar_url: z.string(),
-    owner_id: Id.nullable(),
     default_sending_stream: z.string().nullable(),
     default_events_register_stream: z.string().nullable(),
     default_all_public_streams: z.boolean(),
@@ -279,7 +273,7 @@ export const ORG_EVENT_BODIES = [
       type: z.literal('realm_bot'),
       op: z.literal('update'),
       bot: z
-        .object({ user_id: Id, full_name: z.string().optional(), is_active: z.boolean().optional(), owner_id: Id.optional(), services: RealmBotObject.shape.services.optional() })
+        .object({ user_id: Id, services: RealmBotObject.shape.services })
         .strict(),
     })
     .strict(),
@@ -446,7 +440,7 @@ export type DraftObject = z.infer<typeof DraftObject>;
 /** An onboarding step a user has not seen (`onboarding_steps` register key and events; one-time notices since FL 259). */
 export const OnboardingStep = z.object({ type: z.literal('one_time_notice'), name: z.string() }).strict();
 /** An uploaded file as GET /attachments and `attachment` events give it (Zulip's `Attachment.to_dict`); times in milliseconds. */
-export const AttachmentObject = z.object({ id: Id, name: z.string(), path_id: z.string(), size: Id, create_time: Id, messages: z.array(z.object({ id: Id, date_sent: Id }).strict()) }).strict();
+export const AttachmentObject = z.object({ id: Id, name: z.string(), path_id: z.string(), size: Id, create_time: Id, message_ids: z.array(Id) }).strict();
 export type AttachmentObject = z.infer<typeof AttachmentObject>;
 export type SavedSnippetObject = z.infer<typeof SavedSnippetObject>;
 /** A navigation view (FL 390): a built-in view's settings (`name` null) or a custom view. */

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
-import { newApiKey } from '../../lib/secrets.ts';
+import { newApiKey, sha256Hex } from '../../lib/secrets.ts';
 import { T, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import type { RealmBotObject } from '../events/schema.ts';
@@ -22,7 +22,7 @@ import { actingUser } from './access.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import type { RealmState } from './state.ts';
 import { apiEmail } from './emails.ts';
-import { addUser, checkFullName, checkUniqueName, newUserEvents, updateUser } from './users.ts';
+import { addUser, checkFullName, checkUniqueName, MAX_API_KEYS, newUserEvents, updateUser } from './users.ts';
 import { userUpdate } from './people.ts';
 
 const action = defineAction<RealmState>();
@@ -114,16 +114,14 @@ function administeredBots(state: Readonly<RealmState>, user: UserRecord): UserRe
 
 const servicesOf = (b: UserRecord) => (b.service ? [{ base_url: b.service.baseUrl, interface: b.service.interfaceType, token: b.service.token }] : []);
 
-/** A bot as register's `realm_bots` and `realm_bot` add events show it. */
+/**
+ * A bot as register's `realm_bots` and `realm_bot` add events show it: since
+ * FL 474 only what realm_users does not carry (no api_key, avatar_url,
+ * bot_type, email, full_name, is_active or owner_id).
+ */
 export function realmBotObject(b: UserRecord): RealmBotObject {
   return {
     user_id: b.id,
-    email: b.email,
-    full_name: b.fullName,
-    bot_type: b.botType ?? BotType.GENERIC,
-    is_active: b.isActive,
-    avatar_url: formatUser(b, false).avatar_url!,
-    owner_id: b.botOwnerId,
     default_sending_stream: null,
     default_events_register_stream: null,
     default_all_public_streams: false,
@@ -149,13 +147,6 @@ export function botAudience(state: Readonly<RealmState>, bot: UserRecord): numbe
   const ids = activeAdmins(state);
   if (bot.botOwnerId !== null && state.users.get(bot.botOwnerId)?.isActive) ids.add(bot.botOwnerId);
   return [...ids];
-}
-
-/** A `realm_bot` update of one bot property, for those who administer it; nothing for a user who is not a bot. */
-export function realmBotUpdate(state: Readonly<RealmState>, userId: number, change: { full_name?: string; is_active?: boolean }): Delivery[] {
-  const bot = state.users.get(userId);
-  if (!bot?.isBot) return [];
-  return [toUsers(state.realmId, botAudience(state, bot), { type: 'realm_bot', op: 'update', bot: { user_id: userId, ...change } })];
 }
 
 /** GET /bots: the active bots the caller administers (their own; an administrator's: all), with their services. */
@@ -258,12 +249,11 @@ export const updateBot = action({
     const bot = state.users.get(p.user.userId)!;
     if (p.owner) {
       // Zulip's do_change_bot_owner: the old owner (unless an administrator) loses the bot from realm_bots,
-      // the new one (unless an administrator) gains it; the others who administer it hear of the new owner.
+      // the new one (unless an administrator) gains it; the others learn the new owner from realm_user (no realm_bot update since FL 474).
       const admins = activeAdmins(state);
       const old = p.owner.old === null ? undefined : state.users.get(p.owner.old);
       if (old?.isActive && !admins.has(old.id)) out.push(toUsers(state.realmId, [old.id], { type: 'realm_bot', op: 'delete', bot: { user_id: bot.id } }));
       if (!admins.has(p.owner.new)) out.push(toUsers(state.realmId, [p.owner.new], { type: 'realm_bot', op: 'add', bot: realmBotObject(bot) }));
-      if (admins.size) out.push(toUsers(state.realmId, [...admins], { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, owner_id: p.owner.new } }));
       out.push(userUpdate(state, bot.id, { user_id: bot.id, bot_owner_id: p.owner.new }));
     }
     if (p.service) out.push(toUsers(state.realmId, botAudience(state, bot), { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, services: servicesOf(bot) } }));
@@ -280,3 +270,31 @@ function isHttpUrl(text: string): boolean {
     return false;
   }
 }
+
+/**
+ * GET /bots/{bot_id}/api_key (FL 463): a key of the bot, for its owner or an
+ * administrator (Zulip's `access_bot_by_id`). Keys are stored only as
+ * hashes, so no stored key can be handed out again: as POST /fetch_api_key
+ * does for a user, each call issues the bot a new key beside its others (the
+ * oldest beyond MAX_API_KEYS retired); nothing else about the bot changes,
+ * so no event.
+ */
+export const botApiKey = action({
+  type: 'botApiKey',
+  fields: z.object({ botId: z.number().int() }),
+  check(state, msg) {
+    const actor = actingUser(state, msg.caller);
+    const bot = state.users.get(msg.botId);
+    if (!bot?.isBot || bot.isSystemBot) throw badRequest('No such bot');
+    if (!isAdmin(actor) && bot.botOwnerId !== actor.id) throw badRequest('Insufficient permission');
+    return { botId: bot.id, key: newApiKey() };
+  },
+  apply(state, p, tx) {
+    const bot = state.users.get(p.botId)!;
+    const apiKeys = [...bot.apiKeys, { hash: sha256Hex(p.key), created: Math.floor(Date.now() / 1000) }].slice(-MAX_API_KEYS);
+    const next = { ...bot, apiKeys };
+    state.indexUser(next);
+    tx.write(T.users.at(state.realmId, bot.id).put(next));
+    return { api_key: p.key };
+  },
+});

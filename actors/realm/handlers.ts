@@ -40,7 +40,7 @@ import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain 
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
 import { authenticate, bootstrap, createUser, createUsers, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
 import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
-import { createBot, listBots, updateBot } from './bots.ts';
+import { botApiKey, createBot, listBots, updateBot } from './bots.ts';
 import { confirmEmailChange, updateSettings, updateUserDefaults } from './settings.ts';
 import { getStatus, updateStatus } from './user_status.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers } from './user_groups.ts';
@@ -71,6 +71,7 @@ export const realmHandlers = {
   createBot,
   listBots,
   updateBot,
+  botApiKey,
   messageSources,
   narrowForQueue,
   queueChannels,

@@ -4,6 +4,7 @@
  * `realm` `update` event, group-setting permissions with `update_dict`
  * (Zulip's `do_set_realm_property` / `do_change_realm_permission_group_setting`).
  */
+import { realmUuid } from './push.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { z } from 'zod';
 import { pushConfigured } from '../../lib/push.ts';
@@ -256,6 +257,8 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_date_created: state.meta?.dateCreated ?? 0,
     realm_uri: realmUrl(siteUrl, state.meta?.stringId ?? ''),
     realm_url: realmUrl(siteUrl, state.meta?.stringId ?? ''),
+    // FL 466: the organization's UUID, the one the push service knows it by.
+    realm_uuid: realmUuid(state),
     // Only a demo organization has it (Zulip's fetch_initial_state_data; FL 94).
     ...(state.meta?.demoOrganizationScheduledDeletionDate != null ? { demo_organization_scheduled_deletion_date: state.meta.demoOrganizationScheduledDeletionDate } : {}),
     // Zulip's web_public_streams_enabled(): the organization's option and the server's; this server has no web-public channels.

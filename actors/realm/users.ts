@@ -28,7 +28,6 @@ import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userAudi
 import { realmSettingsNamingUser } from './realm_settings.ts';
 import { type RealmState, uniqueNameKey } from './state.ts';
 import { settingsNamingUser } from './groups.ts';
-import { realmBotUpdate } from './bots.ts';
 import { ensureSystemBots, sendWelcome, systemBotDeliveries } from './system_bots.ts';
 
 const action = defineAction<RealmState>();
@@ -439,7 +438,8 @@ export const updateUser = action({
       out.push(...channelVisibilityEvents(state, state.users.get(id)!, p.visibleBefore));
       out.push(...accessChangeEvents(state, p.accessBefore));
     }
-    if (p.fullName !== null) out.push(userUpdate(state, id, { user_id: id, full_name: p.fullName }), ...realmBotUpdate(state, id, { full_name: p.fullName }));
+    // A bot's name is told by realm_user events only since FL 474 (realm_bot objects carry no name).
+    if (p.fullName !== null) out.push(userUpdate(state, id, { user_id: id, full_name: p.fullName }));
     out.push(...profileDataEvents(state, id, p.profile));
     if (p.email !== null) {
       out.push(userUpdate(state, id, { user_id: id, delivery_email: p.email }));
@@ -500,7 +500,8 @@ function deactivationEvents(state: Readonly<RealmState>, userIds: number[]): Del
   const out: Delivery[] = [];
   for (const id of userIds) {
     const update = userUpdate(state, id, { user_id: id, is_active: false });
-    out.push(update, ...realmBotUpdate(state, id, { is_active: false }));
+    // No realm_bot update for a bot since FL 474: realm_user events tell it.
+    out.push(update);
     // Users who may not see them: none while everyone sees everyone (no walk of the organization).
     const told = accessRestricted(state) ? new Set(userAudience(state, id)) : null;
     const others = told ? activeUsers(state).filter((x) => !told.has(x)) : [];
@@ -575,7 +576,7 @@ export const reactivateUser = action({
   },
   events(state, id) {
     const user = state.users.get(id)!;
-    const out: Delivery[] = [userUpdate(state, id, { user_id: id, is_active: true }), ...realmBotUpdate(state, id, { is_active: true })];
+    const out: Delivery[] = [userUpdate(state, id, { user_id: id, is_active: true })];
     for (const c of subscribedChannels(state, id)) out.push(toChannelAudience(state, c, { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: [id] }, [id]));
     // Deactivated users are left out of groups' members: they are back in their groups.
     const groups = [...roleGroups(user.role), ...[...state.groups.values()].filter((g) => g.members.includes(id)).map((g) => g.id)];

@@ -163,6 +163,7 @@ export const RegisterFields = {
   realm_description: z.string().optional(),
   realm_uri: z.string().optional(),
   realm_url: z.string().optional(),
+  realm_uuid: z.string().uuid().optional(),
   realm_date_created: Id.optional(),
   demo_organization_scheduled_deletion_date: Id.optional(),
   realm_message_retention_days: Id.nullable().optional(),

@@ -1,4 +1,4 @@
-/** Bots: POST /bots (generic, incoming-webhook and outgoing-webhook bots), GET /bots (the caller's bots with their services), PATCH /bots/{bot_id}. */
+/** Bots: POST /bots (generic, incoming-webhook and outgoing-webhook bots), GET /bots (the caller's bots with their services), PATCH /bots/{bot_id}, GET /bots/{bot_id}/api_key. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { int, role, str, unsupported } from '../params.ts';
@@ -72,5 +72,16 @@ export const updateBot = route({
       payloadUrl: p.service_payload_url ?? null,
       interfaceType: p.service_interface ?? null,
     });
+  },
+});
+
+/** GET /bots/{bot_id}/api_key (FL 463): a new key of the bot, for its owner or an administrator (keys are stored as hashes only). */
+export const getBotApiKey = route({
+  method: 'GET',
+  path: '/bots/{bot_id}/api_key',
+  auth: 'required',
+  params: { bot_id: int().pipe(z.number().int().nonnegative()) },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'botApiKey', caller: caller(ctx), botId: p.bot_id });
   },
 });

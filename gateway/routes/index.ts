@@ -18,6 +18,7 @@ import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
 import { createZoomCall } from './zoom.ts';
 import { createBigBlueButtonCall } from './bigbluebutton.ts';
+import { createConstructorGroupsCall, createNextcloudTalkCall } from './call_providers.ts';
 import { markOnboardingStep } from './onboarding.ts';
 import { channelEmailAddress } from './channel_email.ts';
 import { createInvites, createMultiuseInvite, listInvites, resendInvite, revokeInvite, revokeMultiuseInvite } from './invites.ts';
@@ -56,6 +57,7 @@ export const ROUTES: Route[] = [
   bots.createBot,
   bots.listBots,
   bots.updateBot,
+  bots.getBotApiKey,
   serverSettings,
   createScheduledMessage,
   listScheduledMessages,
@@ -114,6 +116,8 @@ export const ROUTES: Route[] = [
   createVideoCall,
   createZoomCall,
   createBigBlueButtonCall,
+  createConstructorGroupsCall,
+  createNextcloudTalkCall,
   markOnboardingStep,
   channelEmailAddress,
   push.addApnsToken,

@@ -94,7 +94,7 @@ export const realmEmojiImage = route({
 
 // ---- the user's uploads ------------------------------------------------------------
 
-/** GET /attachments: the caller's uploads, with the messages that link them (FL 22: `date_sent`). */
+/** GET /attachments: the caller's uploads, with the messages that link them (their IDs, `message_ids`, since FL 472). */
 export const listAttachments = route({
   method: 'GET',
   path: '/attachments',
