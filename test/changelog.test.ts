@@ -1198,3 +1198,13 @@ t.test('changelog - a bot with the administrator role sets another user\'s statu
   await bot.ok('POST', `/users/${person.userId}/status`, { status_text: 'from a bot' });
   t.same((await as.member.ok('GET', `/users/${person.userId}/status`)).status, { status_text: 'from a bot' }, 'an administrator bot may (FL 473)');
 });
+
+t.test('changelog - image syntax: an uploaded image is a link to the file (no thumbnails here), a third-party image URL a plain link, never an <img> (FL 467)', async (t) => {
+  const p = await newPerson(s);
+  const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex');
+  const uploaded = await uploadAs(p, 'dot.png', 'image/png', png);
+  const { id } = await s.api.as(p).ok('POST', '/messages', { type: 'stream', to: 'general', topic: uniq('fl467'), content: `![dot](${uploaded}) and ![far](https://example.com/far.png)` });
+  const html = (await s.api.as(p).ok('GET', `/messages/${id}`)).message.content as string;
+  t.equal(html, `<p><a href="${uploaded}">dot</a> and <a href="https://example.com/far.png">far</a></p>`);
+  t.notMatch(html, /<img/, 'no image is loaded from anywhere');
+});
