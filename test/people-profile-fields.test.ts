@@ -97,7 +97,7 @@ t.test('people profile fields - at most two in the profile summary', async (t) =
   // The first one a Paragraph (long text), allowed in the summary since FL 476.
   for (let i = shown.length; i < 2; i++) mine.push(await field({ field_type: i === shown.length ? 2 : 1, display_in_profile_summary: true }));
   t.equal((await fields()).filter((f) => f.display_in_profile_summary).length, 2);
-  t.ok(shown.length === 2 || (await fields()).some((f) => f.id === mine[0] && f.field_type === 2 && f.display_in_profile_summary), 'a Paragraph field in the summary (FL 476)');
+  t.ok(shown.length === 2 || (await fields()).some((f) => f.id === mine[0] && f.type === 2 && f.display_in_profile_summary), 'a Paragraph field in the summary (FL 476)');
   t.equal(outcome(await admin.call('POST', '/realm/profile_fields', { name: name('Third'), field_type: 2, display_in_profile_summary: true }), true), '400 BAD_REQUEST Only 2 custom profile fields can be displayed in the profile summary.');
   const id = await field({ field_type: 2 });
   t.equal(outcome(await admin.call('PATCH', `/realm/profile_fields/${id}`, { display_in_profile_summary: true })), '400 BAD_REQUEST');
