@@ -724,18 +724,24 @@ export const messageSources = query({
 });
 
 /**
- * The channels the caller is subscribed to, for the subscriber index of the
- * queue shard their new queue goes to (`actors/queue/subscribers.ts`): read
- * before the queue is made. O(channels of the organization).
+ * What a new event queue needs of the realm, read before the queue is made:
+ * the channels the caller is subscribed to, for the subscriber index of the
+ * queue shard it goes to (`actors/queue/subscribers.ts`), whether they take
+ * typing notices, and the organization's name for the empty topic. O(channels
+ * of the organization); answered beside the mailbox, so a register does not
+ * wait behind the organization's sends.
  */
 export const queueChannels = query({
   type: 'queueChannels',
   fields: z.object({}),
+  // Read-only, synchronous: answered beside the mailbox (`QueryDef.concurrent`).
+  concurrent: true,
   run(state, msg) {
     const user = actingUser(state, msg.caller);
     const channelIds: number[] = [];
     for (const [channelId, subs] of state.subs) if (subs.get(user.id)?.active) channelIds.push(channelId);
-    return { channelIds };
+    const typing = state.setting(user.id, 'receives_typing_notifications', DEFAULT_USER_SETTINGS.receives_typing_notifications!);
+    return { channelIds, receivesTypingNotifications: typing !== false, emptyTopicDisplayName: emptyTopicDisplayName(state) };
   },
 });
 

@@ -57,16 +57,17 @@ export const register = route({
     const caps = p.client_capabilities ?? {};
     const realm = realmActorId(user.realmId);
     const parsed = parseNarrow(p.narrow ?? []);
-    const narrow = parsed.length ? (await ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: who, narrow: parsed })).narrow : [];
-    if (p.all_public_streams) await ctx.actors.call(realmRef, realm, { type: 'allPublicStreamsAccess', caller: who });
-    // Typing notices go only to users who want them: the setting is read when the queue is made.
-    // The user's channels, for the queue shard's subscriber index (it expands channel messages itself).
-    const [settings, { channelIds }] = (await Promise.all([
-      ctx.actors.call(realmRef, realm, { type: 'snapshot', caller: who, fetch: ['user_settings'], clientExtavatar: extavatar, includeSubscribers: 'false' }),
+    // What the queue needs of the realm, asked at once: the narrow resolved, the right to all public channels, the
+    // user's channels for the queue shard's subscriber index (it expands channel messages itself), and whether they
+    // take typing notices (read when the queue is made).
+    const [narrow, , setup] = await Promise.all([
+      parsed.length ? ctx.actors.call(realmRef, realm, { type: 'narrowForQueue', caller: who, narrow: parsed }).then((r) => r.narrow) : Promise.resolve([]),
+      p.all_public_streams ? ctx.actors.call(realmRef, realm, { type: 'allPublicStreamsAccess', caller: who }) : Promise.resolve(null),
       ctx.actors.call(realmRef, realm, { type: 'queueChannels', caller: who }),
-    ])) as [{ user_settings?: Record<string, unknown>; realm_empty_topic_display_name: string }, { channelIds: number[] }];
+    ]);
+    const channelIds = setup.channelIds;
     // Clients without empty_topic_name get the organization's name for the empty topic, in events and in the register.
-    const emptyTopicDisplayName = caps.empty_topic_name === true ? null : settings.realm_empty_topic_display_name;
+    const emptyTopicDisplayName = caps.empty_topic_name === true ? null : setup.emptyTopicDisplayName;
     const queue = await ctx.actors.call(queueRef, queueActorId(user.realmId, user.userId), {
       type: 'register',
       caller: who,
@@ -80,7 +81,7 @@ export const register = route({
         clientExtavatar: extavatar,
         bulkMessageDeletion: caps.bulk_message_deletion ?? false,
         idleSecs,
-        receivesTypingNotifications: settings.user_settings?.receives_typing_notifications !== false,
+        receivesTypingNotifications: setup.receivesTypingNotifications,
         streamTypingNotifications: caps.stream_typing_notifications ?? false,
         simplifiedPresenceEvents: caps.simplified_presence_events ?? false,
         individualEmojiChanges: caps.individual_emoji_changes ?? false,
