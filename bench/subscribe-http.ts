@@ -4,7 +4,7 @@
  * time, the slowest answer to another user's `GET /users/me` sent every 20 ms meanwhile (how long
  * the realm was held at most, plus the request's own way), and the server's peak memory (VmHWM).
  *
- *   node --import tsx bench/subscribe-http.ts [--users 33645] [--repo DIR]
+ *   node --import tsx bench/subscribe-http.ts [--users 33645] [--repo DIR] [--profile DIR]
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { growDemo } from './lib/grow.ts';
 import { api, startParley } from './lib/server.ts';
 
-const { values } = parseArgs({ options: { users: { type: 'string', default: '33645' }, repo: { type: 'string' } } });
+const { values } = parseArgs({ options: { users: { type: 'string', default: '33645' }, repo: { type: 'string' }, /** Write the server's CPU profile there. */ profile: { type: 'string' } } });
 const N = Number(values.users);
 
 const peakRssMb = (pid: number): number => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
@@ -20,7 +20,7 @@ const peakRssMb = (pid: number): number => Number(/VmHWM:\s+(\d+)/.exec(readFile
 const seeded = await startParley({ repo: values.repo, readyTimeoutMs: 120_000 });
 await seeded.stop();
 await growDemo(join(seeded.dir, 'data'), N - 5);
-const srv = await startParley({ repo: values.repo, dir: seeded.dir, readyTimeoutMs: 300_000 });
+const srv = await startParley({ repo: values.repo, dir: seeded.dir, readyTimeoutMs: 300_000, ...(values.profile ? { cpuProfDir: values.profile } : {}) });
 try {
   const { members } = await api<{ members: Array<{ user_id: number; is_active: boolean; is_bot: boolean }> }>(srv.url, srv.users.owner!, 'GET', '/users');
   const principals = members.filter((m) => m.is_active && !m.is_bot).map((m) => m.user_id);

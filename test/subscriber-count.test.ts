@@ -15,6 +15,7 @@ import type { Api } from './helpers/api.ts';
 import { applyEvent, type Snap } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { GROUP_ID } from '../actors/model.ts';
+import { COLORS } from '../actors/realm/subscriptions.ts';
 
 // A checkpoint every few changes, so that the restart loads from one and the journal after it.
 let s = await serverFor(t, { env: { ...NO_LIMITS, PARLEY_CHECKPOINT_EVERY: '5' } });
@@ -144,4 +145,20 @@ t.test('channel permissions - deactivated direct members are left out of new sub
   t.match(told, { property: 'can_administer_channel_group', value: { direct_members: [o.userId, member2.userId].sort((a, b) => a - b), direct_subgroups: [] } }, 'the guest is told the value without the deactivated user');
   const guestFresh = (await register(s.api.as(guest), FETCH)).snapshot;
   t.same(guestFresh.subscriptions.find((c: any) => c.stream_id === id).can_administer_channel_group, told.value, "the guest's fresh register agrees");
+});
+
+t.test('subscriptions - a new subscription takes the first palette color the user does not use yet, as Zulip\'s pick_colors', async (t) => {
+  const email = `colors-${process.pid}@parley.example`;
+  const password = 'long enough pw';
+  const { user_id } = await owner().ok('POST', '/users', { email, password, full_name: `Colors ${process.pid}` });
+  const { api_key } = await s.api.ok('POST', '/fetch_api_key', { username: email, password });
+  const me = s.api.as({ email, apiKey: api_key });
+  const used = new Set(((await me.ok('GET', '/users/me/subscriptions')).subscriptions as any[]).map((c) => c.color));
+  const names = [`colors-a-${process.pid}`, `colors-b-${process.pid}`];
+  await owner().ok('POST', '/users/me/subscriptions', { subscriptions: names.map((name) => ({ name })), principals: [user_id] });
+  const mine = (await me.ok('GET', '/users/me/subscriptions')).subscriptions as any[];
+  const [a, b] = names.map((n) => mine.find((c) => c.name === n)!.color);
+  const first = COLORS.find((c) => !used.has(c));
+  t.equal(a, first, `the first channel: the first color not among the user's (${[...used].join(', ')})`);
+  t.equal(b, COLORS.find((c) => !used.has(c) && c !== first), 'the second: the next one');
 });

@@ -76,6 +76,8 @@ export class RealmState {
   readonly channelsByName = new Map<string, ChannelRecord>();
   /** channelId -> userId -> subscription */
   readonly subs = new Map<number, Map<number, SubscriptionRecord>>();
+  /** userId -> the channels they have a subscription record of (active or not), kept by `indexSub`. */
+  readonly channelsByUser = new Map<number, Set<number>>();
   /**
    * channelId -> its active subscriptions of active users (`subscriber_count`, FL 394; Zulip's
    * `Stream.subscriber_count`, which leaves deactivated users out), kept by `indexSub` and `indexUser`
@@ -309,6 +311,7 @@ export class RealmState {
     const delta = Number(s.active && userActive) - Number(m.get(s.userId)?.active === true && userActive);
     if (delta) this.addSubscriberCount(s.streamId, delta);
     m.set(s.userId, s);
+    addTo(this.channelsByUser, s.userId, s.streamId);
     if (s.emailNotifications === true) addTo(this.emailCandidates.byChannel, s.streamId, s.userId);
   }
 
@@ -387,12 +390,9 @@ export class RealmState {
     else this.subscriberCounts.delete(streamId);
   }
 
-  /**
-   * A user (de)activated: their active subscriptions count in (`delta` 1) or out (-1).
-   * O(channels): there is no user -> subscriptions index; (de)activations are rare.
-   */
+  /** A user (de)activated: their active subscriptions count in (`delta` 1) or out (-1). O(the user's subscriptions). */
   private countUserSubscriptions(userId: number, delta: 1 | -1): void {
-    for (const [streamId, m] of this.subs) if (m.get(userId)?.active) this.addSubscriberCount(streamId, delta);
+    for (const streamId of this.channelsByUser.get(userId) ?? []) if (this.subs.get(streamId)?.get(userId)?.active) this.addSubscriberCount(streamId, delta);
   }
 
   /** O(the channel's subscriptions). */

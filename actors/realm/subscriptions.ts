@@ -1,7 +1,6 @@
 /** Channels and subscriptions: POST and GET /users/me/subscriptions. */
 import { z } from 'zod';
 import { ApiError, badRequest, rateLimitHit } from '../../lib/errors.ts';
-import { fnv1a } from '../../lib/hash.ts';
 import { type ChannelGroupSetting, type ChannelRecord, GroupSettingValue, type StoredMessage, type SubscriptionRecord, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import type { SubscriptionObject } from '../events/schema.ts';
@@ -276,7 +275,7 @@ export const subscribe = action({
           streamId: channel.id,
           userId,
           active: true,
-          color: current?.color ?? COLORS[fnv1a(`${channel.id}:${userId}`) % COLORS.length]!,
+          color: current?.color ?? pickColor(state, userId),
           pinToTop: current?.pinToTop ?? false,
           isMuted: current?.isMuted ?? false,
           startMessageId: state.maxMessageId + 1,
@@ -413,6 +412,22 @@ function unseenBefore(state: Readonly<RealmState>, targets: SubscribePlan['targe
     if (ids.length) unseen[target.existing] = ids;
   }
   return unseen;
+}
+
+/**
+ * A new subscription's color, as Zulip's `pick_colors`: the first color of the palette that none of
+ * the user's subscriptions (former ones included) has, else the palette in turn. Called as each
+ * subscription is indexed, so a request's second new channel gets the next free color. Users alike
+ * get the same color, so a bulk subscription's newcomers share a few deliveries (one per color,
+ * each with the subscriber list). O(the user's subscriptions).
+ */
+function pickColor(state: Readonly<RealmState>, userId: number): string {
+  const used = new Set<string>();
+  for (const channelId of state.channelsByUser.get(userId) ?? []) {
+    const color = state.subs.get(channelId)?.get(userId)?.color;
+    if (color) used.add(color);
+  }
+  return COLORS.find((c) => !used.has(c)) ?? COLORS[used.size % COLORS.length]!;
 }
 
 /** What differs between two users' subscriptions to one channel (what `formatSubscription` takes from the record). */
