@@ -590,13 +590,12 @@ const CONTRACT: readonly Feature[] = [
   { level: 450, what: 'push_device events give push_account_id as an integer', done: true, test: T('push', "push - E2EE: an iOS device gets the APNs form; a registration the service refuses fails with its code") },
   { level: 454, what: "web_home_view 'recent'", routes: ['PATCH /settings'] },
   { level: 455, what: 'use_for_user_matching', routes: ['POST /realm/profile_fields'] },
-  { level: 481, what: 'idle_queue_timeout', done: true },
-  { level: 485, what: "url_options 'input_type'", routes: ['GET /bots'] },
-  // No operation deletes a user yet, so no user object carries is_deleted (it is only present when true).
-  { level: 490, what: 'is_deleted users', routes: ['DELETE /users/me'] },
-  { level: 491, what: 'individual_emoji_changes', routes: ['POST /realm/emoji/{emoji_name}'] },
-  { level: 493, what: 'video-call provider', routes: ['POST /calls/videoprovider/create', 'POST /calls/videoprovider/register'] },
-  { level: 496, what: 'bots may edit user groups', routes: ['PATCH /user_groups/{user_group_id}'] },
+  { level: 481, what: 'POST /register: idle_queue_timeout (seconds or mobile), idle_queue_timeout_secs in the reply', done: true, test: T('flutter', 'zulip-flutter - idle_queue_timeout: seconds or mobile; anything else is a 400') },
+  { level: 485, what: "url_options' input_type on incoming-webhook integrations: none here (realm_incoming_webhook_bots is empty), so no url_options to carry it", done: true, test: T('changelog', 'changelog - register keys of levels 393-435, and the ones Zulip removed') },
+  { level: 490, what: 'is_deleted on user objects (only present when true; a deleted user is also deactivated)', missing: 'no operation deletes a user here, so no user is ever deleted and is_deleted never appears' },
+  { level: 491, what: 'individual_emoji_changes client capability: realm_emoji events per emoji', done: true, test: T('realm_emoji', 'realm emoji - add, list, image, deactivate; snapshot plus events, both formats') },
+  { level: 493, what: 'POST /calls/videoprovider/create (and /register, the OAuth step), has_videoprovider_token', routes: ['POST /calls/videoprovider/create', 'POST /calls/videoprovider/register'], test: T('video_calls', 'video calls - every role may authorize and create calls; not without credentials') },
+  { level: 496, what: 'bots may edit user groups (PATCH /user_groups/{id}, POST /user_groups/{id}/members) as their permissions allow', done: true, test: T('changelog', 'changelog - a bot edits a user group it may manage: PATCH and members (FL 496)') },
 ];
 
 /** Levels 458 to 478 (Zulip 12.0), from the rendered changelog at https://zulip.com/api/changelog. */

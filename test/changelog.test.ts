@@ -1208,3 +1208,14 @@ t.test('changelog - image syntax: an uploaded image is a link to the file (no th
   t.equal(html, `<p><a href="${uploaded}">dot</a> and <a href="https://example.com/far.png">far</a></p>`);
   t.notMatch(html, /<img/, 'no image is loaded from anywhere');
 });
+
+// ---- the contract's levels above 478 --------------------------------------------
+
+t.test('changelog - a bot edits a user group it may manage: PATCH and members (FL 496)', async (t) => {
+  const { group_id: id } = await as.bot.ok('POST', '/user_groups/create', { name: uniq('botgroup').slice(-20), description: 'made by a bot', members: JSON.stringify([s.demo.bot.userId]) });
+  await as.bot.ok('PATCH', `/user_groups/${id}`, { description: 'edited by a bot' });
+  await as.bot.ok('POST', `/user_groups/${id}/members`, { add: JSON.stringify([s.demo.member1.userId]) });
+  const group = (await as.member.ok('GET', '/user_groups')).user_groups.find((g: any) => g.id === id);
+  t.match(group, { description: 'edited by a bot', members: [s.demo.bot.userId, s.demo.member1.userId].sort((a, b) => a - b) });
+  t.equal(outcome(await as.bot.call('PATCH', `/user_groups/${GROUP.moderators}`, { description: 'x' }), true), '400 BAD_REQUEST Insufficient permission', 'but not a group it may not manage');
+});
