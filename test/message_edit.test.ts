@@ -331,15 +331,29 @@ t.test('message edit - resolving a topic posts Notification Bot\'s notice; resol
     const fresh = (await register(s.api.as(s.demo[key]), FETCH)).snapshot;
     t.same(normalizeUnread(snaps[key].unread_msgs), normalizeUnread(fresh.unread_msgs), `${key}: snapshot plus events equals a fresh register`);
   }
+  // Undone soon, with someone's message after the notice: a notice of its own.
+  await maria.ok('POST', '/messages', { type: 'stream', to: channel, topic: `✔ ${topic}`, content: 'thanks' });
   await maria.ok('PATCH', `/messages/${first}`, { topic, propagate_mode: 'change_all' });
   const back = (await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [['channel', channel], ['topic', topic]], apply_markdown: false })).messages[0];
   t.match(back, { sender_email: 'notification-bot@zulip.com', content: `${await silent(maria)} has marked this topic as unresolved.` }, 'unresolving posts its notice in the topic as it is again');
   t.equal((await get(maria, back.id)).flags.includes('read'), true, 'read for the one who unresolved it');
+  // Undone again at once, the notice being the topic's last message: that notice is deleted, no new one (Zulip's grace period).
+  const UNDO = { event_types: ['delete_message', 'message', 'update_message', 'update_message_flags'] };
+  const q = await register(mateo, UNDO);
+  const before = structuredClone(q.snapshot);
+  t.ok(before.unread_msgs.streams.some((x: any) => x.unread_message_ids.includes(back.id)), "the notice is unread for member2 ('never')");
+  await owner.ok('PATCH', `/messages/${first}`, { topic: `✔ ${topic}`, propagate_mode: 'change_all' });
+  const deleted = await waitFor(q, (e) => (applyEvent(before, e), e.type === 'delete_message' || e.type === 'message'));
+  t.match(deleted, { type: 'delete_message', message_id: back.id, topic: `✔ ${topic}` }, 'a delete_message event for the undone notice');
+  t.same(normalizeUnread(before.unread_msgs), normalizeUnread((await register(mateo, UNDO)).snapshot.unread_msgs), 'snapshot plus the move and the deletion equals a fresh register');
+  t.equal((await owner.call('GET', `/messages/${back.id}`)).status, 400, 'the notice is gone');
+  const resolvedAgain = (await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [['channel', channel], ['topic', `✔ ${topic}`]], apply_markdown: false })).messages[0];
+  t.equal(resolvedAgain.content, 'thanks', 'and no new notice');
   await owner.ok('PATCH', `/messages/${first}`, { topic: uniq('renamed'), propagate_mode: 'change_all' });
   t.equal((await get(owner, first)).subject.startsWith('✔'), false);
   const renamedTopic = (await get(owner, first)).subject;
   const after = (await owner.ok('GET', '/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [['channel', channel], ['topic', renamedTopic]], apply_markdown: false })).messages;
-  t.notOk(after.some((m: any) => m.id > back.id && m.content.includes('has marked this topic')), 'a rename that does not toggle the check mark posts none');
+  t.notOk(after.some((m: any) => m.id > resolvedAgain.id && m.content.includes('has marked this topic')), 'a rename that does not toggle the check mark posts none');
 });
 
 t.test('message delete - POST /streams/{stream_id}/delete_topic: administrators only, in batches, complete (FL 147, 154, 211)', async (t) => {

@@ -27,7 +27,7 @@ import { renderMessage } from './markdown.ts';
 import { mentionedUsers } from './mentions.ts';
 import { alertedUsers, emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
-import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
+import { ensureSystemBots, sendAsSystemBot, silentMention, systemBot, systemBotDeliveries } from './system_bots.ts';
 import { eachLimited, type RealmState } from './state.ts';
 import { VisibilityPolicy } from './user_topics.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
@@ -217,6 +217,8 @@ interface EditPlan {
   /** Notification Bot's notices in the old and the new thread (`send_notification_to_old_thread`, `_new_thread`). */
   notify: { old: boolean; new: boolean };
   notices?: Array<StoredMessage | null>;
+  /** A resolved-topic notice that this edit undid within the grace period, deleted instead of a new notice. */
+  undone?: StoredMessage;
   /** `detached_uploads` of the reply (FL 285). */
   detached?: AttachmentObject[];
 }
@@ -486,13 +488,24 @@ function moveNotices(state: RealmState, p: EditPlan, tx: Tx): Array<StoredMessag
  * `resolved_topic_notice_auto_read_policy` (FL 385) says so: `never` (never
  * marked read), and `except_followed` for those who follow the topic; read
  * for everyone else, the user who resolved it included. O(subscribers), on
- * a resolve only. (Zulip deletes the previous notice instead when a resolve
- * is undone within a minute; here each toggle posts its notice.)
+ * a resolve only. A toggle undone soon (the topic's last message is the
+ * notice of the toggle before, at most `RESOLVE_UNDO_GRACE_SECONDS` old) deletes
+ * that notice instead of posting another (Zulip's
+ * `maybe_delete_previous_resolve_topic_notification`).
  */
 function resolveNotice(state: RealmState, p: EditPlan, tx: Tx): Array<StoredMessage | null> {
   const m = p.target;
   if (!p.changed?.length || m.streamId === null || p.topic === null || !resolves(m.topic, p.topic)) return [];
   const channel = p.to ?? state.channels.get(m.streamId)!;
+  const last = p.changed.reduce((a, b) => (b.id > a.id ? b : a));
+  const bot = systemBot(state, 'notification');
+  const lastOfTopic = last.id >= (state.topics.get(channel.id)?.get(p.topic.toLowerCase())?.maxId ?? 0);
+  if (bot && last.senderId === bot.id && lastOfTopic && RESOLVE_NOTICE.test(last.content) && now() - last.timestamp <= RESOLVE_UNDO_GRACE_SECONDS) {
+    tx.write(T.messages.at(state.realmId, last.recipientKey, last.id).delete(), T.messageLocator.at(state.realmId, last.id).delete());
+    state.countTopic(tx, channel.id, last.topic, last.id, -1);
+    p.undone = last;
+    return [];
+  }
   const keys = [`${m.streamId}:${m.topic.toLowerCase()}`, `${channel.id}:${p.topic.toLowerCase()}`];
   const unread: number[] = [];
   for (const id of state.activeSubscribers(channel.id)) {
@@ -505,6 +518,11 @@ function resolveNotice(state: RealmState, p: EditPlan, tx: Tx): Array<StoredMess
   const content = `${silentMention(p.user)} has marked this topic as ${p.topic.startsWith(RESOLVED_PREFIX) ? 'resolved' : 'unresolved'}.`;
   return [sendAsSystemBot(state, tx, 'notification', { recipientType: 'stream', to: channel.id, topic: p.topic, content }, { unreadOnlyFor: unread })];
 }
+
+/** Zulip's RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS. */
+const RESOLVE_UNDO_GRACE_SECONDS = 60;
+/** The text of a resolved-topic notice (`resolveNotice`). */
+const RESOLVE_NOTICE = /^@_\*\*[^*]+\*\* has marked this topic as (?:un)?resolved\.$/;
 
 function editEvents(state: Readonly<RealmState>, p: EditPlan): Delivery[] {
   const changed = p.changed!;
@@ -591,7 +609,10 @@ export const updateMessage = action({
     p.notices = [...moveNotices(state, p, tx), ...resolveNotice(state, p, tx)];
     return { detached_uploads: p.detached ?? [] };
   },
-  events: (state, p) => [...editEvents(state, p), ...systemBotDeliveries(state, p.notices ?? [])],
+  events(state, p) {
+    const undone = p.undone ? [toUsers(state.realmId, audience(state, p.undone), { type: 'delete_message', message_type: 'stream', message_ids: [p.undone.id], stream_id: p.undone.streamId!, topic: p.undone.topic })] : [];
+    return [...editEvents(state, p), ...undone, ...systemBotDeliveries(state, p.notices ?? [])];
+  },
 });
 
 export const messageHistory = query({
