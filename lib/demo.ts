@@ -57,6 +57,8 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
   // The keys are chosen here, so a retry whose first attempt did the work (and
   // timed out) is told they hold.
   const users = DEMO_USERS.map(({ key: _k, ...u }) => ({ ...u, apiKey: newApiKey() }));
+  // Whether an attempt failed: one that did the work may not have been answered.
+  let retried = false;
   // In cluster mode the realm's shard may not have an owner yet: retry until it does.
   while (!result) {
     try {
@@ -64,6 +66,7 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
       result = await actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganization', caller: SERVER_CALLER, subdomain: '', name: 'Parley Demo', users, realmId: DEMO_REALM_ID });
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 503) || Date.now() - started > deadlineMs) throw err;
+      retried = true;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
@@ -72,6 +75,8 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
     if (!u) throw new Error(`demo user ${spec.email} missing`);
     return { key: spec.key, email: u.email, apiKey: u.apiKey, fullName: u.fullName, role: u.role, isBot: u.isBot, userId: u.userId };
   });
+  // An organization that existed is left as its users made it: who left #general, who was deactivated.
+  if (!result.created && !retried) return creds;
   const owner = creds[0]!;
   await actors.call(realmRef, realm, {
     type: 'subscribe',

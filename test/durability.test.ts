@@ -23,6 +23,9 @@ t.test('durability - SIGTERM then restart keeps users, API keys, channels and me
   const ids: number[] = [];
   for (let i = 0; i < 20; i++) ids.push((await owner.ok('POST', '/messages', { type: 'stream', to: ch, topic: 't', content: `m${i}` })).id);
   const dm = await owner.ok('POST', '/messages', { type: 'direct', to: [first.demo.member1.userId], content: 'dm survives' });
+  // The demo organization as its users changed it: a demo user deactivated, another out of #general.
+  await owner.ok('DELETE', `/users/${first.demo.member2.userId}`);
+  await first.api.as(first.demo.moderator).ok('DELETE', '/users/me/subscriptions', { subscriptions: ['general'] });
   t.equal(await first.stop('SIGTERM'), 0, 'clean exit on SIGTERM');
 
   const second = await first.restart();
@@ -38,6 +41,9 @@ t.test('durability - SIGTERM then restart keeps users, API keys, channels and me
   t.ok(users.some((u: any) => u.user_id === user_id && u.email === email));
   const next = await second.api.as(first.demo.owner).ok('POST', '/messages', { type: 'stream', to: ch, topic: 't', content: 'after restart' });
   t.ok(next.id > dm.id, 'message IDs keep growing after a restart');
+  t.equal(users.find((u: any) => u.user_id === first.demo.member2.userId)?.is_active, false, 'a deactivated demo user stays deactivated across the restart (the server starts)');
+  const subs = (await second.api.as(first.demo.moderator).ok('GET', '/users/me/subscriptions')).subscriptions;
+  t.notOk(subs.some((s: any) => s.name === 'general'), 'a demo user who left #general is not put back by the restart');
 });
 
 t.test('durability - SIGTERM answers waiting long polls instead of dropping them', { skip }, async (t) => {
