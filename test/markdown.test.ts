@@ -41,7 +41,7 @@ t.test('markdown - channel and topic links, time, emoji, math', async (t) => {
   t.equal((await render(`#**${channel}>my topic**`)).content, `<p><a class="stream-topic" data-stream-id="${streamId}" href="/#narrow/channel/${streamId}-${enc}/topic/my.20topic">#${channel} &gt; my topic</a></p>`);
   t.equal((await render('#**no-such-channel-here**')).content, '<p>#<strong>no-such-channel-here</strong></p>');
   t.equal((await render('<time:2024-01-01T10:00:00+05:30>')).content, '<p><time datetime="2024-01-01T04:30:00Z">2024-01-01T10:00:00+05:30</time></p>');
-  t.equal((await render('<time:whenever>')).content, '<p><span class="timestamp-error">Invalid time format: whenever</span></p>');
+  t.equal((await render('<time:whenever>')).content, '<p>&lt;time:whenever&gt;</p>', 'an invalid time is plain escaped text (FL 451)');
   t.equal((await render(':octopus: :not_an_emoji_xyz:')).content, '<p><span aria-label="octopus" class="emoji emoji-1f419" role="img" title="octopus">:octopus:</span> :not_an_emoji_xyz:</p>');
   t.match((await render('$$x^2$$')).content, /^<p><span class="katex">.*<annotation encoding="application\/x-tex">x\^2<\/annotation>/);
   t.match((await render('```math\n\\frac{1}{2}\n```')).content, /^<span class="katex-display">/);

@@ -150,14 +150,14 @@ async function newChannel(prefix: string): Promise<{ name: string; id: number }>
   return { name, id: (await owner.ok('GET', '/get_stream_id', { stream: name })).stream_id };
 }
 
-const LATER_SETTINGS = ['default_code_block_language', 'giphy_rating', 'org_type', 'want_advertise_in_communities_directory', 'signup_announcements_stream_id', 'require_unique_names', 'jitsi_server_url'];
+const LATER_SETTINGS = ['default_code_block_language', 'gif_rating_policy', 'org_type', 'want_advertise_in_communities_directory', 'signup_announcements_stream_id', 'require_unique_names', 'jitsi_server_url'];
 
 t.test('realm - settings of FL 52 to 246 by role, with their register keys and events: default_code_block_language, giphy_rating, org_type, the communities directory, the signup announcements channel, unique names, the Jitsi server', async (t) => {
   const FETCH = { fetch_event_types: ['realm', 'giphy'] };
   const before = await maria.ok('POST', '/register', FETCH);
   t.match(before, {
     realm_default_code_block_language: '',
-    realm_giphy_rating: 2,
+    realm_gif_rating_policy: 2,
     realm_org_type: 0,
     realm_want_advertise_in_communities_directory: false,
     realm_signup_announcements_stream_id: -1,
@@ -166,17 +166,19 @@ t.test('realm - settings of FL 52 to 246 by role, with their register keys and e
     server_jitsi_server_url: 'https://meet.jit.si',
     jitsi_server_url: 'https://meet.jit.si',
     giphy_api_key: '',
+    tenor_api_key: '',
   }, "Zulip's defaults; no GIPHY API key on this server");
-  t.same(Object.values(before.giphy_rating_options).map((o: any) => o.id), [0, 1, 2, 3, 4, 5], 'giphy_rating_options: disabled, Y, G, PG, PG-13, R');
-  t.teardown(() => owner.ok('PATCH', '/realm', { default_code_block_language: '', giphy_rating: 2, org_type: 0, want_advertise_in_communities_directory: false, signup_announcements_stream_id: -1, require_unique_names: false, jitsi_server_url: '"default"' }));
+  t.same(Object.values(before.gif_rating_policy_options).map((o: any) => o.id), [0, 1, 2, 3, 4, 5], 'gif_rating_policy_options: disabled, Y, G, PG, PG-13, R');
+  t.notOk('realm_giphy_rating' in before || 'giphy_rating_options' in before || 'gif_rating_options' in before, 'the names Zulip renamed (FL 442, 453) are gone');
+  t.teardown(() => owner.ok('PATCH', '/realm', { default_code_block_language: '', gif_rating_policy: 2, org_type: 0, want_advertise_in_communities_directory: false, signup_announcements_stream_id: -1, require_unique_names: false, jitsi_server_url: '"default"' }));
   for (const [role, api] of asRoles(s)) {
-    const r = await api.call('PATCH', '/realm', { giphy_rating: 3, org_type: 10 });
+    const r = await api.call('PATCH', '/realm', { gif_rating_policy: 3, org_type: 10 });
     if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
     else if (role === 'owner' || role === 'admin') t.equal(r.status, 200, `${role} may`);
     else isError(t, r, 400, 'UNAUTHORIZED_PRINCIPAL', /organization administrator/, role);
   }
   const bad: Array<[Record<string, any>, RegExp]> = [
-    [{ giphy_rating: 6 }, /Invalid giphy_rating 6/],
+    [{ gif_rating_policy: 6 }, /Invalid gif_rating_policy 6/],
     [{ org_type: 7 }, /Invalid org_type/],
     [{ jitsi_server_url: '"ftp://jitsi.example.org"' }, /jitsi_server_url is not an allowed_type/],
     [{ jitsi_server_url: `"https://${'j'.repeat(200)}.example.org"` }, /jitsi_server_url is not an allowed_type/],
@@ -189,9 +191,9 @@ t.test('realm - settings of FL 52 to 246 by role, with their register keys and e
   const channel = await newChannel('signups');
   const q = await register(maria, { ...FETCH, event_types: ['realm'] });
   const snap = structuredClone(q.snapshot);
-  const change = { default_code_block_language: 'python', giphy_rating: 4, org_type: 20, want_advertise_in_communities_directory: true, signup_announcements_stream_id: channel.id, require_unique_names: true, jitsi_server_url: '"https://jitsi.example.org"' };
+  const change = { default_code_block_language: 'python', gif_rating_policy: 4, org_type: 20, want_advertise_in_communities_directory: true, signup_announcements_stream_id: channel.id, require_unique_names: true, jitsi_server_url: '"https://jitsi.example.org"' };
   const r = await admin.ok('PATCH', '/realm', change);
-  t.match(r, { default_code_block_language: 'updated', giphy_rating: 4, org_type: 20, want_advertise_in_communities_directory: true, signup_announcements_stream_id: channel.id, require_unique_names: true, jitsi_server_url: 'updated' }, 'the reply names each change as Zulip does');
+  t.match(r, { default_code_block_language: 'updated', gif_rating_policy: 4, org_type: 20, want_advertise_in_communities_directory: true, signup_announcements_stream_id: channel.id, require_unique_names: true, jitsi_server_url: 'updated' }, 'the reply names each change as Zulip does');
   const seen = new Set<string>();
   await waitFor(q, (e) => {
     applyEvent(snap, e);
@@ -199,7 +201,7 @@ t.test('realm - settings of FL 52 to 246 by role, with their register keys and e
     return LATER_SETTINGS.every((k) => seen.has(k));
   });
   const fresh = await maria.ok('POST', '/register', FETCH);
-  t.match(fresh, { realm_default_code_block_language: 'python', realm_giphy_rating: 4, realm_org_type: 20, realm_want_advertise_in_communities_directory: true, realm_signup_announcements_stream_id: channel.id, realm_require_unique_names: true, realm_jitsi_server_url: 'https://jitsi.example.org', jitsi_server_url: 'https://jitsi.example.org', server_jitsi_server_url: 'https://meet.jit.si' });
+  t.match(fresh, { realm_default_code_block_language: 'python', realm_gif_rating_policy: 4, realm_org_type: 20, realm_want_advertise_in_communities_directory: true, realm_signup_announcements_stream_id: channel.id, realm_require_unique_names: true, realm_jitsi_server_url: 'https://jitsi.example.org', jitsi_server_url: 'https://jitsi.example.org', server_jitsi_server_url: 'https://meet.jit.si' });
   const keys = (x: Record<string, any>) => Object.fromEntries(Object.entries(x).filter(([k]) => k.startsWith('realm_') || k.includes('jitsi')));
   t.same(keys(snap), keys(fresh), 'snapshot plus events equals a fresh register');
 

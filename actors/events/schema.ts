@@ -335,7 +335,7 @@ export const ORG_EVENT_BODIES = [
         'moderation_request_channel_id',
         'zulip_update_announcements_stream_id',
         'default_code_block_language',
-        'giphy_rating',
+        'gif_rating_policy',
         'org_type',
         'want_advertise_in_communities_directory',
         'signup_announcements_stream_id',
@@ -439,7 +439,7 @@ export const SavedSnippetObject = z.object({ id: Id, title: z.string(), content:
 export type DraftObject = z.infer<typeof DraftObject>;
 /** An onboarding step a user has not seen (`onboarding_steps` register key and events; one-time notices since FL 259). */
 export const OnboardingStep = z.object({ type: z.literal('one_time_notice'), name: z.string() }).strict();
-/** An uploaded file as GET /attachments and `attachment` events give it (Zulip's `Attachment.to_dict`); times in milliseconds. */
+/** An uploaded file as GET /attachments and `attachment` events give it (Zulip's `Attachment.to_dict`); times in seconds (FL 443). */
 export const AttachmentObject = z.object({ id: Id, name: z.string(), path_id: z.string(), size: Id, create_time: Id, message_ids: z.array(Id) }).strict();
 export type AttachmentObject = z.infer<typeof AttachmentObject>;
 export type SavedSnippetObject = z.infer<typeof SavedSnippetObject>;

@@ -191,7 +191,8 @@ inlineRule('channel_link', '#', /#\*\*([^*\n]+?)\*\*/, (m, env) => {
 inlineRule('time', '<', /<time:([^>\n]+)>/, (m) => {
   const text = m[1]!;
   const when = /^\d+$/.test(text) ? new Date(Number(text) * 1000) : new Date(text);
-  if (Number.isNaN(when.getTime())) return `<span class="timestamp-error">Invalid time format: ${escapeHtml(text)}</span>`;
+  // An invalid time stays the text it was, escaped (FL 451; a `timestamp-error` element before).
+  if (Number.isNaN(when.getTime())) return escapeHtml(m[0]);
   return `<time datetime="${when.toISOString().replace(/\.\d{3}Z$/, 'Z')}">${escapeHtml(text)}</time>`;
 });
 

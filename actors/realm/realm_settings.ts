@@ -143,7 +143,7 @@ export const PLAIN = {
   moderation_request_channel_id: { owner: false },
   zulip_update_announcements_stream_id: { owner: false },
   default_code_block_language: { owner: false },
-  giphy_rating: { owner: false },
+  gif_rating_policy: { owner: false },
   org_type: { owner: false },
   want_advertise_in_communities_directory: { owner: false },
   signup_announcements_stream_id: { owner: false },
@@ -216,7 +216,7 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.zulipUpdateAnnouncementsStreamId ?? -1;
     case 'default_code_block_language':
       return st.defaultCodeBlockLanguage;
-    case 'giphy_rating':
+    case 'gif_rating_policy':
       return st.giphyRating;
     case 'org_type':
       return st.orgType;
@@ -271,7 +271,7 @@ export function realmSnapshot(state: Readonly<RealmState>, siteUrl: string): Rec
     realm_icon_source: 'G',
     realm_plan_type: 1,
     realm_available_video_chat_providers: videoChatProviders(),
-    giphy_rating_options: GIPHY_RATING_OPTIONS,
+    gif_rating_policy_options: GIPHY_RATING_OPTIONS,
     server_jitsi_server_url: serverJitsiUrl(),
     // The URL calls are made at (deprecated since FL 212): the organization's, else the server's.
     jitsi_server_url: state.org.settings.jitsiServerUrl ?? serverJitsiUrl(),
@@ -404,7 +404,7 @@ export const RealmChanges = z.object({
   new_stream_announcements_stream_id: z.number().int().optional(),
   video_chat_provider: z.number().int().optional(),
   default_code_block_language: z.string().optional(),
-  giphy_rating: z.number().int().optional(),
+  gif_rating_policy: z.number().int().optional(),
   org_type: z.number().int().optional(),
   want_advertise_in_communities_directory: z.boolean().optional(),
   /** -1: no announcements. */
@@ -544,8 +544,8 @@ export const updateRealm = action({
           // Zulip takes any string (a Pygments name or an alias, 'quote', 'math', ...); '' is none.
           settings.defaultCodeBlockLanguage = String(value);
           break;
-        case 'giphy_rating':
-          if (!Object.values(GIPHY_RATING_OPTIONS).some((o) => o.id === value)) throw badRequest(`Invalid giphy_rating ${value}`);
+        case 'gif_rating_policy':
+          if (!Object.values(GIPHY_RATING_OPTIONS).some((o) => o.id === value)) throw badRequest(`Invalid gif_rating_policy ${value}`);
           settings.giphyRating = Number(value);
           break;
         case 'org_type':

@@ -277,6 +277,8 @@ export const snapshot = query({
     if (want('realm_incoming_webhook_bots')) out.realm_incoming_webhook_bots = [];
     if (want('realm_billing')) out.realm_billing = { has_pending_sponsorship_request: false };
     if (want('giphy')) out.giphy_api_key = '';
+    // No Tenor key either (FL 442): clients offer no GIF picker.
+    if (want('giphy') || want('tenor')) out.tenor_api_key = '';
     if (want('push_device')) out.push_devices = pushDevicesOf(state, user.id);
     if (want('device')) out.devices = devicesOf(state, user.id);
     // Search matches every word: none are dropped as stop words.

@@ -90,9 +90,9 @@ export function recordUpload(s: UserState, a: AttachmentRecord, tx: Tx): { uri: 
 
 // ---- GET /attachments, DELETE /attachments/{id} and `attachment` events ----------
 
-/** Zulip's `Attachment.to_dict`: times in milliseconds; the linking messages as `message_ids` (FL 472, was `messages` of `{id, date_sent}`). */
+/** Zulip's `Attachment.to_dict`: times in seconds (FL 443; milliseconds before); the linking messages as `message_ids` (FL 472, was `messages` of `{id, date_sent}`). */
 export function attachmentObject(a: AttachmentRecord, messages: Array<{ id: number }>): AttachmentObject {
-  return { id: a.id, name: a.filename, path_id: a.path, size: a.size, create_time: a.createTime * 1000, message_ids: messages.map((m) => m.id) };
+  return { id: a.id, name: a.filename, path_id: a.path, size: a.size, create_time: a.createTime, message_ids: messages.map((m) => m.id) };
 }
 
 type SpaceChange = { op: 'add'; delta: number; attachment: AttachmentObject } | { op: 'remove'; delta: number; attachment: { id: number }; path: string };

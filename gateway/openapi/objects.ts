@@ -328,8 +328,9 @@ export const RegisterFields = {
   realm_incoming_webhook_bots: z.array(z.never()).optional(),
   realm_billing: z.object({ has_pending_sponsorship_request: z.boolean() }).strict().optional(),
   giphy_api_key: z.string().optional(),
-  realm_giphy_rating: Id.optional(),
-  giphy_rating_options: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
+  tenor_api_key: z.string().optional(),
+  realm_gif_rating_policy: Id.optional(),
+  gif_rating_policy_options: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
   push_devices: z.record(z.string(), z.object({ status: z.enum(['pending', 'active', 'failed']), error_code: z.string().nullable() }).strict()).optional(),
   devices: z
     .record(

@@ -45,7 +45,7 @@ export const updateRealm = route({
     moderation_request_channel_id: int().optional(),
     zulip_update_announcements_stream_id: int().optional(),
     default_code_block_language: str().optional(),
-    giphy_rating: int().optional(),
+    gif_rating_policy: int().optional(),
     org_type: int().optional(),
     want_advertise_in_communities_directory: bool().optional(),
     signup_announcements_stream_id: int().optional(),
