@@ -1155,7 +1155,8 @@ t.test('changelog - rendering and register keys of levels 436-438: emoji-only me
 // ---- levels 458-478 ----------------------------------------------------------
 
 t.test('changelog - register keys of levels 458-478: realm_uuid (466)', async (t) => {
-  const [a, b] = [await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] }), await as.guest.ok('POST', '/register', { fetch_event_types: ['realm'] })];
+  const [a, b] = [await as.member.ok('POST', '/register', { fetch_event_types: ['realm', 'realm_user'] }), await as.guest.ok('POST', '/register', { fetch_event_types: ['realm'] })];
+  t.equal(a.avatar_source, 'G', "a Gravatar: no avatar here is a Jdenticon ('J', FL 466)");
   t.match(a.realm_uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/, 'a UUID (FL 466)');
   t.equal(b.realm_uuid, a.realm_uuid, 'the organization\'s, the same for everyone');
   t.equal((await as.member.ok('POST', '/register', {})).realm_uuid, a.realm_uuid, 'and the same at every register');
