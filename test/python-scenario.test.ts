@@ -22,7 +22,7 @@ import t, { type Test } from 'tap';
 import { PathTable } from '../gateway/path.ts';
 import type { Route } from '../gateway/route.ts';
 import { ROUTES } from '../gateway/routes/index.ts';
-import { uniq } from './helpers/api.ts';
+import { settled, uniq } from './helpers/api.ts';
 import { runPython } from './helpers/python.ts';
 import { serverFor } from './helpers/server.ts';
 
@@ -444,6 +444,7 @@ print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary
   t.notOk(out.steps.includes('intro_recent_view_modal'), 'an onboarding step marked through call_endpoint is no longer listed');
   t.equal(out.subscribed, true);
   t.match(out.temporary, /^\/user_uploads\/temporary\/[^/]+\/agenda\.txt$/);
+  await settled();
   const anonymous = await fetch(`${site}${out.temporary}`);
   t.same([anonymous.status, await anonymous.text()], [200, 'agenda'], 'the temporary URL serves the file without credentials');
 });

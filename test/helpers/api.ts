@@ -3,6 +3,24 @@
  * form-encoded like the Python client (or multipart / query string when a
  * test asks), with Basic credentials.
  */
+
+/**
+ * Whether a synchronous child process (the Python client, `runPython`) blocked this process's event loop
+ * since the last request. Meanwhile the server may have closed an idle keep-alive connection of fetch's
+ * pool (uWebSockets closes them after 10 s), and the close is not seen until the loop turns: a request
+ * sent at once on that connection fails with "other side closed".
+ */
+let loopWasBlocked = false;
+export function noteBlockedLoop(): void {
+  loopWasBlocked = true;
+}
+/** After a blocked loop: one turn through the poll phase, so fetch's pool learns of connections the server closed. */
+export async function settled(): Promise<void> {
+  if (!loopWasBlocked) return;
+  loopWasBlocked = false;
+  await new Promise((r) => setTimeout(r, 1));
+  await new Promise((r) => setImmediate(r));
+}
 export interface Creds {
   email: string;
   apiKey: string;
@@ -61,6 +79,7 @@ export class Api {
       for (const [k, v] of entries) fd.append(k, v);
       body = fd;
     }
+    await settled();
     const res = await fetch(url, { method, headers, body, signal: opts.signal });
     const text = await res.text();
     let parsed: Record<string, any>;

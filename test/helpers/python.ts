@@ -6,7 +6,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import type { Creds } from './api.ts';
+import { type Creds, noteBlockedLoop } from './api.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -32,6 +32,7 @@ export const pythonWithZulip = (): string => pythonClient('client');
 export function runPython(site: string, creds: Creds, body: string): unknown {
   const script = ['import json, sys, zulip', `client = zulip.Client(email=${JSON.stringify(creds.email)}, api_key=${JSON.stringify(creds.apiKey)}, site=${JSON.stringify(site)})`, body].join('\n');
   const r = spawnSync(pythonWithZulip(), ['-c', script], { encoding: 'utf8', timeout: 60_000 });
+  noteBlockedLoop();
   if (r.status !== 0) throw new Error(`python client failed (${r.status}): ${r.stderr}`);
   const lines = r.stdout.trim().split('\n');
   return JSON.parse(lines[lines.length - 1]!);
