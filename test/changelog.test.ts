@@ -1220,3 +1220,25 @@ t.test('changelog - a bot edits a user group it may manage: PATCH and members (F
   t.match(group, { description: 'edited by a bot', members: [s.demo.bot.userId, s.demo.member1.userId].sort((a, b) => a - b) });
   t.equal(outcome(await as.bot.call('PATCH', `/user_groups/${GROUP.moderators}`, { description: 'x' }), true), '400 BAD_REQUEST Insufficient permission', 'but not a group it may not manage');
 });
+
+t.test('changelog - deleting a topic without content access deletes nothing and sends the deleter no delete_message event (FL 457)', async (t) => {
+  const name = uniq('secret-del');
+  // Administrators administer the channel (metadata access) without being subscribed (no content access).
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], invite_only: true, can_administer_channel_group: GROUP.administrators });
+  const id = (await as.owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  const { id: msgId } = await as.owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'plans', content: 'only for subscribers' });
+  t.equal(outcome(await as.admin.call('GET', `/messages/${msgId}`)), '400 BAD_REQUEST', 'the administrator cannot read it');
+  const adminQ = await register(as.admin, { event_types: ['delete_message'], client_capabilities: { bulk_message_deletion: true } });
+  const ownerQ = await register(as.owner, { event_types: ['delete_message', 'message'], client_capabilities: { bulk_message_deletion: true } });
+  t.equal((await as.admin.ok('POST', `/streams/${id}/delete_topic`, { topic_name: 'plans' })).complete, true);
+  t.equal((await as.owner.ok('GET', `/messages/${msgId}`)).message.content, '<p>only for subscribers</p>', 'the message is still there');
+  // A marker after the delete: the owner's queue shows no delete_message came before it.
+  await as.owner.ok('POST', '/messages', { type: 'stream', to: name, topic: 'marker', content: 'marker' });
+  const ownerSaw: string[] = [];
+  await waitFor(ownerQ, (e) => (ownerSaw.push(e.type), e.type === 'message'));
+  t.same(ownerSaw, ['message'], 'no delete_message for the subscriber');
+  t.same(await poll(adminQ, { dontBlock: true }), [], 'nor for the administrator who asked');
+  await as.owner.ok('POST', `/streams/${id}/delete_topic`, { topic_name: 'plans' });
+  const e = await waitFor(ownerQ, (x) => x.type === 'delete_message');
+  t.same(e.message_ids, [msgId], 'a deleter with content access deletes it, and hears of it');
+});
