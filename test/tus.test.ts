@@ -88,7 +88,7 @@ t.test('tus - tus-js-client uploads in chunks, resumes an interrupted upload at 
 
   // Recorded as POST /user_uploads records it: the attachment event and GET /attachments.
   const added = await waitFor(q, (e) => e.type === 'attachment' && e.op === 'add' && `/user_uploads/${e.attachment.path_id}` === done.body.url);
-  t.match(added.attachment, { name: 'report 2026.bin', size: data.length, messages: [] });
+  t.match(added.attachment, { name: 'report 2026.bin', size: data.length, message_ids: [] });
   t.ok((await maria.ok('GET', '/attachments')).attachments.some((a: any) => a.path_id === added.attachment.path_id));
   // A finished upload is complete to a client that asks again.
   const after = await raw('HEAD', first.url, { ...TUS, ...auth(s.demo.member1) });
