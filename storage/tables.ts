@@ -607,6 +607,8 @@ export const RealmSettings = z.object({
   enableGuestUserIndicator: z.boolean().default(true),
   /** Whether clients warn a user composing a direct message to a guest (FL 348). */
   enableGuestUserDmWarning: z.boolean().default(true),
+  /** Whether Notification Bot posts in a channel's "channel events" topic when it is made or changed (FL 434). */
+  sendChannelEventsMessages: z.boolean().default(true),
   /** The private channel moderation requests go to (FL 331); null: none. */
   moderationRequestChannelId: Id.nullable().default(null),
   /** Where Zulip update announcements would go (FL 242); this server sends none. Null: nowhere. */

@@ -1115,6 +1115,47 @@ t.test('changelog - POST /channels/create makes one channel with its subscribers
   t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: '', subscribers: [] })), '400 BAD_REQUEST', 'a name is needed');
 });
 
+t.test('changelog - send_channel_events_messages: Notification Bot notices in the "channel events" topic of a channel made, changed or archived, while the setting is on; PATCH /realm by role, with its event (FL 434)', async (t) => {
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { send_channel_events_messages: false }));
+  const reg = await register(as.member, { fetch_event_types: ['realm'], event_types: ['realm'] });
+  t.equal(reg.snapshot.realm_send_channel_events_messages, false, 'the demo organization is made with them off; Zulip\'s default, on, is every other organization\'s');
+  const outcomes = await asEveryone(s, 'PATCH', '/realm', { send_channel_events_messages: true }, true);
+  const refused = '400 UNAUTHORIZED_PRINCIPAL Must be an organization administrator';
+  t.same(outcomes, { owner: 'ok', admin: 'ok', moderator: refused, member: refused, guest: refused, bot: refused, anonymous: '401 UNAUTHORIZED Missing authorization header for basic auth' });
+  t.match(await waitFor(reg, (e) => e.type === 'realm'), { type: 'realm', op: 'update', property: 'send_channel_events_messages', value: true });
+  const me = await as.owner.ok('GET', '/users/me');
+  const who = `@_**${me.full_name}|${me.user_id}**`;
+  const q = await register(as.member, { event_types: ['message'], apply_markdown: false });
+  const name = uniq('events');
+  const { id } = await as.owner.ok('POST', '/channels/create', { name, description: 'first words', subscribers: [me.user_id, s.demo.member1.userId] });
+  const noticeEvent = () => waitFor(q, (e) => e.type === 'message' && e.message.stream_id === id && e.message.sender_email === 'notification-bot@zulip.com');
+  const notice = async () => (await noticeEvent()).message;
+  let m = await notice();
+  t.same([m.subject, m.content], ['channel events', `**Public** channel created by ${who}. **Description:**\n\`\`\`\` quote\nfirst words\n\`\`\`\``], 'made');
+  t.same((await as.owner.ok('GET', `/messages/${m.id}`)).message.flags.includes('read'), true, 'read by its creator');
+  t.same((await as.member.ok('GET', `/messages/${m.id}`)).message.flags.includes('read'), false, 'unread for the others');
+  await as.owner.ok('PATCH', `/streams/${id}`, { description: '', new_name: `${name}-2`, is_private: true, history_public_to_subscribers: true });
+  const texts = [(await notice()).content, (await notice()).content, (await notice()).content];
+  t.same(texts, [
+    `${who} changed the [access permissions](/help/channel-permissions) for this channel from **Public** to **Private, shared history**.`,
+    `${who} changed the description for this channel.\n\n* **Old description:**\n\`\`\`\` quote\nfirst words\n\`\`\`\`\n* **New description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``,
+    `${who} renamed channel **${name}** to **${name}-2**.`,
+  ], 'one notice per change, in the order of the events');
+  await as.owner.ok('PATCH', `/streams/${id}`, { can_send_message_group: { new: GROUP.administrators } });
+  t.equal((await notice()).content, `${who} changed the [posting permissions](/help/channel-posting-policy) for this channel:\n\n* **Old**: @_*role:everyone*\n* **New**: @_*role:administrators*`, 'posting permissions (the trailing newline trimmed, as every message)');
+  await as.owner.ok('PATCH', `/streams/${id}`, { topics_policy: 'disable_empty_topic' });
+  t.equal((await notice()).content, `${who} changed the "Allow posting to the *general chat* topic?" setting from **Automatic** to **No *general chat* topic**.`);
+  await as.owner.ok('DELETE', `/streams/${id}`);
+  const archived = await noticeEvent();
+  t.same([archived.message.content, archived.flags.includes('read')], [`Channel #**${name}-2** has been archived.`, true], 'archived, read by everyone');
+  // Off: the same changes post nothing.
+  await as.owner.ok('PATCH', '/realm', { send_channel_events_messages: false });
+  const quiet = (await as.owner.ok('POST', '/channels/create', { name: uniq('quiet'), subscribers: [me.user_id, s.demo.member1.userId] })).id;
+  await as.owner.ok('PATCH', `/streams/${quiet}`, { description: 'changed' });
+  const page = await as.owner.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: 'channel', operand: quiet }]) });
+  t.same(page.messages, [], 'no notice while the setting is off');
+});
+
 t.test('changelog - can_subscribe_group: who may subscribe themselves to a private channel, set on creation and by PATCH, with its event (FL 357)', async (t) => {
   const name = uniq('joinable');
   await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], invite_only: true, can_subscribe_group: JSON.stringify({ direct_members: [s.demo.member1.userId], direct_subgroups: [] }) });

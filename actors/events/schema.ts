@@ -332,6 +332,7 @@ export const ORG_EVENT_BODIES = [
         'move_messages_between_streams_limit_seconds',
         'enable_guest_user_indicator',
         'enable_guest_user_dm_warning',
+        'send_channel_events_messages',
         'moderation_request_channel_id',
         'zulip_update_announcements_stream_id',
         'default_code_block_language',

@@ -140,6 +140,7 @@ export const PLAIN = {
   move_messages_between_streams_limit_seconds: { owner: false },
   enable_guest_user_indicator: { owner: false },
   enable_guest_user_dm_warning: { owner: false },
+  send_channel_events_messages: { owner: false },
   moderation_request_channel_id: { owner: false },
   zulip_update_announcements_stream_id: { owner: false },
   default_code_block_language: { owner: false },
@@ -208,6 +209,8 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.enableGuestUserIndicator;
     case 'enable_guest_user_dm_warning':
       return st.enableGuestUserDmWarning;
+    case 'send_channel_events_messages':
+      return st.sendChannelEventsMessages;
     case 'moderation_request_channel_id':
       // Unset is -1, as in Zulip.
       return st.moderationRequestChannelId ?? -1;
@@ -293,8 +296,8 @@ const mandatoryTopics = (state: Readonly<RealmState>) => (state.meta?.topicsPoli
  * Organization properties Zulip's register has that no Parley API changes:
  * each value is what this server does for every organization (sign-in by
  * email and password only, no avatar uploads, no push notifications,
- * welcome mail or previews; Notification Bot posts no new-user or
- * channel-events notices; names and emails may be changed). An unset channel
+ * welcome mail or previews; Notification Bot posts no new-user
+ * notices; names and emails may be changed). An unset channel
  * is -1, as in Zulip.
  */
 const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
@@ -306,7 +309,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_email_changes_disabled: false,
   realm_push_notifications_enabled_end_timestamp: null,
   realm_send_welcome_emails: false,
-  realm_send_channel_events_messages: false,
   realm_inline_image_preview: false,
   realm_inline_url_embed_preview: false,
   realm_upload_quota_mib: null,
@@ -392,6 +394,7 @@ export const RealmChanges = z.object({
   move_messages_between_streams_limit_seconds: Seconds.optional(),
   enable_guest_user_indicator: z.boolean().optional(),
   enable_guest_user_dm_warning: z.boolean().optional(),
+  send_channel_events_messages: z.boolean().optional(),
   /** -1: none. */
   moderation_request_channel_id: z.number().int().optional(),
   zulip_update_announcements_stream_id: z.number().int().optional(),
@@ -529,6 +532,9 @@ export const updateRealm = action({
           break;
         case 'enable_guest_user_dm_warning':
           settings.enableGuestUserDmWarning = Boolean(value);
+          break;
+        case 'send_channel_events_messages':
+          settings.sendChannelEventsMessages = Boolean(value);
           break;
         case 'moderation_request_channel_id': {
           // Zulip's do_set_realm_moderation_request_channel: a channel the administrator may reach, and private.

@@ -8,16 +8,18 @@
  */
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
-import { type ChannelGroupSetting, type ChannelRecord, CHANNEL_GROUP_SETTINGS, GroupSettingValue, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
+import { type ChannelGroupSetting, type ChannelRecord, CHANNEL_GROUP_SETTINGS, GroupSettingValue, type StoredMessage, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toUsers, toUsersIf } from '../events/delivery.ts';
 import type { ChannelObject, ClientEventBody } from '../events/schema.ts';
 import { type ChannelActivity, formatChannel, formatSubscription } from '../format.ts';
 import { GROUP_ID, isAdmin, isGuest, isSystemGroupId, Role, SYSTEM_GROUPS } from '../model.ts';
 import { checkPermissionConfig, normalizeGroupValue, permission, type PermissionConfig, settingForApi } from './groups.ts';
-import { defineAction, defineQuery } from '../runtime/action.ts';
+import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, activeUsers, canAccess, channelAudience, contentAccessByGroups } from './access.ts';
 import { defaultChannelGroupsDelivery, dropFromChannelGroups, inChannelGroups } from './default_channel_groups.ts';
 import { renderDescription } from './markdown.ts';
+import { archivedNotice, channelEventsNotice, descriptionNotice, permissionNotice, postingNotice, renamedNotice, retentionNotice, topicsPolicyNotice } from './channel_events.ts';
+import { systemBotDeliveries } from './system_bots.ts';
 import type { RealmState } from './state.ts';
 import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from './subscriptions.ts';
 
@@ -301,6 +303,9 @@ interface UpdatePlan {
   /** Users who could see the channel before and after. */
   audienceBefore: number[];
   defaultsChanged: boolean;
+  actorId: number;
+  /** Notification Bot's "channel events" notices (FL 434): filled by `apply`, delivered by `events`. */
+  notices?: Array<StoredMessage | null>;
 }
 
 export const updateStream = action({
@@ -413,11 +418,12 @@ export const updateStream = action({
         }
       }
     }
-    return { before: c, after: next, events, audienceBefore: channelAudience(state, c), defaultsChanged };
+    return { before: c, after: next, events, audienceBefore: channelAudience(state, c), defaultsChanged, actorId: user.id };
   },
   apply(state, p, tx) {
     state.indexChannel(p.after);
     tx.write(T.channels.at(state.realmId, p.after.id).put(p.after));
+    p.notices = updateNotices(state, tx, p);
     return {};
   },
   events(state, p) {
@@ -439,9 +445,30 @@ export const updateStream = action({
     if (gained.length) out.push(...revealTo(state, c, gained));
     if (p.before.isArchived && !c.isArchived) out.push(...unarchiveEvents(state, c, stayed));
     if (p.defaultsChanged) out.push(defaultStreamsDelivery(state));
+    out.push(...systemBotDeliveries(state, p.notices ?? []));
     return out;
   },
 });
+
+/** The "channel events" notices of a channel's changes, in the order of their events (Zulip's, one per change). */
+function updateNotices(state: RealmState, tx: Tx, p: UpdatePlan): Array<StoredMessage | null> {
+  if (!state.org.settings.sendChannelEventsMessages) return [];
+  const by = state.users.get(p.actorId)!;
+  const { before, after } = p;
+  const out: Array<StoredMessage | null> = [];
+  for (const e of p.events) {
+    const content =
+      e.property === 'invite_only' ? permissionNotice(by, before, after)
+      : e.property === 'message_retention_days' ? retentionNotice(state, by, before.messageRetentionDays, after.messageRetentionDays)
+      : e.property === 'topics_policy' ? topicsPolicyNotice(state, by, before.topicsPolicy, after.topicsPolicy)
+      : e.property === 'description' ? descriptionNotice(by, before.description, after.description)
+      : e.property === 'name' ? renamedNotice(by, before.name, after.name)
+      : e.property === 'can_send_message_group' ? postingNotice(state, by, before.groups.can_send_message_group, after.groups.can_send_message_group)
+      : null;
+    if (content !== null) out.push(channelEventsNotice(state, tx, after, content));
+  }
+  return out;
+}
 
 /**
  * After a deactivation or reactivation: the channel permissions whose direct members name the
@@ -511,9 +538,11 @@ export const archiveStream = action({
     const user = actingUser(state, msg.caller);
     const c = accessForUpdate(state, user, msg.streamId);
     if (c.isArchived) throw badRequest('Channel is already deactivated');
-    return { before: c, audience: channelAudience(state, c), inGroups: inChannelGroups(state, c.id) };
+    return { before: c, audience: channelAudience(state, c), inGroups: inChannelGroups(state, c.id), notice: null as StoredMessage | null };
   },
   apply(state, p, tx) {
+    // Posted before the channel is archived (an archived channel takes no messages), read by everyone (Zulip's limit_unread_user_ids=set()).
+    p.notice = channelEventsNotice(state, tx, p.before, archivedNotice(p.before), []);
     const c: ChannelRecord = { ...p.before, isArchived: true, isDefault: false };
     state.indexChannel(c);
     tx.write(T.channels.at(state.realmId, c.id).put(c));
@@ -528,6 +557,7 @@ export const archiveStream = action({
     ];
     if (p.before.isDefault) out.push(defaultStreamsDelivery(state));
     if (p.inGroups) out.push(defaultChannelGroupsDelivery(state));
+    out.push(...systemBotDeliveries(state, [p.notice]));
     return out;
   },
 });

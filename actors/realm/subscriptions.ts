@@ -10,6 +10,7 @@ import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, canAccess, canSeeUser, channelAudience, resolvePerson, restrictedViews, toChannelAudience } from './access.ts';
 import { accessChangeEvents } from './people.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries } from './system_bots.ts';
+import { channelEventsNotice, createdNotice } from './channel_events.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { canSetDeletePolicy, canSetTopicsPolicy, channelActivity, channelObject, CHANNEL_PERMISSIONS, checkChannelName, checkGroupValue, DELETE_POLICY_SETTINGS, defaultStreamsDelivery, hasMetadataAccess, realmPermission, sameGroupValue } from './streams.ts';
@@ -294,7 +295,11 @@ export const subscribe = action({
       }
     }
     const notices = plan.notify ? notifyNewSubscribers(state, tx, plan.actorId, added, new Set(created)) : [];
-    plan.done = { channelIds, created, added, announcement: plan.announce ? announceChannels(state, tx, plan.actorId, created) : null, notices };
+    // Each new channel's "channel events" notice (FL 434), after its subscriptions, read by its creator.
+    const actor = state.users.get(plan.actorId)!;
+    const unreadFor = plan.principals.filter((id) => id !== plan.actorId);
+    const createdNotices = created.map((id) => (state.org.settings.sendChannelEventsMessages ? channelEventsNotice(state, tx, state.channels.get(id)!, createdNotice(state.channels.get(id)!, actor), unreadFor) : null));
+    plan.done = { channelIds, created, added, announcement: plan.announce ? announceChannels(state, tx, plan.actorId, created) : null, notices: [...createdNotices, ...notices] };
     if (plan.createOnly) return { id: created[0]! };
     return {
       subscribed,

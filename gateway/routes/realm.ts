@@ -42,6 +42,7 @@ export const updateRealm = route({
     move_messages_between_streams_limit_seconds: Seconds.optional(),
     enable_guest_user_indicator: bool().optional(),
     enable_guest_user_dm_warning: bool().optional(),
+    send_channel_events_messages: bool().optional(),
     moderation_request_channel_id: int().optional(),
     zulip_update_announcements_stream_id: int().optional(),
     default_code_block_language: str().optional(),
