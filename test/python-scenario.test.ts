@@ -421,7 +421,7 @@ print(json.dumps([r.status_code, r.text]))`);
 });
 
 t.test('python scenario - a preview rendered, a subscription status, and a temporary file URL', async (t) => {
-  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /streams/{stream_id}/email_address', 'POST /calls/zoom/create', 'POST /calls/bigbluebutton/create', 'POST /calls/constructorgroups/create', 'POST /calls/nextcloud_talk/create', 'POST /users/me/onboarding_steps', 'POST /register'], `
+  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'GET /users/{user_id}/channels', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /streams/{stream_id}/email_address', 'POST /calls/zoom/create', 'POST /calls/bigbluebutton/create', 'POST /calls/constructorgroups/create', 'POST /calls/nextcloud_talk/create', 'POST /users/me/onboarding_steps', 'POST /register'], `
 import io
 preview = ok(client.render_message({"content": "**town** meeting"}))["rendered"]
 channel_email = ok(client.get_stream_email_address(${streamId}))["email"]
@@ -431,11 +431,12 @@ others = [client.call_endpoint(f"calls/{p}/create", method="POST") for p in ("co
 ok(client.call_endpoint("users/me/onboarding_steps", method="POST", request={"onboarding_step": "intro_recent_view_modal"}))
 steps = [x["name"] for x in ok(client.register(fetch_event_types=["onboarding_steps"]))["onboarding_steps"]]
 mine = ok(client.get_subscription_status(user_id=${member2.userId}, stream_id=${streamId}))["is_subscribed"]
+their_channels = ok(client.call_endpoint(f"users/${member2.userId}/channels", method="GET"))["subscribed_channel_ids"]
 f = io.BytesIO(b"agenda")
 f.name = "agenda.txt"
 uri = ok(client.upload_file(f))["uri"]
 temporary = ok(client.call_endpoint(url=uri[1:], method="GET"))["url"]
-print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary, "channel_email": channel_email, "zoom": [zoom["result"], zoom["msg"]], "bbb": [bbb["result"], bbb.get("url", "")], "others": [[x["result"], x["msg"]] for x in others], "steps": steps}))`);
+print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary, "channel_email": channel_email, "zoom": [zoom["result"], zoom["msg"]], "bbb": [bbb["result"], bbb.get("url", "")], "others": [[x["result"], x["msg"]] for x in others], "steps": steps, "their_channels": their_channels}))`);
   t.equal(out.preview, '<p><strong>town</strong> meeting</p>');
   t.equal(out.channel_email, '', 'get_stream_email_address: no email gateway here');
   t.same(out.zoom, ['error', 'Zoom credentials have not been configured']);
@@ -443,6 +444,7 @@ print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary
   t.same(out.others, [['error', 'Constructor Groups is not configured.'], ['error', 'Nextcloud Talk is not configured.']], 'no Constructor Groups (FL 460) or Nextcloud Talk (FL 465) here');
   t.notOk(out.steps.includes('intro_recent_view_modal'), 'an onboarding step marked through call_endpoint is no longer listed');
   t.equal(out.subscribed, true);
+  t.ok(out.their_channels.includes(streamId), 'GET /users/{user_id}/channels lists the channel (FL 440)');
   t.match(out.temporary, /^\/user_uploads\/temporary\/[^/]+\/agenda\.txt$/);
   await settled();
   const anonymous = await fetch(`${site}${out.temporary}`);

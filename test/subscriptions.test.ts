@@ -115,12 +115,21 @@ t.test('subscriptions - GET /users/{user_id}/subscriptions/{stream_id}: is_subsc
     const got = [outcome(await ask(who as keyof typeof s.demo, maria, pubId)), outcome(await ask(who as keyof typeof s.demo, mateo, pubId)), outcome(await ask(who as keyof typeof s.demo, maria, secretId))];
     t.same(got, want, who);
   }
+  // GET /users/{user_id}/channels (FL 440): Maria's channels, those each caller has metadata access to.
+  const sees: Record<string, [boolean, boolean]> = { owner: [true, true], admin: [true, true], moderator: [true, false], member1: [true, true], member2: [true, false], guest: [false, false], bot: [true, false] };
+  for (const [who, want] of Object.entries(sees)) {
+    const ids = (await s.api.as(s.demo[who as keyof typeof s.demo]).ok('GET', `/users/${maria}/channels`)).subscribed_channel_ids as number[];
+    t.same([ids.includes(pubId), ids.includes(secretId)], want, `${who}: GET /users/{user_id}/channels`);
+  }
+  t.equal((await s.api.get(`/users/${maria}/channels`)).status, 401, 'GET /users/{user_id}/channels without credentials');
   // Bots are asked about as users since FL 458; the system bots, outside the organization in Zulip, are no one here.
   t.equal(outcome(await ask('member1', s.demo.bot.userId, pubId)), 'false', 'a bot not subscribed (FL 458)');
   await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: pub }], principals: [s.demo.bot.userId] });
   t.equal(outcome(await ask('member1', s.demo.bot.userId, pubId)), 'true', 'a subscribed bot (FL 458)');
+  t.ok((await owner.ok('GET', `/users/${s.demo.bot.userId}/channels`)).subscribed_channel_ids.includes(pubId), "a bot's channels (FL 458)");
   const [systemBot] = (await owner.ok('POST', '/register', { fetch_event_types: ['realm_user'] })).cross_realm_bots as { user_id: number }[];
   t.equal(outcome(await ask('owner', systemBot!.user_id, pubId)), '400 No such user', 'a system bot');
+  t.equal(outcome(await owner.get(`/users/${systemBot!.user_id}/channels`)), '400 No such user', "a system bot's channels");
   // Errors: as Zulip's access_user_by_id and access_stream_by_id.
   t.equal(outcome(await ask('owner', 999_999, pubId)), '400 No such user');
   t.equal(outcome(await ask('owner', maria, 999_999)), '400 Invalid channel ID');

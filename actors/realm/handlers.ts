@@ -21,7 +21,7 @@ import { createScheduled, deleteScheduled, editScheduled, listScheduled } from '
 import { createReminder, deleteReminder, listReminders } from './reminders.ts';
 import { reportMessage } from './message_report.ts';
 import { serverSettings, snapshot } from './snapshot.ts';
-import { listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
+import { listSubscriptions, subscribe, subscriptionStatus, userChannels } from './subscriptions.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, updateStream } from './streams.ts';
 import { unsubscribe, updateSubscriptionProperties } from './subscription_settings.ts';
 import { updateRealm } from './realm_settings.ts';
@@ -64,6 +64,7 @@ export const realmHandlers = {
   subscribe,
   listSubscriptions,
   subscriptionStatus,
+  userChannels,
   snapshot,
   listUsers,
   createUser,

@@ -519,6 +519,30 @@ export const subscriptionStatus = query({
   },
 });
 
+/**
+ * GET /users/{user_id}/channels (FL 440): the channels a user is subscribed
+ * to that the caller has metadata access to (every one for an
+ * administrator), the user found as for GET
+ * /users/{user_id}/subscriptions/{stream_id} (bots too, FL 458). O(channels).
+ */
+export const userChannels = query({
+  type: 'userChannels',
+  fields: z.object({ userId: z.number().int() }),
+  run(state, msg) {
+    const actor = actingUser(state, msg.caller);
+    const target = state.users.get(msg.userId);
+    if (!target || target.isSystemBot) throw badRequest('No such user');
+    if (!target.isActive) throw badRequest('User is deactivated');
+    if (!canSeeUser(state, actor, target)) throw badRequest('Insufficient permission');
+    const ids: number[] = [];
+    for (const [channelId, subs] of state.subs) {
+      const c = state.channels.get(channelId);
+      if (c && subs.get(target.id)?.active && hasMetadataAccess(state, c, actor)) ids.push(channelId);
+    }
+    return { subscribed_channel_ids: ids.sort((a, b) => a - b) };
+  },
+});
+
 export const listSubscriptions = query({
   type: 'listSubscriptions',
   fields: z.object({ includeSubscribers: IncludeSubscribers }),

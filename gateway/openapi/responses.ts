@@ -289,6 +289,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
     ADMIN,
   ),
   'GET /bots/{bot_id}/api_key': fields({ api_key: z.string() }),
+  'GET /users/{user_id}/channels': fields({ subscribed_channel_ids: z.array(Id) }),
   'GET /users/me': fields({ user_id: Id, ...userFields, max_message_id: Id }),
   'DELETE /users/me': empty(['CANNOT_DEACTIVATE_LAST_USER', 400]),
   'GET /users/{user_id}': fields({ user: UserObject }),

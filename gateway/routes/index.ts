@@ -12,7 +12,7 @@ import { addReaction, removeReaction } from './reactions.ts';
 import { createScheduledMessage, deleteScheduledMessage, editScheduledMessage, listScheduledMessages } from './scheduled_messages.ts';
 import { createReminder, deleteReminder, listReminders } from './reminders.ts';
 import { reportMessage } from './message_report.ts';
-import { createChannel, listSubscriptions, subscribe, subscriptionStatus } from './subscriptions.ts';
+import { createChannel, listSubscriptions, subscribe, subscriptionStatus, userChannels } from './subscriptions.ts';
 import { deactivateRealm, testWelcomeBotCustomMessage, updateRealm } from './realm.ts';
 import { jwtFetchApiKey } from './jwt.ts';
 import { createVideoCall, registerVideoProvider } from './video_calls.ts';
@@ -49,6 +49,7 @@ export const ROUTES: Route[] = [
   createChannel,
   listSubscriptions,
   subscriptionStatus,
+  userChannels,
   register,
   getEvents,
   deleteQueue,

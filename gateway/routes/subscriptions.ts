@@ -118,3 +118,14 @@ export const subscriptionStatus = route({
     return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'subscriptionStatus', caller: caller(ctx), userId: p.user_id, streamId: p.stream_id });
   },
 });
+
+/** GET /users/{user_id}/channels (FL 440): `subscribed_channel_ids`, those the caller has metadata access to. */
+export const userChannels = route({
+  method: 'GET',
+  path: '/users/{user_id}/channels',
+  auth: 'required',
+  params: { user_id: int() },
+  async handle(ctx, p) {
+    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), { type: 'userChannels', caller: caller(ctx), userId: p.user_id });
+  },
+});
