@@ -81,7 +81,8 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
   // The demo organization (local runs, the tests, the bench) is made without Notification Bot's
   // "channel events" notices (FL 434), so that a new channel's history is what its users post;
   // other organizations get Zulip's default, on. A test that wants them turns them on.
-  if (result.created) await actors.call(realmRef, realm, { type: 'updateRealm', caller: { realmId: DEMO_REALM_ID, userId: owner.userId }, send_channel_events_messages: false, groups: {} });
+  // As below, an attempt that failed may have made it: a retried creation counts as one.
+  if (result.created || retried) await actors.call(realmRef, realm, { type: 'updateRealm', caller: { realmId: DEMO_REALM_ID, userId: owner.userId }, send_channel_events_messages: false, groups: {} });
   await actors.call(realmRef, realm, {
     type: 'subscribe',
     caller: { realmId: DEMO_REALM_ID, userId: owner.userId },
