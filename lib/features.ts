@@ -455,7 +455,7 @@ const CONTRACT: readonly Feature[] = [
   // No BigBlueButton server here (not among realm_available_video_chat_providers): the join page answers "BigBlueButton is not configured.", as Zulip's.
   { level: 337, what: 'voice_only on POST /calls/bigbluebutton/create', routes: ['POST /calls/bigbluebutton/create'], test: T('changelog', 'changelog - POST /calls/bigbluebutton/create with voice_only gives a join link; joining answers that BigBlueButton is not configured here (FL 337)') },
   { level: 338, what: 'password_max_length in POST /register', done: true, test: T('changelog', 'changelog - register keys of levels 311-350, and the settings Zulip removed then') },
-  { level: 339, what: 'the deprecated user object back in reaction events', done: true, test: T('reactions', 'reactions - add and remove a unicode emoji, with events to the channel') },
+  { level: 339, what: 'the deprecated user object back in reaction events (removed again at FL 484, as here)', done: true, test: T('reactions', 'reactions - add and remove a unicode emoji, with events to the channel') },
   { level: 340, what: 'settings of deactivated groups editable', routes: ['PATCH /user_groups/{user_group_id}'], test: T('people-groups', 'people groups - deactivation, objections, and the include_deactivated_groups capability') },
   { level: 341, what: 'can_add_subscribers_group realm setting (can_subscribe_other_users and invite_to_stream_policy removed)', done: true, test: T('changelog', 'changelog - register keys of levels 311-350, and the settings Zulip removed then') },
   { level: 342, what: 'can_add_subscribers_group on channels', done: true, test: T('subscriptions', 'subscriptions - subscribe creates missing channels with the given settings') },
@@ -605,11 +605,26 @@ const CONTRACT: readonly Feature[] = [
   { level: 455, what: 'use_for_user_matching on custom profile fields (POST, PATCH /realm/profile_fields, register, events)', done: true, test: T('people-profile-fields', 'people profile fields - creating, updating, reordering and deleting') },
   { level: 456, what: 'default_avatar_source realm setting', missing: 'no default_avatar_source setting (avatars are Gravatar only here)' },
   { level: 457, what: 'delete_message events to the deleter only with content access, with only the message IDs they can access: a topic deletion deletes only what the deleter reads, and a single deletion needs access to the message', done: true, test: T('changelog', 'changelog - deleting a topic without content access deletes nothing and sends the deleter no delete_message event (FL 457)') },
+  // Levels 479-496: no changelog text is stored here (the copies end at 478); each entry is written from the
+  // "Changes" notes of a newer zulip.yaml (SDK documentation in the search index) and zulip-flutter's comments.
+  { level: 479, what: 'GET /thumbnail/status/{path}: has_thumbnail of an upload the user may see (always false: no thumbnails are made here, FL 276)', routes: ['GET /thumbnail/status/{realm_id}/{dir}/{name}/{filename}'], test: T('uploads', 'uploads - by role: a file linked in a public channel is for every member who may read its history, not for a guest outside it; its thumbnail status likewise (FL 479)') },
+  { level: 480, what: 'GET /users/me/{stream_id}/topics for archived channels', done: true, test: T('changelog', 'changelog - GET /users/me/{stream_id}/topics answers for an archived channel (FL 480)') },
   { level: 481, what: 'POST /register: idle_queue_timeout (seconds or mobile), idle_queue_timeout_secs in the reply', done: true, test: T('flutter', 'zulip-flutter - idle_queue_timeout: seconds or mobile; anything else is a 400') },
+  // The value is opaque to clients; its meaning (one ID per 1:1 conversation, FL 327) did not change.
+  { level: 482, what: 'recipient_id of 1:1 direct messages took new values (the same conversation, the same ID)', done: true, test: T('changelog', 'changelog - an incoming 1:1 direct message has the recipient_id of an outgoing one in the conversation (FL 327)') },
+  { level: 483, what: 'an E2EE registration removes the legacy registrations of the same token', missing: 'legacy token registrations are kept beside an E2EE registration of the same token' },
+  { level: 484, what: 'the deprecated user object removed from reaction events', done: true, test: T('reactions', 'reactions - add and remove a unicode emoji, with events to the channel') },
   { level: 485, what: "url_options' input_type on incoming-webhook integrations: none here (realm_incoming_webhook_bots is empty), so no url_options to carry it", done: true, test: T('changelog', 'changelog - register keys of levels 393-435, and the ones Zulip removed') },
+  { level: 486, what: 'unknown', missing: 'no description of this level could be read here (the changelog copies end at 478)' },
+  { level: 487, what: 'GET /users/{user_id_or_email}/presence: active_timestamp and idle_timestamp (the legacy website and aggregated, removed here, were restored beside them at FL 497)', done: true, test: T('typing_presence', 'presence - a ping answers with everyone\'s presence; GET /realm/presence and /users/{id}/presence, with the modern timestamps (FL 487)') },
+  { level: 488, what: 'unknown', missing: 'no description of this level could be read here (the changelog copies end at 478)' },
+  { level: 489, what: 'unknown', missing: 'no description of this level could be read here (the changelog copies end at 478)' },
   { level: 490, what: 'is_deleted on user objects (only present when true; a deleted user is also deactivated)', missing: 'no operation deletes a user here, so no user is ever deleted and is_deleted never appears' },
   { level: 491, what: 'individual_emoji_changes client capability: realm_emoji events per emoji', done: true, test: T('realm_emoji', 'realm emoji - add, list, image, deactivate; snapshot plus events, both formats') },
+  { level: 492, what: 'POST /users/me/api_key/regenerate removes every E2EE push registration of the user', done: true, test: T('push', 'push - regenerating the API key removes every E2EE registration: client devices, with remove events, and push accounts; nothing more is sent (FL 492)') },
   { level: 493, what: 'POST /calls/videoprovider/create (and /register, the OAuth step), has_videoprovider_token', routes: ['POST /calls/videoprovider/create', 'POST /calls/videoprovider/register'], test: T('video_calls', 'video calls - every role may authorize and create calls; not without credentials') },
+  { level: 494, what: 'bot storage (GET, PUT and DELETE /bot_storage) only for bots', missing: 'bot storage is not served here' },
+  { level: 495, what: 'unknown', missing: 'no description of this level could be read here (the changelog copies end at 478)' },
   { level: 496, what: 'bots may edit user groups (PATCH /user_groups/{id}, POST /user_groups/{id}/members) as their permissions allow', done: true, test: T('changelog', 'changelog - a bot edits a user group it may manage: PATCH and members (FL 496)') },
 ];
 

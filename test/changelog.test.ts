@@ -1283,3 +1283,19 @@ t.test('changelog - deleting a topic without content access deletes nothing and 
   const e = await waitFor(ownerQ, (x) => x.type === 'delete_message');
   t.same(e.message_ids, [msgId], 'a deleter with content access deletes it, and hears of it');
 });
+
+t.test('changelog - every level from 479 to 496 has an entry', async (t) => {
+  for (let level = 479; level <= 496; level++) t.ok(FEATURES.some((f) => f.level === level), `level ${level} has an entry`);
+});
+
+t.test('changelog - GET /users/me/{stream_id}/topics answers for an archived channel (FL 480)', async (t) => {
+  // FL 480: GET /users/me/{stream_id}/topics answers for an archived channel too.
+  const name = uniq('archived-topics');
+  const { subscribed } = await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
+  t.ok(subscribed);
+  const streamId = (await as.owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  await as.member.ok('POST', '/messages', { type: 'stream', to: streamId, topic: 'kept', content: 'before archiving' });
+  await as.owner.ok('DELETE', `/streams/${streamId}`);
+  const topics = await as.member.ok('GET', `/users/me/${streamId}/topics`);
+  t.same(topics.topics.map((x: any) => x.name), ['kept'], 'the topics of the archived channel');
+});

@@ -387,6 +387,41 @@ t.test('push - E2EE (FL 468): an iOS device gets the APNs form; the key and the 
   t.match(await api.call('POST', '/remove_client_device', { device_id: ios.deviceId }), { status: 400, body: { result: 'error', code: 'BAD_REQUEST', msg: 'Invalid `device_id`' } });
 });
 
+t.test('push - regenerating the API key removes every E2EE registration: client devices, with remove events, and push accounts; nothing more is sent (FL 492)', async (t) => {
+  const p = await newPerson(s);
+  const api = s.api.as(p);
+  await api.ok('PATCH', '/settings', { enable_online_push_notifications: true });
+  const types = JSON.stringify(['device', 'push_device']);
+  const folded = await register(api, { event_types: types, fetch_event_types: types });
+  const snap = structuredClone(folded.snapshot);
+  const phone = await appPhone(api);
+  await phone.register();
+  const account = await accountPhone(api);
+  t.equal((await account.register()).status, 200);
+  const done = new Set<string>();
+  await catchUp(folded, snap, (e) => {
+    if (e.type === 'push_device' && e.status === 'active') done.add('account');
+    if (e.type === 'device' && e.push_token_id) done.add('device');
+    return done.size === 2;
+  });
+  const before = await api.ok('POST', '/register', { fetch_event_types: types });
+  t.same([Object.keys(before.devices), Object.keys(before.push_devices)], [[String(phone.deviceId)], [String(account.pushAccountId)]], 'both registered');
+
+  const { api_key: apiKey } = await api.ok('POST', '/users/me/api_key/regenerate');
+  const again = s.api.as({ ...p, apiKey });
+  folded.api = again;
+  await catchUp(folded, snap, (e) => e.type === 'device' && e.op === 'remove' && e.device_id === phone.deviceId);
+  t.same(snap.devices, {}, 'the client device is removed, with its event');
+  const fresh = await again.ok('POST', '/register', { fetch_event_types: types });
+  t.same([fresh.devices, fresh.push_devices], [{}, {}], 'no E2EE registration is left');
+  t.same(snap.devices, fresh.devices, 'snapshot + events = a fresh register');
+  t.match(await again.call('POST', '/mobile_push/e2ee/test_notification', {}), { status: 400, body: { code: 'NO_ACTIVE_PUSH_DEVICE' } });
+  const dm = await newPerson(s);
+  await s.api.as(dm).ok('POST', '/messages', { type: 'direct', to: [p.userId], content: 'after the new key' });
+  await sleep(500);
+  t.same([phone.received().length, account.received().length], [0, 0], 'nothing is sent to either');
+});
+
 t.test("push - E2EE registration (FL 468): Zulip's checks, a refusal by the service, humans only, every role", async (t) => {
   const p = await newPerson(s);
   const api = s.api.as(p);

@@ -421,7 +421,7 @@ print(json.dumps([r.status_code, r.text]))`);
 });
 
 t.test('python scenario - a preview rendered, a subscription status, and a temporary file URL', async (t) => {
-  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'GET /users/{user_id}/channels', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /streams/{stream_id}/email_address', 'POST /calls/zoom/create', 'POST /calls/bigbluebutton/create', 'POST /calls/constructorgroups/create', 'POST /calls/nextcloud_talk/create', 'POST /users/me/onboarding_steps', 'POST /register'], `
+  const out = step(t, member1, ['POST /messages/render', 'GET /users/{user_id}/subscriptions/{stream_id}', 'GET /users/{user_id}/channels', 'POST /user_uploads', 'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}', 'GET /thumbnail/status/{realm_id}/{dir}/{name}/{filename}', 'GET /streams/{stream_id}/email_address', 'POST /calls/zoom/create', 'POST /calls/bigbluebutton/create', 'POST /calls/constructorgroups/create', 'POST /calls/nextcloud_talk/create', 'POST /users/me/onboarding_steps', 'POST /register'], `
 import io
 preview = ok(client.render_message({"content": "**town** meeting"}))["rendered"]
 channel_email = ok(client.get_stream_email_address(${streamId}))["email"]
@@ -436,7 +436,8 @@ f = io.BytesIO(b"agenda")
 f.name = "agenda.txt"
 uri = ok(client.upload_file(f))["uri"]
 temporary = ok(client.call_endpoint(url=uri[1:], method="GET"))["url"]
-print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary, "channel_email": channel_email, "zoom": [zoom["result"], zoom["msg"]], "bbb": [bbb["result"], bbb.get("url", "")], "others": [[x["result"], x["msg"]] for x in others], "steps": steps, "their_channels": their_channels}))`);
+thumbnail = ok(client.call_endpoint(url=uri[1:].replace("user_uploads/", "thumbnail/status/", 1), method="GET"))["has_thumbnail"]
+print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary, "thumbnail": thumbnail, "channel_email": channel_email, "zoom": [zoom["result"], zoom["msg"]], "bbb": [bbb["result"], bbb.get("url", "")], "others": [[x["result"], x["msg"]] for x in others], "steps": steps, "their_channels": their_channels}))`);
   t.equal(out.preview, '<p><strong>town</strong> meeting</p>');
   t.equal(out.channel_email, '', 'get_stream_email_address: no email gateway here');
   t.same(out.zoom, ['error', 'Zoom credentials have not been configured']);
@@ -446,6 +447,7 @@ print(json.dumps({"preview": preview, "subscribed": mine, "temporary": temporary
   t.equal(out.subscribed, true);
   t.ok(out.their_channels.includes(streamId), 'GET /users/{user_id}/channels lists the channel (FL 440)');
   t.match(out.temporary, /^\/user_uploads\/temporary\/[^/]+\/agenda\.txt$/);
+  t.equal(out.thumbnail, false, 'GET /thumbnail/status: no thumbnail is made here (FL 479)');
   await settled();
   const anonymous = await fetch(`${site}${out.temporary}`);
   t.same([anonymous.status, await anonymous.text()], [200, 'agenda'], 'the temporary URL serves the file without credentials');

@@ -138,7 +138,7 @@ t.test('typing - a start nobody renews stops by itself', async (t) => {
   t.equal(stop.op, 'stop');
 });
 
-t.test('presence - a ping answers with everyone\'s presence; GET /realm/presence and /users/{id}/presence', async (t) => {
+t.test('presence - a ping answers with everyone\'s presence; GET /realm/presence and /users/{id}/presence, with the modern timestamps (FL 487)', async (t) => {
   const r = await maria.ok('POST', '/users/me/presence', { status: 'active', slim_presence: true, last_update_id: -1 });
   t.ok(r.server_timestamp > 0);
   t.ok(r.presences[String(s.demo.member1.userId)].active_timestamp >= r.server_timestamp - 5);
@@ -150,6 +150,10 @@ t.test('presence - a ping answers with everyone\'s presence; GET /realm/presence
   const one = await mateo.ok('GET', `/users/${s.demo.member1.userId}/presence`);
   t.equal(one.presence.aggregated.status, 'active');
   t.same((await mateo.ok('GET', `/users/${s.demo.member1.email}/presence`)).presence.aggregated, one.presence.aggregated);
+  // FL 487 added the modern timestamps to it; FL 497 kept the legacy dictionaries beside them.
+  t.same(Object.keys(one.presence).sort(), ['active_timestamp', 'aggregated', 'idle_timestamp', 'website']);
+  t.ok(one.presence.active_timestamp >= r.server_timestamp - 5, 'active_timestamp is the ping above');
+  t.ok(one.presence.idle_timestamp >= one.presence.active_timestamp, 'a client was connected at least as recently as one was active');
 });
 
 t.test('presence - a ping\'s answer is shared by the pings of the second: gzipped for a client that accepts it, the same JSON either way', async (t) => {

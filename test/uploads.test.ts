@@ -33,6 +33,9 @@ const temporaryUrl = async (c: Creds, url: string) => {
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 };
 
+/** GET /api/v1/thumbnail/status/... (FL 479) for the upload at `url`. */
+const thumbnailStatus = async (c: Creds, url: string) => temporaryUrl(c, url.replace(/^\/user_uploads/, '/thumbnail/status'));
+
 t.test('uploads - upload and download by the uploader; every role may upload; 401 without credentials', async (t) => {
   const data = randomBytes(300 * 1024);
   const r = await upload(s.demo.member1, [{ name: 'my report.pdf', type: 'application/pdf', data }]);
@@ -226,7 +229,7 @@ print(json.dumps({"direct": [direct.status_code, direct.text], "temp": temp["res
   t.same(out.anon, [200, 'fetched by python'], 'the temporary URL, without credentials');
 });
 
-t.test('uploads - by role: a file linked in a public channel is for every member who may read its history, not for a guest outside it', async (t) => {
+t.test('uploads - by role: a file linked in a public channel is for every member who may read its history, not for a guest outside it; its thumbnail status likewise (FL 479)', async (t) => {
   const open = uniq('uploads-open');
   await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: open }], principals: [s.demo.owner.userId, s.demo.member1.userId] });
   const r = await upload(s.demo.member1, [{ name: 'plan.txt', type: 'text/plain', data: Buffer.from('the plan') }]);
@@ -236,7 +239,13 @@ t.test('uploads - by role: a file linked in a public channel is for every member
     const creds = s.demo[who as keyof typeof s.demo];
     t.equal((await download(creds, r.body.url)).status, status, `${who}: the file`);
     t.equal((await temporaryUrl(creds, r.body.url)).status, status, `${who}: a temporary URL`);
+    const thumb = await thumbnailStatus(creds, r.body.url);
+    t.same([thumb.status, thumb.body.has_thumbnail], [status, status === 200 ? false : undefined], `${who}: GET /thumbnail/status (FL 479): no thumbnail is made here`);
   }
+  const missing = await thumbnailStatus(s.demo.member1, r.body.url.replace(/\/[^/]+$/, '/other.txt'));
+  t.same([missing.status, missing.body.msg], [404, 'File not found.'], 'the status of no file is 404');
+  const anonymous = await fetch(`${base}/api/v1${r.body.url.replace(/^\/user_uploads/, '/thumbnail/status')}`);
+  t.equal(anonymous.status, 401);
 });
 
 t.test('attachments - GET /attachments with message_ids, DELETE /attachments/{id}, attachment events with upload_space_used, by role', async (t) => {

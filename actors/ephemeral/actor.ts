@@ -370,7 +370,8 @@ export const getUserPresence = query({
       if (access?.sees && !access.sees.has(id)) throw badRequest('Insufficient permission');
       const u = p.users.get(id);
       if (!u) throw badRequest(`No presence data for ${msg.who}`);
-      return { presence: legacyPresence(u) };
+      // FL 487 added the modern timestamps (and dropped the legacy dictionaries, which FL 497 restored beside them).
+      return { presence: { ...modernPresence(u), ...legacyPresence(u) } };
     })();
   },
 });

@@ -561,8 +561,7 @@ const EVENT_BODIES = [
       op: z.enum(['add', 'remove']),
       message_id: Id,
       user_id: Id,
-      /** Deprecated: the reacting user, for older clients. */
-      user: z.object({ user_id: Id, email: z.string(), full_name: z.string() }).strict(),
+      // No deprecated `user` object since FL 484 (FL 339 had put it back).
       emoji_name: z.string(),
       emoji_code: z.string(),
       reaction_type: ReactionType,

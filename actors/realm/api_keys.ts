@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { newApiKey, sha256Hex } from '../../lib/secrets.ts';
 import { T } from '../../storage/tables.ts';
-import type { Delivery } from '../events/delivery.ts';
+import { type Delivery, toUsers } from '../events/delivery.ts';
 import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { noteLogin } from './login_email.ts';
@@ -96,15 +96,33 @@ export function replaceKeys(state: RealmState, tx: Tx, userId: number, key: stri
   return next;
 }
 
-/** POST /users/me/api_key/regenerate: a new key; every older key stops working. */
+/**
+ * POST /users/me/api_key/regenerate: a new key; every older key stops working.
+ * Since FL 492 the user's E2EE push registrations go too (client devices, each
+ * with its `device` remove event, and registrations by push account), so no
+ * encrypted notification reaches a device that was logged out.
+ */
 export const regenerateApiKey = action({
   type: 'regenerateApiKey',
   fields: z.object({}),
   check(state, msg) {
-    return { userId: actingUser(state, msg.caller).id, key: newApiKey() };
+    const userId = actingUser(state, msg.caller).id;
+    return {
+      userId,
+      key: newApiKey(),
+      devices: [...(state.clientDevices.get(userId)?.keys() ?? [])],
+      accounts: [...(state.e2eeDevices.get(userId)?.keys() ?? [])],
+    };
   },
   apply(state, p, tx) {
     replaceKeys(state, tx, p.userId, p.key);
+    for (const deviceId of p.devices) {
+      state.forgetClientDevice(p.userId, deviceId);
+      tx.write(T.clientDevices.at(state.realmId, p.userId, deviceId).delete());
+    }
+    for (const pushAccountId of p.accounts) tx.write(T.e2eePushDevices.at(state.realmId, p.userId, pushAccountId).delete());
+    state.e2eeDevices.delete(p.userId);
     return { api_key: p.key, revoked: [p.userId] };
   },
+  events: (state, p) => p.devices.map((deviceId) => toUsers(state.realmId, [p.userId], { type: 'device', op: 'remove', device_id: deviceId })),
 });

@@ -13,7 +13,6 @@ import { type Emoji, resolveEmoji, unicodeCode } from './emoji.ts';
 import { accessMessage, audience, readMessage } from './message_edit.ts';
 import { activeEmojiByName } from './realm_emoji.ts';
 import type { RealmState } from './state.ts';
-import { apiEmail } from './emails.ts';
 
 const action = defineAction<RealmState>();
 
@@ -73,13 +72,11 @@ export const removeReaction = action({
 });
 
 function reactionEvent(state: Readonly<RealmState>, op: 'add' | 'remove', p: ReactionPlan) {
-  const u = state.users.get(p.userId)!;
   return toUsers(state.realmId, p.audience, {
     type: 'reaction',
     op,
     message_id: p.m.id,
-    user_id: u.id,
-    user: { user_id: u.id, email: apiEmail(state, u), full_name: u.fullName },
+    user_id: p.userId,
     emoji_name: p.emoji.name,
     emoji_code: p.emoji.code,
     reaction_type: p.emoji.type,

@@ -24,7 +24,7 @@ import { pushRead } from './push.ts';
 import { userRef } from './ref.ts';
 import { markOnboardingStep, onboardingStepsOf } from './onboarding.ts';
 import { tusAppend, tusCreate, tusExpireTimer, tusPartsTimer, tusStatus } from './tus.ts';
-import { deleteAttachment, downloadFile, fileUrl, listAttachments, temporaryFile, uploadFile, uploadSpaceTimer } from './uploads.ts';
+import { deleteAttachment, downloadFile, fileUrl, listAttachments, temporaryFile, thumbnailStatus, uploadFile, uploadSpaceTimer } from './uploads.ts';
 
 export interface UserState {
   realmId: number;
@@ -167,6 +167,7 @@ export const userHandlers = {
   deleteAttachment,
   downloadFile,
   fileUrl,
+  thumbnailStatus,
   temporaryFile,
   tusCreate,
   tusAppend,

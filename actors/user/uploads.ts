@@ -199,6 +199,23 @@ export const downloadFile = query({
   },
 });
 
+/**
+ * GET /thumbnail/status/<path> (FL 479): whether the upload at `path` has a
+ * thumbnail yet, for a user who may see the file (404 or 403 as for the file
+ * itself). This server makes no thumbnails (image previews, FL 276, are
+ * links), so the answer is always no.
+ */
+export const thumbnailStatus = query({
+  type: 'thumbnailStatus',
+  fields: z.object({ path: z.string() }),
+  run(s, msg, ctx) {
+    return later(async () => {
+      await accessFile(s, ctx, msg.path, msg.caller);
+      return { has_thumbnail: false };
+    });
+  },
+});
+
 /** How long a temporary file URL works: Zulip's 60 s (`PARLEY_FILE_URL_TTL_SECS` shortens it for tests). */
 export const FILE_URL_TTL_SECS = Number(process.env.PARLEY_FILE_URL_TTL_SECS) || 60;
 

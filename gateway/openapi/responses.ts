@@ -32,7 +32,7 @@ import { PLAIN, REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.t
 import { GroupSettingValue } from '../../storage/tables.ts';
 import type { Route } from '../route.ts';
 import { AUTH_ERRORS, COMMON_ERRORS, type ErrorCase, Id, success } from './envelope.ts';
-import { InviteObject, LegacyPresence, MessageHistoryEntry, Presences, RegisterFields, StatusObject } from './objects.ts';
+import { InviteObject, LegacyPresence, MessageHistoryEntry, ModernPresence, Presences, RegisterFields, StatusObject } from './objects.ts';
 
 /** What one route answers. */
 export interface RouteResponses {
@@ -334,7 +334,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
     presence_last_update_id: Id.optional(),
   }),
   'GET /realm/presence': fields({ presences: Presences, server_timestamp: z.number() }),
-  'GET /users/{user_id_or_email}/presence': fields({ presence: LegacyPresence }),
+  'GET /users/{user_id_or_email}/presence': fields({ presence: LegacyPresence.extend(ModernPresence.shape) }),
 
   // ---- the user's own lists
   'GET /drafts': fields({ count: Id, drafts: z.array(DraftObject) }),
@@ -367,6 +367,7 @@ export const RESPONSES: Readonly<Record<string, RouteResponses>> = {
   // ---- files and custom emoji
   'POST /user_uploads': fields({ uri: z.string(), url: z.string(), filename: z.string() }),
   'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': fields({ url: z.string() }, NOT_FOUND, FORBIDDEN),
+  'GET /thumbnail/status/{realm_id}/{dir}/{name}/{filename}': fields({ has_thumbnail: z.boolean() }, NOT_FOUND, FORBIDDEN),
   'POST /users/me/onboarding_steps': empty(),
   'POST /calls/zoom/create': fields({ url: z.string() }),
   'POST /calls/constructorgroups/create': fields({ url: z.string() }),

@@ -37,7 +37,7 @@ import { getStatus, updateStatus, updateUserStatus } from './user_status.ts';
 import * as push from './push.ts';
 import { createGroup, deactivateGroup, groupMembers, groupSubgroups, isGroupMember, listGroups, updateGroup, updateGroupMembers, updateGroupSubgroups } from './user_groups.ts';
 import { createProfileField, deleteProfileField, listProfileFields, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile_fields.ts';
-import { addRealmEmoji, deleteAttachment, deleteRealmEmoji, fileUrl, listAttachments, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
+import { addRealmEmoji, deleteAttachment, deleteRealmEmoji, fileUrl, listAttachments, thumbnailStatus, listRealmEmoji, realmEmojiImage, uploadFile } from './uploads.ts';
 import { updateMutedTopic, updateUserTopic } from './user_topics.ts';
 import { openapiDocument } from './openapi.ts';
 
@@ -203,6 +203,7 @@ export const ROUTES: Route[] = [
   personal.unmuteUser,
   uploadFile,
   fileUrl,
+  thumbnailStatus,
   listAttachments,
   deleteAttachment,
   addRealmEmoji,

@@ -47,6 +47,18 @@ export const fileUrl = route({
   },
 });
 
+/** GET /thumbnail/status/<path> (FL 479): `has_thumbnail` of an upload the user may see (always false: no thumbnails are made here). */
+export const thumbnailStatus = route({
+  method: 'GET',
+  path: '/thumbnail/status/{realm_id}/{dir}/{name}/{filename}',
+  auth: 'required',
+  params: { realm_id: Segment, dir: Segment, name: Segment, filename: Segment },
+  async handle(ctx, p) {
+    const u = me(ctx);
+    return ctx.actors.raw(userRef, userActorId(u.realmId, u.userId), { type: 'thumbnailStatus', caller: caller(ctx), path: `${p.realm_id}/${p.dir}/${p.name}/${p.filename}` });
+  },
+});
+
 // ---- custom emoji -------------------------------------------------------------
 
 const EMOJI_BODY_BYTES = MAX_EMOJI_MIB * 1024 * 1024 + 256 * 1024;
