@@ -387,6 +387,23 @@ t.test('push - E2EE (FL 468): an iOS device gets the APNs form; the key and the 
   t.match(await api.call('POST', '/remove_client_device', { device_id: ios.deviceId }), { status: 400, body: { result: 'error', code: 'BAD_REQUEST', msg: 'Invalid `device_id`' } });
 });
 
+t.test('push - an E2EE registration of a token removes its legacy registration, here and at the service (FL 483)', async (t) => {
+  const { p, api, token } = await withDevice();
+  const other = uniq('fcm');
+  await api.ok('POST', '/users/me/android_gcm_reg_id', { token: other });
+  await svc.waitFor(() => svc.devices.has(`${p.userId}:2:${other}`));
+  const phone = await appPhone(api);
+  phone.token = token;
+  const q = await register(api, { event_types: JSON.stringify(['device']) });
+  t.equal((await phone.register()).status, 200);
+  await waitFor(q, (e) => e.type === 'device' && e.push_token_id === tokenIdOf(token));
+  await svc.waitFor(() => !svc.devices.has(`${p.userId}:2:${token}`));
+  t.match(svc.of('push/unregister').at(-1)!.body, { token, token_kind: '2', user_id: String(p.userId) }, 'unregistered at the service');
+  t.match(await api.call('DELETE', '/users/me/android_gcm_reg_id', { token }), { status: 400, body: { msg: 'Token does not exist' } }, 'and gone here');
+  t.ok(svc.devices.has(`${p.userId}:2:${other}`), 'another legacy token stays');
+  await api.ok('DELETE', '/users/me/android_gcm_reg_id', { token: other });
+});
+
 t.test('push - regenerating the API key removes every E2EE registration: client devices, with remove events, and push accounts; nothing more is sent (FL 492)', async (t) => {
   const p = await newPerson(s);
   const api = s.api.as(p);

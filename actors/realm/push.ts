@@ -83,13 +83,17 @@ export const removePushDevice = action({
     return existing;
   },
   apply(state, d, tx) {
-    state.pushDevices.get(d.userId)!.delete(`${d.kind}:${d.token}`);
-    tx.write(T.pushDevices.at(state.realmId, d.userId, d.kind, d.token).delete());
-    // A device the service knows is unregistered there too (a timer of its own: the payload names it).
-    if (pushConfigured() && d.registered) tx.setTimer(UNREGISTER, Date.now(), { device: d }, d.userId);
+    dropPushDevice(state, d, tx);
     return {};
   },
 });
+
+/** Forgets a legacy device token; one the service knows is unregistered there too (a timer of its own: the payload names it). */
+export function dropPushDevice(state: RealmState, d: PushDeviceRecord, tx: Tx): void {
+  state.pushDevices.get(d.userId)?.delete(`${d.kind}:${d.token}`);
+  tx.write(T.pushDevices.at(state.realmId, d.userId, d.kind, d.token).delete());
+  if (pushConfigured() && d.registered) tx.setTimer(UNREGISTER, Date.now(), { device: d }, d.userId);
+}
 
 /** Zulip's InvalidPushDeviceTokenError / NoActivePushDeviceError. */
 const deviceNotRecognized = () => new ApiError('INVALID_PUSH_DEVICE_TOKEN', 'Device not recognized', 400);

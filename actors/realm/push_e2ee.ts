@@ -26,6 +26,7 @@
  * FCM data is), APNs `{push_key_id, encrypted_data, aps}` (zulip-flutter's
  * EncryptedFcmMessage / EncryptedApnsPayload).
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { realmUrl } from '../../lib/hosts.ts';
@@ -35,7 +36,7 @@ import { toUsers } from '../events/delivery.ts';
 import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
-import { mentionedGroup, pushServiceNotConfigured, realmUuid } from './push.ts';
+import { dropPushDevice, mentionedGroup, pushServiceNotConfigured, realmUuid } from './push.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -125,6 +126,9 @@ function checkSealed(bouncerPublicKey: string, registration: string): void {
  * as base64 of 8 bytes (Zulip's b64decode_token_id_base64 and
  * b64encode_token_id_int).
  */
+/** The token_id of a legacy token: base64 of the first 8 bytes of its SHA-256 (zulip-flutter's computeTokenId). */
+const legacyTokenId = (token: string) => createHash('sha256').update(token).digest().subarray(0, 8).toString('base64');
+
 function normalTokenId(b64: string): string {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw badRequest('`token_id` is not Base64 encoded');
   const raw = Buffer.from(b64, 'base64');
@@ -391,13 +395,17 @@ export const pushDeviceRegister = timer({
     if (!done || !d || d.pendingPushTokenId !== done.pending || d.errorCode !== null) return null;
     if ('deviceId' in done) {
       const next: ClientDevice = { ...d, pushTokenId: done.pending, pendingPushTokenId: null, bouncerDeviceId: done.deviceId, encryptedPushRegistration: null };
-      return { next, fields: { push_token_id: done.pending, pending_push_token_id: null } };
+      // FL 483: the legacy registrations of the same token go (its token_id is the first 8 bytes of its SHA-256, as the app computes it).
+      const kind = d.tokenKind === 'apns' ? 1 : 2;
+      const legacy = [...(state.pushDevices.get(d.userId)?.values() ?? [])].filter((x) => x.kind === kind && legacyTokenId(x.token) === done.pending);
+      return { next, fields: { push_token_id: done.pending, pending_push_token_id: null }, legacy };
     }
     const next: ClientDevice = { ...d, errorCode: done.error };
-    return { next, fields: { push_registration_error_code: done.error } };
+    return { next, fields: { push_registration_error_code: done.error }, legacy: [] };
   },
   apply(state, r, tx) {
     if (!r) return null;
+    for (const x of r.legacy) dropPushDevice(state, x, tx);
     state.indexClientDevice(r.next);
     tx.write(T.clientDevices.at(state.realmId, r.next.userId, r.next.deviceId).put(r.next));
     return null;
