@@ -411,6 +411,7 @@ function unreadDetailsOf(me: number, m: any, flags: string[]): Record<string, an
 
 /** Zulip's apply_unread_message_event: files one unread message under its conversation. */
 function addUnread(snap: Snap, me: number, id: number, d: Record<string, any>): void {
+  const before = countUnread(snap);
   const u = snap.unread_msgs;
   const push = (list: any[], match: (x: any) => boolean, make: () => any) => {
     let entry = list.find(match);
@@ -426,18 +427,24 @@ function addUnread(snap: Snap, me: number, id: number, d: Record<string, any>): 
     push(u.huddles, (x) => x.user_ids_string === key, () => ({ user_ids_string: key, unread_message_ids: [] }));
   }
   if (d.mentioned && !u.mentions.includes(id)) u.mentions = [...u.mentions, id].sort((a: number, b: number) => a - b);
-  u.count = countUnread(snap);
+  u.count += countUnread(snap) - before;
 }
 
 function removeUnread(snap: Snap, ids: Set<number>): void {
   const u = snap.unread_msgs;
+  const before = countUnread(snap);
   for (const key of ['pms', 'streams', 'huddles']) {
     u[key] = u[key].map((x: any) => ({ ...x, unread_message_ids: x.unread_message_ids.filter((id: number) => !ids.has(id)) })).filter((x: any) => x.unread_message_ids.length);
   }
   u.mentions = u.mentions.filter((id: number) => !ids.has(id));
-  u.count = countUnread(snap);
+  u.count += countUnread(snap) - before;
 }
 
+/**
+ * The unread messages the lists hold. The server's `count` leaves out channel messages in muted channels and
+ * topics (the lists keep them), which a snapshot without the user's mutes cannot tell: events move `count` by
+ * what they add to or take from the lists, so the register's exclusions stay as they were.
+ */
 const countUnread = (snap: Snap): number => ['pms', 'streams', 'huddles'].reduce((n, k) => n + snap.unread_msgs[k].reduce((m: number, x: any) => m + x.unread_message_ids.length, 0), 0);
 
 /** unread_msgs in a form that compares equal whatever order conversations were listed in. */
