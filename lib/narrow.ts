@@ -28,6 +28,8 @@ export interface MessageView {
   /** Every participant of a direct message, the sender included. */
   dmUserIds: number[] | null;
   content: string;
+  /** The rendered HTML (`mentions:` reads its visible personal mentions); absent, nobody is mentioned. */
+  rendered?: string;
   flags: string[];
   /** Whether anyone reacted to the message (`has:reaction`). */
   hasReaction?: boolean;
@@ -42,7 +44,7 @@ const ALIASES: Record<string, string> = {
 };
 
 const OPERATORS = new Set([
-  'channel', 'channels', 'topic', 'sender', 'dm', 'dm-including', 'is', 'has', 'search', 'id', 'near', 'with',
+  'channel', 'channels', 'topic', 'sender', 'dm', 'dm-including', 'is', 'has', 'search', 'id', 'near', 'with', 'mentions',
 ]);
 /**
  * The `is:` and `has:` operands this server implements (an operand of a
@@ -148,6 +150,12 @@ function compileTerm(t: NarrowTerm): Test {
     case 'sender': {
       const set = new Set(ids(t.operand));
       return (m) => set.has(m.senderId);
+    }
+    case 'mentions': {
+      // A direct, visible personal mention (FL 446): the rendered `@**Name**` span, as Zulip's
+      // search does; silent mentions (class `silent`), wildcards and group mentions render otherwise.
+      const spans = ids(t.operand).map((id) => `<span class="user-mention" data-user-id="${id}">`);
+      return (m) => spans.some((span) => m.rendered?.includes(span) === true);
     }
     case 'dm': {
       // `dm:` names the other participants (the viewer may be left out): every

@@ -1299,3 +1299,43 @@ t.test('changelog - GET /users/me/{stream_id}/topics answers for an archived cha
   const topics = await as.member.ok('GET', `/users/me/${streamId}/topics`);
   t.same(topics.topics.map((x: any) => x.name), ['kept'], 'the topics of the archived channel');
 });
+
+t.test('changelog - the mentions narrow operator: direct, visible personal mentions only, in every narrow (FL 446)', async (t) => {
+  const target = await newPerson(s, ROLE.member, 'Mentioned');
+  const name = uniq('mentions-op');
+  const roles = ['owner', 'admin', 'moderator', 'member', 'guest', 'bot'] as const;
+  const principals = [s.demo.owner, s.demo.admin, s.demo.moderator, s.demo.member1, s.demo.guest, s.demo.bot].map((p) => p.userId);
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [...principals, target.userId] });
+  const channelId = (await as.owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  const group = uniq('mentions-group');
+  await as.owner.ok('POST', '/user_groups/create', { name: group, description: 'x', members: [target.userId] });
+  const send = async (content: string) => (await as.member.ok('POST', '/messages', { type: 'stream', to: name, topic: 'who', content })).id as number;
+  const visible = await send(`hello @**${target.fullName}|${target.userId}**`);
+  const silent = await send(`quietly @_**${target.fullName}|${target.userId}**`);
+  const wildcard = await send('hello @**all**');
+  const grouped = await send(`hello @*${group}*`);
+  const plain = await send(`hello ${target.fullName}`);
+  const inChannel = (term: Record<string, unknown>) => JSON.stringify([{ operator: 'channel', operand: channelId }, term]);
+  for (const who of roles) {
+    for (const operand of [target.userId, target.email]) {
+      const page = await as[who].ok('GET', '/messages', { anchor: 'newest', num_before: 20, num_after: 0, narrow: inChannel({ operator: 'mentions', operand }) });
+      t.same(page.messages.map((m: any) => m.id), [visible], `${who}: mentions:${operand} is the visible mention only`);
+    }
+    const negated = await as[who].ok('GET', '/messages', { anchor: 'newest', num_before: 20, num_after: 0, narrow: inChannel({ operator: 'mentions', operand: target.userId, negated: true }) });
+    t.same(negated.messages.map((m: any) => m.id), [silent, wildcard, grouped, plain], `${who}: negated, every other message`);
+    t.equal(outcome(await as[who].call('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: JSON.stringify([{ operator: 'mentions', operand: 'nobody-here@parley.example' }]) }), true), '400 BAD_NARROW Invalid narrow operator: unknown user', `${who}: an unknown user is refused`);
+  }
+  t.equal(outcome(await as.anonymous.call('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: inChannel({ operator: 'mentions', operand: target.userId }) })), '401 UNAUTHORIZED', 'anonymous: no access');
+  const matches = await as.guest.ok('GET', '/messages/matches_narrow', { msg_ids: JSON.stringify([visible, silent, wildcard, grouped, plain]), narrow: JSON.stringify([{ operator: 'mentions', operand: target.userId }]) });
+  t.same(Object.keys(matches.messages).map(Number), [visible], 'matches_narrow keeps the visible mention');
+  const flagged = await as.moderator.ok('POST', '/messages/flags/narrow', { anchor: plain, include_anchor: true, num_before: 10, num_after: 0, narrow: inChannel({ operator: 'mentions', operand: target.email }), op: 'add', flag: 'starred' });
+  t.equal(flagged.updated_count, 1, 'flags/narrow stars the visible mention only');
+  t.ok((await as.moderator.ok('GET', `/messages/${visible}`)).message.flags.includes('starred'));
+  t.notOk((await as.moderator.ok('GET', `/messages/${silent}`)).message.flags.includes('starred'));
+  const q = await register(as.admin, { event_types: ['message'], narrow: [['mentions', String(target.userId)]] });
+  await send(`silently @_**${target.fullName}|${target.userId}**`);
+  const again = await send(`again @**${target.fullName}|${target.userId}**`);
+  const e = await waitFor(q, (x) => x.type === 'message');
+  t.equal(e.message.id, again, 'a register narrowed by mentions gets the visible mention, not the silent one before it');
+  t.equal(outcome(await as.admin.call('POST', '/register', { event_types: ['message'], narrow: JSON.stringify([['mentions', '99999999']]) }), true), '400 BAD_NARROW Invalid narrow operator: unknown user', 'register: an unknown user is refused');
+});

@@ -599,6 +599,7 @@ export function resolveNarrow(state: Readonly<RealmState>, user: UserRecord, nar
         if (t.operand === 'followed' || t.operand === 'muted') return { operator: 'conversations', operand: JSON.stringify(visibilitySet(state, user.id, t.operand)), negated: t.negated };
         return t;
       case 'sender':
+      case 'mentions':
       case 'dm':
       case 'dm-including': {
         const { ids, emails } = operandPeople(t.operand);

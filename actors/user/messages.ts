@@ -27,7 +27,7 @@ const UNREAD_SCAN = 20_000;
 const SCAN_MS = 5_000;
 
 export function messageView(m: StoredMessage, flags: string[]): MessageView {
-  return { id: m.id, type: m.type, streamId: m.streamId, topic: m.topic, senderId: m.senderId, dmUserIds: m.dmUserIds, content: m.content, flags, hasReaction: m.reactions.length > 0 };
+  return { id: m.id, type: m.type, streamId: m.streamId, topic: m.topic, senderId: m.senderId, dmUserIds: m.dmUserIds, content: m.content, rendered: m.renderedContent, flags, hasReaction: m.reactions.length > 0 };
 }
 
 export interface Page {
