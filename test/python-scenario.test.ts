@@ -181,7 +181,7 @@ tag = ${J(uniq('x').slice(-6))}
 # Exports (five a week): a full export is refused while members have not consented, so none is spent here.
 consents = ok(client.call_endpoint("export/realm/consents", method="GET"))["export_consents"]
 assert consents and all(set(c) == {"user_id", "consented", "email_address_visibility"} for c in consents), consents
-refused = client.call_endpoint("export/realm", method="POST", request={"export_type": 2})
+refused = client.call_endpoint("export/realm", method="POST", request={"export_type": "full_with_consent"})
 assert refused["result"] == "error" and refused["msg"].startswith("Make sure every member consents"), refused
 assert isinstance(ok(client.call_endpoint("export/realm", method="GET"))["exports"], list)
 gone = client.call_endpoint("export/realm/999999", method="DELETE")

@@ -25,7 +25,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'parley-realm-export-'));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 
 const EVENTS = { event_types: ['realm_export'] };
-type ExportObject = { id: number; export_url: string | null; pending: boolean; deleted_timestamp: number | null; failed_timestamp: number | null; export_type: number; acting_user_id: number; export_time: number };
+type ExportObject = { id: number; export_url: string | null; pending: boolean; deleted_timestamp: number | null; failed_timestamp: number | null; export_type: string; acting_user_id: number; export_time: number };
 const exportIn = (e: Record<string, any>, id: number): ExportObject | undefined => (e.type === 'realm_export' ? (e.exports as ExportObject[]).find((x) => x.id === id) : undefined);
 
 /** GET of a page outside /api/v1 with `api`'s credentials. */
@@ -60,7 +60,7 @@ t.test('realm export - an owner exports over HTTP: realm_export events, the arch
   const r = await owner.ok('POST', '/export/realm');
   t.type(r.id, 'number', 'the export ID (FL 182)');
   const pending = exportIn(await waitFor(queues.owner, (e) => exportIn(e, r.id) !== undefined), r.id)!;
-  t.match(pending, { id: r.id, pending: true, export_url: null, acting_user_id: s.demo.owner.userId, export_type: 1, deleted_timestamp: null, failed_timestamp: null }, 'pending first');
+  t.match(pending, { id: r.id, pending: true, export_url: null, acting_user_id: s.demo.owner.userId, export_type: 'public', deleted_timestamp: null, failed_timestamp: null }, 'pending first');
   const done = await finished(queues.owner, r.id);
   t.match(done, { pending: false, failed_timestamp: null, deleted_timestamp: null });
   t.match(done.export_url, /\/user_avatars\/exports\/\d+\/[0-9a-f]{32}\/parley-export-.*\.jsonl\.gz$/);
@@ -125,9 +125,9 @@ t.test('realm export - a full export once every member consented: direct message
   await owner.ok('POST', '/messages', { type: 'stream', to: secret, topic: 'export', content: privateText });
   await owner.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([s.demo.member1.userId]), content: dmText });
   const q = await register(owner, EVENTS);
-  const { id } = await owner.ok('POST', '/export/realm', { export_type: 2 });
+  const { id } = await owner.ok('POST', '/export/realm', { export_type: 'full_with_consent' });
   const done = await finished(q, id);
-  t.match(done, { export_type: 2, pending: false, failed_timestamp: null });
+  t.match(done, { export_type: 'full_with_consent', pending: false, failed_timestamp: null });
   const archive = await fetchPage(admin, done.export_url!);
   t.equal(archive.status, 200, 'an administrator fetches it');
   const text = gunzipSync(archive.body).toString();
@@ -149,8 +149,15 @@ t.test('realm export - administrators only: every route refused to the other rol
 });
 
 t.test('realm export - export types, consents (with email_address_visibility, FL 430) and their realm_export_consent events, and the limit of five a week', async (t) => {
-  isError(t, await admin.post('/export/realm', { export_type: 3 }), 400, 'BAD_REQUEST', /^Invalid export_type$/);
-  isError(t, await member.post('/export/realm', { export_type: 3 }), 400, 'UNAUTHORIZED_PRINCIPAL', undefined, 'the role is checked first');
+  isError(t, await admin.post('/export/realm', { export_type: 'private' }), 400, 'BAD_REQUEST', /^Invalid export_type$/);
+  isError(t, await member.post('/export/realm', { export_type: 'private' }), 400, 'UNAUTHORIZED_PRINCIPAL', undefined, 'the role is checked first');
+  // FL 449: the types are strings; the integers of before are refused as any other value.
+  for (const old of [1, 2, 3]) isError(t, await admin.post('/export/realm', { export_type: old }), 400, 'BAD_REQUEST', /^Invalid export_type$/, `integer ${old} (before FL 449)`);
+  // full_without_consent needs owner_full_content_access, false here (FL 438): refused to owners and administrators alike.
+  const { realm_owner_full_content_access: fullAccess } = await owner.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.equal(fullAccess, false, 'owner_full_content_access is off');
+  for (const api of [owner, admin]) isError(t, await api.post('/export/realm', { export_type: 'full_without_consent' }), 400, 'BAD_REQUEST', /^This organization does not allow full exports without member consent\.$/);
+  isError(t, await member.post('/export/realm', { export_type: 'full_without_consent' }), 400, 'UNAUTHORIZED_PRINCIPAL', /^Must be an organization administrator$/);
   const before = (await admin.ok('GET', '/export/realm/consents')).export_consents as Array<{ user_id: number; consented: boolean }>;
   const visibility = (await member.ok('POST', '/register', { fetch_event_types: ['user_settings'] })).user_settings.email_address_visibility;
   t.same(before.find((c) => c.user_id === s.demo.member1.userId), { user_id: s.demo.member1.userId, consented: false, email_address_visibility: visibility }, 'with the user\'s email_address_visibility (FL 430)');
@@ -168,7 +175,7 @@ t.test('realm export - export types, consents (with email_address_visibility, FL
   t.equal(quiet, 'none', 'other members do not');
   const after = (await admin.ok('GET', '/export/realm/consents')).export_consents as Array<{ user_id: number; consented: boolean }>;
   t.equal(after.find((c) => c.user_id === s.demo.member1.userId)?.consented, true, 'the consent shows');
-  isError(t, await owner.post('/export/realm', { export_type: 2 }), 400, 'BAD_REQUEST', /^Make sure every member consents to the export of their private data/, 'a full export while some do not consent');
+  isError(t, await owner.post('/export/realm', { export_type: 'full_with_consent' }), 400, 'BAD_REQUEST', /^Make sure every member consents to the export of their private data/, 'a full export while some do not consent');
   // One export was made by the first test (two embedded, with the full one): the rest, then the limit.
   const ids: number[] = [];
   for (let i = 0; i < 6; i++) {

@@ -242,7 +242,7 @@ export const RealmExportObject = z
     deleted_timestamp: z.number().nullable(),
     failed_timestamp: z.number().nullable(),
     pending: z.boolean(),
-    export_type: z.union([z.literal(1), z.literal(2)]),
+    export_type: z.enum(['public', 'full_with_consent', 'full_without_consent']),
   })
   .strict();
 export type RealmExportObject = z.infer<typeof RealmExportObject>;

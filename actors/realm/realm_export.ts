@@ -16,8 +16,8 @@
  * `export_url` (`/user_avatars/exports/<realm>/<token>/<file>`, Zulip's path
  * for local uploads) to administrators (`exportFile`).
  *
- * A public export (1) keeps only what every member may see. A full export
- * (2) keeps everyone's private data, so it is made only when every active
+ * A public export (`public`, stored 1) keeps only what every member may
+ * see. A full export (`full_with_consent`, stored 2) keeps everyone's private data, so it is made only when every active
  * member consented (`allow_private_data_export`); Zulip leaves out the
  * private data of those who did not instead.
  */
@@ -44,9 +44,18 @@ const query = defineQuery<RealmState>();
 const timer = defineTimer<RealmState>();
 const log = rootLog.child({ component: 'realm-export' });
 
-/** Zulip's `RealmExport.EXPORT_PUBLIC` and `EXPORT_FULL_WITH_CONSENT`. */
-export const EXPORT_PUBLIC = 1;
-export const EXPORT_FULL_WITH_CONSENT = 2;
+/** Zulip's `RealmExport.EXPORT_PUBLIC` and `EXPORT_FULL_WITH_CONSENT`, as stored. */
+export const EXPORT_PUBLIC = 1 as const;
+export const EXPORT_FULL_WITH_CONSENT = 2 as const;
+/**
+ * The API's names of the types (FL 449: strings, in POST /export/realm, its
+ * list and `realm_export` events). `full_without_consent` (Zulip's 3) needs
+ * the organization's `owner_full_content_access`, which is false here (FL
+ * 438: no server administrator sets it), so it is never made.
+ */
+export const EXPORT_TYPES = ['public', 'full_with_consent', 'full_without_consent'] as const;
+export type ExportTypeName = (typeof EXPORT_TYPES)[number];
+const typeName = (t: 1 | 2): ExportTypeName => (t === EXPORT_PUBLIC ? 'public' : 'full_with_consent');
 /** Exports an organization may ask for in 7 days (Zulip's EXPORT_LIMIT). */
 export const EXPORT_LIMIT = 5;
 const WEEK_SECS = 7 * 86_400;
@@ -78,7 +87,7 @@ export function formatExport(state: Readonly<RealmState>, e: RealmExportRecord):
     deleted_timestamp: e.deletedAt,
     failed_timestamp: e.failedAt,
     pending: e.status === 'requested',
-    export_type: e.exportType,
+    export_type: typeName(e.exportType),
   };
 }
 
@@ -104,18 +113,22 @@ function put(state: RealmState, e: RealmExportRecord, tx: Tx) {
 /** POST /export/realm. */
 export const requestExport = action({
   type: 'requestExport',
-  fields: z.object({ exportType: z.number().int() }),
+  fields: z.object({ exportType: z.string() }),
   check(state, msg) {
     const user = requireAdmin(state, msg.caller);
-    if (msg.exportType !== EXPORT_PUBLIC && msg.exportType !== EXPORT_FULL_WITH_CONSENT) throw badRequest('Invalid export_type');
+    // Integers (before FL 449) are refused as any other value: the parameter is the name now.
+    if (!(EXPORT_TYPES as readonly string[]).includes(msg.exportType)) throw badRequest('Invalid export_type');
+    // owner_full_content_access is false here (realm_owner_full_content_access at register), so no full export without consent.
+    if (msg.exportType === 'full_without_consent') throw badRequest('This organization does not allow full exports without member consent.');
+    const exportType: 1 | 2 = msg.exportType === 'public' ? EXPORT_PUBLIC : EXPORT_FULL_WITH_CONSENT;
     const now = Date.now() / 1000;
     const recent = [...state.org.exports.values()].filter((e) => e.requestedAt >= now - WEEK_SECS).length;
     if (recent >= EXPORT_LIMIT) throw badRequest('Exceeded rate limit.');
-    if (msg.exportType === EXPORT_FULL_WITH_CONSENT) {
+    if (exportType === EXPORT_FULL_WITH_CONSENT) {
       const refusing = activeHumans(state).filter((u) => !consented(state, u.id)).length;
       if (refusing > 0) throw badRequest(`Make sure every member consents to the export of their private data (allow_private_data_export): ${refusing} ${refusing === 1 ? 'does' : 'do'} not.`);
     }
-    return { userId: user.id, exportType: msg.exportType as 1 | 2, now };
+    return { userId: user.id, exportType, now };
   },
   apply(state, p, tx) {
     const id = state.org.take('export', state.realmId, tx);

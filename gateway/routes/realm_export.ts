@@ -6,7 +6,6 @@
  */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
-import { EXPORT_PUBLIC } from '../../actors/realm/realm_export.ts';
 import { int } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
@@ -16,10 +15,10 @@ export const requestExport = route({
   method: 'POST',
   path: '/export/realm',
   auth: 'required',
-  // 1 (public) or 2 (full, with every member's consent); checked by the realm after the caller's role, as Zulip does.
-  params: { export_type: int().optional() },
+  // public, full_with_consent or full_without_consent (FL 449; integers before); checked by the realm after the caller's role, as Zulip does.
+  params: { export_type: z.string().optional() },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realm(ctx), { type: 'requestExport', caller: caller(ctx), exportType: p.export_type ?? EXPORT_PUBLIC });
+    return ctx.actors.raw(realmRef, realm(ctx), { type: 'requestExport', caller: caller(ctx), exportType: p.export_type ?? 'public' });
   },
 });
 
