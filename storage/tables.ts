@@ -223,10 +223,17 @@ export const CHANNEL_GROUP_SETTINGS = [
   'can_move_messages_within_channel_group',
   'can_resolve_topics_group',
   'can_subscribe_group',
+  'can_create_topic_group',
 ] as const;
 export type ChannelGroupSetting = (typeof CHANNEL_GROUP_SETTINGS)[number];
 /** Channel permissions added after channels were first stored: rows written before them read as role:nobody (group 8), Zulip's default. */
 const LATER_CHANNEL_GROUP_SETTINGS: ReadonlySet<ChannelGroupSetting> = new Set(['can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group', 'can_subscribe_group']);
+/** Later channel permissions whose Zulip default is another group: can_create_topic_group (FL 441) reads as role:everyone (group 2). */
+const LATER_DEFAULTS: Partial<Record<ChannelGroupSetting, number>> = { can_create_topic_group: 2 };
+const channelGroupField = (k: ChannelGroupSetting) => {
+  const fallback = LATER_DEFAULTS[k] ?? (LATER_CHANNEL_GROUP_SETTINGS.has(k) ? 8 : undefined);
+  return fallback === undefined ? GroupSettingValue : GroupSettingValue.default(fallback);
+};
 
 export const ChannelRecord = z.object({
   id: Id,
@@ -245,7 +252,7 @@ export const ChannelRecord = z.object({
   firstMessageId: Id.nullable().default(null),
   folderId: Id.nullable().default(null),
   isArchived: z.boolean().default(false),
-  groups: z.object(Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((k) => [k, LATER_CHANNEL_GROUP_SETTINGS.has(k) ? GroupSettingValue.default(8) : GroupSettingValue])) as Record<ChannelGroupSetting, typeof GroupSettingValue>),
+  groups: z.object(Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((k) => [k, channelGroupField(k)])) as Record<ChannelGroupSetting, typeof GroupSettingValue>),
 });
 export type ChannelRecord = z.infer<typeof ChannelRecord>;
 

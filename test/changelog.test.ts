@@ -1339,3 +1339,61 @@ t.test('changelog - the mentions narrow operator: direct, visible personal menti
   t.equal(e.message.id, again, 'a register narrowed by mentions gets the visible mention, not the silent one before it');
   t.equal(outcome(await as.admin.call('POST', '/register', { event_types: ['message'], narrow: JSON.stringify([['mentions', '99999999']]) }), true), '400 BAD_NARROW Invalid narrow operator: unknown user', 'register: an unknown user is refused');
 });
+
+t.test('changelog - can_create_topic_group: who may start a topic in a channel, for every role; set on creation and by PATCH, moves, protected history, stream update events (FL 441)', async (t) => {
+  const guest = await newPerson(s, ROLE.guest, 'Topic Starter');
+  const bot = await as.member.ok('POST', '/bots', { full_name: 'Topic Bot', short_name: uniq('topicbot').slice(-12).replace(/[^a-z0-9]/g, '') });
+  const who = { owner: as.owner, admin: as.admin, moderator: as.moderator, member: as.member, guest: s.api.as(guest), bot: s.api.as({ email: bot.email ?? (await as.member.ok('GET', `/users/${bot.user_id}`)).user.email, apiKey: bot.api_key }) };
+  const name = uniq('topics');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [s.demo.owner.userId, s.demo.admin.userId, s.demo.moderator.userId, s.demo.member1.userId, guest.userId, bot.user_id] });
+  const { stream_id } = await as.owner.ok('GET', '/get_stream_id', { stream: name });
+  t.equal((await as.member.ok('GET', `/streams/${stream_id}`)).stream.can_create_topic_group, GROUP.everyone, 'everyone by default');
+  const q = await register(as.member, { fetch_event_types: ['stream', 'subscription'], event_types: ['stream'] });
+  const snap = structuredClone(q.snapshot);
+  t.equal(snap.subscriptions.find((c: any) => c.stream_id === stream_id).can_create_topic_group, GROUP.everyone, 'in register');
+  await as.owner.ok('POST', '/messages', { type: 'stream', to: stream_id, topic: 'Existing', content: 'a topic before the restriction' });
+  /** Each role's outcome of a send to `topic(role)`. */
+  const sendAll = async (topic: (role: string) => string) => {
+    const out: Record<string, string> = {};
+    for (const [role, api] of Object.entries(who)) out[role] = outcome(await api.call('POST', '/messages', { type: 'stream', to: stream_id, topic: topic(role), content: 'x' }), true).replace(/^400 BAD_REQUEST /, '');
+    return out;
+  };
+  const fresh = (role: string) => uniq(`new-${role}`);
+  const refused = 'You do not have permission to create new topics in this channel.';
+  const everyone = { owner: 'ok', admin: 'ok', moderator: 'ok', member: 'ok', guest: 'ok', bot: 'ok' };
+  t.same(await sendAll(fresh), everyone, 'by default everyone starts topics');
+  t.equal(outcome(await as.member.call('PATCH', `/streams/${stream_id}`, { can_create_topic_group: { new: GROUP.moderators } }), true), '400 BAD_REQUEST You do not have permission to administer this channel.', 'a member does not administer the channel');
+  await as.owner.ok('PATCH', `/streams/${stream_id}`, { can_create_topic_group: { new: GROUP.moderators } });
+  t.same(await sendAll(fresh), { owner: 'ok', admin: 'ok', moderator: 'ok', member: refused, guest: refused, bot: refused }, 'moderators start topics');
+  t.same(await sendAll(() => 'existing'), everyone, 'everyone sends to a topic that exists, whatever its case');
+  await as.owner.ok('PATCH', `/streams/${stream_id}`, { can_create_topic_group: { new: { direct_members: [s.demo.member1.userId], direct_subgroups: [] } } });
+  t.same(await sendAll(fresh), { owner: refused, admin: refused, moderator: refused, member: 'ok', guest: refused, bot: 'ok' }, 'a named member starts topics, and so does the bot they own; administrators are not members of it');
+  await as.owner.ok('PATCH', `/streams/${stream_id}`, { can_create_topic_group: { new: GROUP.nobody } });
+  t.same(await sendAll(fresh), { owner: refused, admin: refused, moderator: refused, member: refused, guest: refused, bot: refused }, 'with nobody, no one starts topics');
+  // Moving to a new topic starts it; resolving does not need the permission (Zulip's check_update_message).
+  const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: stream_id, topic: 'Existing', content: 'to move' });
+  const move = (topic: string) => as.member.call('PATCH', `/messages/${id}`, { topic, propagate_mode: 'change_one', send_notification_to_old_thread: false, send_notification_to_new_thread: false });
+  t.equal(outcome(await move(uniq('moved')), true), `400 BAD_REQUEST ${refused}`, 'a move to a new topic is refused');
+  t.equal(outcome(await move('✔ Existing')), 'ok', 'resolving is not starting a topic');
+  t.equal(outcome(await move('Existing')), 'ok', 'nor is unresolving');
+  const changed = (await as.member.ok('GET', `/streams/${stream_id}`)).stream;
+  t.equal(changed.can_create_topic_group, GROUP.nobody);
+  for (let i = 0; i < 3; i++) applyEvent(snap, await waitFor(q, (e) => e.type === 'stream' && e.op === 'update' && e.stream_id === stream_id && e.property === 'can_create_topic_group'));
+  const now = (await register(as.member, { fetch_event_types: ['stream', 'subscription'] })).snapshot;
+  const perm = (list: any[]) => list.find((x) => x.stream_id === stream_id).can_create_topic_group;
+  t.same([perm(snap.subscriptions), perm(snap.streams)], [perm(now.subscriptions), perm(now.streams)], 'snapshot plus stream update events equals a fresh register');
+  t.equal(perm(now.subscriptions), GROUP.nobody);
+  // Set at creation, by both routes; a private channel with protected history lets everyone start topics.
+  const made = uniq('topics-made');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: made }], can_create_topic_group: GROUP.members });
+  t.equal((await as.owner.ok('GET', '/streams/' + (await as.owner.ok('GET', '/get_stream_id', { stream: made })).stream_id)).stream.can_create_topic_group, GROUP.members, 'set when the channel is created');
+  const combination = '400 BAD_REQUEST Unsupported parameter combination: history_public_to_subscribers, can_create_topic_group';
+  t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: uniq('protected'), subscribers: [], invite_only: true, history_public_to_subscribers: false, can_create_topic_group: GROUP.members }), true), combination);
+  const created = await as.owner.ok('POST', '/channels/create', { name: uniq('protected'), subscribers: [], invite_only: true, history_public_to_subscribers: true, can_create_topic_group: GROUP.moderators });
+  t.equal((await as.owner.ok('GET', `/streams/${created.id}`)).stream.can_create_topic_group, GROUP.moderators, 'POST /channels/create sets it');
+  t.equal(outcome(await as.owner.call('PATCH', `/streams/${created.id}`, { history_public_to_subscribers: false }), true), combination, 'history is not protected while the setting is not everyone');
+  await as.owner.ok('PATCH', `/streams/${created.id}`, { history_public_to_subscribers: false, can_create_topic_group: { new: { direct_members: [], direct_subgroups: [GROUP.everyone] } } });
+  const protectedNow = (await as.owner.ok('GET', `/streams/${created.id}`)).stream;
+  t.same([protectedNow.history_public_to_subscribers, protectedNow.can_create_topic_group], [false, GROUP.everyone], 'both change together');
+  t.equal(outcome(await as.owner.call('PATCH', `/streams/${created.id}`, { can_create_topic_group: { new: GROUP.members } }), true), combination);
+});

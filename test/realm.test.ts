@@ -406,7 +406,7 @@ t.test('realm - server_supported_permission_settings: what each permission takes
     if ((r.ignored_parameters_unsupported ?? []).includes(k)) ignored.add(k);
   }
   t.same(Object.keys(supported.realm).sort(), realmKeys.filter((k) => !ignored.has(k)).sort(), 'realm: every permission acted on');
-  t.same(Object.keys(supported.stream).sort(), ['can_add_subscribers_group', 'can_administer_channel_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_remove_subscribers_group', 'can_resolve_topics_group', 'can_send_message_group', 'can_subscribe_group']);
+  t.same(Object.keys(supported.stream).sort(), ['can_add_subscribers_group', 'can_administer_channel_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_remove_subscribers_group', 'can_resolve_topics_group', 'can_send_message_group', 'can_subscribe_group', 'can_create_topic_group'].sort());
   t.same(Object.keys(supported.group).sort(), ['can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group']);
   t.same(supported.realm.can_access_all_users_group, { require_system_group: true, allow_internet_group: false, allow_nobody_group: false, allow_everyone_group: true, default_group_name: 'role:everyone', default_for_system_groups: null, allowed_system_groups: ['role:everyone', 'role:members'] }, 'FL 225');
 

@@ -75,6 +75,7 @@ const channelFields = {
   can_move_messages_within_channel_group: GroupSetting,
   can_resolve_topics_group: GroupSetting,
   can_subscribe_group: GroupSetting,
+  can_create_topic_group: GroupSetting,
 };
 
 /** A channel object (`streams`, `never_subscribed`, `stream` events). */
@@ -205,7 +206,7 @@ const STREAM_UPDATES = [
   streamUpdate('is_archived', z.boolean()),
   streamUpdate('stream_post_policy', z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4)])),
   streamUpdate('is_announcement_only', z.boolean()),
-  ...(['can_add_subscribers_group', 'can_remove_subscribers_group', 'can_administer_channel_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_send_message_group', 'can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group', 'can_subscribe_group'] as const).map((k) => streamUpdate(k, GroupSetting)),
+  ...(['can_add_subscribers_group', 'can_remove_subscribers_group', 'can_administer_channel_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_send_message_group', 'can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group', 'can_subscribe_group', 'can_create_topic_group'] as const).map((k) => streamUpdate(k, GroupSetting)),
 ] as const;
 
 const subscriptionUpdate = <P extends string, V extends z.ZodTypeAny>(property: P, value: V) =>

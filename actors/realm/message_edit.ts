@@ -25,7 +25,7 @@ import { canAdminister } from './streams.ts';
 import { realmGroupSetting } from './realm_settings.ts';
 import { renderMessage } from './markdown.ts';
 import { mentionedUsers } from './mentions.ts';
-import { alertedUsers, emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
+import { alertedUsers, checkCanCreateTopic, emptyTopicDisplayName, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, normalizeTopic, renderOptions, uploadPaths } from './messages.ts';
 import { readerView } from './reading.ts';
 import { ensureSystemBots, sendAsSystemBot, silentMention, systemBot, systemBotDeliveries } from './system_bots.ts';
 import { eachLimited, type RealmState } from './state.ts';
@@ -287,6 +287,8 @@ function checkEdit(state: Readonly<RealmState>, user: UserRecord, m: StoredMessa
   }
   const moving = topic !== null || to !== null;
   if (moving && msg.mode === 'change_all' && !moderator && !resolving) checkChangeAllTimeLimit(state, user, m, topic !== null && topic !== m.topic, to !== null, facts.topic);
+  // A move (not a resolve) may start a topic: the channel's can_create_topic_group decides (FL 441).
+  if (moving && !resolving) checkCanCreateTopic(state, user, to ?? orig!, topic ?? m.topic);
   const messages = !moving || msg.mode === 'change_one' ? [m] : facts.topic.filter((x) => (msg.mode === 'change_all' ? true : x.id >= m.id));
   const users = new Set(audience(state, m));
   if (to) for (const id of state.activeSubscribers(to.id)) users.add(id);

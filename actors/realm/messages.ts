@@ -230,6 +230,21 @@ export function renderOptions(state: Readonly<RealmState>, user: UserRecord): Re
   return options;
 }
 
+/**
+ * Zulip's `check_for_can_create_topic_group_violation` (FL 441): a topic the channel does not
+ * have yet is started only by members of its can_create_topic_group (a bot also through its
+ * owner); system bots start any. O(1): the realm keeps each channel's topics.
+ */
+export function checkCanCreateTopic(state: Readonly<RealmState>, user: UserRecord, channel: ChannelRecord, topic: string): void {
+  const setting = channel.groups.can_create_topic_group;
+  if (user.isSystemBot || setting === GROUP_ID['role:everyone']) return;
+  if (state.topics.get(channel.id)?.has(topic.toLowerCase())) return;
+  if (state.can(setting, user)) return;
+  const owner = user.isBot && user.botOwnerId !== null ? state.users.get(user.botOwnerId) : undefined;
+  if (owner && state.can(setting, owner)) return;
+  throw badRequest('You do not have permission to create new topics in this channel.');
+}
+
 /** Validates, authorizes and renders a send by `sender`; throws the API error, changes nothing. */
 export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: SendRequest): SendPlan {
   const content = req.content.trimEnd();
@@ -266,6 +281,7 @@ export function planSend(state: Readonly<RealmState>, sender: UserRecord, req: S
     const policy = channel.topicsPolicy === 'inherit' ? (state.meta?.topicsPolicy ?? 'allow_empty_topic') : channel.topicsPolicy;
     if (topic === '' && policy === 'disable_empty_topic') throw badRequest('Sending messages to the general chat is not allowed in this channel.');
     if (topic !== '' && policy === 'empty_topic_only') throw badRequest('Only the general chat topic is allowed in this channel.');
+    checkCanCreateTopic(state, sender, channel, topic);
     const id = channel.id;
     recipientCount = () => state.activeSubscribers(id).length;
   }

@@ -113,6 +113,7 @@ export const CHANNEL_PERMISSIONS: Readonly<Record<ChannelGroupSetting, Permissio
   can_move_messages_within_channel_group: permission(true, true, 'role:nobody'),
   can_resolve_topics_group: permission(true, true, 'role:nobody'),
   can_subscribe_group: permission(true, false, 'role:nobody'),
+  can_create_topic_group: permission(true, true, 'role:everyone'),
 };
 
 /**
@@ -133,6 +134,14 @@ export function checkGroupValue(state: Readonly<RealmState>, name: string, raw: 
   }
   checkPermissionConfig(name, config, v);
   return typeof v === 'number' ? v : { direct_members: [...new Set(v.direct_members)].sort((a, b) => a - b), direct_subgroups: [...new Set(v.direct_subgroups)].sort((a, b) => a - b) };
+}
+
+/**
+ * A private channel with protected history lets everyone start topics (FL 441): its subscribers
+ * could not read a topic's earlier messages, so "new topic" is not theirs to judge.
+ */
+export function checkTopicCreationAllowedWithHistory(inviteOnly: boolean, historyPublic: boolean, value: GroupSettingValue): void {
+  if (inviteOnly && !historyPublic && !sameGroupValue(value, GROUP_ID['role:everyone'])) throw badRequest('Unsupported parameter combination: history_public_to_subscribers, can_create_topic_group');
 }
 
 /** The channel permissions only members of the organization's can_set_delete_message_policy_group change (FL 407). */
@@ -418,6 +427,7 @@ export const updateStream = action({
         }
       }
     }
+    checkTopicCreationAllowedWithHistory(next.inviteOnly, next.historyPublicToSubscribers, next.groups.can_create_topic_group);
     return { before: c, after: next, events, audienceBefore: channelAudience(state, c), defaultsChanged, actorId: user.id };
   },
   apply(state, p, tx) {

@@ -13,7 +13,7 @@ import { ensureSystemBots, sendAsSystemBot, silentMention, systemBotDeliveries }
 import { channelEventsNotice, createdNotice } from './channel_events.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
-import { canSetDeletePolicy, canSetTopicsPolicy, channelActivity, channelObject, CHANNEL_PERMISSIONS, checkChannelName, checkGroupValue, DELETE_POLICY_SETTINGS, defaultStreamsDelivery, hasMetadataAccess, realmPermission, sameGroupValue } from './streams.ts';
+import { canSetDeletePolicy, canSetTopicsPolicy, channelActivity, channelObject, CHANNEL_PERMISSIONS, checkChannelName, checkTopicCreationAllowedWithHistory, checkGroupValue, DELETE_POLICY_SETTINGS, defaultStreamsDelivery, hasMetadataAccess, realmPermission, sameGroupValue } from './streams.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -160,6 +160,7 @@ export const subscribe = action({
       const v = groups[k];
       if (v !== undefined && !sameGroupValue(v, GROUP_ID['role:nobody']) && !canSetDeletePolicy(state, actor)) throw badRequest('Insufficient permission');
     }
+    if (groups.can_create_topic_group !== undefined) checkTopicCreationAllowedWithHistory(msg.inviteOnly, msg.historyPublicToSubscribers ?? !msg.inviteOnly, groups.can_create_topic_group);
     const retention = msg.messageRetentionDays;
     if (retention !== null && retention !== 'realm_default' && actor.role !== Role.OWNER) throw badRequest('Must be an organization owner');
     if (typeof retention === 'number' && retention < 1) throw badRequest("Bad value for 'message_retention_days': must be at least 1", { var_name: 'message_retention_days' });
@@ -220,6 +221,7 @@ export const subscribe = action({
             can_move_messages_within_channel_group: GROUP_ID['role:nobody'],
             can_resolve_topics_group: GROUP_ID['role:nobody'],
             can_subscribe_group: GROUP_ID['role:nobody'],
+            can_create_topic_group: GROUP_ID['role:everyone'],
             ...groups,
           },
         },
