@@ -1400,3 +1400,43 @@ t.test('changelog - can_create_topic_group: who may start a topic in a channel, 
   t.same([protectedNow.history_public_to_subscribers, protectedNow.can_create_topic_group], [false, GROUP.everyone], 'both change together');
   t.equal(outcome(await as.owner.call('PATCH', `/streams/${created.id}`, { can_create_topic_group: { new: GROUP.members } }), true), combination);
 });
+
+t.test('changelog - GET /messages anchor date: the first message sent at or after anchor_date, for every role (FL 445)', async (t) => {
+  const name = uniq('anchor-date');
+  const roles = ['owner', 'admin', 'moderator', 'member', 'guest', 'bot'] as const;
+  const principals = [s.demo.owner, s.demo.admin, s.demo.moderator, s.demo.member1, s.demo.guest, s.demo.bot].map((p) => p.userId);
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals });
+  const channelId = (await as.owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  const send = async (content: string) => {
+    const { id } = await as.member.ok('POST', '/messages', { type: 'stream', to: name, topic: 'days', content });
+    return { id: id as number, ts: (await as.member.ok('GET', `/messages/${id}`)).message.timestamp as number };
+  };
+  const first = await send('first');
+  // Timestamps are in seconds: the later messages are sent in a later second than the first.
+  while (Math.floor(Date.now() / 1000) <= first.ts) await new Promise((r) => setTimeout(r, 50));
+  const second = await send('second');
+  const third = await send('third');
+  t.ok(second.ts > first.ts);
+  const narrow = JSON.stringify([{ operator: 'channel', operand: channelId }]);
+  const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+  // The same instant written with a +02:00 offset.
+  const withOffset = (seconds: number) => `${new Date((seconds + 7200) * 1000).toISOString().slice(0, 19)}+02:00`;
+  for (const who of roles) {
+    const page = await as[who].ok('GET', '/messages', { anchor: 'date', anchor_date: iso(second.ts), num_before: 1, num_after: 1, narrow });
+    t.equal(page.anchor, second.id, `${who}: the anchor is the first message sent at or after the date`);
+    t.equal(page.found_anchor, true);
+    t.same(page.messages.map((m: any) => m.id), [first.id, second.id, third.id], `${who}: the page is around it`);
+    t.equal((await as[who].ok('GET', '/messages', { anchor: 'date', anchor_date: withOffset(second.ts), num_before: 0, num_after: 0, narrow })).anchor, second.id, `${who}: a date with an offset`);
+    t.equal((await as[who].ok('GET', '/messages', { anchor: 'date', anchor_date: '1970-01-02', num_before: 0, num_after: 1, narrow })).anchor, first.id, `${who}: a date before the history anchors at its first message`);
+    const later = await as[who].ok('GET', '/messages', { anchor: 'date', anchor_date: '2999-01-01T00:00:00Z', num_before: 1, num_after: 1, narrow });
+    t.same([later.anchor, later.found_anchor, later.found_newest, later.messages.map((m: any) => m.id)], [10000000000000000, false, true, [third.id]], `${who}: a date after the history anchors past its end, as newest`);
+    t.equal(outcome(await as[who].call('GET', '/messages', { anchor: 'date', num_before: 1, num_after: 1, narrow }), true), "400 BAD_REQUEST Missing 'anchor_date' argument", `${who}: anchor date needs anchor_date`);
+    const bad = await as[who].call('GET', '/messages', { anchor: 'date', anchor_date: 'last tuesday', num_before: 1, num_after: 1, narrow });
+    t.equal(outcome(bad), '400 BAD_REQUEST', `${who}: anchor_date must be an ISO 8601 date`);
+    t.match(bad.body.msg, /anchor_date/);
+  }
+  t.equal(outcome(await as.anonymous.call('GET', '/messages', { anchor: 'date', anchor_date: iso(second.ts), num_before: 1, num_after: 1, narrow })), '401 UNAUTHORIZED', 'anonymous: no access');
+  // Without a narrow the anchor is found among every message the user may read.
+  const all = await as.member.ok('GET', '/messages', { anchor: 'date', anchor_date: iso(third.ts + 1), num_before: 1, num_after: 0 });
+  t.ok(all.anchor > third.id, 'nothing of this test is at or after a second later: the anchor is past it');
+});

@@ -98,7 +98,9 @@ const snapshot = query({
 const getMessages = query({
   type: 'getMessages',
   fields: z.object({
-    anchor: z.union([z.number().int(), z.enum(['newest', 'oldest', 'first_unread'])]),
+    anchor: z.union([z.number().int(), z.enum(['newest', 'oldest', 'first_unread', 'date'])]),
+    /** With anchor `date` (FL 445): the date, in milliseconds since the epoch. */
+    anchorDate: z.number().nullable().default(null),
     numBefore: z.number().int().nonnegative(),
     numAfter: z.number().int().nonnegative(),
     includeAnchor: z.boolean(),

@@ -41,6 +41,8 @@ export interface Page {
 export class MessageReader {
   /** Flag rows by bucket, read once per reader (a reader serves one request). */
   private rows = new Map<number, Promise<FlagRows>>();
+  /** Each source's list of buckets, read once per reader (the date anchor's search looks at them again and again). */
+  private bucketLists = new Map<string, ReturnType<ReturnType<typeof T.recipientBuckets.partition>['range']>>();
   /** Flags of every message this reader looked at. */
   private flags = new Map<number, string[]>();
   /** Messages looked at so far, and how many a scan may look at before it gives up. */
@@ -144,6 +146,45 @@ export class MessageReader {
     return Math.max(-1, ...newest);
   }
 
+  /** The first message of `src` with an ID at or above `from`, or null: one row read per bucket it looks in. */
+  private async firstFrom(src: MessageSource, from: number): Promise<StoredMessage | null> {
+    const lo = Math.max(from, src.minId);
+    const hi = Math.min(src.maxId ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    if (lo > hi) return null;
+    let buckets = this.bucketLists.get(src.recipientKey);
+    if (!buckets) this.bucketLists.set(src.recipientKey, (buckets = T.recipientBuckets.partition(this.realmId, src.recipientKey).range(this.store)));
+    for (const { ck } of await buckets) {
+      if (Number(ck) < messageBucket(lo)) continue;
+      if (Number(ck) > messageBucket(hi)) break;
+      const [m] = await T.messages.partition(this.realmId, src.recipientKey, Number(ck)).values(this.store, { gte: lo, lte: hi, limit: 1 });
+      if (m) return m;
+    }
+    return null;
+  }
+
+  /**
+   * The first message among `sources` sent at or after `timestamp` (seconds),
+   * or null (anchor `date`, FL 445). Message IDs grow with time, so this is a
+   * binary search over IDs: each step reads the first message of every source
+   * at or above the middle, about 50 steps whatever the history's length.
+   */
+  async firstSentFrom(sources: MessageSource[], timestamp: number): Promise<number | null> {
+    let best: number | null = null;
+    let lo = 0;
+    let hi = Number.MAX_SAFE_INTEGER;
+    while (lo < hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const firsts = (await Promise.all(sources.map((src) => this.firstFrom(src, mid)))).filter((m) => m !== null);
+      const first = firsts.reduce<StoredMessage | null>((a, m) => (a === null || m.id < a.id ? m : a), null);
+      if (first === null) hi = mid;
+      else if (first.timestamp >= timestamp) {
+        best = first.id;
+        hi = mid;
+      } else lo = first.id + 1;
+    }
+    return best;
+  }
+
   /** Merges per-source scans: the `limit` nearest matching messages in (lo..hi). */
   async collect(sources: MessageSource[], narrow: NarrowTerm[], lo: number, hi: number, reverse: boolean, limit: number): Promise<StoredMessage[]> {
     const all = (await Promise.all(sources.map((s) => this.scan(s, narrow, lo, hi, reverse, limit)))).flat();
@@ -228,9 +269,10 @@ export class MessageReader {
   }
 
   /** The page of messages around `anchor` (Zulip's fetch_messages and post_process_limited_query). */
-  async page(q: { anchor: number | 'newest' | 'oldest' | 'first_unread'; numBefore: number; numAfter: number; includeAnchor: boolean }, narrow: NarrowTerm[], sources: MessageSource[]): Promise<Page> {
+  async page(q: { anchor: number | 'newest' | 'oldest' | 'first_unread' | 'date'; anchorDate?: number | null; numBefore: number; numAfter: number; includeAnchor: boolean }, narrow: NarrowTerm[], sources: MessageSource[]): Promise<Page> {
     let anchor: number;
-    if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
+    if (q.anchor === 'date') anchor = (await this.firstSentFrom(sources, Math.ceil((q.anchorDate ?? 0) / 1000))) ?? LARGER_THAN_MAX_MESSAGE_ID;
+    else if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
     else if (q.anchor === 'oldest') anchor = 0;
     else if (q.anchor === 'first_unread') {
       const unread = await this.unread(sources, narrow, 1, false);

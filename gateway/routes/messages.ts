@@ -52,7 +52,17 @@ export const sendMessage = route({
   },
 });
 
-const Anchor = wordOrInt(['newest', 'oldest', 'first_unread'] as const, 0, "must be a message ID, 'newest', 'oldest' or 'first_unread'");
+const Anchor = wordOrInt(['newest', 'oldest', 'first_unread', 'date'] as const, 0, "must be a message ID, 'newest', 'oldest', 'first_unread' or 'date'");
+/** `anchor_date` (FL 445): an ISO 8601 date or date and time (UTC unless it gives an offset), as milliseconds. */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+const AnchorDate = str().transform((text, c) => {
+  const ms = ISO_8601.test(text) ? Date.parse(/[T ]\d{2}:\d{2}.*(?:Z|[+-]\d{2}:?\d{2})$/i.test(text) || !/[T ]/.test(text) ? text : `${text}Z`) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    c.addIssue({ code: 'custom', message: 'must be an ISO 8601 date' });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 export const getMessages = route({
   method: 'GET',
@@ -60,6 +70,8 @@ export const getMessages = route({
   auth: 'required',
   params: {
     anchor: Anchor.optional(),
+    /** FL 445: with `anchor: "date"`, the page is anchored at the first message sent at or after this date. */
+    anchor_date: AnchorDate.optional(),
     num_before: int().pipe(z.number().nonnegative({ message: 'must not be negative' })).optional(),
     num_after: int().pipe(z.number().nonnegative({ message: 'must not be negative' })).optional(),
     include_anchor: bool().optional(),
@@ -85,10 +97,12 @@ export const getMessages = route({
     }
     const anchor = p.message_ids !== undefined ? 'newest' : p.use_first_unread_anchor ? 'first_unread' : p.anchor;
     if (anchor === undefined) throw badRequest("Missing 'anchor' argument", { var_name: 'anchor' });
+    if (anchor === 'date' && p.anchor_date === undefined) throw badRequest("Missing 'anchor_date' argument", { var_name: 'anchor_date' });
     return ctx.actors.raw(userRef, userActorId(user.realmId, user.userId), {
       type: 'getMessages',
       caller: caller(ctx),
       anchor,
+      anchorDate: anchor === 'date' ? p.anchor_date! : null,
       numBefore: p.num_before ?? 0,
       numAfter: p.num_after ?? 0,
       messageIds: p.message_ids ?? null,
