@@ -113,3 +113,40 @@ t.test('bot update - a member removes a bot they own from a channel; another mem
   t.same(r.removed, [channel], 'its owner removed it');
   t.equal(await subscribed(), false);
 });
+
+t.test('bot update - short_name changes the bot\'s email (FL 447): who may, the address, errors, credentials, realm_user events; snapshot plus events equals a fresh register', async (t) => {
+  const short = uniq('sn').replace(/[^a-z0-9]/g, '');
+  const made = await maria.ok('POST', '/bots', { full_name: `Short ${short}`, short_name: short });
+  const bot = made.user_id as number;
+  const domain = (made.email ?? (await userOf(bot)).email).split('@')[1];
+  for (const [role, api] of asRoles(s)) {
+    const r = await api.call('PATCH', `/bots/${bot}`, { short_name: `${short}${role.replace(/[^a-z0-9]/g, '')}` });
+    if (role === 'anonymous') isError(t, r, 401, 'UNAUTHORIZED', undefined, role);
+    else if (role === 'owner' || role === 'admin' || role === 'member1') t.equal(r.status, 200, `${role} changes it`);
+    else isError(t, r, 400, 'BAD_REQUEST', /^Insufficient permission$/, role);
+  }
+  t.equal((await userOf(bot)).email, `${short}member1-bot@${domain}`, 'the last change, as <short_name>-bot@<domain>');
+  const FETCH = { fetch_event_types: ['realm_user'], event_types: ['realm_user'] };
+  const apis = [maria, mateo, admin];
+  const queues = await Promise.all(apis.map((api) => register(api, FETCH)));
+  const snaps = queues.map((q) => structuredClone(q.snapshot)) as Array<Record<string, any>>;
+  const next = `${short}x`;
+  await maria.ok('PATCH', `/bots/${bot}`, { short_name: ` ${next.toUpperCase()} ` });
+  const email = `${next}-bot@${domain}`;
+  t.match(await userOf(bot), { email, delivery_email: email }, 'trimmed and lower-cased');
+  for (const [i, q] of queues.entries()) {
+    const e = await waitFor(q, (ev) => (applyEvent(snaps[i]!, ev), ev.type === 'realm_user' && ev.person?.new_email !== undefined));
+    t.match(e, { op: 'update', person: { user_id: bot, new_email: email } }, `user ${i} hears of the new email`);
+    const fresh = (await register(apis[i]!, FETCH)).snapshot;
+    t.same(snaps[i]!.realm_users.find((u: any) => u.user_id === bot), fresh.realm_users.find((u: any) => u.user_id === bot), `user ${i}: the bot in realm_users, snapshot plus events`);
+  }
+  const asBot = (address: string) => s.api.as({ email: address, apiKey: made.api_key });
+  t.equal((await asBot(email).call('GET', '/users/me')).status, 200, 'the bot signs in with its new email');
+  t.equal((await asBot(`${short}member1-bot@${domain}`).call('GET', '/users/me')).status, 401, 'not with the old one');
+  const other = await newBot(mateo);
+  const taken = (await userOf(other)).email.split('-bot@')[0];
+  isError(t, await maria.call('PATCH', `/bots/${bot}`, { short_name: taken }), 400, 'BAD_REQUEST', /^Username already in use$/, 'another bot\'s address');
+  isError(t, await maria.call('PATCH', `/bots/${bot}`, { short_name: 'a b' }), 400, 'BAD_REQUEST', /^Bad name or username$/);
+  await maria.ok('PATCH', `/bots/${bot}`, { short_name: next });
+  t.equal((await userOf(bot)).email, email, 'its own address again: no change');
+});

@@ -188,6 +188,7 @@ export const updateBot = action({
     ownerId: z.number().int().nullable(),
     payloadUrl: z.string().nullable(),
     interfaceType: z.number().int().nullable(),
+    shortName: z.string().nullable().default(null),
   }),
   check(state, msg, facts, ctx) {
     const actor = actingUser(state, msg.caller);
@@ -204,6 +205,16 @@ export const updateBot = action({
       fullName = name;
     }
     const user = updateUser.check(state, { ...msg, type: 'updateUser', userId: bot.id, fullName, role: msg.role, profileData: null, newEmail: null }, facts, ctx);
+    // short_name (FL 447): the bot's email becomes <short_name>-bot@<its domain>, as at creation; who may
+    // change the bot may change it (not only owners allowed to change emails, as PATCH /users/{user_id}'s new_email).
+    if (msg.shortName !== null) {
+      const short = msg.shortName.trim().toLowerCase();
+      if (!/^[a-z0-9][a-z0-9._-]*$/.test(short)) throw badRequest('Bad name or username');
+      const email = `${short}-bot@${bot.email.slice(bot.email.lastIndexOf('@') + 1)}`;
+      const holder = state.usersByEmail.get(email.toLowerCase());
+      if (holder && holder.id !== bot.id) throw badRequest('Username already in use');
+      if (email !== bot.email) user.email = email;
+    }
     let owner: { old: number | null; new: number } | null = null;
     if (msg.ownerId !== null) {
       const next = state.users.get(msg.ownerId);
@@ -224,7 +235,7 @@ export const updateBot = action({
     return { user, owner, service };
   },
   apply(state, p, tx, ctx) {
-    updateUser.apply(state, p.user, tx, ctx);
+    const { revoked } = updateUser.apply(state, p.user, tx, ctx);
     if (p.owner || p.service) {
       const b = state.users.get(p.user.userId)!;
       const next: UserRecord = { ...b, botOwnerId: p.owner?.new ?? b.botOwnerId, service: p.service ?? b.service };
@@ -242,6 +253,8 @@ export const updateBot = action({
       default_events_register_stream: null,
       default_all_public_streams: false,
       ...(p.owner ? { bot_owner: apiEmail(state, state.users.get(p.owner.new)!) } : {}),
+      // For the gateway (the old email's credentials stop working), not the client.
+      revoked,
     };
   },
   events(state, p, reply) {

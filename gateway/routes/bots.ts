@@ -1,6 +1,7 @@
 /** Bots: POST /bots (generic, incoming-webhook and outgoing-webhook bots), GET /bots (the caller's bots with their services), PATCH /bots/{bot_id}, GET /bots/{bot_id}/api_key. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
+import { announceRevocation } from '../auth.ts';
 import { int, role, str, unsupported } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
@@ -53,6 +54,7 @@ export const updateBot = route({
     full_name: str().optional(),
     role: role().optional(),
     bot_owner_id: int().optional(),
+    short_name: str().optional(),
     service_payload_url: str().optional(),
     service_interface: int().optional(),
     // Embedded bots are refused, and bots have no default channels here.
@@ -62,7 +64,7 @@ export const updateBot = route({
     default_all_public_streams: unsupported(str()),
   },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
+    const { revoked, ...reply } = await ctx.actors.call(realmRef, realmActorId(me(ctx).realmId), {
       type: 'updateBot',
       caller: caller(ctx),
       botId: p.bot_id,
@@ -71,7 +73,10 @@ export const updateBot = route({
       ownerId: p.bot_owner_id ?? null,
       payloadUrl: p.service_payload_url ?? null,
       interfaceType: p.service_interface ?? null,
+      shortName: p.short_name ?? null,
     });
+    await announceRevocation(me(ctx).realmId, revoked);
+    return reply;
   },
 });
 
