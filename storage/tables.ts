@@ -1117,6 +1117,14 @@ export const T = {
     pk: (realm: number) => String(realm),
     row: (realm: number) => ({ pk: String(realm), ck: 'next' }),
   }),
+  /** The realm's armed message retention timer (`actors/realm/retention.ts`), while one is. */
+  retentionRuns: defineTable({
+    name: 'retention_runs',
+    ck: 'text',
+    codec: WhenRecord,
+    pk: (realm: number) => String(realm),
+    row: (realm: number) => ({ pk: String(realm), ck: 'next' }),
+  }),
   /** Digests composed and recorded, until SMTP took them: read by the sending timer, not loaded into the realm's state. */
   digestOutbox: defineTable({
     name: 'digest_outbox',

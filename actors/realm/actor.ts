@@ -10,6 +10,7 @@ import { deliverScheduled } from './scheduled_messages.ts';
 import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
 import { digestRun, digestSend } from './digest.ts';
+import { retentionRun } from './retention.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
 import { pushDeviceRegister, pushE2eeRegister } from './push_e2ee.ts';
 import { loginEmail } from './login_email.ts';
@@ -56,6 +57,7 @@ export const realmActor = defineActor({
     [missedMessageEmails.name]: missedMessageEmails,
     [digestRun.name]: digestRun,
     [digestSend.name]: digestSend,
+    [retentionRun.name]: retentionRun,
     [pushRegister.name]: pushRegister,
     [pushUnregister.name]: pushUnregister,
     [pushNotify.name]: pushNotify,

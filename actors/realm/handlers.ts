@@ -7,6 +7,7 @@ import { addReaction, removeReaction } from './reactions.ts';
 import { editTypingAudience, presenceAccess, presenceDirectory, typingAudience } from './ephemeral.ts';
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
 import { runDigestNow } from './digest.ts';
+import { runRetentionNow } from './retention.ts';
 import { addPushDevice, removePushDevice, removePushNotifications, sendTestPush } from './push.ts';
 import { registerClientDevice, registerE2eeDevice, removeClientDevice, sendE2eeTestPush } from './push_e2ee.ts';
 import { changeAlertWords, listAlertWords, muteUser } from './personal.ts';
@@ -177,6 +178,7 @@ export const realmHandlers = {
   noteActivity,
   unsubscribeMissedEmails,
   runDigestNow,
+  runRetentionNow,
   addPushDevice,
   removePushDevice,
   removePushNotifications,

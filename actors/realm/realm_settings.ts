@@ -24,6 +24,7 @@ import { permission, type PermissionConfig, settingForApi } from './groups.ts';
 import { MAX_WELCOME_MESSAGE_LENGTH } from './invites.ts';
 import { moveLimit } from './message_edit.ts';
 import { armDigest } from './digest.ts';
+import { armRetention } from './retention.ts';
 import { videoProvider } from '../../lib/videoprovider.ts';
 
 const action = defineAction<RealmState>();
@@ -602,6 +603,7 @@ export const updateRealm = action({
     state.org.settings = p.settings;
     tx.write(T.realms.at(state.realmId).put(p.meta), T.realmSettings.at(state.realmId).put(p.settings));
     if (p.updates.some((u) => u.property === 'digest_emails_enabled' || u.property === 'digest_weekday')) armDigest(state, tx);
+    if (p.updates.some((u) => u.property === 'message_retention_days')) armRetention(state, tx);
     return changedData(p.updates, p.groups);
   },
   events(state, p) {

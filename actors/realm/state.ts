@@ -147,6 +147,8 @@ export class RealmState {
   readonly lastDigest = new Map<number, number>();
   /** The armed digest timer, while one is (`digest.ts`). */
   digestPending: DigestRun | null = null;
+  /** When the armed message retention timer is due, while one is (`retention.ts`). */
+  retentionAt: number | null = null;
   /** The key unsubscribe links are signed with (`notifications.ts`); null until the first missed-message email. */
   unsubscribeKey: string | null = null;
   /** `${recipientKey}:${bucket}` already recorded in recipient_buckets (rewriting one is harmless). */
@@ -218,6 +220,7 @@ export class RealmState {
     for (const r of await T.userActivity.partition(realmId).range(store)) s.lastActive.set(Number(r.ck), r.value.at);
     for (const r of await T.userDigests.partition(realmId).range(store)) s.lastDigest.set(Number(r.ck), r.value.at);
     s.digestPending = (await T.digestRuns.at(realmId).get(store)) ?? null;
+    s.retentionAt = (await T.retentionRuns.at(realmId).get(store))?.at ?? null;
     for (const d of await T.pushDevices.partition(realmId).values(store)) s.indexPushDevice(d);
     for (const d of await T.e2eePushDevices.partition(realmId).values(store)) s.indexE2eeDevice(d);
     for (const d of await T.clientDevices.partition(realmId).values(store)) s.indexClientDevice(d);

@@ -18,6 +18,7 @@ import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { actingUser, activeUsers, canAccess, channelAudience, contentAccessByGroups } from './access.ts';
 import { defaultChannelGroupsDelivery, dropFromChannelGroups, inChannelGroups } from './default_channel_groups.ts';
 import { renderDescription } from './markdown.ts';
+import { armRetention } from './retention.ts';
 import { archivedNotice, channelEventsNotice, descriptionNotice, permissionNotice, postingNotice, renamedNotice, retentionNotice, topicsPolicyNotice } from './channel_events.ts';
 import { systemBotDeliveries } from './system_bots.ts';
 import type { RealmState } from './state.ts';
@@ -433,6 +434,7 @@ export const updateStream = action({
   apply(state, p, tx) {
     state.indexChannel(p.after);
     tx.write(T.channels.at(state.realmId, p.after.id).put(p.after));
+    if (p.after.messageRetentionDays !== p.before.messageRetentionDays) armRetention(state, tx);
     p.notices = updateNotices(state, tx, p);
     return {};
   },

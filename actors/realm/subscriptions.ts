@@ -1,4 +1,5 @@
 /** Channels and subscriptions: POST and GET /users/me/subscriptions. */
+import { armRetention } from './retention.ts';
 import { z } from 'zod';
 import { ApiError, badRequest, rateLimitHit } from '../../lib/errors.ts';
 import { type ChannelGroupSetting, type ChannelRecord, GroupSettingValue, type StoredMessage, type SubscriptionRecord, T, TopicsPolicy, type UserRecord } from '../../storage/tables.ts';
@@ -264,6 +265,7 @@ export const subscribe = action({
         channel = { ...target.create, id: state.take('channel', tx), recipientId: state.take('recipient', tx) };
         state.indexChannel(channel);
         tx.write(T.channels.at(state.realmId, channel.id).put(channel));
+        if (channel.messageRetentionDays !== null) armRetention(state, tx);
         created.push(channel.id);
       }
       channelIds.push(channel.id);

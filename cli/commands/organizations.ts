@@ -81,6 +81,18 @@ export function organizationCommands(program: Command, run: Run): void {
     );
 
   org
+    .command('retention <org>')
+    .description("run the organization's message retention policy now (as its daily run does): delete the messages older than their channel's or the organization's message_retention_days")
+    .requiredOption('--now', 'run it now (the only mode: the daily run is armed by the organization itself)')
+    .action((spec: string) =>
+      run(async (dep, json) => {
+        const target = await findOrganization(dep, spec);
+        const r = await dep.actors.call(realmRef, realmActorId(target.realmId), { type: 'runRetentionNow', caller: { realmId: target.realmId, userId: null } });
+        print(json, { realm_id: target.realmId, run: new Date(r.run).toISOString() }, (v) => `Retention policy of realm ${v.realm_id} started (run ${v.run}); old messages are deleted in batches\n`);
+      }),
+    );
+
+  org
     .command('link')
     .description("a one-time link to the page where a future owner creates their organization (Zulip's generate_realm_creation_link)")
     .option('--days <days>', 'how long the link works', '7')
