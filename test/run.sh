@@ -135,6 +135,9 @@ tapsuite org-creation PARLEY_LOG_LEVEL=warn -- test/org-creation.test.ts
 tapsuite notifications PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts
 # The weekly digest email, run through `parley org digest . --now`, read from the same kind of SMTP server.
 tapsuite digest PARLEY_LOG_LEVEL=warn -- test/digest.test.ts
+# Message retention (FL 452), run through `parley org retention . --now` on an embedded server of its own
+# (PARLEY_RETENTION_DAY_SECS makes a day 10 s).
+tapsuite retention PARLEY_LOG_LEVEL=warn -- test/retention.test.ts
 # Mobile push, against a push notification service the test starts (the server under test reaches it
 # through PARLEY_PUSH_SERVICE_URL, so it runs on embedded servers of its own).
 tapsuite push PARLEY_LOG_LEVEL=warn -- test/push.test.ts
