@@ -51,10 +51,10 @@ const send = async (api: Api, to: string | number[], content: string): Promise<n
 /** Whether the member (subscribed to every channel here, a participant of the direct messages) still reads message `id`. */
 const exists = async (id: number): Promise<boolean> => (await asMember.call('GET', `/messages/${id}`)).status === 200;
 
-/** delete_message events of `q` until every one of `ids` was told (or 10 s). */
+/** delete_message events of `q` until every one of `ids` was told (or 20 s). */
 async function deletions(q: Queue, ids: number[]): Promise<Array<Record<string, any>>> {
   const seen: Array<Record<string, any>> = [];
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 20_000;
   while (Date.now() < deadline && !ids.every((id) => seen.some((e) => e.message_ids.includes(id)))) {
     for (const e of await poll(q, { timeoutMs: 3000 }).catch(() => [])) if (e.type === 'delete_message') seen.push(e);
   }

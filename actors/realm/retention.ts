@@ -59,7 +59,9 @@ const limited = (state: Readonly<RealmState>): boolean => realmDays(state) !== n
 
 function setAt(state: RealmState, tx: Tx, at: number | null): void {
   if (state.retentionAt !== null) tx.clearTimer(RETENTION, state.retentionAt, 0);
-  state.retentionAt = at === null ? null : tx.setTimer(RETENTION, at, { at }, 0);
+  // The payload names the time the timer is due at, as setTimer will record it (a past time becomes now).
+  const when = at === null ? null : Math.max(at, Date.now());
+  state.retentionAt = when === null ? null : tx.setTimer(RETENTION, when, { at: when }, 0);
   tx.write(state.retentionAt === null ? T.retentionRuns.at(state.realmId).delete() : T.retentionRuns.at(state.realmId).put({ at: state.retentionAt }));
 }
 
