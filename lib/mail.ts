@@ -28,6 +28,8 @@ export interface Mail extends MailPart {
 export const UNSUBSCRIBE_PATH = '/accounts/unsubscribe/missed_messages';
 /** Where a digest email's unsubscribe link leads (Zulip's /accounts/unsubscribe/digest/<key>). */
 export const DIGEST_UNSUBSCRIBE_PATH = '/accounts/unsubscribe/digest';
+/** Where an onboarding email's unsubscribe link leads (Zulip's /accounts/unsubscribe/welcome/<key>). */
+export const WELCOME_UNSUBSCRIBE_PATH = '/accounts/unsubscribe/welcome';
 
 let transport: Transporter | null = null;
 const FROM = () => process.env.PARLEY_MAIL_FROM ?? 'Parley <noreply@parley.invalid>';

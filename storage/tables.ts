@@ -209,6 +209,8 @@ export const UserRecord = z.object({
   service: z.object({ baseUrl: z.string(), interfaceType: Id, token: z.string() }).nullable().default(null),
   /** One of the realm's system bots (Notification Bot, Welcome Bot): kept apart from its members (`RealmState.systemBots`). */
   isSystemBot: z.boolean().default(false),
+  /** When the pending onboarding email goes out (ms since the epoch: its timer's time), null when none is (`actors/realm/signup_email.ts`). */
+  onboardingAt: z.number().nullable().default(null),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
 
@@ -600,6 +602,8 @@ export const RealmSettings = z.object({
   /** Whether the weekly digest email goes out (`actors/realm/digest.ts`), and on which weekday (0: Monday, as Python's). */
   digestEmailsEnabled: z.boolean().default(false),
   digestWeekday: Id.default(1),
+  /** Whether new users get the onboarding emails (`actors/realm/signup_email.ts`); on by default, as Zulip's. */
+  sendWelcomeEmails: z.boolean().default(true),
   mandatoryTopics: z.boolean().default(false),
   messageContentEditLimitSeconds: Id.nullable().default(600),
   messageContentDeleteLimitSeconds: Id.nullable().default(null),

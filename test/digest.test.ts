@@ -18,7 +18,7 @@ import { type Api, uniq } from './helpers/api.ts';
 import { poll, register } from './helpers/events.ts';
 import { newPerson, type Person, ROLE } from './helpers/people.ts';
 import { startServer, type TestServer } from './helpers/server.ts';
-import { startSmtp } from './helpers/smtp.ts';
+import { mailKind, startSmtp } from './helpers/smtp.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const smtp = await startSmtp();
@@ -33,7 +33,7 @@ t.teardown(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const digests = () => smtp.messages.filter((m) => /digest/.test(m.subject ?? ''));
+const digests = () => smtp.messages.filter((m) => mailKind(m) === 'digest');
 const digestsTo = (p: { email: string }) => digests().filter((m) => smtp.to(p.email).includes(m));
 const textOf = (m: ParsedMail) => m.text ?? '';
 

@@ -51,7 +51,7 @@ t.test('register - the realm bundle: organization properties and what the server
     server_thumbnail_formats: [],
     server_web_public_streams_enabled: false,
     server_can_summarize_topics: false,
-    realm_send_welcome_emails: false,
+    realm_send_welcome_emails: true,
     // The demo organization is made without Notification Bot's channel events notices (FL 434, lib/demo.ts).
     realm_send_channel_events_messages: false,
     realm_upload_quota_mib: null,

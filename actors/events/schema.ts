@@ -325,6 +325,7 @@ export const ORG_EVENT_BODIES = [
         'message_content_allowed_in_email_notifications',
         'digest_emails_enabled',
         'digest_weekday',
+        'send_welcome_emails',
         'mandatory_topics',
         'welcome_message_custom_text',
         'new_stream_announcements_stream_id',

@@ -14,6 +14,7 @@ import { retentionRun } from './retention.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
 import { pushDeviceRegister, pushE2eeRegister } from './push_e2ee.ts';
 import { loginEmail } from './login_email.ts';
+import { accountEmail, onboardingEmail } from './signup_email.ts';
 import { markMutedRead } from './personal.ts';
 import { outgoingWebhooks } from './outgoing_webhooks.ts';
 import { makeExport, removeExportFile } from './realm_export.ts';
@@ -65,6 +66,8 @@ export const realmActor = defineActor({
     [pushE2eeRegister.name]: pushE2eeRegister,
     [pushDeviceRegister.name]: pushDeviceRegister,
     [loginEmail.name]: loginEmail,
+    [accountEmail.name]: accountEmail,
+    [onboardingEmail.name]: onboardingEmail,
     [markMutedRead.name]: markMutedRead,
     [outgoingWebhooks.name]: outgoingWebhooks,
     [makeExport.name]: makeExport,

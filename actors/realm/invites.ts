@@ -23,6 +23,7 @@ import type { RealmState } from './state.ts';
 import { defaultStreamIds, hasContentAccess } from './streams.ts';
 import { newApiKey } from '../../lib/secrets.ts';
 import { addUser, checkUniqueName, newUserEvents, subscribeNewUser } from './users.ts';
+import { noteNewHuman } from './signup_email.ts';
 import { ensureSystemBots, sendAsSystemBot, sendWelcome, silentMention, systemBotDeliveries } from './system_bots.ts';
 
 const action = defineAction<RealmState>();
@@ -350,6 +351,7 @@ export const acceptInvite = action({
       p.notices.push(sendAsSystemBot(state, tx, 'notification', { recipientType: 'private', to: [referrer.id], topic: null, content }));
     }
     p.notices.push(...sendWelcome(state, tx, user, p.invite.welcomeMessageCustomText));
+    noteNewHuman(state, user, tx);
     return { email: user.email, apiKey: p.apiKey, userId: user.id, fullName: user.fullName };
   },
   events(state, p) {

@@ -30,6 +30,7 @@
  * on a user actor. The effect is not in the mailbox (it holds nothing while
  * it asks), as Zulip's worker reads flags outside the send's transaction.
  */
+import { cancelOnboarding } from './signup_email.ts';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
@@ -355,8 +356,9 @@ export const missedMessageEmails = timer({
 
 
 /** What an unsubscribe link turns off: missed-message emails or the digest (Zulip's one-click unsubscribe types). */
-export type UnsubscribeKind = 'missed_messages' | 'digest';
-const UNSUBSCRIBE_SETTING: Record<UnsubscribeKind, string> = { missed_messages: 'enable_offline_email_notifications', digest: 'enable_digest_emails' };
+export type UnsubscribeKind = 'missed_messages' | 'digest' | 'welcome';
+/** The setting a link turns off; the onboarding email's (`welcome`) cancels the pending mail instead (`actors/realm/signup_email.ts`), as Zulip's. */
+const UNSUBSCRIBE_SETTING: Record<Exclude<UnsubscribeKind, 'welcome'>, string> = { missed_messages: 'enable_offline_email_notifications', digest: 'enable_digest_emails' };
 
 const signature = (key: string, realmId: number, userId: number, kind: UnsubscribeKind) => createHmac('sha256', Buffer.from(key, 'base64url')).update(`${realmId}:${userId}:${kind}`).digest('base64url');
 
@@ -390,19 +392,21 @@ function tokenUser(state: Readonly<RealmState>, token: string, kind: Unsubscribe
  */
 export const unsubscribeMissedEmails = action({
   type: 'unsubscribeMissedEmails',
-  fields: z.object({ token: z.string().max(200), kind: z.enum(['missed_messages', 'digest']).default('missed_messages') }),
+  fields: z.object({ token: z.string().max(200), kind: z.enum(['missed_messages', 'digest', 'welcome']).default('missed_messages') }),
   check(state, msg) {
     if (msg.caller.userId !== null) throw badRequest('Only the server follows unsubscribe links');
     const userId = tokenUser(state, msg.token, msg.kind);
     if (userId === null) throw badRequest('Invalid or expired unsubscribe link');
+    if (msg.kind === 'welcome') return { userId, name: null, change: false };
     const name = UNSUBSCRIBE_SETTING[msg.kind];
     return { userId, name, change: on(state, userId, name) };
   },
   apply(state, p, tx) {
-    if (p.change) writeSetting(state, tx, p.userId, p.name, false, true);
+    if (p.name === null) cancelOnboarding(state, p.userId, tx);
+    else if (p.change) writeSetting(state, tx, p.userId, p.name, false, true);
     return { email: state.users.get(p.userId)!.email };
   },
   events(state, p) {
-    return p.change ? settingEvents(state, p.userId, p.name, false) : [];
+    return p.change && p.name !== null ? settingEvents(state, p.userId, p.name, false) : [];
   },
 });

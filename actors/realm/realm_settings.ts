@@ -133,6 +133,7 @@ export const PLAIN = {
   enable_read_receipts: { owner: false },
   message_content_allowed_in_email_notifications: { owner: false },
   digest_emails_enabled: { owner: false },
+  send_welcome_emails: { owner: false },
   digest_weekday: { owner: false },
   welcome_message_custom_text: { owner: false },
   new_stream_announcements_stream_id: { owner: false },
@@ -193,6 +194,8 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.messageContentAllowedInEmailNotifications;
     case 'digest_emails_enabled':
       return st.digestEmailsEnabled;
+    case 'send_welcome_emails':
+      return st.sendWelcomeEmails;
     case 'digest_weekday':
       return st.digestWeekday;
     case 'welcome_message_custom_text':
@@ -296,8 +299,8 @@ const mandatoryTopics = (state: Readonly<RealmState>) => (state.meta?.topicsPoli
 /**
  * Organization properties Zulip's register has that no Parley API changes:
  * each value is what this server does for every organization (sign-in by
- * email and password only, no avatar uploads, no push notifications,
- * welcome mail or previews; Notification Bot posts no new-user
+ * email and password only, no avatar uploads, no push notifications
+ * or previews; Notification Bot posts no new-user
  * notices; names and emails may be changed). An unset channel
  * is -1, as in Zulip.
  */
@@ -309,7 +312,6 @@ const FIXED_REALM_PROPERTIES: Readonly<Record<string, unknown>> = {
   realm_name_changes_disabled: false,
   realm_email_changes_disabled: false,
   realm_push_notifications_enabled_end_timestamp: null,
-  realm_send_welcome_emails: false,
   realm_inline_image_preview: false,
   realm_inline_url_embed_preview: false,
   realm_upload_quota_mib: null,
@@ -402,6 +404,7 @@ export const RealmChanges = z.object({
   enable_read_receipts: z.boolean().optional(),
   message_content_allowed_in_email_notifications: z.boolean().optional(),
   digest_emails_enabled: z.boolean().optional(),
+  send_welcome_emails: z.boolean().optional(),
   digest_weekday: z.number().int().optional(),
   welcome_message_custom_text: z.string().optional(),
   /** -1: no announcements. */
@@ -506,6 +509,9 @@ export const updateRealm = action({
           break;
         case 'digest_emails_enabled':
           settings.digestEmailsEnabled = Boolean(value);
+          break;
+        case 'send_welcome_emails':
+          settings.sendWelcomeEmails = Boolean(value);
           break;
         case 'digest_weekday':
           if (!Number.isInteger(value) || Number(value) < 0 || Number(value) > 6) throw badRequest('Invalid digest_weekday', { var_name: 'digest_weekday' });

@@ -29,6 +29,7 @@ import { realmSettingsNamingUser } from './realm_settings.ts';
 import { type RealmState, uniqueNameKey } from './state.ts';
 import { settingsNamingUser } from './groups.ts';
 import { ensureSystemBots, sendWelcome, systemBotDeliveries } from './system_bots.ts';
+import { noteNewHuman } from './signup_email.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -171,6 +172,7 @@ export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
     pendingEmail: null,
     service: n.service ?? null,
     isSystemBot: n.isSystemBot ?? false,
+    onboardingAt: null,
   };
   state.indexUser(user);
   tx.write(T.users.at(state.realmId, id).put(user));
@@ -252,6 +254,7 @@ export const createUser = action({
     plan.subscribed = subscribeNewUser(state, tx, user.id, defaultStreamIds(state));
     // Zulip's process_new_human_user: Welcome Bot greets every new human user.
     plan.welcome = sendWelcome(state, tx, user, null);
+    noteNewHuman(state, user, tx);
     return { user_id: user.id };
   },
   events(state, plan, reply) {

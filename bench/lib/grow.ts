@@ -56,6 +56,7 @@ export async function growDemo(dataDir: string, count: number): Promise<number> 
           pendingEmail: null,
           service: null,
           isSystemBot: false,
+          onboardingAt: null,
         }),
         T.subscriptions.at(realm, general.id, id).put({
           streamId: general.id,

@@ -3,15 +3,15 @@
  * and /accounts/unsubscribe/digest/{token}): one click, no login, as Zulip's.
  * The token is checked by the realm actor, which turns the user's
  * `enable_offline_email_notifications` (missed-message emails) or
- * `enable_digest_emails` (digests) off (`actors/realm/notifications.ts`).
+ * `enable_digest_emails` (digests) off, or cancels the pending onboarding email (welcome) (`actors/realm/notifications.ts`).
  */
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import type { UnsubscribeKind } from '../../actors/realm/notifications.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { DIGEST_UNSUBSCRIBE_PATH, UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
+import { DIGEST_UNSUBSCRIBE_PATH, UNSUBSCRIBE_PATH, WELCOME_UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
 import { document, escapeHtml, html, type Page } from './page.ts';
 
-const WHAT: Record<UnsubscribeKind, string> = { missed_messages: 'emails about missed messages', digest: 'digest emails' };
+const WHAT: Record<UnsubscribeKind, string> = { missed_messages: 'emails about missed messages', digest: 'digest emails', welcome: 'onboarding emails' };
 
 function unsubscribe(path: string, kind: UnsubscribeKind): Page {
   return {
@@ -31,3 +31,4 @@ function unsubscribe(path: string, kind: UnsubscribeKind): Page {
 
 export const unsubscribePage: Page = unsubscribe(UNSUBSCRIBE_PATH, 'missed_messages');
 export const digestUnsubscribePage: Page = unsubscribe(DIGEST_UNSUBSCRIBE_PATH, 'digest');
+export const welcomeUnsubscribePage: Page = unsubscribe(WELCOME_UNSUBSCRIBE_PATH, 'welcome');

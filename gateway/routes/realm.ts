@@ -34,6 +34,7 @@ export const updateRealm = route({
     enable_read_receipts: bool().optional(),
     message_content_allowed_in_email_notifications: bool().optional(),
     digest_emails_enabled: bool().optional(),
+    send_welcome_emails: bool().optional(),
     digest_weekday: int().optional(),
     welcome_message_custom_text: str().optional(),
     new_stream_announcements_stream_id: int().optional(),

@@ -19,6 +19,9 @@ export interface Mailbox {
   close(): Promise<void>;
 }
 
+/** What a mail of the server is, from its Message-ID (`<kind.realm.user...@parley>`): missed, digest, login, account, onboarding. */
+export const mailKind = (m: ParsedMail): string => /^<([a-z]+)\./.exec(m.messageId ?? '')?.[1] ?? '';
+
 export async function startSmtp(): Promise<Mailbox> {
   const messages: ParsedMail[] = [];
   const server = new SMTPServer({
