@@ -1206,6 +1206,19 @@ t.test('changelog - register keys of levels 458-478: realm_uuid (466)', async (t
   t.equal((await as.member.ok('POST', '/register', {})).realm_uuid, a.realm_uuid, 'and the same at every register');
 });
 
+t.test('changelog - default_avatar_source (FL 456): G at register; PATCH /realm keeps G for administrators, refuses J (no Jdenticons here) and other values, for every role', async (t) => {
+  const snap = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.equal(snap.realm_default_avatar_source, 'G', 'Gravatar, the only source of avatars here');
+  const q = await register(as.admin, { event_types: ['realm'] });
+  const got = await asEveryone(s, 'PATCH', '/realm', { default_avatar_source: 'G' });
+  t.same(got, { owner: 'ok', admin: 'ok', moderator: '400 UNAUTHORIZED_PRINCIPAL', member: '400 UNAUTHORIZED_PRINCIPAL', guest: '400 UNAUTHORIZED_PRINCIPAL', bot: '400 UNAUTHORIZED_PRINCIPAL', anonymous: '401 UNAUTHORIZED' });
+  t.equal(outcome(await as.admin.call('PATCH', '/realm', { default_avatar_source: 'J' }), true), '400 BAD_REQUEST Jdenticon avatars are not available on this server.');
+  t.equal(outcome(await as.owner.call('PATCH', '/realm', { default_avatar_source: 'U' }), true), '400 BAD_REQUEST Invalid default_avatar_source', 'no default upload');
+  const quiet = await poll(q, { dontBlock: true });
+  t.notOk(quiet.some((e) => e.type === 'realm' && e.data && 'default_avatar_source' in e.data), 'an unchanged value sends no event');
+  t.equal((await as.guest.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_default_avatar_source, 'G', 'still G');
+});
+
 t.test('changelog - GET /bots/{bot_id}/api_key: its owner and administrators get a working key, for every role (FL 463)', async (t) => {
   const short = uniq('keyed').slice(-12).replace(/[^a-z0-9]/g, '');
   const made = await as.member.ok('POST', '/bots', { full_name: `Keyed ${short}`, short_name: short });

@@ -339,6 +339,7 @@ export const ORG_EVENT_BODIES = [
         'zulip_update_announcements_stream_id',
         'default_code_block_language',
         'gif_rating_policy',
+        'default_avatar_source',
         'org_type',
         'want_advertise_in_communities_directory',
         'signup_announcements_stream_id',

@@ -147,6 +147,7 @@ export const PLAIN = {
   zulip_update_announcements_stream_id: { owner: false },
   default_code_block_language: { owner: false },
   gif_rating_policy: { owner: false },
+  default_avatar_source: { owner: false },
   org_type: { owner: false },
   want_advertise_in_communities_directory: { owner: false },
   signup_announcements_stream_id: { owner: false },
@@ -225,6 +226,9 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
       return st.defaultCodeBlockLanguage;
     case 'gif_rating_policy':
       return st.giphyRating;
+    case 'default_avatar_source':
+      // FL 456: every avatar here is a Gravatar ('G'); no Jdenticon ('J') is generated, so it is never set.
+      return 'G';
     case 'org_type':
       return st.orgType;
     case 'want_advertise_in_communities_directory':
@@ -412,6 +416,7 @@ export const RealmChanges = z.object({
   video_chat_provider: z.number().int().optional(),
   default_code_block_language: z.string().optional(),
   gif_rating_policy: z.number().int().optional(),
+  default_avatar_source: z.string().optional(),
   org_type: z.number().int().optional(),
   want_advertise_in_communities_directory: z.boolean().optional(),
   /** -1: no announcements. */
@@ -560,6 +565,11 @@ export const updateRealm = action({
         case 'gif_rating_policy':
           if (!Object.values(GIPHY_RATING_OPTIONS).some((o) => o.id === value)) throw badRequest(`Invalid gif_rating_policy ${value}`);
           settings.giphyRating = Number(value);
+          break;
+        case 'default_avatar_source':
+          // 'G' is what it is (no change, no event); 'J' would promise Jdenticons this server does not make.
+          if (value === 'J') throw badRequest('Jdenticon avatars are not available on this server.', { var_name: 'default_avatar_source' });
+          if (value !== 'G') throw badRequest('Invalid default_avatar_source', { var_name: 'default_avatar_source' });
           break;
         case 'org_type':
           if (!ORG_TYPES.has(Number(value))) throw badRequest('Invalid org_type', { var_name: 'org_type' });

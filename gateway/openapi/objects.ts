@@ -330,6 +330,7 @@ export const RegisterFields = {
   giphy_api_key: z.string().optional(),
   tenor_api_key: z.string().optional(),
   realm_gif_rating_policy: Id.optional(),
+  realm_default_avatar_source: z.enum(['G', 'J']).optional(),
   gif_rating_policy_options: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
   push_devices: z.record(z.string(), z.object({ status: z.enum(['pending', 'active', 'failed']), error_code: z.string().nullable() }).strict()).optional(),
   devices: z
