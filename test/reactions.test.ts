@@ -22,8 +22,8 @@ t.test('reactions - add and remove a unicode emoji, with events to the channel',
   await maria.ok('POST', `/messages/${id}/reactions`, { emoji_name: 'octopus' });
   t.same(await reactionsOf(id), [{ emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', user_id: s.demo.member1.userId }]);
   const e = await waitFor(q, (x) => x.type === 'reaction');
-  // No deprecated `user` object: Zulip removed it at FL 484.
-  t.same(e, { type: 'reaction', op: 'add', message_id: id, user_id: s.demo.member1.userId, emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', id: e.id });
+  // The deprecated `user` object is kept (Zulip 12 removed it at FL 484): zulip-terminal reads it.
+  t.same(e, { type: 'reaction', op: 'add', message_id: id, user_id: s.demo.member1.userId, user: { user_id: s.demo.member1.userId, email: s.demo.member1.email, full_name: 'Maria Member' }, emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', id: e.id });
   const again = await maria.call('POST', `/messages/${id}/reactions`, { emoji_name: 'octopus' });
   t.same([again.status, again.body.code, again.body.msg], [400, 'REACTION_ALREADY_EXISTS', 'Reaction already exists.'], 'FL 193');
   // Another name for the same emoji joins the existing reaction's name.

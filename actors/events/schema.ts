@@ -564,7 +564,11 @@ const EVENT_BODIES = [
       op: z.enum(['add', 'remove']),
       message_id: Id,
       user_id: Id,
-      // No deprecated `user` object since FL 484 (FL 339 had put it back).
+      /**
+       * Deprecated: the reacting user. Zulip 12 removed it (FL 484); it is kept here because zulip-terminal's
+       * current release reads it and crashes without it.
+       */
+      user: z.object({ user_id: Id, email: z.string(), full_name: z.string() }).strict(),
       emoji_name: z.string(),
       emoji_code: z.string(),
       reaction_type: ReactionType,

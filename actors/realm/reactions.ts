@@ -9,6 +9,7 @@ import { type StoredMessage, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
 import { defineAction } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
+import { apiEmail } from './emails.ts';
 import { type Emoji, resolveEmoji, unicodeCode } from './emoji.ts';
 import { accessMessage, audience, readMessage } from './message_edit.ts';
 import { activeEmojiByName } from './realm_emoji.ts';
@@ -72,11 +73,14 @@ export const removeReaction = action({
 });
 
 function reactionEvent(state: Readonly<RealmState>, op: 'add' | 'remove', p: ReactionPlan) {
+  const u = state.users.get(p.userId)!;
   return toUsers(state.realmId, p.audience, {
     type: 'reaction',
     op,
     message_id: p.m.id,
     user_id: p.userId,
+    // Zulip 12 dropped it (FL 484); zulip-terminal still reads it.
+    user: { user_id: u.id, email: apiEmail(state, u), full_name: u.fullName },
     emoji_name: p.emoji.name,
     emoji_code: p.emoji.code,
     reaction_type: p.emoji.type,
