@@ -2,7 +2,6 @@
 // table (lib/features.ts) names these cases for, where no other test shows it.
 import { createHash } from 'node:crypto';
 import t from 'tap';
-import { loadTestLimits } from '../lib/demo.ts';
 import { FEATURES } from '../lib/features.ts';
 import { Api, uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
@@ -10,9 +9,7 @@ import { poll, register, waitFor } from './helpers/events.ts';
 import { asEveryone, callers, newPerson, outcome, ROLE } from './helpers/people.ts';
 import { serverFor } from './helpers/server.ts';
 
-// Hundreds of cases act as the same demo users within seconds: they get load-test rate budgets (as the cluster run
-// gives every file); the limits themselves are tested in rate_limits.test.ts.
-const s = await serverFor(t, { env: loadTestLimits() });
+const s = await serverFor(t);
 const as = callers(s);
 const GROUP = { members: 3, moderators: 5, administrators: 6, nobody: 8, everyone: 2 };
 

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { diesWithThisProcess } from '../../scripts/cluster-launcher.ts';
 import { serverArgs } from '../../scripts/build.ts';
+import { loadTestLimits } from '../../lib/demo.ts';
 import { Api, type Creds } from './api.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -87,6 +88,10 @@ async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
       PARLEY_DATA_DIR: join(dataDir, 'data'),
       PARLEY_DEMO_DIR: join(dataDir, 'demo'),
       PARLEY_LOG_LEVEL: process.env.PARLEY_LOG_LEVEL ?? 'warn',
+      // The demo users act for whole files of cases within seconds: they get load-test rate budgets, as every
+      // file of the cluster run gives them (test/run.sh). The limits are tested with users of their own
+      // (rate_limits.test.ts); a test may still set its own.
+      PARLEY_RATE_LIMIT_OVERRIDES: loadTestLimits().PARLEY_RATE_LIMIT_OVERRIDES!,
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
