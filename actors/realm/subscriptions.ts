@@ -501,6 +501,19 @@ export function subscriptionObjects(state: Readonly<RealmState>, userId: number,
 }
 
 /**
+ * The user of `/users/{user_id}/...` as Zulip's `access_user_by_id` finds them
+ * for reading: active, visible to `actor`; bots too (FL 458), not the system
+ * bots, which live outside the organization in Zulip.
+ */
+function readableUser(state: Readonly<RealmState>, actor: UserRecord, userId: number): UserRecord {
+  const target = state.users.get(userId);
+  if (!target || target.isSystemBot) throw badRequest('No such user');
+  if (!target.isActive) throw badRequest('User is deactivated');
+  if (!canSeeUser(state, actor, target)) throw badRequest('Insufficient permission');
+  return target;
+}
+
+/**
  * GET /users/{user_id}/subscriptions/{stream_id} (FL 12): whether a user is
  * subscribed to a channel, as Zulip's `get_subscription_backend` answers it:
  * the user as `access_user_by_id` finds them for reading (active, visible to
@@ -513,10 +526,7 @@ export const subscriptionStatus = query({
   fields: z.object({ userId: z.number().int(), streamId: z.number().int() }),
   run(state, msg) {
     const actor = actingUser(state, msg.caller);
-    const target = state.users.get(msg.userId);
-    if (!target || target.isSystemBot) throw badRequest('No such user');
-    if (!target.isActive) throw badRequest('User is deactivated');
-    if (!canSeeUser(state, actor, target)) throw badRequest('Insufficient permission');
+    const target = readableUser(state, actor, msg.userId);
     const c = state.channels.get(msg.streamId);
     if (!c || !hasMetadataAccess(state, c, actor)) throw badRequest('Invalid channel ID');
     return { is_subscribed: state.isSubscribed(c.id, target.id) };
@@ -527,21 +537,19 @@ export const subscriptionStatus = query({
  * GET /users/{user_id}/channels (FL 440): the channels a user is subscribed
  * to that the caller has metadata access to (every one for an
  * administrator), the user found as for GET
- * /users/{user_id}/subscriptions/{stream_id} (bots too, FL 458). O(channels).
+ * /users/{user_id}/subscriptions/{stream_id} (bots too, FL 458). O(the user's
+ * channels), from the user -> channels index.
  */
 export const userChannels = query({
   type: 'userChannels',
   fields: z.object({ userId: z.number().int() }),
   run(state, msg) {
     const actor = actingUser(state, msg.caller);
-    const target = state.users.get(msg.userId);
-    if (!target || target.isSystemBot) throw badRequest('No such user');
-    if (!target.isActive) throw badRequest('User is deactivated');
-    if (!canSeeUser(state, actor, target)) throw badRequest('Insufficient permission');
+    const target = readableUser(state, actor, msg.userId);
     const ids: number[] = [];
-    for (const [channelId, subs] of state.subs) {
+    for (const channelId of state.channelsByUser.get(target.id) ?? []) {
       const c = state.channels.get(channelId);
-      if (c && subs.get(target.id)?.active && hasMetadataAccess(state, c, actor)) ids.push(channelId);
+      if (c && state.subs.get(channelId)?.get(target.id)?.active && hasMetadataAccess(state, c, actor)) ids.push(channelId);
     }
     return { subscribed_channel_ids: ids.sort((a, b) => a - b) };
   },
