@@ -86,6 +86,7 @@ API_TESTS=(
   test/invites.test.ts
   test/video_calls.test.ts
   test/people-users.test.ts
+  test/people-delete.test.ts
   test/email-visibility.test.ts
   test/people-guests.test.ts
   test/people-api-keys.test.ts

@@ -11,6 +11,7 @@ import { expireInvite } from './invites.ts';
 import { missedMessageEmails } from './notifications.ts';
 import { digestRun, digestSend } from './digest.ts';
 import { retentionRun } from './retention.ts';
+import { deleteUserMessages } from './deactivated_user_messages.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
 import { pushDeviceRegister, pushE2eeRegister } from './push_e2ee.ts';
 import { loginEmail } from './login_email.ts';
@@ -59,6 +60,7 @@ export const realmActor = defineActor({
     [digestRun.name]: digestRun,
     [digestSend.name]: digestSend,
     [retentionRun.name]: retentionRun,
+    [deleteUserMessages.name]: deleteUserMessages,
     [pushRegister.name]: pushRegister,
     [pushUnregister.name]: pushUnregister,
     [pushNotify.name]: pushNotify,

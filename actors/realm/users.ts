@@ -25,7 +25,8 @@ import { defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import { accessRestricted, actingUser, activeUsers, canAccess, canSeeUser, channelAudience, restrictedViews, toChannelAudience } from './access.ts';
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
 import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userAudience, userObject, usersFor, userUpdate } from './people.ts';
-import { realmSettingsNamingUser } from './realm_settings.ts';
+import { realmGroupSetting, realmSettingsNamingUser } from './realm_settings.ts';
+import { anyKind, deleteMessagesLater } from './deactivated_user_messages.ts';
 import { type RealmState, uniqueNameKey } from './state.ts';
 import { settingsNamingUser } from './groups.ts';
 import { ensureSystemBots, sendWelcome, systemBotDeliveries } from './system_bots.ts';
@@ -527,22 +528,66 @@ function withOwnedBots(state: Readonly<RealmState>, user: UserRecord): number[] 
   return [...bots, user.id];
 }
 
-/** DELETE /users/{user_id}: deactivates a user (and their bots); their API key stops working and their queues end. */
+/** What DELETE /users/{user_id} does besides deactivating (FL 459 `actions`), each for the user's bots too. */
+const DeactivationActions = z.object({
+  /** Renames them "Deleted user" (a bot: "Deactivated bot"); their avatar is the default one already (no uploads here). */
+  deleteProfile: z.boolean().default(false),
+  deletePublicChannelMessages: z.boolean().default(false),
+  deletePrivateChannelMessages: z.boolean().default(false),
+  deleteDirectMessages: z.boolean().default(false),
+});
+
+/** The name a deleted profile gets (Zulip's do_deactivate_user with `delete_profile`). */
+export const deletedName = (u: UserRecord): string => (u.isBot ? 'Deactivated bot' : 'Deleted user');
+
+/**
+ * DELETE /users/{user_id}: deactivates a user and the active bots they own
+ * (bots first, as Zulip does); their API keys stop working and their queues
+ * end. With `actions` (FL 459), the same is done to each of them: the profile
+ * deleted (renamed, with a realm_user update), and their messages of the
+ * kinds asked for deleted by a follow-up in batches
+ * (`deactivated_user_messages.ts`), which needs the right to delete anyone's
+ * messages (`can_delete_any_message_group`).
+ */
 export const deactivateUser = action({
   type: 'deactivateUser',
-  fields: z.object({ userId: z.number().int() }),
+  fields: z.object({ userId: z.number().int(), actions: DeactivationActions.default({ deleteProfile: false, deletePublicChannelMessages: false, deletePrivateChannelMessages: false, deleteDirectMessages: false }) }),
   check(state, msg) {
     const actor = actingUser(state, msg.caller);
     const target = adminTarget(state, actor, msg.userId, { allowDeactivated: false, allowBots: false });
     if (target.role === Role.OWNER && actor.role !== Role.OWNER) throw ownerRequired();
     if (isLastOwner(state, target)) throw badRequest('Cannot deactivate the only organization owner');
-    return withOwnedBots(state, target);
+    const a = msg.actions;
+    const kinds = { publicChannels: a.deletePublicChannelMessages, privateChannels: a.deletePrivateChannelMessages, direct: a.deleteDirectMessages };
+    // Deleting someone's messages is what can_delete_any_message_group allows (administrators by default).
+    if (anyKind(kinds) && !state.can(realmGroupSetting(state, 'can_delete_any_message_group'), actor)) throw badRequest("You don't have permission to delete this user's messages");
+    return { ids: withOwnedBots(state, target), deleteProfile: a.deleteProfile, kinds, actorId: actor.id };
   },
-  apply(state, ids, tx) {
-    for (const id of ids) setActive(state, tx, id, false);
-    return { revoked: ids };
+  apply(state, p, tx) {
+    const renamed: number[] = [];
+    for (const id of p.ids) {
+      setActive(state, tx, id, false);
+      const u = state.users.get(id)!;
+      if (p.deleteProfile && u.fullName !== deletedName(u)) {
+        const next = { ...u, fullName: deletedName(u) };
+        state.indexUser(next);
+        tx.write(T.users.at(state.realmId, id).put(next));
+        renamed.push(id);
+      }
+    }
+    if (anyKind(p.kinds)) deleteMessagesLater(tx, p.ids, p.kinds, p.actorId);
+    return { revoked: p.ids, renamed };
   },
-  events: (state, ids) => deactivationEvents(state, ids),
+  events(state, p, made) {
+    const out: Delivery[] = [];
+    for (const id of p.ids) {
+      // As Zulip's do_deactivate_user: the new name, then the deactivation, bots first.
+      if (made.renamed.includes(id)) out.push(userUpdate(state, id, { user_id: id, full_name: state.users.get(id)!.fullName }));
+      out.push(...deactivationEvents(state, [id]));
+    }
+    return out;
+  },
+  reply: (made) => ({ revoked: made.revoked }),
 });
 
 /** DELETE /users/me: deactivates one's own account, never the last user or the last owner. */

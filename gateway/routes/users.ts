@@ -125,14 +125,31 @@ export const deactivateSelf = route({
   },
 });
 
+/** DELETE /users/{user_id}'s `actions` (FL 459): an object of these booleans, each false when absent; another name is refused. */
+const DeactivationActions = z
+  .object({
+    delete_profile: z.boolean().optional(),
+    delete_public_channel_messages: z.boolean().optional(),
+    delete_private_channel_messages: z.boolean().optional(),
+    delete_direct_messages: z.boolean().optional(),
+  })
+  .strict();
+
 export const deactivateUser = route({
   method: 'DELETE',
   path: '/users/{user_id}',
   auth: 'required',
   // The notification email is not sent: there is no outgoing email yet.
-  params: { user_id: UserId, deactivation_notification_comment: unsupported(str().pipe(z.string().max(2000))) },
+  params: { user_id: UserId, actions: json(DeactivationActions).optional(), deactivation_notification_comment: unsupported(str().pipe(z.string().max(2000))) },
   async handle(ctx, p) {
-    const reply = await ctx.actors.call(realmRef, realmOf(ctx), { type: 'deactivateUser', caller: caller(ctx), userId: p.user_id });
+    const a = p.actions ?? {};
+    const actions = {
+      deleteProfile: a.delete_profile ?? false,
+      deletePublicChannelMessages: a.delete_public_channel_messages ?? false,
+      deletePrivateChannelMessages: a.delete_private_channel_messages ?? false,
+      deleteDirectMessages: a.delete_direct_messages ?? false,
+    };
+    const reply = await ctx.actors.call(realmRef, realmOf(ctx), { type: 'deactivateUser', caller: caller(ctx), userId: p.user_id, actions });
     await announceRevocation(me(ctx).realmId, reply.revoked);
     return {};
   },
