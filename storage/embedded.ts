@@ -80,18 +80,18 @@ export class EmbeddedStore implements Store, Scannable {
 
   private rangeNow<V>(table: string, pk: string, opts: RangeOptions): Row<V>[] {
     const { db, schema } = this.table(table);
-    const max: Key = schema.ck === 'bigint' ? Number.MAX_SAFE_INTEGER : '\uffff\uffff';
+    const max: Key = schema.ck === 'bigint' ? Number.MAX_SAFE_INTEGER : TEXT_MAX;
     const min: Key = schema.ck === 'bigint' ? Number.MIN_SAFE_INTEGER : '';
     const lo = opts.gte ?? min;
     const hi = opts.lte ?? max;
     const limit = opts.limit ?? Infinity;
     const rows: Row<V>[] = [];
-    if (limit <= 0 || lo > hi || !fits(pk, lo) || !fits(pk, hi)) return rows;
+    if (limit <= 0 || compareKeys(lo, hi) > 0 || !fits(pk, lo) || !fits(pk, hi)) return rows;
     // lmdb ranges include `start` and exclude `end`; walk inclusively and stop at the far bound.
     const range = opts.reverse ? db.getRange({ start: [pk, hi], end: [pk, min], reverse: true }) : db.getRange({ start: [pk, lo], end: [pk, max] });
     for (const { key, value } of range) {
       const ck = (key as [string, Key])[1];
-      if (opts.reverse ? ck < lo : ck > hi) break;
+      if (opts.reverse ? compareKeys(ck, lo) < 0 : compareKeys(ck, hi) > 0) break;
       rows.push({ ck, value: value as V });
       if (rows.length >= limit) break;
     }
@@ -164,6 +164,34 @@ export class EmbeddedStore implements Store, Scannable {
     await this.root.close();
   }
 }
+
+/**
+ * The bound of an unbounded walk over a text clustering key. lmdb orders
+ * strings by their UTF-8 bytes (code point order, as Cassandra does), so
+ * '\uffff' would end the walk before any key that starts with a character
+ * beyond U+FFFF (an emoji): the greatest code point, twice, sorts after every
+ * key that does not start with two of that noncharacter.
+ */
+const TEXT_MAX = '\u{10FFFF}\u{10FFFF}';
+
+/**
+ * Keys in lmdb's (and Cassandra's) order: numbers by value, strings by code
+ * point, which JavaScript's `<` (by UTF-16 unit) is not for a character
+ * beyond U+FFFF against one from U+E000 to U+FFFF.
+ */
+function compareKeys(a: Key, b: Key): number {
+  if (typeof a !== 'string' || typeof b !== 'string') return a < b ? -1 : a > b ? 1 : 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 unit's place in code point order: surrogates (U+10000 and beyond) after U+E000..U+FFFF. */
+const codePointRank = (u: number): number => (u >= 0xe000 ? u - 0x800 : u >= 0xd800 ? u + 0x2000 : u);
 
 /** lmdb's largest key (its default maxKeySize), in bytes. */
 const MAX_KEY_BYTES = 1978;

@@ -120,6 +120,17 @@ async function storeSuite(t: Test, store: Store): Promise<void> {
     t.strictSame(cks(await store.range('timers', 'tx', { reverse: true, lte: '1:2', limit: 2 })), ['1:2', '1:10']);
   });
 
+  await t.test('store - text keys beyond U+FFFF (emoji) are in every range, in code point order', async (t) => {
+    const keys = ['🔑 key', 'b', '\uffff', '\ue000x', 'a🔑'];
+    await write(keys.map((k) => put('timers', 'cp', k, { k })));
+    const order = ['a🔑', 'b', '\ue000x', '\uffff', '🔑 key'];
+    t.strictSame(cks(await store.range('timers', 'cp')), order, 'an unbounded range gives them all, as UTF-8 bytes order');
+    t.strictSame(cks(await store.range('timers', 'cp', { reverse: true })), [...order].reverse(), 'reversed');
+    t.strictSame(cks(await store.range('timers', 'cp', { gte: '\uffff' })), ['\uffff', '🔑 key'], 'from a lower bound');
+    t.strictSame(cks(await store.range('timers', 'cp', { lte: '\uffff', reverse: true, limit: 2 })), ['\uffff', '\ue000x'], 'back from an upper bound');
+    t.strictSame(cks(await store.range('timers', 'cp', { gte: 'b', lte: '🔑' })), ['b', '\ue000x', '\uffff'], 'both bounds');
+  });
+
   await t.test('store - an empty partition ranges to nothing', async (t) => {
     t.strictSame(await store.range('messages', 'empty'), []);
     t.strictSame(await store.range('messages', 'empty', { reverse: true, limit: 5 }), []);
