@@ -44,7 +44,7 @@ export class BinaryReply {
   ) {}
 }
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A handler's reply may name more ignored parameters (parts of a parameter, such as unhonored client capabilities) under this key. */
 export const IGNORED = Symbol('ignored');

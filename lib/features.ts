@@ -623,7 +623,7 @@ const CONTRACT: readonly Feature[] = [
   { level: 491, what: 'individual_emoji_changes client capability: realm_emoji events per emoji', done: true, test: T('realm_emoji', 'realm emoji - add, list, image, deactivate; snapshot plus events, both formats') },
   { level: 492, what: 'POST /users/me/api_key/regenerate removes every E2EE push registration of the user', done: true, test: T('push', 'push - regenerating the API key removes every E2EE registration: client devices, with remove events, and push accounts; nothing more is sent (FL 492)') },
   { level: 493, what: 'POST /calls/videoprovider/create (and /register, the OAuth step), has_videoprovider_token', routes: ['POST /calls/videoprovider/create', 'POST /calls/videoprovider/register'], test: T('video_calls', 'video calls - every role may authorize and create calls; not without credentials') },
-  { level: 494, what: 'bot storage (GET, PUT and DELETE /bot_storage) only for bots', missing: 'bot storage is not served here' },
+  { level: 494, what: 'bot storage (GET, PUT and DELETE /bot_storage) only for bots: a human gets 400 "Must be a bot user"', routes: ['GET /bot_storage', 'PUT /bot_storage', 'DELETE /bot_storage'], test: T('bot-storage', "bot storage - only bots (FL 494): every human role is refused, without credentials 401; one bot never sees another bot's storage") },
   { level: 495, what: 'unknown', missing: 'no description of this level could be read here (the changelog copies end at 478)' },
   { level: 496, what: 'bots may edit user groups (PATCH /user_groups/{id}, POST /user_groups/{id}/members) as their permissions allow', done: true, test: T('changelog', 'changelog - a bot edits a user group it may manage: PATCH and members (FL 496)') },
 ];

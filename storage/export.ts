@@ -104,7 +104,7 @@ export interface ExportCounts {
  * password after an import); `full` carries everything else, `public`
  * (Zulip's public-data export) only what every member may see: messages of
  * channels that are not private, with their flags and uploads, and none of
- * the users' private data (direct messages, drafts, snippets, navigation views, alert words,
+ * the users' private data (direct messages, drafts, snippets, navigation views, bots' storage, alert words,
  * muted users and topics, scheduled messages, devices, invitations, activity
  * and digest records, timers).
  */
@@ -112,7 +112,7 @@ export type ExportScope = 'operator' | 'full' | 'public';
 
 /** Tables a public export leaves out whole: each row is one user's private data or a secret. */
 const PRIVATE_TABLES: ReadonlySet<string> = new Set(
-  [T.dmConversations, T.userDrafts, T.savedSnippets, T.navigationViews, T.alertWords, T.mutedUsers, T.userTopics, T.scheduledMessages, T.pushDevices, T.e2eePushDevices, T.clientDevices, T.activePushes, T.missedEmails, T.unsubscribeKeys, T.invites, T.videoProviderTokens, T.realmExports, T.userActivity, T.userDigests, T.digestRuns, T.tusUploads].map(
+  [T.dmConversations, T.userDrafts, T.savedSnippets, T.navigationViews, T.botStorage, T.alertWords, T.mutedUsers, T.userTopics, T.scheduledMessages, T.pushDevices, T.e2eePushDevices, T.clientDevices, T.activePushes, T.missedEmails, T.unsubscribeKeys, T.invites, T.videoProviderTokens, T.realmExports, T.userActivity, T.userDigests, T.digestRuns, T.tusUploads].map(
     (t) => t.schema.name,
   ),
 );

@@ -507,6 +507,10 @@ export type SavedSnippetRecord = z.infer<typeof SavedSnippetRecord>;
 export const NavigationViewRecord = z.object({ id: Id, fragment: z.string(), isPinned: z.boolean(), name: z.string().nullable() });
 export type NavigationViewRecord = z.infer<typeof NavigationViewRecord>;
 
+/** A value a bot keeps in its storage (`/bot_storage`); the row's clustering key is its key. */
+export const BotStorageRow = z.object({ value: z.string() });
+export type BotStorageRow = z.infer<typeof BotStorageRow>;
+
 /** Numbers a user's own objects (drafts, saved snippets). */
 export const UserCounters = z.object({
   draft: Id.default(1),
@@ -964,6 +968,14 @@ export const T = {
     codec: NavigationViewRecord,
     pk: (realm: number, userId: number) => `${realm}:${userId}`,
     row: (realm: number, userId: number, fragment: string) => ({ pk: `${realm}:${userId}`, ck: fragment }),
+  }),
+  /** A bot's storage (`/bot_storage`), by key: one partition per bot, bounded by the storage limit (the user actor's). */
+  botStorage: defineTable({
+    name: 'bot_storage',
+    ck: 'text',
+    codec: BotStorageRow,
+    pk: (realm: number, userId: number) => `${realm}:${userId}`,
+    row: (realm: number, userId: number, key: string) => ({ pk: `${realm}:${userId}`, ck: key }),
   }),
   userCounters: defineTable({
     name: 'user_counters',

@@ -70,6 +70,7 @@ API_TESTS=(
   test/python-scenario.test.ts
   test/zulip-terminal.test.ts
   test/bots.test.ts
+  test/bot-storage.test.ts
   test/system-bots.test.ts
   test/outgoing-webhooks.test.ts
   test/scheduled_messages.test.ts

@@ -13,6 +13,7 @@ import { realmActorId, realmRef } from '../realm/ref.ts';
 import { type Caller, defineQuery, later } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
+import { BotStorageIndex, getBotStorage, putBotStorage, removeBotStorage } from './bot_storage.ts';
 import { FlagCache, type Marks, marksFromRow } from './flags.ts';
 import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } from './message_flags.ts';
 import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts';
@@ -38,6 +39,8 @@ export interface UserState {
   /** Navigation views by fragment (FL 390). */
   navigationViews: Map<string, NavigationViewRecord>;
   counters: UserCounters;
+  /** A bot's storage: its keys and their sizes (the values stay in `bot_storage`); empty for every other user. */
+  botStorage: BotStorageIndex;
 }
 
 const query = defineQuery<UserState>();
@@ -49,7 +52,8 @@ async function load(ctx: ActorContext, id: string): Promise<UserState> {
   const snippets = new Map((await T.savedSnippets.partition(realmId, userId).values(ctx.store)).map((x) => [x.id, x]));
   const navigationViews = new Map((await T.navigationViews.partition(realmId, userId).values(ctx.store)).map((v) => [v.fragment, v]));
   const counters = (await T.userCounters.at(realmId, userId).get(ctx.store)) ?? UserCountersCodec.parse({});
-  return { realmId, userId, marks, flags: new FlagCache(ctx.store, realmId, userId), drafts, snippets, navigationViews, counters };
+  const botStorage = await BotStorageIndex.load(ctx, realmId, userId);
+  return { realmId, userId, marks, flags: new FlagCache(ctx.store, realmId, userId), drafts, snippets, navigationViews, counters, botStorage };
 }
 
 /** A reader for one request, with the marks as they are now. */
@@ -164,6 +168,9 @@ export const userHandlers = {
   updateNavigationView,
   removeNavigationView,
   markOnboardingStep,
+  getBotStorage,
+  putBotStorage,
+  removeBotStorage,
   uploadFile,
   listAttachments,
   deleteAttachment,

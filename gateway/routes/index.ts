@@ -30,6 +30,7 @@ import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain 
 import { createChannelFolder, listChannelFolders, reorderChannelFolders, updateChannelFolder } from './channel_folders.ts';
 import { addDefaultStream, archiveStream, getStream, getStreamId, listDefaultStreams, listStreams, removeDefaultStream, streamMembers, unsubscribe, updateStream, updateSubscriptionProperties, updateSubscriptionProperty } from './streams.ts';
 import * as bots from './bots.ts';
+import * as botStorage from './bot_storage.ts';
 import { createUser, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, serverSettings, updateUser } from './users.ts';
 import { fetchApiKey, regenerateApiKey } from './api_keys.ts';
 import { updateDisplaySettings, updateNotificationSettings, updateSettings, updateUserDefaults } from './settings.ts';
@@ -59,6 +60,9 @@ export const ROUTES: Route[] = [
   bots.listBots,
   bots.updateBot,
   bots.getBotApiKey,
+  botStorage.getBotStorage,
+  botStorage.putBotStorage,
+  botStorage.removeBotStorage,
   serverSettings,
   createScheduledMessage,
   listScheduledMessages,
