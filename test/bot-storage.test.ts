@@ -35,7 +35,10 @@ t.test('bot storage - PUT sets and replaces, GET gives all or the keys asked, DE
   t.same(sorted(await stored(bot, ['__proto__'])), [['__proto__', 'p']]);
   t.same(await stored(bot, ['a', 'ключ 🔑']), { a: '1', 'ключ 🔑': 'значение' }, 'only the keys asked');
   t.same(await stored(bot, []), await stored(bot), 'an empty list of keys means all, as in Zulip');
-  await bot.ok('DELETE', '/bot_storage', { keys: ['a', '__proto__'] });
+  // The empty key is a key too (Zulip's is a text column).
+  await bot.ok('PUT', '/bot_storage', { storage: { '': 'empty key' } });
+  t.same(await stored(bot, ['']), { '': 'empty key' });
+  await bot.ok('DELETE', '/bot_storage', { keys: ['a', '__proto__', ''] });
   t.same(await stored(bot), { b: 'two', 'ключ 🔑': 'значение', __proto__x: 'x' }, 'the keys named are gone');
   await bot.ok('DELETE', '/bot_storage', { keys: ['b'] }, { encoding: 'form' });
   t.same(Object.keys(await stored(bot)).sort(), ['__proto__x', 'ключ 🔑'], 'DELETE reads its keys from the body too');
