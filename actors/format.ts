@@ -141,10 +141,13 @@ export function formatChannel(c: ChannelRecord, activity: ChannelActivity): Chan
   };
 }
 
-export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, subscribers: number[] | undefined, activity: ChannelActivity): SubscriptionObject {
+/** The subscriber list a channel object carries, if any: complete, or partial (`include_subscribers`, FL 412). */
+export type SubscriberLists = { subscribers: number[] } | { partial_subscribers: number[] } | Record<string, never>;
+
+export function formatSubscription(c: ChannelRecord, s: SubscriptionRecord, lists: SubscriberLists, activity: ChannelActivity): SubscriptionObject {
   return {
     ...formatChannel(c, activity),
-    ...(subscribers ? { subscribers } : {}),
+    ...lists,
     desktop_notifications: s.desktopNotifications,
     email_notifications: s.emailNotifications,
     wildcard_mentions_notify: s.wildcardMentionsNotify,

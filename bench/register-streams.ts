@@ -46,7 +46,7 @@ for (const org of values.orgs.split(',')) {
   let bytes = 0;
   for (let i = 0; i < Number(values.rounds) + 3; i++) {
     const t0 = performance.now();
-    const out = channelSnapshot(s, user, want, false, false);
+    const out = channelSnapshot(s, user, want, 'false', false);
     const ms = performance.now() - t0;
     if (i >= 3) times.push(ms);
     bytes = JSON.stringify(out).length;

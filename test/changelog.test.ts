@@ -503,13 +503,65 @@ t.test('changelog - register keys of levels 393-435, and the ones Zulip removed'
   t.ok(reg.server_report_message_types.every((x: any) => typeof x.name === 'string' && x.name.length > 0), 'each with its name');
 });
 
-t.test('changelog - include_subscribers partial: every channel with its complete subscribers list (FL 412)', async (t) => {
-  const full = (await as.member.ok('GET', '/users/me/subscriptions', { include_subscribers: true })).subscriptions;
-  const partial = (await as.member.ok('GET', '/users/me/subscriptions', { include_subscribers: 'partial' })).subscriptions;
-  t.same(partial.map((c: any) => [c.stream_id, c.subscribers]), full.map((c: any) => [c.stream_id, c.subscribers]), 'the server gives subscribers, never a partial list');
-  t.ok(partial.every((c: any) => !('partial_subscribers' in c)));
-  const reg = await as.member.ok('POST', '/register', { fetch_event_types: ['subscription'], include_subscribers: 'partial' });
-  t.ok(reg.subscriptions.every((c: any) => Array.isArray(c.subscribers)), 'and in the register');
+t.test('changelog - include_subscribers partial: a channel of 250 subscribers or more gets partial_subscribers with its bots and who joined lately, a smaller one its complete list; peer events keep it exact (FL 412)', async (t) => {
+  // 250 subscribers (the bound below which the API promises complete lists) in the private channel below,
+  // 253 in the public one: the organization's active users and as many new ones as it lacks, 8 at a time.
+  const active = ((await as.owner.ok('GET', '/users')).members as any[]).filter((u) => u.is_active).map((u) => u.user_id as number);
+  const made: number[] = [];
+  const tag = uniq('many');
+  const lacking = 252 - active.length; // the bot below is the 253rd
+  for (let i = 0; i < lacking; i += 8) {
+    const batch = Array.from({ length: Math.min(8, lacking - i) }, (_, k) => i + k);
+    made.push(...(await Promise.all(batch.map(async (k) => (await as.owner.ok('POST', '/users', { email: `${tag}-${k}@parley.example`, password: 'long enough pw', full_name: `Many ${tag} ${k}` })).user_id as number))));
+  }
+  const bot = (await as.member.ok('POST', '/bots', { full_name: 'Listed Bot', short_name: uniq('listed') })).user_id as number;
+  const everyone = [...active, ...made, bot];
+  const big = uniq('big');
+  const small = uniq('small');
+  const hidden = uniq('big-private');
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: big }], principals: everyone });
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: small }], principals: [s.demo.member1.userId, bot] });
+  // A private one the administrator, the member and the guest are not in.
+  const outsiders = new Set([s.demo.admin.userId, s.demo.member1.userId, s.demo.guest.userId]);
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: hidden }], invite_only: true, principals: everyone.filter((id) => !outsiders.has(id)) });
+  const id = async (name: string) => (await as.owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+  const [bigId, smallId, hiddenId] = [await id(big), await id(small), await id(hidden)];
+  const FETCH = { fetch_event_types: ['subscription'], event_types: ['subscription'], include_subscribers: 'partial', client_capabilities: { notification_settings_null: true } };
+  const all = (snap: any) => [...snap.subscriptions, ...snap.unsubscribed, ...snap.never_subscribed];
+  const pick = (snap: any, streamId: number) => all(snap).find((c: any) => c.stream_id === streamId);
+  const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+
+  const reg = (await register(as.member, FETCH)).snapshot;
+  const listed = pick(reg, bigId);
+  t.equal(listed.subscribers, undefined, 'the large channel: no complete list');
+  t.equal(listed.subscriber_count, everyone.length, 'its subscriber_count counts everyone');
+  t.same(sorted(listed.partial_subscribers), sorted(everyone), 'its partial list: the bot, and everyone subscribed since the organization was loaded');
+  t.same(sorted(pick(reg, smallId).subscribers), sorted([s.demo.member1.userId, bot]), 'a small channel: its complete list');
+  t.equal(pick(reg, hiddenId), undefined, 'the member does not see the private channel');
+  t.ok(all(reg).every((c: any) => ('subscribers' in c) !== ('partial_subscribers' in c)), 'every channel has one list or the other');
+  const full = pick(await as.member.ok('POST', '/register', { fetch_event_types: ['subscription'], include_subscribers: true }), bigId);
+  t.same([sorted(full.subscribers), full.partial_subscribers], [sorted(everyone), undefined], 'include_subscribers=true: the complete list');
+  const listedGet = (await as.member.ok('GET', '/users/me/subscriptions', { include_subscribers: 'partial' })).subscriptions.find((c: any) => c.stream_id === bigId);
+  t.same([sorted(listedGet.partial_subscribers), listedGet.subscribers], [sorted(listed.partial_subscribers), undefined], 'GET /users/me/subscriptions gives the same');
+  const admin = pick((await register(as.admin, FETCH)).snapshot, hiddenId);
+  t.same([admin.subscriber_count, admin.partial_subscribers?.length], [everyone.length - 3, everyone.length - 3], "the administrator sees the private channel's partial list without being in it");
+  const guest = (await register(as.guest, FETCH)).snapshot;
+  t.same(sorted(pick(guest, bigId).partial_subscribers), sorted(listed.partial_subscribers), 'the guest, subscribed, gets the same partial list');
+  t.equal(pick(guest, hiddenId), undefined, 'the guest does not see the private channel');
+
+  // Snapshot plus events equals a fresh register.
+  const q = await register(as.member, FETCH);
+  const newcomer = await newPerson(s);
+  await as.owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: big }], principals: [newcomer.userId] });
+  await as.owner.ok('DELETE', '/users/me/subscriptions', { subscriptions: [big], principals: [bot, made[0] ?? s.demo.member2.userId] });
+  await waitFor(q, (e) => {
+    applyEvent(q.snapshot, e);
+    return e.op === 'peer_remove' && e.stream_ids.includes(bigId);
+  });
+  const fresh = pick((await register(as.member, FETCH)).snapshot, bigId);
+  const applied = pick(q.snapshot, bigId);
+  t.same([sorted(applied.partial_subscribers), applied.subscriber_count], [sorted(fresh.partial_subscribers), fresh.subscriber_count], 'snapshot plus events equals a fresh register');
+  t.ok(fresh.partial_subscribers.includes(newcomer.userId) && !fresh.partial_subscribers.includes(bot), 'the newcomer in, the bot out');
   t.equal(outcome(await as.member.call('GET', '/users/me/subscriptions', { include_subscribers: 'some' })), '400 BAD_REQUEST');
 });
 

@@ -12,13 +12,16 @@ import { EmbeddedStore } from '../storage/embedded.ts';
 import { NO_LIMITS } from './helpers/backup-org.ts';
 import { serverFor } from './helpers/server.ts';
 import type { Api } from './helpers/api.ts';
-import { applyEvent, type Snap } from './helpers/apply.ts';
+import { applyEvent, catchUp, type Snap } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { GROUP_ID } from '../actors/model.ts';
 import { COLORS } from '../actors/realm/subscriptions.ts';
 
+// And partial_subscribers (FL 412) through a restart: who the realm lists when it loads (bots, the recently active),
+// who it lists since (new subscriptions, users back from idleness), with snapshot plus events equal to a fresh register.
 // A checkpoint every few changes, so that the restart loads from one and the journal after it.
-let s = await serverFor(t, { env: { ...NO_LIMITS, PARLEY_CHECKPOINT_EVERY: '5' } });
+// Channels of 5 subscribers or more get partial lists (FL 412) here, so that a test needs few users.
+let s = await serverFor(t, { env: { ...NO_LIMITS, PARLEY_CHECKPOINT_EVERY: '5', PARLEY_PARTIAL_SUBSCRIBERS_MIN: '5' } });
 t.teardown(() => s.stop()); // the restarted process (serverFor stops the first)
 const owner = () => s.api.as(s.demo.owner);
 const name = `counted-${process.pid}`;
@@ -161,4 +164,67 @@ t.test('subscriptions - a new subscription takes the first palette color the use
   const first = COLORS.find((c) => !used.has(c));
   t.equal(a, first, `the first channel: the first color not among the user's (${[...used].join(', ')})`);
   t.equal(b, COLORS.find((c) => !used.has(c) && c !== first), 'the second: the next one');
+});
+
+t.test('partial_subscribers - after a restart a large channel lists its bots and recently active users, not its idle ones; a user seen again and a new subscriber are listed; peer events keep the list exact (FL 412)', async (t) => {
+  const o = owner();
+  const password = 'long enough pw';
+  const person = async (tag: string) => {
+    const email = `${tag}-${process.pid}@parley.example`;
+    const { user_id } = await owner().ok('POST', '/users', { email, password, full_name: `${tag} ${process.pid}` });
+    return { id: user_id as number, email };
+  };
+  const idle: Array<{ id: number; email: string }> = [];
+  for (let i = 0; i < 4; i++) idle.push(await person(`idle${i}`));
+  const bot = (await o.ok('POST', '/bots', { full_name: `Listed Bot ${process.pid}`, short_name: `listed-${process.pid}` })).user_id as number;
+  const big = `partial-big-${process.pid}`;
+  const small = `partial-small-${process.pid}`;
+  await o.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: big }], principals: [s.demo.owner.userId, bot, ...idle.map((p) => p.id)] });
+  await o.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: small }], principals: [s.demo.owner.userId, idle[0]!.id] });
+  const bigId = (await o.ok('GET', '/get_stream_id', { stream: big })).stream_id as number;
+  const smallId = (await o.ok('GET', '/get_stream_id', { stream: small })).stream_id as number;
+  const everyone = [s.demo.owner.userId, bot, ...idle.map((p) => p.id)].sort((a, b) => a - b);
+  const FETCH = { fetch_event_types: ['subscription', 'stream'], event_types: ['subscription', 'stream'], include_subscribers: 'partial', client_capabilities: { notification_settings_null: true } };
+  const pick = (snap: Snap, id: number) => snap.subscriptions.find((c: any) => c.stream_id === id);
+  const sorted = (ids: number[] | undefined) => (ids ? [...ids].sort((a, b) => a - b) : ids);
+
+  // Subscribed since the realm loaded: every one of them is listed.
+  const live = pick((await register(o, FETCH)).snapshot, bigId);
+  t.same([sorted(live.partial_subscribers), live.subscribers, live.subscriber_count], [everyone, undefined, 6], 'before the restart: a partial list of the six subscribed since the realm loaded');
+  t.same(sorted(pick((await register(o, FETCH)).snapshot, smallId).subscribers), [s.demo.owner.userId, idle[0]!.id].sort((a, b) => a - b), 'a channel under the bound has its complete list');
+
+  await s.stop();
+  s = await s.restart();
+  const after = () => register(owner(), FETCH);
+  const snap = (await after()).snapshot;
+  const listedAfter = sorted(pick(snap, bigId).partial_subscribers);
+  t.same(listedAfter, [s.demo.owner.userId, bot].sort((a, b) => a - b), 'after the restart: the bot and the owner (active lately), not the four who never were');
+  t.equal(pick(snap, bigId).subscriber_count, 6, 'subscriber_count still counts everyone');
+  t.same(sorted(pick((await owner().ok('POST', '/register', { fetch_event_types: ['subscription'], include_subscribers: true })), bigId).subscribers), everyone, 'include_subscribers=true: the complete list');
+  const listed = (await owner().ok('GET', '/users/me/subscriptions', { include_subscribers: 'partial' })).subscriptions.find((c: any) => c.stream_id === bigId);
+  t.same([sorted(listed.partial_subscribers), listed.subscribers], [listedAfter, undefined], 'GET /users/me/subscriptions gives the same partial list');
+
+  // A user seen again (registering reports activity): listed from then on, without an event.
+  const { api_key } = await s.api.ok('POST', '/fetch_api_key', { username: idle[1]!.email, password });
+  await register(s.api.as({ email: idle[1]!.email, apiKey: api_key }), { event_types: ['message'] });
+  let seen: number[] = [];
+  for (let i = 0; i < 50 && !seen.includes(idle[1]!.id); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    seen = pick((await after()).snapshot, bigId).partial_subscribers;
+  }
+  t.ok(seen.includes(idle[1]!.id), 'a user back from idleness is listed');
+
+  // Snapshot plus events equals a fresh register: a newcomer is listed, a listed user who leaves and
+  // an unlisted one who is deactivated are gone from the list and the count.
+  const q = await after();
+  const newcomer = await person('newcomer');
+  await owner().ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: big }], principals: [newcomer.id] });
+  await owner().ok('DELETE', '/users/me/subscriptions', { subscriptions: [big], principals: [bot] });
+  await owner().ok('DELETE', `/users/${idle[2]!.id}`);
+  await catchUp(q, q.snapshot, (e) => e.type === 'subscription' && e.op === 'peer_remove' && e.user_ids.includes(idle[2]!.id) && e.stream_ids.includes(bigId));
+  const fresh = pick((await after()).snapshot, bigId);
+  const applied = pick(q.snapshot, bigId);
+  t.same([sorted(applied.partial_subscribers), applied.subscriber_count], [sorted(fresh.partial_subscribers), fresh.subscriber_count], 'snapshot plus events equals a fresh register');
+  t.ok(fresh.partial_subscribers.includes(newcomer.id) && !fresh.partial_subscribers.includes(bot) && !fresh.partial_subscribers.includes(idle[2]!.id), 'the newcomer in, the bot and the deactivated user out');
+  t.equal(fresh.subscriber_count, 5);
 });

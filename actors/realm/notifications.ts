@@ -245,6 +245,8 @@ export const noteActivity = action({
   apply(state, msg, tx) {
     for (const id of msg.userIds) {
       if (!state.users.has(id) || (state.activeAt.get(id) ?? 0) >= msg.at) continue;
+      // Back after two weeks or more: named again in the partial subscriber lists (FL 412).
+      state.noteRecentActivity(id, msg.at);
       state.activeAt.set(id, msg.at);
       // Stored too, hourly at most, for the digest's "not active for days" (`digest.ts`).
       if (msg.at - (state.lastActive.get(id) ?? 0) >= ACTIVITY_STORE_MS) {

@@ -233,7 +233,7 @@ export const snapshot = query({
       }
     }
     if (want('subscription') || want('stream') || want('default_streams')) {
-      Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers !== 'false', msg.capabilities.archived_channels === true));
+      Object.assign(out, channelSnapshot(state, user, want, msg.includeSubscribers, msg.capabilities.archived_channels === true));
       if (msg.capabilities.notification_settings_null !== true) resolveNotificationSettings(state, user.id, out);
     }
     if (want('realm_user_groups')) {

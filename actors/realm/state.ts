@@ -43,6 +43,8 @@ import { RealmImage } from './checkpoint.ts';
 
 /** Message IDs are reserved in blocks, so that a send does not write the counter. */
 const MESSAGE_ID_BLOCK = 1000;
+/** How lately a user must have been seen active to be named in a `partial_subscribers` list (the API's 14 days, FL 412). */
+export const RECENT_ACTIVITY_MS = 14 * 24 * 3600_000;
 /** Partitions read at once while loading. */
 const LOAD_CONCURRENCY = 32;
 
@@ -84,6 +86,21 @@ export class RealmState {
    * so that formatting a channel is O(1). Channels without any are absent.
    */
   private readonly subscriberCounts = new Map<number, number>();
+  /**
+   * channelId -> the subscribers a `partial_subscribers` list names (FL 412;
+   * `partialSubscribers`): active subscriptions of active users who are bots,
+   * were seen active within `RECENT_ACTIVITY_MS` when the realm loaded or
+   * since (`noteRecentActivity`), or whose subscription (or account) became
+   * active since the realm loaded. The last rule keeps a client exact: every
+   * peer_add it applies names someone a fresh register lists too. A user who
+   * goes idle stays listed until the realm is loaded again (the list may hold
+   * more than the API promises, never less). Kept by `indexSub` and
+   * `indexUser`: O(1) per subscription change, O(the user's channels) per
+   * (de)activation or return from idleness.
+   */
+  private readonly listed = new Map<number, Set<number>>();
+  /** True while `load` indexes the stored rows: `listed` is built once they are all in (it needs `lastActive`). */
+  private loading = false;
   readonly dms = new Map<string, DmConversation>();
   readonly dmsByUser = new Map<number, Set<string>>();
   readonly scheduled = new Map<number, ScheduledMessage>();
@@ -171,6 +188,7 @@ export class RealmState {
    */
   static async load(realStore: Store, realmId: number, opts: { fromTables?: boolean } = {}): Promise<RealmState> {
     const s = new RealmState(realmId);
+    s.loading = true;
     const store = await s.image.open(realStore, opts);
     s.meta = (await T.realms.at(realmId).get(store)) ?? null;
     s.ids = (await T.allocators.at(realmId).get(store)) ?? s.ids;
@@ -230,8 +248,36 @@ export class RealmState {
       if (!mine) s.activePushes.set(userId, (mine = new Map()));
       mine.set(messageId, r.value);
     }
+    s.listRecentSubscribers(Date.now());
+    s.loading = false;
     s.image.loaded();
     return s;
+  }
+
+  /** Builds `listed` at load: bots and the users active lately, in the channels they are subscribed to. O(subscriptions), once. */
+  private listRecentSubscribers(now: number): void {
+    for (const [streamId, subs] of this.subs) {
+      for (const sub of subs.values()) {
+        const u = this.users.get(sub.userId);
+        if (sub.active && u?.isActive && (u.isBot || this.recentlyActive(u.id, now))) addTo(this.listed, streamId, u.id);
+      }
+    }
+  }
+
+  /** Whether the user was seen active within `RECENT_ACTIVITY_MS` of `now` (the stored hourly mark or this load's reports). */
+  recentlyActive(userId: number, now: number): boolean {
+    return Math.max(this.lastActive.get(userId) ?? 0, this.activeAt.get(userId) ?? 0) > now - RECENT_ACTIVITY_MS;
+  }
+
+  /**
+   * A user seen active again after `RECENT_ACTIVITY_MS` or more without:
+   * listed in their channels' partial lists again. Call before recording the
+   * new activity (`noteActivity`). O(the user's channels), at most once per
+   * return from idleness. No event tells clients (Zulip sends none either).
+   */
+  noteRecentActivity(userId: number, at: number): void {
+    if (this.recentlyActive(userId, at)) return;
+    for (const streamId of this.channelsByUser.get(userId) ?? []) if (this.subs.get(streamId)?.get(userId)?.active) addTo(this.listed, streamId, userId);
   }
 
   indexE2eeDevice(d: E2eePushDevice): void {
@@ -265,7 +311,10 @@ export class RealmState {
       return;
     }
     const old = this.users.get(u.id);
-    if (old && old.isActive !== u.isActive) this.countUserSubscriptions(u.id, u.isActive ? 1 : -1);
+    if (old && old.isActive !== u.isActive) {
+      this.countUserSubscriptions(u.id, u.isActive ? 1 : -1);
+      if (!this.loading) this.listUserSubscriptions(u.id, u.isActive);
+    }
     if (old) {
       for (const k of old.apiKeys) this.usersByKeyHash.delete(k.hash);
       this.usersByEmail.delete(old.email.toLowerCase());
@@ -313,6 +362,10 @@ export class RealmState {
     const userActive = this.users.get(s.userId)?.isActive === true;
     const delta = Number(s.active && userActive) - Number(m.get(s.userId)?.active === true && userActive);
     if (delta) this.addSubscriberCount(s.streamId, delta);
+    if (!this.loading) {
+      if (s.active && userActive) addTo(this.listed, s.streamId, s.userId);
+      else this.listed.get(s.streamId)?.delete(s.userId);
+    }
     m.set(s.userId, s);
     addTo(this.channelsByUser, s.userId, s.streamId);
     if (s.emailNotifications === true) addTo(this.emailCandidates.byChannel, s.streamId, s.userId);
@@ -396,6 +449,22 @@ export class RealmState {
   /** A user (de)activated: their active subscriptions count in (`delta` 1) or out (-1). O(the user's subscriptions). */
   private countUserSubscriptions(userId: number, delta: 1 | -1): void {
     for (const streamId of this.channelsByUser.get(userId) ?? []) if (this.subs.get(streamId)?.get(userId)?.active) this.addSubscriberCount(streamId, delta);
+  }
+
+  /** A user (de)activated: listed in (or out of) the partial lists of the channels they are subscribed to. O(the user's subscriptions). */
+  private listUserSubscriptions(userId: number, active: boolean): void {
+    for (const streamId of this.channelsByUser.get(userId) ?? []) {
+      if (active && this.subs.get(streamId)?.get(userId)?.active) addTo(this.listed, streamId, userId);
+      else if (!active) this.listed.get(streamId)?.delete(userId);
+    }
+  }
+
+  /**
+   * The channel's `partial_subscribers` (FL 412): its listed subscribers (see
+   * `listed`). O(the listed ones), not O(the channel's subscriptions).
+   */
+  partialSubscribers(streamId: number): number[] {
+    return [...(this.listed.get(streamId) ?? [])];
   }
 
   /** O(the channel's subscriptions). */

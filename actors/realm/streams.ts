@@ -536,7 +536,7 @@ function unarchiveEvents(state: Readonly<RealmState>, c: ChannelRecord, userIds:
   const activity = channelActivity(state, c);
   for (const userId of subscribers) {
     const sub = state.subs.get(c.id)!.get(userId)!;
-    out.push(toUsersIf(state.realmId, [userId], { type: 'subscription', op: 'add', subscriptions: [formatSubscription(c, sub, subscribers, activity)] }, notCapable));
+    out.push(toUsersIf(state.realmId, [userId], { type: 'subscription', op: 'add', subscriptions: [formatSubscription(c, sub, { subscribers }, activity)] }, notCapable));
   }
   return out;
 }

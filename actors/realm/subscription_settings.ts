@@ -12,6 +12,7 @@ import { type ChannelRecord, type SubscriptionRecord, T, type UserRecord } from 
 import { type Delivery, toUsers } from '../events/delivery.ts';
 import type { ChannelObject, NeverSubscribedObject, SubscriptionObject } from '../events/schema.ts';
 import { formatSubscription } from '../format.ts';
+import { type IncludeSubscribers, subscriberLists } from './subscriptions.ts';
 import { isAdmin, isGuest } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
 import { actingUser, channelAudience, resolvePerson, restrictedViews } from './access.ts';
@@ -22,7 +23,7 @@ import { channelActivity, channelObject, checkChannelName, defaultStreamIds, has
 const action = defineAction<RealmState>();
 
 /** The channel keys of the register snapshot, for `user`. */
-export function channelSnapshot(state: Readonly<RealmState>, user: UserRecord, want: (t: string) => boolean, withSubscribers: boolean, archivedChannels: boolean): Record<string, unknown> {
+export function channelSnapshot(state: Readonly<RealmState>, user: UserRecord, want: (t: string) => boolean, include: IncludeSubscribers, archivedChannels: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const visible = [...state.channels.values()].filter((c) => shownTo(c, archivedChannels)).sort((a, b) => a.id - b.id);
   if (want('subscription')) {
@@ -32,11 +33,12 @@ export function channelSnapshot(state: Readonly<RealmState>, user: UserRecord, w
     for (const c of visible) {
       const sub = state.subs.get(c.id)?.get(user.id);
       const metadata = hasMetadataAccess(state, c, user);
-      // With include_subscribers every channel has its list, empty where the user may not see it (FL 37).
-      const subscribers = withSubscribers ? (sub?.active || metadata ? state.activeSubscribers(c.id) : []) : undefined;
-      if (sub?.active) subscriptions.push(formatSubscription(c, sub, subscribers, channelActivity(state, c)));
-      else if (sub) unsubscribed.push(formatSubscription(c, sub, subscribers, channelActivity(state, c)));
-      else if (metadata) never.push({ ...channelObject(state, c), ...(subscribers ? { subscribers } : {}) });
+      // With include_subscribers every channel has its list, empty where the user may not see it (FL 37);
+      // with `partial`, a large channel's list is its bots and recently active users (FL 412).
+      const lists = subscriberLists(state, c.id, include, sub?.active === true || metadata);
+      if (sub?.active) subscriptions.push(formatSubscription(c, sub, lists, channelActivity(state, c)));
+      else if (sub) unsubscribed.push(formatSubscription(c, sub, lists, channelActivity(state, c)));
+      else if (metadata) never.push({ ...channelObject(state, c), ...lists });
     }
     Object.assign(out, { subscriptions, unsubscribed, never_subscribed: never });
   }

@@ -15,6 +15,8 @@ type Applier = (snap: Snap, e: Record<string, any>) => void;
 const byStreamId = (list: any[], id: number) => list.find((x) => x.stream_id === id);
 
 const sortedIds = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b);
+/** A channel's subscriber list, complete or partial (FL 412): peer events add to and take from whichever the client holds. */
+const LIST_KEYS = ['subscribers', 'partial_subscribers'] as const;
 const GROUP_SETTING_KEYS = ['can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group'];
 
 /** A user who is no longer active leaves every member list the client keeps (Zulip's apply_events). */
@@ -23,7 +25,7 @@ function forgetDeactivated(snap: Snap, userId: number): void {
     g.members = g.members.filter((id: number) => id !== userId);
     for (const k of GROUP_SETTING_KEYS) if (typeof g[k] === 'object') g[k] = { ...g[k], direct_members: g[k].direct_members.filter((id: number) => id !== userId) };
   }
-  for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed]) for (const x of list ?? []) if (x.subscribers) x.subscribers = x.subscribers.filter((id: number) => id !== userId);
+  for (const list of [snap.subscriptions, snap.never_subscribed, snap.unsubscribed]) for (const x of list ?? []) for (const k of LIST_KEYS) if (x[k]) x[k] = x[k].filter((id: number) => id !== userId);
   // Nor in the direct members of any permission (FL 303).
   const without = (v: any) => (v && typeof v === 'object' && Array.isArray(v.direct_members) ? { ...v, direct_members: v.direct_members.filter((id: number) => id !== userId) } : v);
   for (const k of Object.keys(snap)) if (k.startsWith('realm_can_') || /^realm_.*_group$/.test(k)) snap[k] = without(snap[k]);
@@ -249,7 +251,7 @@ export const APPLIERS: Record<string, Applier> = {
         for (const x of list) {
           if (!e.stream_ids.includes(x.stream_id)) continue;
           x.subscriber_count += e.user_ids.length;
-          if (x.subscribers) x.subscribers = [...new Set([...x.subscribers, ...e.user_ids])];
+          for (const k of LIST_KEYS) if (x[k]) x[k] = [...new Set([...x[k], ...e.user_ids])];
         }
       }
     } else if (e.op === 'peer_remove') {
@@ -257,7 +259,7 @@ export const APPLIERS: Record<string, Applier> = {
         for (const x of list) {
           if (!e.stream_ids.includes(x.stream_id)) continue;
           x.subscriber_count -= e.user_ids.length;
-          if (x.subscribers) x.subscribers = x.subscribers.filter((id: number) => !e.user_ids.includes(id));
+          for (const k of LIST_KEYS) if (x[k]) x[k] = x[k].filter((id: number) => !e.user_ids.includes(id));
         }
       }
     } else if (e.op === 'remove') {
@@ -269,7 +271,7 @@ export const APPLIERS: Record<string, Applier> = {
         if (!sub) continue;
         const left = { ...sub, subscriber_count: sub.subscriber_count - 1 };
         // A former subscriber keeps seeing a private channel's subscribers only as an administrator (else an empty list, FL 37).
-        if (left.subscribers) left.subscribers = left.invite_only && !snap.is_admin ? [] : left.subscribers.filter((id: number) => id !== snap.user_id);
+        for (const k of LIST_KEYS) if (left[k]) left[k] = left.invite_only && !snap.is_admin ? [] : left[k].filter((id: number) => id !== snap.user_id);
         snap.unsubscribed = [...(snap.unsubscribed ?? []), left];
       }
     } else if (e.op === 'update') {
