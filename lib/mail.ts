@@ -30,6 +30,8 @@ export const UNSUBSCRIBE_PATH = '/accounts/unsubscribe/missed_messages';
 export const DIGEST_UNSUBSCRIBE_PATH = '/accounts/unsubscribe/digest';
 /** Where an onboarding email's unsubscribe link leads (Zulip's /accounts/unsubscribe/welcome/<key>). */
 export const WELCOME_UNSUBSCRIBE_PATH = '/accounts/unsubscribe/welcome';
+/** Where a new-login email's unsubscribe link leads (Zulip's /accounts/unsubscribe/login/<key>). */
+export const LOGIN_UNSUBSCRIBE_PATH = '/accounts/unsubscribe/login';
 
 let transport: Transporter | null = null;
 const FROM = () => process.env.PARLEY_MAIL_FROM ?? 'Parley <noreply@parley.invalid>';

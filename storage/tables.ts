@@ -209,10 +209,14 @@ export const UserRecord = z.object({
   service: z.object({ baseUrl: z.string(), interfaceType: Id, token: z.string() }).nullable().default(null),
   /** One of the realm's system bots (Notification Bot, Welcome Bot): kept apart from its members (`RealmState.systemBots`). */
   isSystemBot: z.boolean().default(false),
-  /** When the pending onboarding email goes out (ms since the epoch: its timer's time), null when none is (`actors/realm/signup_email.ts`). */
+  /** Legacy: the time of the one onboarding email rows written before there were several; `RealmState` turns it into `onboarding` on load. */
   onboardingAt: z.number().nullable().default(null),
+  /** The onboarding emails still due, each with its timer's time (ms since the epoch): `actors/realm/signup_email.ts`. */
+  onboarding: z.array(z.object({ email: z.enum(['topics', 'guide', 'team']), at: z.number() })).default([]),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
+/** Zulip's onboarding emails: onboarding_zulip_topics, onboarding_zulip_guide, onboarding_team_to_zulip. */
+export type OnboardingEmail = UserRecord['onboarding'][number]['email'];
 
 export const CHANNEL_GROUP_SETTINGS = [
   'can_add_subscribers_group',

@@ -99,8 +99,10 @@ function checkCreate(state: Readonly<DirectoryState>, msg: CreateFields & { call
 /** Creates the realm actor's organization: tries realm IDs from `first` until one is new (or, adopting, takes `first` as it is). */
 async function bootstrapRealm(ctx: ActorContext, msg: CreateFields, first: number) {
   const users = msg.users.map((u) => ({ ...u, apiKey: u.apiKey ?? newApiKey() }));
+  // A new organization's first owner created it (the page, `parley org create`); an adopted realm (an import, the seeded demo) has no creator to mail.
+  const realmCreation = msg.realmId === undefined;
   for (let realmId = first; realmId < first + MAX_ORPHANS_SKIPPED; realmId++) {
-    const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, demo: msg.demo, users });
+    const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, demo: msg.demo, users, realmCreation });
     // Ours when created now, or created by an earlier try of this creation (its owner's key holds), or adopted.
     if (r.created || r.users[0]?.apiKey != null || msg.realmId !== undefined) return { realmId, users: r.users };
     ctx.log.warn({ realmId }, 'realm exists but is in no organization (an interrupted creation): trying the next ID');

@@ -358,9 +358,9 @@ export const missedMessageEmails = timer({
 
 
 /** What an unsubscribe link turns off: missed-message emails or the digest (Zulip's one-click unsubscribe types). */
-export type UnsubscribeKind = 'missed_messages' | 'digest' | 'welcome';
+export type UnsubscribeKind = 'missed_messages' | 'digest' | 'welcome' | 'login';
 /** The setting a link turns off; the onboarding email's (`welcome`) cancels the pending mail instead (`actors/realm/signup_email.ts`), as Zulip's. */
-const UNSUBSCRIBE_SETTING: Record<Exclude<UnsubscribeKind, 'welcome'>, string> = { missed_messages: 'enable_offline_email_notifications', digest: 'enable_digest_emails' };
+const UNSUBSCRIBE_SETTING: Record<Exclude<UnsubscribeKind, 'welcome'>, string> = { missed_messages: 'enable_offline_email_notifications', digest: 'enable_digest_emails', login: 'enable_login_emails' };
 
 const signature = (key: string, realmId: number, userId: number, kind: UnsubscribeKind) => createHmac('sha256', Buffer.from(key, 'base64url')).update(`${realmId}:${userId}:${kind}`).digest('base64url');
 
@@ -394,7 +394,7 @@ function tokenUser(state: Readonly<RealmState>, token: string, kind: Unsubscribe
  */
 export const unsubscribeMissedEmails = action({
   type: 'unsubscribeMissedEmails',
-  fields: z.object({ token: z.string().max(200), kind: z.enum(['missed_messages', 'digest', 'welcome']).default('missed_messages') }),
+  fields: z.object({ token: z.string().max(200), kind: z.enum(['missed_messages', 'digest', 'welcome', 'login']).default('missed_messages') }),
   check(state, msg) {
     if (msg.caller.userId !== null) throw badRequest('Only the server follows unsubscribe links');
     const userId = tokenUser(state, msg.token, msg.kind);

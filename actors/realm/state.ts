@@ -196,7 +196,7 @@ export class RealmState {
     s.nextMessageId = s.ids.messageBlockEnd;
     s.maxMessageId = await newestMessageId(store, realmId, s.ids.messageBlockEnd - 1);
     const buckets = (next: number) => Array.from({ length: objectBucket(Math.max(0, next - 1)) + 1 }, (_, b) => b);
-    for (const users of await eachLimited(buckets(s.ids.user), (b) => T.users.partition(realmId, b).values(store))) for (const u of users) s.indexUser(withHashedLegacyKey(u));
+    for (const users of await eachLimited(buckets(s.ids.user), (b) => T.users.partition(realmId, b).values(store))) for (const u of users) s.indexUser(withLegacyOnboarding(withHashedLegacyKey(u)));
     for (const channels of await eachLimited(buckets(s.ids.channel), (b) => T.channels.partition(realmId, b).values(store))) for (const c of channels) s.indexChannel(c);
     for (const subs of await eachLimited([...s.channels.keys()], (id) => T.subscriptions.partition(realmId, id).values(store))) for (const sub of subs) s.indexSub(sub);
     for (const list of await eachLimited(buckets(s.ids.scheduled), (b) => T.scheduledMessages.partition(realmId, b).values(store))) for (const m of list) s.scheduled.set(m.id, m);
@@ -556,6 +556,12 @@ function withHashedLegacyKey(u: UserRecord): UserRecord {
   const hash = sha256Hex(u.apiKey);
   const apiKeys = u.apiKeys.some((k) => k.hash === hash) ? u.apiKeys : [{ hash, created: 0 }, ...u.apiKeys];
   return { ...u, apiKey: '', apiKeys };
+}
+
+/** A row written when there was one onboarding email holds its time in `onboardingAt`: it is the topics email's. */
+function withLegacyOnboarding(u: UserRecord): UserRecord {
+  if (u.onboardingAt === null) return u;
+  return { ...u, onboardingAt: null, onboarding: [{ email: 'topics', at: u.onboardingAt }] };
 }
 
 /** The greatest stored message ID at or below `atMost` (0 if none), from the message locator. */

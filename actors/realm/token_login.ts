@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ApiError } from '../../lib/errors.ts';
 import { defineAction } from '../runtime/action.ts';
 import { authenticationFailed, grantKey, type Login, loginEvents, loginPlan, userDeactivated } from './api_keys.ts';
+import { noteLogin } from './login_email.ts';
 import { userObject } from './people.ts';
 import type { RealmState } from './state.ts';
 
@@ -15,15 +16,17 @@ const action = defineAction<RealmState>();
 
 export const apiKeyForToken = action({
   type: 'apiKeyForToken',
-  fields: z.object({ email: z.string(), includeProfile: z.boolean() }),
-  check(state, msg): Login & { includeProfile: boolean } {
+  fields: z.object({ email: z.string(), includeProfile: z.boolean(), userAgent: z.string().max(2000).default(''), ip: z.string().max(100).default('') }),
+  check(state, msg): Login & { includeProfile: boolean; device: { userAgent: string; ip: string } } {
     if (msg.caller.userId !== null) throw new ApiError('UNAUTHORIZED', 'Only the server exchanges tokens', 401);
     const user = msg.email.trim() ? state.usersByEmail.get(msg.email.trim().toLowerCase()) : undefined;
     if (!user || user.isSystemBot) throw authenticationFailed();
     if (!user.isActive) throw userDeactivated();
-    return { ...loginPlan(state, user.id), includeProfile: msg.includeProfile };
+    return { ...loginPlan(state, user.id), includeProfile: msg.includeProfile, device: { userAgent: msg.userAgent, ip: msg.ip } };
   },
   apply(state, p, tx) {
+    // Zulip's jwt_fetch_api_key mails the new login too (process_api_key_fetch_authenticate_result).
+    noteLogin(state, p.userId, p.device, tx);
     const { api_key, email } = grantKey(state, p, tx);
     const user = state.users.get(p.userId)!;
     return { api_key, email, ...(p.includeProfile ? { user: userObject(state, user, user, { extavatar: false }) } : {}) };

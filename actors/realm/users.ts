@@ -174,6 +174,7 @@ export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
     service: n.service ?? null,
     isSystemBot: n.isSystemBot ?? false,
     onboardingAt: null,
+    onboarding: [],
   };
   state.indexUser(user);
   tx.write(T.users.at(state.realmId, id).put(user));
@@ -663,7 +664,14 @@ export const BootstrapUser = z.object({
  */
 export const bootstrap = action({
   type: 'bootstrap',
-  fields: z.object({ name: z.string(), users: z.array(BootstrapUser), subdomain: z.string().default(''), demo: z.boolean().default(false) }),
+  fields: z.object({
+    name: z.string(),
+    users: z.array(BootstrapUser),
+    subdomain: z.string().default(''),
+    demo: z.boolean().default(false),
+    /** Someone is creating this organization (not an import or the seeded demo): its first owner is its creator, mailed as Zulip mails one (`signup_email.ts`). */
+    realmCreation: z.boolean().default(false),
+  }),
   async prepare(state, msg) {
     if (state.meta || msg.caller.userId !== null) return [];
     return Promise.all(msg.users.map((u) => (u.password ? hashPassword(u.password) : Promise.resolve(null))));
@@ -675,7 +683,7 @@ export const bootstrap = action({
       return { create: null, emails: msg.users.map((u) => u.email), known: known.map((u) => [u.email.toLowerCase(), u.apiKey!] as const) };
     }
     const users = msg.users.map((u, i) => ({ ...u, passwordHash: hashes[i] ?? null, loggedIn: true, apiKey: u.apiKey ?? newApiKey() }));
-    return { create: { name: msg.name, subdomain: msg.subdomain, demo: msg.demo, users }, emails: msg.users.map((u) => u.email), known: [] };
+    return { create: { name: msg.name, subdomain: msg.subdomain, demo: msg.demo, realmCreation: msg.realmCreation, users }, emails: msg.users.map((u) => u.email), known: [] };
   },
   apply(state, plan, tx) {
     const keys = new Map<number, string>();
@@ -690,7 +698,10 @@ export const bootstrap = action({
       for (const spec of plan.create.users) {
         const u = addUser(state, tx, { ...spec, botOwnerId: spec.isBot ? ownerId : null });
         keys.set(u.id, spec.apiKey);
-        if (spec.role === Role.OWNER && ownerId === null) ownerId = u.id;
+        if (spec.role === Role.OWNER && ownerId === null) {
+          ownerId = u.id;
+          if (plan.create.realmCreation) noteNewHuman(state, u, tx, true);
+        }
       }
     }
     // After the first users, so that their IDs do not depend on this; a realm created before system bots gets them here.

@@ -57,6 +57,7 @@ export async function growDemo(dataDir: string, count: number): Promise<number> 
           service: null,
           isSystemBot: false,
           onboardingAt: null,
+          onboarding: [],
         }),
         T.subscriptions.at(realm, general.id, id).put({
           streamId: general.id,

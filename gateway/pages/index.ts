@@ -6,9 +6,9 @@ import { loginPage, loginSubmit } from './login.ts';
 import { exportArchive } from './realm_export.ts';
 import { newOrganizationPage, newOrganizationSubmit } from './new_organization.ts';
 import type { Page } from './page.ts';
-import { digestUnsubscribePage, unsubscribePage, welcomeUnsubscribePage } from './unsubscribe.ts';
+import { digestUnsubscribePage, loginUnsubscribePage, unsubscribePage, welcomeUnsubscribePage } from './unsubscribe.ts';
 import { temporaryUpload, userUpload } from './uploads.ts';
 import { videoProviderComplete } from './video.ts';
 import { bigBlueButtonJoin } from './bigbluebutton.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, bigBlueButtonJoin, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, welcomeUnsubscribePage, loginPage, loginSubmit, exportArchive];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, bigBlueButtonJoin, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, welcomeUnsubscribePage, loginUnsubscribePage, loginPage, loginSubmit, exportArchive];

@@ -1,17 +1,17 @@
 /**
- * The unsubscribe links of mail (GET /accounts/unsubscribe/missed_messages/{token}
- * and /accounts/unsubscribe/digest/{token}): one click, no login, as Zulip's.
+ * The unsubscribe links of mail (GET /accounts/unsubscribe/<type>/{token}, for
+ * missed_messages, digest, welcome and login): one click, no login, as Zulip's.
  * The token is checked by the realm actor, which turns the user's
- * `enable_offline_email_notifications` (missed-message emails) or
- * `enable_digest_emails` (digests) off, or cancels the pending onboarding email (welcome) (`actors/realm/notifications.ts`).
+ * `enable_offline_email_notifications` (missed-message emails),
+ * `enable_digest_emails` (digests) or `enable_login_emails` (login) off, or cancels the pending onboarding emails (welcome) (`actors/realm/notifications.ts`).
  */
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import type { UnsubscribeKind } from '../../actors/realm/notifications.ts';
 import { ApiError } from '../../lib/errors.ts';
-import { DIGEST_UNSUBSCRIBE_PATH, UNSUBSCRIBE_PATH, WELCOME_UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
+import { DIGEST_UNSUBSCRIBE_PATH, LOGIN_UNSUBSCRIBE_PATH, UNSUBSCRIBE_PATH, WELCOME_UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
 import { document, escapeHtml, html, type Page } from './page.ts';
 
-const WHAT: Record<UnsubscribeKind, string> = { missed_messages: 'emails about missed messages', digest: 'digest emails', welcome: 'onboarding emails' };
+const WHAT: Record<UnsubscribeKind, string> = { missed_messages: 'emails about missed messages', digest: 'digest emails', welcome: 'onboarding emails', login: 'new-login emails' };
 
 function unsubscribe(path: string, kind: UnsubscribeKind): Page {
   return {
@@ -32,3 +32,4 @@ function unsubscribe(path: string, kind: UnsubscribeKind): Page {
 export const unsubscribePage: Page = unsubscribe(UNSUBSCRIBE_PATH, 'missed_messages');
 export const digestUnsubscribePage: Page = unsubscribe(DIGEST_UNSUBSCRIBE_PATH, 'digest');
 export const welcomeUnsubscribePage: Page = unsubscribe(WELCOME_UNSUBSCRIBE_PATH, 'welcome');
+export const loginUnsubscribePage: Page = unsubscribe(LOGIN_UNSUBSCRIBE_PATH, 'login');

@@ -12,6 +12,6 @@ export const jwtFetchApiKey = route({
   params: { token: str().optional(), include_profile: bool().optional() },
   async handle(ctx, p) {
     const claims = await verifyJwt(ctx.realmId, p.token ?? '');
-    return ctx.actors.raw(realmRef, realmActorId(ctx.realmId), { type: 'apiKeyForToken', caller: serverCaller(ctx), email: claims.email, includeProfile: p.include_profile ?? false });
+    return ctx.actors.raw(realmRef, realmActorId(ctx.realmId), { type: 'apiKeyForToken', caller: serverCaller(ctx), email: claims.email, includeProfile: p.include_profile ?? false, userAgent: ctx.userAgent ?? '', ip: ctx.ip ?? '' });
   },
 });
