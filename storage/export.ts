@@ -66,6 +66,14 @@ export const NOT_REALM_TABLES: ReadonlySet<string> = new Set(
   [T.timers, T.timerCursors, T.shardHandoffs, T.fileChunks, T.organizations, T.organizationLinks, T.realmCheckpoints, T.realmCheckpointChunks, T.realmJournal].map((t) => t.schema.name),
 );
 
+/**
+ * Tables an older server wrote that this one has none of: an export made
+ * there may carry their rows, which an import counts and drops.
+ * `e2ee_push_devices`: registrations by push account (FL 406-467), gone at
+ * FL 468 as in Zulip 12.
+ */
+const RETIRED_TABLES: ReadonlySet<string> = new Set(['e2ee_push_devices']);
+
 const TABLES = new Map<string, Table<unknown, never[], never[]>>(Object.values(T).map((t) => [t.schema.name, t as unknown as Table<unknown, never[], never[]>]));
 /** The tables an export carries, in the order it writes them. */
 export const REALM_TABLES: readonly string[] = [...TABLES.keys()].filter((n) => !NOT_REALM_TABLES.has(n));
@@ -112,7 +120,7 @@ export type ExportScope = 'operator' | 'full' | 'public';
 
 /** Tables a public export leaves out whole: each row is one user's private data or a secret. */
 const PRIVATE_TABLES: ReadonlySet<string> = new Set(
-  [T.dmConversations, T.userDrafts, T.savedSnippets, T.navigationViews, T.botStorage, T.alertWords, T.mutedUsers, T.userTopics, T.scheduledMessages, T.pushDevices, T.e2eePushDevices, T.clientDevices, T.activePushes, T.missedEmails, T.unsubscribeKeys, T.invites, T.videoProviderTokens, T.realmExports, T.userActivity, T.userDigests, T.digestRuns, T.tusUploads].map(
+  [T.dmConversations, T.userDrafts, T.savedSnippets, T.navigationViews, T.botStorage, T.alertWords, T.mutedUsers, T.userTopics, T.scheduledMessages, T.pushDevices, T.clientDevices, T.activePushes, T.missedEmails, T.unsubscribeKeys, T.invites, T.videoProviderTokens, T.realmExports, T.userActivity, T.userDigests, T.digestRuns, T.tusUploads].map(
     (t) => t.schema.name,
   ),
 );
@@ -380,6 +388,10 @@ async function importBody(store: Store, files: FileStore, relabel: Relabel, line
     const line = parseLine(next.value, n) as { row?: [string, string, Key, unknown]; timer?: unknown; file?: { path: string; contentType: string; filename: string; data: string }; end?: ExportCounts };
     if (line.row) {
       const [table, pk, ck, value] = line.row;
+      if (RETIRED_TABLES.has(table)) {
+        counts.rows++;
+        continue;
+      }
       const def = TABLES.get(table);
       if (!def || NOT_REALM_TABLES.has(table)) throw new ExportError(`line ${n}: table ${JSON.stringify(table)} is not an organization's`);
       if (typeof pk !== 'string' || !isRealmPartition(from, pk)) throw new ExportError(`line ${n}: row ${table}/${pk} is not realm ${from}'s`);

@@ -437,33 +437,13 @@ export const ActivePush = z.object({
 export type ActivePush = z.infer<typeof ActivePush>;
 
 /**
- * A device registered for end-to-end encrypted push by its
- * `push_account_id` (Zulip 11's PushDevice, POST /mobile_push/register
- * before FL 468): notifications are encrypted with its `pushKey` (FL 432; a
- * row from before that holds no key and gets nothing); the service knows it
- * as `bouncerDeviceId` once registered.
- */
-export const E2eePushDevice = z.object({
-  userId: Id,
-  pushAccountId: Id,
-  tokenKind: z.enum(['fcm', 'apns']),
-  /** Standard base64 of the tag byte 0x31 and a crypto_secretbox key (`lib/push.ts`). */
-  pushKey: z.string().default(''),
-  bouncerPublicKey: z.string(),
-  encryptedPushRegistration: z.string(),
-  status: z.enum(['pending', 'active', 'failed']),
-  errorCode: z.string().nullable(),
-  bouncerDeviceId: Id.nullable(),
-});
-export type E2eePushDevice = z.infer<typeof E2eePushDevice>;
-
-/**
  * A logged-in client device (Zulip 12's Device, FL 468: POST
  * /register_client_device) and its end-to-end encrypted push registration
  * (POST /mobile_push/register with `device_id`): the `push_key` and its
  * `push_key_id`, the token's ID (`token_id`, base64 of 8 bytes) registered
- * with the service (`pushTokenId`) or on its way (`pendingPushTokenId`, with
- * the sealed registration the service opens), and the service's error code.
+ * with the service (`pushTokenId`, by which the service knows the device)
+ * or on its way (`pendingPushTokenId`, with the sealed registration the
+ * service opens), and the service's error code.
  */
 export const ClientDevice = z.object({
   userId: Id,
@@ -475,7 +455,6 @@ export const ClientDevice = z.object({
   pendingPushTokenId: z.string().nullable().default(null),
   pushTokenLastUpdated: Id.nullable().default(null),
   errorCode: z.string().nullable().default(null),
-  bouncerDeviceId: Id.nullable().default(null),
   bouncerPublicKey: z.string().nullable().default(null),
   encryptedPushRegistration: z.string().nullable().default(null),
 });
@@ -1088,14 +1067,6 @@ export const T = {
     // A token may be 4,096 characters (Zulip's limit), more than a key of the embedded store holds: the
     // row is keyed by its digest (the record keeps the token).
     row: (realm: number, userId: number, kind: number, token: string) => ({ pk: String(realm), ck: `${userId}:${kind}:${createHash('sha256').update(token).digest('hex')}` }),
-  }),
-  /** Devices registered for end-to-end encrypted push (`actors/realm/push_e2ee.ts`): one partition per realm. */
-  e2eePushDevices: defineTable({
-    name: 'e2ee_push_devices',
-    ck: 'text',
-    codec: E2eePushDevice,
-    pk: (realm: number) => String(realm),
-    row: (realm: number, userId: number, pushAccountId: number) => ({ pk: String(realm), ck: `${userId}:${pushAccountId}` }),
   }),
   /** Client devices and their E2EE push registrations (`actors/realm/push_e2ee.ts`): one partition per realm. */
   clientDevices: defineTable({

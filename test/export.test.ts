@@ -115,6 +115,40 @@ t.test('export - imported under another realm ID: keys, upload paths and links r
   t.match({ status: root.status, ...JSON.parse(root.body.toString()) }, { status: 404, code: 'NONEXISTENT_SUBDOMAIN' }, 'and not at the root domain, which has no organization here');
 });
 
+t.test('export - an export by a server of before FL 468: its push-account rows are dropped, its registration timer goes when due', async (t) => {
+  const lines = gunzipSync(readFileSync(file)).toString().trimEnd().split('\n');
+  const end = JSON.parse(lines.at(-1)!) as { end: { rows: number; timers: number; files: number } };
+  // What such a server wrote for a registration by push account (FL 406-467), and the timer that handed it to the service.
+  const account = { userId: org.user.id, pushAccountId: 7, tokenKind: 'fcm', pushKey: '', bouncerPublicKey: 'k', encryptedPushRegistration: 'r', status: 'pending', errorCode: null, bouncerDeviceId: null };
+  const timer = { kind: 'realm', actor: String(REALM), name: 'pushE2eeRegister', ref: 7, at: Date.now() - 1000, payload: { userId: org.user.id, pushAccountId: 7 } };
+  const old = join(scratch, 'before-468.gz');
+  const body = [...lines.slice(0, -1), JSON.stringify({ row: ['e2ee_push_devices', String(REALM), `${org.user.id}:7`, account] }), JSON.stringify({ timer })];
+  writeFileSync(old, gzipSync(`${[...body, JSON.stringify({ end: { ...end.end, rows: end.end.rows + 1, timers: end.end.timers + 1 } })].join('\n')}\n`));
+  const dir = dirWithDemo(source);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const filed = async () => {
+    const store = new EmbeddedStore(join(dir, 'data'));
+    try {
+      return (await T.timers.partition(shardOf(realmRef.placement(String(REALM)), 1), timerHour(timer.at)).values(store)).some((x) => x.name === 'pushE2eeRegister');
+    } finally {
+      await store.close();
+    }
+  };
+  {
+    const store = new EmbeddedStore(join(dir, 'data'));
+    const got = await importRealm(store, new DirFileStore(join(dir, 'data', 'uploads')), old, { shards: 1 });
+    await store.close();
+    t.match(got, { realmId: REALM, rows: end.end.rows + 1, timers: end.end.timers + 1 }, 'the import counts the old row and takes the timer');
+  }
+  t.ok(await filed(), 'the old timer is filed');
+  const target = await serverFor(t, { dataDir: dir, env: NO_LIMITS });
+  await checkRestored(t, target, org, org.sent);
+  // Due at the start: run (and deleted) once the realm is up, which checkRestored made it.
+  await new Promise((r) => setTimeout(r, 2000));
+  await target.stop();
+  t.notOk(await filed(), 'the old registration timer was deleted when due, with nothing to do');
+});
+
 t.test('export - refuses a truncated file, a row of another realm and a file that is no export, leaving the realm absent', async (t) => {
   const lines = gunzipSync(readFileSync(file)).toString().trimEnd().split('\n');
   const bad = (name: string, text: string) => {

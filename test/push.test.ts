@@ -9,7 +9,7 @@ import sodium from 'libsodium-wrappers';
 import t from 'tap';
 import { type Api, uniq } from './helpers/api.ts';
 import { catchUp } from './helpers/apply.ts';
-import { register, waitFor } from './helpers/events.ts';
+import { poll, register, waitFor } from './helpers/events.ts';
 import { newPerson, type Person } from './helpers/people.ts';
 import { startPushService } from './helpers/push-service.ts';
 import { serverFor } from './helpers/server.ts';
@@ -214,12 +214,12 @@ function sealedRegistration(kind: 'fcm' | 'apns', token: string): string {
   return sodium.to_base64(sodium.crypto_box_seal(JSON.stringify(registration), sodium.from_base64(svc.bouncerPublicKey, B64)), B64);
 }
 
-/** The E2EE notifications the service was asked to deliver that name `field` = `id`, decrypted with `pushKey`, with their push request. */
-function received(field: 'push_key_id' | 'push_account_id', id: number, pushKey: string): Array<Record<string, any>> {
+/** The E2EE notifications the service was asked to deliver for push key `id`, decrypted with `pushKey`, with their push request. */
+function received(id: number, pushKey: string): Array<Record<string, any>> {
   const out: Array<Record<string, any>> = [];
   for (const c of svc.of('push/e2ee/notify')) {
     for (const r of c.body.push_requests) {
-      if (r.payload[field] === undefined || Number(r.payload[field]) !== id) continue;
+      if (r.payload.push_key_id === undefined || Number(r.payload.push_key_id) !== id) continue;
       out.push({ ...decrypt(pushKey, r.payload.encrypted_data), request: r });
     }
   }
@@ -243,7 +243,7 @@ async function appPhone(api: Api, kind: 'fcm' | 'apns' = 'fcm') {
       };
     },
     register: (parts?: { key?: boolean; token?: boolean }) => api.call('POST', '/mobile_push/register', phone.params(parts)),
-    received: () => received('push_key_id', phone.key.id, phone.key.key),
+    received: () => received(phone.key.id, phone.key.key),
   };
   return phone;
 }
@@ -265,10 +265,12 @@ t.test('push - E2EE as zulip-flutter speaks it (FL 468): a client device registe
   t.match(pending, { push_key_id: phone.key.id, pending_push_token_id: tokenIdOf(phone.token), push_token_last_updated_timestamp: Number, push_registration_error_code: null });
   const registered = await waitFor(q, (e) => e.type === 'device' && e.op === 'update' && e.push_token_id !== undefined);
   t.same(registered, { id: registered.id, type: 'device', op: 'update', device_id: phone.deviceId, push_token_id: tokenIdOf(phone.token), pending_push_token_id: null });
+  // The service is told the token's ID (FL 468), which it checks against the token it opens.
   const reg = svc.of('push/e2ee/register').at(-1)!;
-  t.match(reg, { server: svc.uuid, body: { bouncer_public_key: svc.bouncerPublicKey, realm_uuid: /^[0-9a-f-]{36}$/ } });
+  t.same(Object.keys(reg.body).sort(), ['bouncer_public_key', 'encrypted_push_registration', 'realm_uuid', 'token_id'], 'no push_account_id');
+  t.match(reg, { server: svc.uuid, body: { token_id: tokenIdOf(phone.token), bouncer_public_key: svc.bouncerPublicKey, realm_uuid: /^[0-9a-f-]{36}$/ } });
   const serviceDevice = [...svc.e2eeDevices.values()].at(-1)!;
-  t.match(serviceDevice, { token: phone.token, token_kind: 'fcm' }, 'the service opened the token, which this server never saw');
+  t.match(serviceDevice, { token_id: tokenIdOf(phone.token), token: phone.token, token_kind: 'fcm' }, 'the service opened the token, which this server never saw');
 
   // The snapshot with the events applied is a fresh register's (what the app's PushDeviceManager keeps).
   await catchUp(folded, snap, (e) => e.push_token_id !== undefined);
@@ -283,7 +285,9 @@ t.test('push - E2EE as zulip-flutter speaks it (FL 468): a client device registe
   const { id } = await s.api.as(sender).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId]), content });
   await svc.waitFor(() => phone.received().length > 0);
   const [dm] = phone.received();
-  t.match(dm!.request, { device_id: Number, fcm_priority: 'high', payload: { push_key_id: String(phone.key.id), encrypted_data: /^[A-Za-z0-9+/]+=*$/ } });
+  // The push request names the device by its token_id, as the service knows it (FL 468).
+  t.match(dm!.request, { token_id: tokenIdOf(phone.token), fcm_priority: 'high', payload: { push_key_id: String(phone.key.id), encrypted_data: /^[A-Za-z0-9+/]+=*$/ } });
+  t.notOk('device_id' in dm!.request, 'no device ID of the service');
   t.same(Object.keys(dm!.request.payload).sort(), ['encrypted_data', 'push_key_id'], 'nothing else beside the ciphertext');
   // NotifPayloadNewMessage with a NotifPayloadDmRecipient: every field the app reads.
   const { request: _r, ...payload } = dm!;
@@ -362,7 +366,7 @@ t.test('push - E2EE (FL 468): an iOS device gets the APNs form; the key and the 
   t.same(rotated, { id: rotated.id, type: 'device', op: 'update', device_id: ios.deviceId, push_key_id: ios.key.id }, 'the key rotated alone');
   await api.ok('POST', '/mobile_push/e2ee/test_notification', { device_id: ios.deviceId });
   await svc.waitFor(() => ios.received().length > 0);
-  t.equal(received('push_key_id', oldKey.id, oldKey.key).length, 1, 'the old key got only the first notification');
+  t.equal(received(oldKey.id, oldKey.key).length, 1, 'the old key got only the first notification');
   t.equal(svc.of('push/e2ee/register').length, calls, 'neither the repeat nor the key rotation re-registered the token');
 
   // Token rotation: only the token fields; pending, then registered.
@@ -371,7 +375,13 @@ t.test('push - E2EE (FL 468): an iOS device gets the APNs form; the key and the 
   await waitFor(q, (e) => e.type === 'device' && e.pending_push_token_id === tokenIdOf(ios.token));
   await waitFor(q, (e) => e.type === 'device' && e.push_token_id === tokenIdOf(ios.token));
   t.equal(svc.of('push/e2ee/register').length, calls + 1, 'the new token registered with the service');
+  t.match(svc.of('push/e2ee/register').at(-1)!.body, { token_id: tokenIdOf(ios.token) });
   t.equal([...svc.e2eeDevices.values()].at(-1)!.token, ios.token);
+  // Sent to the new token from now on.
+  const before = ios.received().length;
+  await api.ok('POST', '/mobile_push/e2ee/test_notification', { device_id: ios.deviceId });
+  await svc.waitFor(() => ios.received().length > before);
+  t.match(ios.received().at(-1)!.request, { token_id: tokenIdOf(ios.token) }, 'the rotated token is named');
 
   // Snapshot + events = fresh register.
   await catchUp(folded, snap, (e) => e.type === 'device' && e.push_token_id === tokenIdOf(ios.token));
@@ -404,25 +414,18 @@ t.test('push - an E2EE registration of a token removes its legacy registration, 
   await api.ok('DELETE', '/users/me/android_gcm_reg_id', { token: other });
 });
 
-t.test('push - regenerating the API key removes every E2EE registration: client devices, with remove events, and push accounts; nothing more is sent (FL 492)', async (t) => {
+t.test('push - regenerating the API key removes every E2EE registration: client devices, with remove events; nothing more is sent (FL 492)', async (t) => {
   const p = await newPerson(s);
   const api = s.api.as(p);
   await api.ok('PATCH', '/settings', { enable_online_push_notifications: true });
-  const types = JSON.stringify(['device', 'push_device']);
+  const types = JSON.stringify(['device']);
   const folded = await register(api, { event_types: types, fetch_event_types: types });
   const snap = structuredClone(folded.snapshot);
   const phone = await appPhone(api);
   await phone.register();
-  const account = await accountPhone(api);
-  t.equal((await account.register()).status, 200);
-  const done = new Set<string>();
-  await catchUp(folded, snap, (e) => {
-    if (e.type === 'push_device' && e.status === 'active') done.add('account');
-    if (e.type === 'device' && e.push_token_id) done.add('device');
-    return done.size === 2;
-  });
+  await catchUp(folded, snap, (e) => e.type === 'device' && e.push_token_id);
   const before = await api.ok('POST', '/register', { fetch_event_types: types });
-  t.same([Object.keys(before.devices), Object.keys(before.push_devices)], [[String(phone.deviceId)], [String(account.pushAccountId)]], 'both registered');
+  t.same(Object.keys(before.devices), [String(phone.deviceId)], 'registered');
 
   const { api_key: apiKey } = await api.ok('POST', '/users/me/api_key/regenerate');
   const again = s.api.as({ ...p, apiKey });
@@ -430,13 +433,13 @@ t.test('push - regenerating the API key removes every E2EE registration: client 
   await catchUp(folded, snap, (e) => e.type === 'device' && e.op === 'remove' && e.device_id === phone.deviceId);
   t.same(snap.devices, {}, 'the client device is removed, with its event');
   const fresh = await again.ok('POST', '/register', { fetch_event_types: types });
-  t.same([fresh.devices, fresh.push_devices], [{}, {}], 'no E2EE registration is left');
+  t.same(fresh.devices, {}, 'no E2EE registration is left');
   t.same(snap.devices, fresh.devices, 'snapshot + events = a fresh register');
   t.match(await again.call('POST', '/mobile_push/e2ee/test_notification', {}), { status: 400, body: { code: 'NO_ACTIVE_PUSH_DEVICE' } });
   const dm = await newPerson(s);
   await s.api.as(dm).ok('POST', '/messages', { type: 'direct', to: [p.userId], content: 'after the new key' });
   await sleep(500);
-  t.same([phone.received().length, account.received().length], [0, 0], 'nothing is sent to either');
+  t.equal(phone.received().length, 0, 'nothing is sent to it');
 });
 
 t.test("push - E2EE registration (FL 468): Zulip's checks, a refusal by the service, humans only, every role", async (t) => {
@@ -486,73 +489,56 @@ t.test("push - E2EE registration (FL 468): Zulip's checks, a refusal by the serv
   t.match(await offline.call('POST', '/mobile_push/e2ee/test_notification', {}), { status: 400, body: { code: 'PUSH_SERVICE_NOT_CONFIGURED' } });
 });
 
-/** A phone of the FL 406-467 form: a push account with its `push_key` (FL 432), its token sealed for the service. */
-async function accountPhone(api: Api, kind: 'fcm' | 'apns' = 'fcm', bouncerKey = svc.bouncerPublicKey) {
-  await sodium.ready;
-  const pushKey = newPushKey();
-  const pushAccountId = 1 + Math.floor(Math.random() * 2 ** 31);
-  const token = uniq('tok');
-  const params = { token_kind: kind, push_account_id: pushAccountId, push_key: pushKey, bouncer_public_key: bouncerKey, encrypted_push_registration: sealedRegistration(kind, token) };
-  return { pushKey, pushAccountId, token, params, register: () => api.call('POST', '/mobile_push/register', params), received: () => received('push_account_id', pushAccountId, pushKey) };
-}
-
-t.test('push - E2EE: a device registers with its key, the service learns it, notifications are sealed for it', async (t) => {
+t.test('push - E2EE (FL 468): the push-account form of FL 406-467 is refused as Zulip 12 refuses it; no push_devices, no push_device events', async (t) => {
   const p = await newPerson(s);
   const api = s.api.as(p);
-  await api.ok('PATCH', '/settings', { enable_online_push_notifications: true });
-  const q = await register(api, { event_types: JSON.stringify(['push_device']), fetch_event_types: JSON.stringify(['push_device']) });
-  t.same(q.snapshot.push_devices, {}, 'no device yet');
-  const folded = await register(api, { event_types: JSON.stringify(['push_device']), fetch_event_types: JSON.stringify(['push_device']) });
-  const snap = structuredClone(folded.snapshot);
-  const phone = await accountPhone(api);
-  t.equal((await phone.register()).status, 200);
-  const active = await waitFor(q, (e) => e.type === 'push_device' && e.status === 'active');
-  t.match(active, { push_account_id: phone.pushAccountId });
-  t.notOk('error_code' in active, 'no error code when active');
-  t.match(svc.of('push/e2ee/register').at(-1)!, { server: svc.uuid, body: { push_account_id: String(phone.pushAccountId), bouncer_public_key: svc.bouncerPublicKey } });
-  await catchUp(folded, snap, (e) => e.type === 'push_device' && e.status === 'active');
-  const fresh = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['push_device']) });
-  t.same(fresh.push_devices, { [String(phone.pushAccountId)]: { status: 'active', error_code: null } });
-  t.same(snap.push_devices, fresh.push_devices, 'snapshot + events = a fresh register');
-  t.equal((await phone.register()).status, 200, 'the same registration again: no change');
-  await sleep(300);
-  t.equal(svc.of('push/e2ee/register').filter((c) => c.body.push_account_id === String(phone.pushAccountId)).length, 1, 'registered with the service once');
+  const types = JSON.stringify(['device', 'push_device']);
+  const q = await register(api, { event_types: types, fetch_event_types: types });
+  t.notOk('push_devices' in q.snapshot, 'no push_devices in the register');
+  t.same(q.snapshot.devices, {});
+  // What a client of before FL 468 sends (push_account_id, with FL 432's push_key): refused for want of a device ID, nothing registered.
+  await sodium.ready;
+  const token = uniq('tok');
+  const accountForm = { token_kind: 'fcm', push_account_id: 1 + Math.floor(Math.random() * 2 ** 31), push_key: newPushKey(), bouncer_public_key: svc.bouncerPublicKey, encrypted_push_registration: sealedRegistration('fcm', token) };
+  const calls = svc.of('push/e2ee/register').length;
+  t.match(await api.call('POST', '/mobile_push/register', accountForm), { status: 400, body: { result: 'error', code: 'BAD_REQUEST', msg: "Missing 'device_id' argument", var_name: 'device_id' } });
+  const { push_key: _k, ...keyless } = accountForm;
+  t.match(await api.call('POST', '/mobile_push/register', { ...keyless, push_public_key: sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64) }), { status: 400, body: { msg: "Missing 'device_id' argument" } }, "FL 406's push_public_key form too");
+  // A bot is told it is a bot first (Zulip's human_users_only).
+  t.match(await s.api.as(s.demo.bot).call('POST', '/mobile_push/register', accountForm), { status: 400, body: { msg: 'This endpoint does not accept bot requests.' } });
 
-  // A DM, encrypted with the push key (FL 432) and named by the push account.
-  const sender = await newPerson(s);
-  const { id } = await s.api.as(sender).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([p.userId]), content: 'sealed' });
-  await svc.waitFor(() => phone.received().length > 0);
-  t.match(phone.received()[0], { type: 'message', message_id: id, recipient_user_ids: [sender.userId, p.userId].sort((a, b) => a - b), content: 'sealed', request: { payload: { push_account_id: String(phone.pushAccountId) } } });
-  await api.ok('POST', '/mobile_push/e2ee/test_notification', { push_account_id: phone.pushAccountId });
+  // The device form beside it: only device events, and push_account_id is no parameter of either route.
+  const phone = await appPhone(api);
+  const both = await api.call('POST', '/mobile_push/register', { ...phone.params(), push_account_id: 5 });
+  t.match(both, { status: 200, body: { result: 'success', ignored_parameters_unsupported: ['push_account_id'] } });
+  // Every event the queue gets, to show none is a push_device event.
+  const seen: Array<Record<string, any>> = [];
+  await waitFor(q, (e) => seen.push(e) > 0 && e.type === 'device' && e.push_token_id === tokenIdOf(phone.token));
+  t.equal(svc.of('push/e2ee/register').length, calls + 1, 'only the device registered with the service');
+  const test = await api.call('POST', '/mobile_push/e2ee/test_notification', { push_account_id: 7 });
+  t.match(test, { status: 200, body: { ignored_parameters_unsupported: ['push_account_id'] } }, 'push_account_id ignored: to every device, as Zulip 12');
   await svc.waitFor(() => phone.received().some((m) => m.type === 'test'));
-  t.match(await api.call('POST', '/mobile_push/e2ee/test_notification', { push_account_id: 7 }), { status: 400, body: { result: 'error', code: 'NO_ACTIVE_PUSH_DEVICE' } });
-
-  // FL 406's X25519 `push_public_key` is refused, as Zulip 12 refuses it (FL 432 replaced it).
-  const { push_key: _k, ...old } = phone.params;
-  t.match(await api.call('POST', '/mobile_push/register', { ...old, push_public_key: sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64) }), { status: 400, body: { result: 'error', msg: "Missing 'push_key' argument" } });
-  t.match(await api.call('POST', '/mobile_push/register', { ...phone.params, push_key: 'not a key' }), { status: 400, body: { result: 'error', msg: 'Invalid `push_key`' } });
-  t.match(await api.call('POST', '/mobile_push/register', { token_kind: 'fcm' }), { status: 400, body: { result: 'error', msg: "Missing 'device_id' argument" } });
+  const fresh = await api.ok('POST', '/register', { fetch_event_types: types });
+  t.notOk('push_devices' in fresh, 'push_device fetches nothing');
+  t.same(Object.keys(fresh.devices), [String(phone.deviceId)]);
+  seen.push(...q.buffered.splice(0), ...(await poll(q, { dontBlock: true })));
+  t.same(seen.map((e) => `${e.type}/${e.op}`), ['device/add', 'device/update', 'device/update'], 'device events only: add, pending, registered; no push_device event');
 });
 
-t.test('push - E2EE: an iOS device gets the APNs form; a registration the service refuses fails with its code', async (t) => {
+t.test('push - E2EE (FL 468): the service refuses a token_id that is not the sealed token\'s; the device gets its error code and nothing is sent', async (t) => {
   const p = await newPerson(s);
   const api = s.api.as(p);
-  const q = await register(api, { event_types: JSON.stringify(['push_device']) });
-  const ios = await accountPhone(api, 'apns');
-  await ios.register();
-  await waitFor(q, (e) => e.type === 'push_device' && e.push_account_id === ios.pushAccountId && e.status === 'active');
-  await api.ok('POST', '/mobile_push/e2ee/test_notification', {});
-  await svc.waitFor(() => ios.received().length > 0);
-  t.match(ios.received()[0]!.request, { http_headers: { 'apns-priority': 10, 'apns-push-type': 'alert' }, payload: { push_account_id: ios.pushAccountId, aps: { alert: { title: 'New notification' } } } });
-
-  // Sealed for another service's key: the service refuses it, the device fails with that code.
-  const wrong = await accountPhone(api, 'fcm', sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64));
-  t.equal((await wrong.register()).status, 200);
-  const failed = await waitFor(q, (e) => e.type === 'push_device' && e.push_account_id === wrong.pushAccountId && e.status === 'failed');
-  t.equal(failed.error_code, 'INVALID_BOUNCER_PUBLIC_KEY');
-  t.type(failed.push_account_id, 'number', 'push_account_id an integer (FL 450)');
-  const snap = await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['push_device']) });
-  t.same(snap.push_devices[String(wrong.pushAccountId)], { status: 'failed', error_code: 'INVALID_BOUNCER_PUBLIC_KEY' });
+  const q = await register(api, { event_types: JSON.stringify(['device']) });
+  const phone = await appPhone(api);
+  const sealedToken = phone.token;
+  // The app names another token's ID than the one it sealed.
+  phone.token = uniq('other');
+  const params = { ...phone.params(), encrypted_push_registration: sealedRegistration('fcm', sealedToken) };
+  t.equal((await api.call('POST', '/mobile_push/register', params)).status, 200);
+  t.match(await waitFor(q, (e) => e.type === 'device' && e.push_registration_error_code), { device_id: phone.deviceId, push_registration_error_code: 'INVALID_ENCRYPTED_PUSH_REGISTRATION' });
+  t.match(svc.of('push/e2ee/register').at(-1)!.body, { token_id: tokenIdOf(phone.token) });
+  t.match((await api.ok('POST', '/register', { fetch_event_types: JSON.stringify(['device']) })).devices[String(phone.deviceId)], { push_token_id: null, push_registration_error_code: 'INVALID_ENCRYPTED_PUSH_REGISTRATION' });
+  t.match(await api.call('POST', '/mobile_push/e2ee/test_notification', {}), { status: 400, body: { code: 'NO_ACTIVE_PUSH_DEVICE' } });
 });
 
 t.test('push - require_e2ee_push_notifications (FL 409): legacy notifications say "New message", encrypted ones carry the content; administrators set it', async (t) => {
@@ -573,7 +559,7 @@ t.test('push - require_e2ee_push_notifications (FL 409): legacy notifications sa
   const { p, api } = await withDevice();
   const phone = await appPhone(api);
   await phone.register();
-  await svc.waitFor(() => svc.of('push/e2ee/register').some((c) => c.body.push_account_id === String(phone.deviceId)));
+  await svc.waitFor(() => svc.of('push/e2ee/register').some((c) => c.body.token_id === tokenIdOf(phone.token)));
   await sleep(200);
   const sender = await newPerson(s);
   const content = `confidential ${uniq('c')}`;
@@ -591,7 +577,7 @@ t.test('push - a mention through a user group names the smallest such group, in 
   const { p, api } = await withDevice();
   const phone = await appPhone(api);
   await phone.register();
-  await svc.waitFor(() => svc.of('push/e2ee/register').some((c) => c.body.push_account_id === String(phone.deviceId)));
+  await svc.waitFor(() => svc.of('push/e2ee/register').some((c) => c.body.token_id === tokenIdOf(phone.token)));
   await sleep(200);
   const other = await newPerson(s);
   const [small, big] = [uniq('small'), uniq('big')];

@@ -120,10 +120,10 @@ t.test('register - fetch_event_types selects keys as Zulip does', async (t) => {
     realm_incoming_webhook_bots: [],
     realm_billing: { has_pending_sponsorship_request: false },
     giphy_api_key: '',
-    push_devices: {},
     stop_words: [],
   });
   t.notOk('realm_users' in empty || 'subscriptions' in empty || 'realm_name' in empty);
+  t.notOk('push_devices' in empty, 'push_devices went at FL 468 (devices replaced it): push_device fetches nothing');
   // Zulip's fetch type for the video-call token is video_calls.
   t.equal((await maria.ok('POST', '/register', { fetch_event_types: ['video_calls'] })).has_videoprovider_token, false);
   // fetch_event_types wins over event_types; an unknown type is ignored, not an error.

@@ -542,7 +542,6 @@ const EVENT_BODIES = [
   z.object({ type: z.literal('navigation_view'), op: z.literal('add'), navigation_view: NavigationViewObject }).strict(),
   z.object({ type: z.literal('navigation_view'), op: z.literal('update'), fragment: z.string(), data: z.object({ name: z.string().optional(), is_pinned: z.boolean().optional() }).strict() }).strict(),
   z.object({ type: z.literal('navigation_view'), op: z.literal('remove'), fragment: z.string() }).strict(),
-  z.object({ type: z.literal('push_device'), push_account_id: Id, status: z.enum(['pending', 'active', 'failed']), error_code: z.string().optional() }).strict(),
   z.object({ type: z.literal('device'), op: z.enum(['add', 'remove']), device_id: Id }).strict(),
   z
     .object({

@@ -13,7 +13,7 @@ import { digestRun, digestSend } from './digest.ts';
 import { retentionRun } from './retention.ts';
 import { deleteUserMessages } from './deactivated_user_messages.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
-import { pushDeviceRegister, pushE2eeRegister } from './push_e2ee.ts';
+import { pushDeviceRegister, retiredPushE2eeRegister } from './push_e2ee.ts';
 import { loginEmail } from './login_email.ts';
 import { accountEmail, onboardingEmail } from './signup_email.ts';
 import { markMutedRead } from './personal.ts';
@@ -65,7 +65,7 @@ export const realmActor = defineActor({
     [pushUnregister.name]: pushUnregister,
     [pushNotify.name]: pushNotify,
     [pushRemove.name]: pushRemove,
-    [pushE2eeRegister.name]: pushE2eeRegister,
+    [retiredPushE2eeRegister.name]: retiredPushE2eeRegister,
     [pushDeviceRegister.name]: pushDeviceRegister,
     [loginEmail.name]: loginEmail,
     [accountEmail.name]: accountEmail,

@@ -99,8 +99,8 @@ export function replaceKeys(state: RealmState, tx: Tx, userId: number, key: stri
 /**
  * POST /users/me/api_key/regenerate: a new key; every older key stops working.
  * Since FL 492 the user's E2EE push registrations go too (client devices, each
- * with its `device` remove event, and registrations by push account), so no
- * encrypted notification reaches a device that was logged out.
+ * with its `device` remove event), so no encrypted notification reaches a
+ * device that was logged out.
  */
 export const regenerateApiKey = action({
   type: 'regenerateApiKey',
@@ -111,7 +111,6 @@ export const regenerateApiKey = action({
       userId,
       key: newApiKey(),
       devices: [...(state.clientDevices.get(userId)?.keys() ?? [])],
-      accounts: [...(state.e2eeDevices.get(userId)?.keys() ?? [])],
     };
   },
   apply(state, p, tx) {
@@ -120,8 +119,6 @@ export const regenerateApiKey = action({
       state.forgetClientDevice(p.userId, deviceId);
       tx.write(T.clientDevices.at(state.realmId, p.userId, deviceId).delete());
     }
-    for (const pushAccountId of p.accounts) tx.write(T.e2eePushDevices.at(state.realmId, p.userId, pushAccountId).delete());
-    state.e2eeDevices.delete(p.userId);
     return { api_key: p.key, revoked: [p.userId] };
   },
   events: (state, p) => p.devices.map((deviceId) => toUsers(state.realmId, [p.userId], { type: 'device', op: 'remove', device_id: deviceId })),

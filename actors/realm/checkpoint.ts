@@ -60,7 +60,7 @@ export const IMAGE_TABLES: ReadonlySet<string> = new Set(
     T.channelFolders, T.linkifiers, T.playgrounds, T.invites, T.videoProviderTokens, T.channelTraffic, T.userSettings, T.userSettingsEdited,
     T.realmUserDefaults, T.userGroups, T.profileFields, T.userTopics, T.realmEmoji, T.channelTopics, T.mutedUsers, T.alertWords,
     T.unsubscribeKeys, T.missedEmails, T.pushDevices, T.activePushes, T.userActivity, T.userDigests, T.digestRuns, T.retentionRuns, T.realmExports,
-    T.e2eePushDevices, T.clientDevices,
+    T.clientDevices,
   ].map((t) => t.schema.name),
 );
 

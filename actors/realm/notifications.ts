@@ -155,7 +155,6 @@ function candidates(state: Readonly<RealmState>, f: MessageFacts, subs: Readonly
   // Push: the subscribers with a device (a channel's push setting has no index of its own).
   if (push) {
     addSubscribed(out, state.pushDevices, subs);
-    addSubscribed(out, state.e2eeDevices, subs);
     addSubscribed(out, state.clientDevices, subs);
   }
   return out;

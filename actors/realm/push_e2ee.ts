@@ -1,37 +1,38 @@
 /**
  * End-to-end encrypted mobile push (`POST /mobile_push/register`, FL 406;
  * payloads of FL 413 and 429; `POST /mobile_push/e2ee/test_notification`,
- * FL 420), in Zulip 12's two forms:
+ * FL 420), as Zulip 12 has them since FL 468 (what zulip-flutter speaks):
+ * the app creates a client device (`POST /register_client_device`, its
+ * `device_id`; removed by `POST /remove_client_device`, FL 470), then
+ * registers it for push with its `push_key` and `push_key_id` (a symmetric
+ * key: `lib/push.ts`) and its token, which it sealed for the push service
+ * (`encrypted_push_registration` for the service's `bouncer_public_key`; this
+ * server never sees the token, only its `token_id`, the first 8 bytes of its
+ * SHA-256). Either half may later be rotated alone. The token is `pending`
+ * until the `pushDeviceRegister` timer has handed it to the service
+ * (`remotes/push/e2ee/register`, by `token_id`); its answer makes it the
+ * device's `push_token_id` or gives a `push_registration_error_code`.
+ * Register's `devices` and `device` events (add, update, remove) tell the app.
  *
- * - **Client devices (FL 468, what zulip-flutter speaks).** The app creates a
- *   device (`POST /register_client_device`, its `device_id`; removed by
- *   `POST /remove_client_device`, FL 470), then registers it for push with
- *   its `push_key` and `push_key_id` (a symmetric key: `lib/push.ts`) and its
- *   token, which it sealed for the push service (`encrypted_push_registration`
- *   for the service's `bouncer_public_key`; this server never sees the token,
- *   only its `token_id`). Either half may later be rotated alone. The token
- *   is `pending` until the `pushDeviceRegister` timer has handed it to the
- *   service (`remotes/push/e2ee/register`); its answer makes it the device's
- *   `push_token_id` or gives a `push_registration_error_code`. Register's
- *   `devices` and `device` events (add, update, remove) tell the app.
- * - **Push accounts (FL 406 to 467).** A registration by `push_account_id`
- *   with its `push_key` (FL 432; `push_public_key`, FL 406's X25519 key, is
- *   refused as Zulip 12 refuses it), `pending` until `pushE2eeRegister` has
- *   registered it; register's `push_devices` and `push_device` events.
+ * The FL 406-467 form, a registration by `push_account_id` with register's
+ * `push_devices` and `push_device` events, went at FL 468: a request without
+ * `device_id` is refused as Zulip 12 refuses it ("Missing 'device_id'
+ * argument"), its other parameters ignored.
  *
  * Notifications to registered devices are the API's mobile-notifications
  * JSON, encrypted with the device's key and sent through
- * `remotes/push/e2ee/notify` (`sendE2ee`), on the same timers as the legacy
- * ones (`push.ts`): FCM data `{push_key_id, encrypted_data}` (strings, as
- * FCM data is), APNs `{push_key_id, encrypted_data, aps}` (zulip-flutter's
+ * `remotes/push/e2ee/notify` (`sendE2ee`), each push request naming the
+ * device's `token_id` as the service knows it, on the same timers as the
+ * legacy ones (`push.ts`): FCM data `{push_key_id, encrypted_data}` (strings,
+ * as FCM data is), APNs `{push_key_id, encrypted_data, aps}` (zulip-flutter's
  * EncryptedFcmMessage / EncryptedApnsPayload).
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError, badRequest } from '../../lib/errors.ts';
+import { ApiError, badRequest, missingParam } from '../../lib/errors.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { callService, encryptForDevice, pushConfigured, pushContent, pushKeyBytes, PushServiceError } from '../../lib/push.ts';
-import { type ClientDevice, type E2eePushDevice, type StoredMessage, T } from '../../storage/tables.ts';
+import { type ClientDevice, type StoredMessage, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
 import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later } from '../runtime/action.ts';
@@ -43,37 +44,26 @@ const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
 const timer = defineTimer<RealmState>();
 
-const REGISTER = 'pushE2eeRegister';
 const DEVICE_REGISTER = 'pushDeviceRegister';
+/** The timer of the push-account form (before FL 468), retired: `retiredPushE2eeRegister`. */
+const RETIRED_REGISTER = 'pushE2eeRegister';
 
-/** Where an encrypted notification goes: the service's device, the token kind, the key, and how the payload names the key. */
+/** Where an encrypted notification goes: the device, its token as the service knows it (`token_id`), the token kind and the key. */
 export interface E2eeTarget {
-  bouncerDeviceId: number;
+  deviceId: number;
+  tokenId: string;
   tokenKind: 'fcm' | 'apns';
   pushKey: string;
-  /** `push_key_id` (a client device) or `push_account_id` (a push account, before FL 468). */
-  keyField: 'push_key_id' | 'push_account_id';
-  keyId: number;
+  pushKeyId: number;
 }
 
-/** The user's registered devices that can be sent to, of both forms. */
+/** The user's devices registered with the service (a `push_token_id`), which can be sent to. */
 export function e2eeTargets(state: Readonly<RealmState>, userId: number): E2eeTarget[] {
   const out: E2eeTarget[] = [];
   for (const d of state.clientDevices.get(userId)?.values() ?? []) {
-    if (d.bouncerDeviceId === null || d.pushTokenId === null || d.pushKey === null || d.pushKeyId === null || d.tokenKind === null) continue;
-    out.push({ bouncerDeviceId: d.bouncerDeviceId, tokenKind: d.tokenKind, pushKey: d.pushKey, keyField: 'push_key_id', keyId: d.pushKeyId });
+    if (d.pushTokenId === null || d.pushKey === null || d.pushKeyId === null || d.tokenKind === null) continue;
+    out.push({ deviceId: d.deviceId, tokenId: d.pushTokenId, tokenKind: d.tokenKind, pushKey: d.pushKey, pushKeyId: d.pushKeyId });
   }
-  for (const d of state.e2eeDevices.get(userId)?.values() ?? []) {
-    if (d.status !== 'active' || d.bouncerDeviceId === null || !d.pushKey) continue;
-    out.push({ bouncerDeviceId: d.bouncerDeviceId, tokenKind: d.tokenKind, pushKey: d.pushKey, keyField: 'push_account_id', keyId: d.pushAccountId });
-  }
-  return out;
-}
-
-/** `push_devices` of the register: push_account_id -> its registration's status (Zulip's get_push_devices). */
-export function pushDevicesOf(state: Readonly<RealmState>, userId: number): Record<string, { status: string; error_code: string | null }> {
-  const out: Record<string, { status: string; error_code: string | null }> = {};
-  for (const d of state.e2eeDevices.get(userId)?.values() ?? []) out[String(d.pushAccountId)] = { status: d.status, error_code: d.errorCode };
   return out;
 }
 
@@ -92,9 +82,6 @@ export function devicesOf(state: Readonly<RealmState>, userId: number): Record<s
   for (const d of state.clientDevices.get(userId)?.values() ?? []) out[String(d.deviceId)] = deviceInfo(d);
   return out;
 }
-
-const pushDeviceEvent = (state: Readonly<RealmState>, d: E2eePushDevice) =>
-  toUsers(state.realmId, [d.userId], { type: 'push_device', push_account_id: d.pushAccountId, status: d.status, ...(d.errorCode !== null ? { error_code: d.errorCode } : {}) });
 
 /** A `device` event with op `update`: the fields that changed (Zulip's do_register_push_device and friends). */
 const deviceUpdate = (state: Readonly<RealmState>, d: ClientDevice, fields: Partial<ReturnType<typeof deviceInfo>>) =>
@@ -120,15 +107,15 @@ function checkSealed(bouncerPublicKey: string, registration: string): void {
   if (!registration || registration.length > 10_000) throw badRequest('Invalid encrypted_push_registration');
 }
 
+/** The token_id of a legacy token: base64 of the first 8 bytes of its SHA-256 (zulip-flutter's computeTokenId). */
+const legacyTokenId = (token: string) => createHash('sha256').update(token).digest().subarray(0, 8).toString('base64');
+
 /**
  * A `token_id` (base64 of the token's digest, 8 bytes in zulip-flutter) as
  * this server keeps it: the signed 64-bit integer it encodes, written back
  * as base64 of 8 bytes (Zulip's b64decode_token_id_base64 and
  * b64encode_token_id_int).
  */
-/** The token_id of a legacy token: base64 of the first 8 bytes of its SHA-256 (zulip-flutter's computeTokenId). */
-const legacyTokenId = (token: string) => createHash('sha256').update(token).digest().subarray(0, 8).toString('base64');
-
 function normalTokenId(b64: string): string {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw badRequest('`token_id` is not Base64 encoded');
   const raw = Buffer.from(b64, 'base64');
@@ -165,7 +152,6 @@ export const registerClientDevice = action({
       pendingPushTokenId: null,
       pushTokenLastUpdated: null,
       errorCode: null,
-      bouncerDeviceId: null,
       bouncerPublicKey: null,
       encryptedPushRegistration: null,
     };
@@ -212,50 +198,18 @@ export const removeClientDevice = action({
 /** What POST /mobile_push/register was given; absent parameters are null. */
 const RegisterFields = z.object({
   deviceId: z.number().int().nullable(),
-  pushAccountId: z.number().int().nullable(),
   tokenKind: z.string().nullable(),
   pushKey: z.string().nullable(),
   pushKeyId: z.number().int().nullable(),
-  pushPublicKey: z.string().nullable(),
   tokenId: z.string().nullable(),
   bouncerPublicKey: z.string().nullable(),
   encryptedPushRegistration: z.string().nullable(),
 });
 type RegisterFields = z.infer<typeof RegisterFields>;
 
-type RegisterPlan =
-  | { kind: 'none' }
-  | { kind: 'account'; record: E2eePushDevice }
-  | { kind: 'device'; next: ClientDevice; fields: Partial<ReturnType<typeof deviceInfo>>; register: boolean };
+type RegisterPlan = { kind: 'none' } | { kind: 'device'; next: ClientDevice; fields: Partial<ReturnType<typeof deviceInfo>>; register: boolean };
 
-const missing = (name: string) => badRequest(`Missing '${name}' argument`);
-
-/** The FL 406-467 form: a registration by `push_account_id`, with its `push_key` (FL 432). */
-function planAccount(state: Readonly<RealmState>, userId: number, msg: RegisterFields): RegisterPlan {
-  for (const [name, v] of [['token_kind', msg.tokenKind], ['push_key', msg.pushKey], ['bouncer_public_key', msg.bouncerPublicKey], ['encrypted_push_registration', msg.encryptedPushRegistration]] as const) {
-    if (v === null) throw missing(name);
-  }
-  const tokenKind = checkTokenKind(msg.tokenKind!);
-  if (msg.pushAccountId! < 0 || msg.pushAccountId! > 2 ** 53 - 1) throw badRequest('Invalid push_account_id');
-  const pushKey = checkPushKey(msg.pushKey!);
-  checkSealed(msg.bouncerPublicKey!, msg.encryptedPushRegistration!);
-  const record: E2eePushDevice = {
-    userId,
-    pushAccountId: msg.pushAccountId!,
-    tokenKind,
-    pushKey,
-    bouncerPublicKey: msg.bouncerPublicKey!,
-    encryptedPushRegistration: msg.encryptedPushRegistration!,
-    status: 'pending',
-    errorCode: null,
-    bouncerDeviceId: null,
-  };
-  const old = state.e2eeDevices.get(userId)?.get(record.pushAccountId);
-  const same = old && old.tokenKind === record.tokenKind && old.pushKey === record.pushKey && old.bouncerPublicKey === record.bouncerPublicKey && old.encryptedPushRegistration === record.encryptedPushRegistration;
-  return same ? { kind: 'none' } : { kind: 'account', record };
-}
-
-/** The FL 468 form (Zulip 12's register_push_device view): a client device's key, token, or both. */
+/** Zulip 12's register_push_device view: a client device's key, token, or both. */
 function planDevice(state: Readonly<RealmState>, userId: number, msg: RegisterFields): RegisterPlan {
   const d = ownDevice(state, userId, msg.deviceId!);
   if (msg.tokenKind !== null) checkTokenKind(msg.tokenKind);
@@ -294,29 +248,22 @@ function planDevice(state: Readonly<RealmState>, userId: number, msg: RegisterFi
 }
 
 /**
- * POST /mobile_push/register. Humans only; needs the service (as Zulip:
- * PUSH_SERVICE_NOT_CONFIGURED). With `device_id`, the FL 468 form; with
- * `push_account_id`, the older one. The same registration again changes
- * nothing.
+ * POST /mobile_push/register (by `device_id`, FL 468). Humans only; needs the
+ * service (as Zulip: PUSH_SERVICE_NOT_CONFIGURED). The same registration
+ * again changes nothing.
  */
 export const registerE2eeDevice = action({
   type: 'registerE2eeDevice',
   fields: RegisterFields,
   check(state, msg): RegisterPlan {
     const user = humanUser(state, msg.caller);
+    // Required since FL 468: a request of the push-account form (`push_account_id`) has none.
+    if (msg.deviceId === null) throw missingParam('device_id');
     if (!pushConfigured()) throw pushServiceNotConfigured();
-    if (msg.deviceId !== null) return planDevice(state, user.id, msg);
-    if (msg.pushAccountId === null) throw missing('device_id');
-    // FL 406's X25519 key: replaced by push_key at FL 432.
-    if (msg.pushPublicKey !== null && msg.pushKey === null) throw missing('push_key');
-    return planAccount(state, user.id, msg);
+    return planDevice(state, user.id, msg);
   },
   apply(state, p, tx) {
-    if (p.kind === 'account') {
-      state.indexE2eeDevice(p.record);
-      tx.write(T.e2eePushDevices.at(state.realmId, p.record.userId, p.record.pushAccountId).put(p.record));
-      tx.setTimer(REGISTER, Date.now(), { userId: p.record.userId, pushAccountId: p.record.pushAccountId }, p.record.pushAccountId);
-    } else if (p.kind === 'device') {
+    if (p.kind === 'device') {
       state.indexClientDevice(p.next);
       tx.write(T.clientDevices.at(state.realmId, p.next.userId, p.next.deviceId).put(p.next));
       if (p.register) tx.setTimer(DEVICE_REGISTER, Date.now(), { userId: p.next.userId, deviceId: p.next.deviceId }, p.next.deviceId);
@@ -324,77 +271,43 @@ export const registerE2eeDevice = action({
     return {};
   },
   events(state, p) {
-    if (p.kind === 'account') return [pushDeviceEvent(state, p.record)];
-    if (p.kind === 'device') return [deviceUpdate(state, p.next, p.fields)];
-    return [];
+    return p.kind === 'device' ? [deviceUpdate(state, p.next, p.fields)] : [];
   },
 });
 
-/** The service's answer to a registration, or why it refused it (a 4xx with its code); anything else is thrown and retried. */
-async function registerWithService(form: Record<string, string | number>): Promise<{ deviceId: number } | { error: string }> {
+/** Whether the service took a registration, or why it refused it (a 4xx with its code); anything else is thrown and retried. */
+async function registerWithService(form: Record<string, string>): Promise<{ ok: true } | { error: string }> {
   try {
-    const r = await callService('push/e2ee/register', { form });
-    return { deviceId: Number(r.device_id) };
+    await callService('push/e2ee/register', { form });
+    return { ok: true };
   } catch (e) {
     if (e instanceof PushServiceError && e.status >= 400 && e.status < 500) return { error: (e.body as { code?: string } | null)?.code ?? 'BAD_REQUEST' };
     throw e;
   }
 }
 
-/** What the service said of a registration. */
-type Registered = { deviceId: number; registration: string } | { error: string; registration: string } | null;
-
 /**
- * Hands a pending push-account registration to the service
- * (`remotes/push/e2ee/register`). A refusal (an unknown bouncer key, an
- * expired registration) fails the device; anything else is retried.
- */
-export const pushE2eeRegister = timer({
-  name: REGISTER,
-  async effect(state, p: { userId: number; pushAccountId: number }): Promise<Registered> {
-    const d = state.e2eeDevices.get(p.userId)?.get(p.pushAccountId);
-    if (!d || d.status !== 'pending') return null;
-    const form = { realm_uuid: realmUuid(state), push_account_id: d.pushAccountId, encrypted_push_registration: d.encryptedPushRegistration, bouncer_public_key: d.bouncerPublicKey };
-    return { ...(await registerWithService(form)), registration: d.encryptedPushRegistration };
-  },
-  check(state, p: { userId: number; pushAccountId: number }, _ctx, done: Registered) {
-    const d = state.e2eeDevices.get(p.userId)?.get(p.pushAccountId);
-    // Replaced meanwhile: the new registration has a timer of its own.
-    if (!done || !d || d.status !== 'pending' || d.encryptedPushRegistration !== done.registration) return null;
-    const next: E2eePushDevice = 'deviceId' in done ? { ...d, status: 'active', bouncerDeviceId: done.deviceId, errorCode: null } : { ...d, status: 'failed', errorCode: done.error };
-    return next;
-  },
-  apply(state, next, tx) {
-    if (!next) return null;
-    state.indexE2eeDevice(next);
-    tx.write(T.e2eePushDevices.at(state.realmId, next.userId, next.pushAccountId).put(next));
-    return null;
-  },
-  events(state, next) {
-    return next ? [pushDeviceEvent(state, next)] : [];
-  },
-});
-
-/**
- * Hands a client device's pending token to the service (as
- * `pushE2eeRegister`, the device's ID standing for the push account): its
- * answer makes the token the device's `push_token_id`, or gives the
- * device its `push_registration_error_code`.
+ * Hands a client device's pending token to the service
+ * (`remotes/push/e2ee/register` with its `token_id`, FL 468; the service
+ * checks it against the token it opens): its answer makes the token the
+ * device's `push_token_id`, or gives the device its
+ * `push_registration_error_code`. A refusal (an unknown bouncer key, an
+ * expired registration) is final; anything else is retried.
  */
 export const pushDeviceRegister = timer({
   name: DEVICE_REGISTER,
-  async effect(state, p: { userId: number; deviceId: number }): Promise<(({ deviceId: number } | { error: string }) & { pending: string }) | null> {
+  async effect(state, p: { userId: number; deviceId: number }): Promise<(({ ok: true } | { error: string }) & { pending: string }) | null> {
     const d = state.clientDevices.get(p.userId)?.get(p.deviceId);
     if (!d || d.pendingPushTokenId === null || d.errorCode !== null || d.encryptedPushRegistration === null || d.bouncerPublicKey === null) return null;
-    const form = { realm_uuid: realmUuid(state), push_account_id: d.deviceId, encrypted_push_registration: d.encryptedPushRegistration, bouncer_public_key: d.bouncerPublicKey };
+    const form = { realm_uuid: realmUuid(state), token_id: d.pendingPushTokenId, encrypted_push_registration: d.encryptedPushRegistration, bouncer_public_key: d.bouncerPublicKey };
     return { ...(await registerWithService(form)), pending: d.pendingPushTokenId };
   },
   check(state, p: { userId: number; deviceId: number }, _ctx, done) {
     const d = state.clientDevices.get(p.userId)?.get(p.deviceId);
     // Removed, or another token pending meanwhile: that one has a timer of its own.
     if (!done || !d || d.pendingPushTokenId !== done.pending || d.errorCode !== null) return null;
-    if ('deviceId' in done) {
-      const next: ClientDevice = { ...d, pushTokenId: done.pending, pendingPushTokenId: null, bouncerDeviceId: done.deviceId, encryptedPushRegistration: null };
+    if ('ok' in done) {
+      const next: ClientDevice = { ...d, pushTokenId: done.pending, pendingPushTokenId: null, encryptedPushRegistration: null };
       // FL 483: the legacy registrations of the same token go (its token_id is the first 8 bytes of its SHA-256, as the app computes it).
       const kind = d.tokenKind === 'apns' ? 1 : 2;
       const legacy = [...(state.pushDevices.get(d.userId)?.values() ?? [])].filter((x) => x.kind === kind && legacyTokenId(x.token) === done.pending);
@@ -413,6 +326,18 @@ export const pushDeviceRegister = timer({
   events(state, r) {
     return r ? [deviceUpdate(state, r.next, r.fields)] : [];
   },
+});
+
+/**
+ * The push-account form's registration timer (before FL 468), retired: a
+ * server of before may have left one in the store (or an export carry one).
+ * Nothing is left to register; it is deleted when it comes due.
+ */
+export const retiredPushE2eeRegister = timer({
+  name: RETIRED_REGISTER,
+  check: () => null,
+  apply: () => null,
+  events: () => [],
 });
 
 /** What every E2EE payload carries (Zulip's get_base_payload for E2EE). */
@@ -463,11 +388,11 @@ export async function sendE2ee(state: Readonly<RealmState>, targets: E2eeTarget[
   for (const d of targets) {
     const encrypted = await encryptForDevice(d.pushKey, payload);
     if (d.tokenKind === 'fcm') {
-      pushRequests.push({ device_id: d.bouncerDeviceId, fcm_priority: urgent ? 'high' : 'normal', payload: { [d.keyField]: String(d.keyId), encrypted_data: encrypted } });
+      pushRequests.push({ token_id: d.tokenId, fcm_priority: urgent ? 'high' : 'normal', payload: { push_key_id: String(d.pushKeyId), encrypted_data: encrypted } });
     } else {
       const aps = urgent ? { 'mutable-content': 1, alert: { title: 'New notification' }, sound: 'default' } : { 'content-available': 1 };
       const headers = urgent ? { 'apns-priority': 10, 'apns-push-type': 'alert' } : { 'apns-priority': 5, 'apns-push-type': 'background' };
-      pushRequests.push({ device_id: d.bouncerDeviceId, http_headers: headers, payload: { [d.keyField]: d.keyId, encrypted_data: encrypted, aps } });
+      pushRequests.push({ token_id: d.tokenId, http_headers: headers, payload: { push_key_id: d.pushKeyId, encrypted_data: encrypted, aps } });
     }
   }
   await callService('push/e2ee/notify', { json: { realm_uuid: realmUuid(state), push_requests: pushRequests } });
@@ -475,21 +400,16 @@ export async function sendE2ee(state: Readonly<RealmState>, targets: E2eeTarget[
 
 /**
  * POST /mobile_push/e2ee/test_notification: a test notification to one of
- * the caller's registered devices (`device_id`, or `push_account_id` of the
- * older form) or to all of them.
+ * the caller's registered devices (`device_id`, FL 468) or to all of them.
  */
 export const sendE2eeTestPush = query({
   type: 'sendE2eeTestPush',
-  fields: z.object({ pushAccountId: z.number().int().nullable(), deviceId: z.number().int().nullable().default(null) }),
+  fields: z.object({ deviceId: z.number().int().nullable().default(null) }),
   run(state, msg, ctx) {
     const user = humanUser(state, msg.caller);
     if (!pushConfigured()) throw pushServiceNotConfigured();
     let targets = e2eeTargets(state, user.id);
-    if (msg.deviceId !== null) {
-      const d = state.clientDevices.get(user.id)?.get(msg.deviceId);
-      targets = targets.filter((t) => t.keyField === 'push_key_id' && d !== undefined && t.bouncerDeviceId === d.bouncerDeviceId);
-    }
-    if (msg.pushAccountId !== null) targets = targets.filter((t) => t.keyField === 'push_account_id' && t.keyId === msg.pushAccountId);
+    if (msg.deviceId !== null) targets = targets.filter((t) => t.deviceId === msg.deviceId);
     if (!targets.length) throw new ApiError('NO_ACTIVE_PUSH_DEVICE', 'No active registered push device', 400);
     const payload = { ...base(state, ctx.siteUrl, user.id), type: 'test', time: Math.floor(Date.now() / 1000) };
     return later(async () => {

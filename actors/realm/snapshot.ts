@@ -1,5 +1,5 @@
 /** The realm's part of the POST /register snapshot, filtered by fetch_event_types, and GET /server_settings. */
-import { devicesOf, pushDevicesOf } from './push_e2ee.ts';
+import { devicesOf } from './push_e2ee.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { z } from 'zod';
 import { MAX_UPLOAD_MIB } from '../../storage/files.ts';
@@ -279,7 +279,6 @@ export const snapshot = query({
     if (want('giphy')) out.giphy_api_key = '';
     // No Tenor key either (FL 442): clients offer no GIF picker.
     if (want('giphy') || want('tenor')) out.tenor_api_key = '';
-    if (want('push_device')) out.push_devices = pushDevicesOf(state, user.id);
     if (want('device')) out.devices = devicesOf(state, user.id);
     // Search matches every word: none are dropped as stop words.
     if (want('stop_words')) out.stop_words = [];

@@ -32,7 +32,6 @@ import {
   type UserTopicRecord,
   type ActivePush,
   type ClientDevice,
-  type E2eePushDevice,
   type PushDeviceRecord,
 } from '../../storage/tables.ts';
 import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId, Role } from '../model.ts';
@@ -150,8 +149,6 @@ export class RealmState {
   readonly missedEmails = new Map<number, Map<number, string>>();
   /** userId -> `${kind}:${token}` -> device registered for mobile push (`push.ts`). */
   readonly pushDevices = new Map<number, Map<string, PushDeviceRecord>>();
-  /** userId -> push_account_id -> device registered for end-to-end encrypted push (`push_e2ee.ts`). */
-  readonly e2eeDevices = new Map<number, Map<number, E2eePushDevice>>();
   /** userId -> device ID -> client device and its E2EE push registration (`push_e2ee.ts`, FL 468). */
   readonly clientDevices = new Map<number, Map<number, ClientDevice>>();
   /** userId -> message ID -> a push notification their devices may still show (`push.ts`). */
@@ -240,7 +237,6 @@ export class RealmState {
     s.digestPending = (await T.digestRuns.at(realmId).get(store)) ?? null;
     s.retentionAt = (await T.retentionRuns.at(realmId).get(store))?.at ?? null;
     for (const d of await T.pushDevices.partition(realmId).values(store)) s.indexPushDevice(d);
-    for (const d of await T.e2eePushDevices.partition(realmId).values(store)) s.indexE2eeDevice(d);
     for (const d of await T.clientDevices.partition(realmId).values(store)) s.indexClientDevice(d);
     for (const r of await T.activePushes.partition(realmId).range(store)) {
       const [userId, messageId] = String(r.ck).split(':').map(Number) as [number, number];
@@ -278,12 +274,6 @@ export class RealmState {
   noteRecentActivity(userId: number, at: number): void {
     if (this.recentlyActive(userId, at)) return;
     for (const streamId of this.channelsByUser.get(userId) ?? []) if (this.subs.get(streamId)?.get(userId)?.active) addTo(this.listed, streamId, userId);
-  }
-
-  indexE2eeDevice(d: E2eePushDevice): void {
-    let mine = this.e2eeDevices.get(d.userId);
-    if (!mine) this.e2eeDevices.set(d.userId, (mine = new Map()));
-    mine.set(d.pushAccountId, d);
   }
 
   indexClientDevice(d: ClientDevice): void {

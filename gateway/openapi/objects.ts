@@ -332,7 +332,6 @@ export const RegisterFields = {
   realm_gif_rating_policy: Id.optional(),
   realm_default_avatar_source: z.enum(['G', 'J']).optional(),
   gif_rating_policy_options: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
-  push_devices: z.record(z.string(), z.object({ status: z.enum(['pending', 'active', 'failed']), error_code: z.string().nullable() }).strict()).optional(),
   devices: z
     .record(
       z.string(),

@@ -54,9 +54,12 @@ export const testPushNotification = route({
 });
 
 /**
- * POST /mobile_push/register: a device for end-to-end encrypted push
- * (`actors/realm/push_e2ee.ts`), by `device_id` (FL 468, what the app
- * sends) or by `push_account_id` (FL 406, with FL 432's `push_key`).
+ * POST /mobile_push/register: a client device's end-to-end encrypted push
+ * registration (`actors/realm/push_e2ee.ts`), by `device_id` (FL 468). The
+ * FL 406-467 form's `push_account_id` is no parameter any more: a request
+ * of that form lacks `device_id` and is refused, as Zulip 12 refuses it.
+ * `device_id` is checked by the actor, after the check that the caller is
+ * no bot (Zulip's human_users_only comes first).
  */
 export const registerE2eePushDevice = route({
   method: 'POST',
@@ -64,11 +67,9 @@ export const registerE2eePushDevice = route({
   auth: 'required',
   params: {
     device_id: int().optional(),
-    push_account_id: int().optional(),
     token_kind: str().optional(),
     push_key: str().optional(),
     push_key_id: int().optional(),
-    push_public_key: str().optional(),
     token_id: str().optional(),
     bouncer_public_key: str().optional(),
     encrypted_push_registration: str().optional(),
@@ -78,25 +79,22 @@ export const registerE2eePushDevice = route({
       type: 'registerE2eeDevice',
       caller: caller(ctx),
       deviceId: p.device_id ?? null,
-      pushAccountId: p.push_account_id ?? null,
       tokenKind: p.token_kind ?? null,
       pushKey: p.push_key ?? null,
       pushKeyId: p.push_key_id ?? null,
-      pushPublicKey: p.push_public_key ?? null,
       tokenId: p.token_id ?? null,
       bouncerPublicKey: p.bouncer_public_key ?? null,
       encryptedPushRegistration: p.encrypted_push_registration ?? null,
     }),
 });
 
-/** POST /mobile_push/e2ee/test_notification (FL 420): to one device (`device_id`, or `push_account_id`) or all. */
+/** POST /mobile_push/e2ee/test_notification (FL 420): to one device (`device_id`, FL 468) or all. */
 export const testE2eePushNotification = route({
   method: 'POST',
   path: '/mobile_push/e2ee/test_notification',
   auth: 'required',
-  params: { push_account_id: int().optional(), device_id: int().optional() },
-  handle: async (ctx, p) =>
-    ctx.actors.raw(realmRef, realmOf(ctx), { type: 'sendE2eeTestPush', caller: caller(ctx), pushAccountId: p.push_account_id ?? null, deviceId: p.device_id ?? null }),
+  params: { device_id: int().optional() },
+  handle: async (ctx, p) => ctx.actors.raw(realmRef, realmOf(ctx), { type: 'sendE2eeTestPush', caller: caller(ctx), deviceId: p.device_id ?? null }),
 });
 
 /** POST /register_client_device (FL 468): a device ID for this install of a client. */

@@ -364,10 +364,6 @@ export const APPLIERS: Record<string, Applier> = {
     else snap.drafts = snap.drafts.filter((d: any) => d.id !== e.draft_id);
     snap.drafts.sort((a: any, b: any) => a.timestamp - b.timestamp || a.id - b.id);
   },
-  push_device(snap, e) {
-    if (!snap.push_devices) return;
-    snap.push_devices[String(e.push_account_id)] = { status: e.status, error_code: e.error_code ?? null };
-  },
   device(snap, e) {
     if (!snap.devices) return;
     const key = String(e.device_id);

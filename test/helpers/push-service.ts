@@ -3,13 +3,15 @@
  * and a free port that implements the part of Zulip's service API a server
  * uses (`zilencer/views.py`: `remotes/server/register`, `remotes/push/register`,
  * `/unregister`, `/notify`, `/test_notification`, and for end-to-end encrypted
- * push `remotes/push/e2ee/register` and `/e2ee/notify`), with its checks
- * (HTTP Basic auth by a registered server's UUID and key, token kinds,
- * ios_app_id for APNs, known devices; an E2EE registration sealed for the
- * service's own key, `bouncerPublicKey`, and not older than a day), and
- * records every call it answers.
+ * push `remotes/push/e2ee/register` and `/e2ee/notify` in Zulip 12's form,
+ * FL 468: devices named by `token_id`), with its checks (HTTP Basic auth by a
+ * registered server's UUID and key, token kinds, ios_app_id for APNs, known
+ * devices; an E2EE registration sealed for the service's own key,
+ * `bouncerPublicKey`, not older than a day, whose `token_id` is the first 8
+ * bytes of the SHA-256 of the token it seals), and records every call it
+ * answers.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sodium from 'libsodium-wrappers';
@@ -31,8 +33,8 @@ export interface PushServiceDouble {
   devices: Set<string>;
   /** The service's public key (base64) a device seals its E2EE registration for. */
   bouncerPublicKey: string;
-  /** E2EE devices by the device ID the service gave them: what their sealed registration said. */
-  e2eeDevices: Map<number, { realm_uuid: string; push_account_id: number; token: string; token_kind: string; ios_app_id?: string }>;
+  /** E2EE devices by `${realm_uuid}:${token_id}` (Zulip 12's RemotePushDevice): what their sealed registration said. */
+  e2eeDevices: Map<string, { realm_uuid: string; token_id: string; token: string; token_kind: string; ios_app_id?: string }>;
   /** While true, `push/notify` answers 503 and records nothing (a service outage); `refused` counts them. */
   down: boolean;
   refused: number;
@@ -87,25 +89,34 @@ export async function startPushService(): Promise<PushServiceDouble> {
     if (!who || servers.get(who) !== secret) return fail(`Zulip server auth failure: ${who} is not registered`, 'INVALID_ZULIP_SERVER', 401);
     if (endpoint === 'push/e2ee/register') {
       calls.push({ endpoint, server: who, body });
+      for (const name of ['realm_uuid', 'token_id', 'encrypted_push_registration', 'bouncer_public_key']) {
+        if (typeof body[name] !== 'string') return fail(`Missing '${name}' argument`, 'REQUEST_VARIABLE_MISSING');
+      }
       if (body.bouncer_public_key !== bouncerPublicKey) return fail('Invalid bouncer_public_key', 'INVALID_BOUNCER_PUBLIC_KEY');
       let reg: { token: string; token_kind: string; timestamp: number; ios_app_id?: string };
       try {
         const sealed = sodium.from_base64(body.encrypted_push_registration, sodium.base64_variants.ORIGINAL);
         reg = JSON.parse(sodium.to_string(sodium.crypto_box_seal_open(sealed, bouncer.publicKey, bouncer.privateKey)));
       } catch {
-        return fail('Invalid encrypted_push_registration', 'BAD_REQUEST');
+        return fail('Invalid encrypted_push_registration', 'INVALID_ENCRYPTED_PUSH_REGISTRATION');
       }
       if (Date.now() / 1000 - reg.timestamp > 86_400) return fail('Request expired', 'REQUEST_EXPIRED');
-      const id = e2eeDevices.size + 1;
-      e2eeDevices.set(id, { realm_uuid: body.realm_uuid, push_account_id: Number(body.push_account_id), token: reg.token, token_kind: reg.token_kind, ios_app_id: reg.ios_app_id });
-      return reply(200, { result: 'success', msg: '', device_id: id });
+      // The token_id names the token the registration seals (what the app computes), or the registration is refused.
+      const digest = createHash('sha256').update(reg.token ?? '').digest().subarray(0, 8);
+      if (!Buffer.from(body.token_id, 'base64').equals(digest)) return fail('Invalid encrypted_push_registration', 'INVALID_ENCRYPTED_PUSH_REGISTRATION');
+      // One device per token of an organization: the same registration again changes nothing.
+      e2eeDevices.set(`${body.realm_uuid}:${body.token_id}`, { realm_uuid: body.realm_uuid, token_id: body.token_id, token: reg.token, token_kind: reg.token_kind, ios_app_id: reg.ios_app_id });
+      return reply(200, { result: 'success', msg: '' });
     }
     if (endpoint === 'push/e2ee/notify') {
       calls.push({ endpoint, server: who, body });
-      const requests = body.push_requests as Array<{ device_id: number; payload: { push_account_id: number; encrypted_data: string } }>;
-      if (!Array.isArray(requests) || requests.some((r) => e2eeDevices.get(r.device_id)?.realm_uuid !== body.realm_uuid)) return fail('Unknown device');
-      const kinds = requests.map((r) => e2eeDevices.get(r.device_id)!.token_kind);
-      return reply(200, { result: 'success', msg: '', android_successfully_sent_count: kinds.filter((k) => k === 'fcm').length, apple_successfully_sent_count: kinds.filter((k) => k === 'apns').length, delete_device_ids: [] });
+      const requests = body.push_requests as Array<{ token_id: string; payload: { push_key_id: number | string; encrypted_data: string } }>;
+      if (!Array.isArray(requests) || requests.some((r) => typeof r.token_id !== 'string')) return fail("Missing 'token_id' in push_requests");
+      // A token the service does not know for the organization is for the server to forget (Zulip 12's delete_token_ids).
+      const known = requests.map((r) => e2eeDevices.get(`${body.realm_uuid}:${r.token_id}`));
+      const kinds = known.flatMap((d) => (d ? [d.token_kind] : []));
+      const unknown = requests.filter((_r, i) => !known[i]).map((r) => r.token_id);
+      return reply(200, { result: 'success', msg: '', android_successfully_sent_count: kinds.filter((k) => k === 'fcm').length, apple_successfully_sent_count: kinds.filter((k) => k === 'apns').length, delete_token_ids: [...new Set(unknown)] });
     }
     const user = body.user_id !== undefined ? String(body.user_id) : null;
     if (user === null && body.user_uuid === undefined) return fail('Missing user_id or user_uuid');
