@@ -244,14 +244,19 @@ export class RealmState {
       if (!mine) s.activePushes.set(userId, (mine = new Map()));
       mine.set(messageId, r.value);
     }
-    s.listRecentSubscribers(Date.now());
+    s.relistSubscribers(Date.now());
     s.loading = false;
     s.image.loaded();
     return s;
   }
 
-  /** Builds `listed` at load: bots and the users active lately, in the channels they are subscribed to. O(subscriptions), once. */
-  private listRecentSubscribers(now: number): void {
+  /**
+   * Builds `listed` anew: bots and the users active lately, in the channels
+   * they are subscribed to. O(subscriptions): the last step of `load` (and of
+   * benches that build a state by hand).
+   */
+  relistSubscribers(now: number): void {
+    this.listed.clear();
     for (const [streamId, subs] of this.subs) {
       for (const sub of subs.values()) {
         const u = this.users.get(sub.userId);
