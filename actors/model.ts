@@ -52,3 +52,22 @@ export const dmRecipientKey = (key: string): string => `d${key}`;
 
 /** Whether message `id` is within a readable range of a recipient's history (a `MessageSource`: from `minId`, up to `maxId` when set). */
 export const inSource = (src: { minId: number; maxId?: number | undefined }, id: number): boolean => id >= src.minId && (src.maxId === undefined || id <= src.maxId);
+
+/** Zulip's organization types (`Realm.ORG_TYPES`: `OrgTypeEnum` ID and name, in its display order; 0 is "Unspecified", hidden on its forms). */
+export const ORG_TYPES: ReadonlyArray<{ id: number; name: string }> = [
+  { id: 0, name: 'Unspecified' },
+  { id: 10, name: 'Business' },
+  { id: 20, name: 'Open-source project' },
+  { id: 30, name: 'Education (non-profit)' },
+  { id: 35, name: 'Education (for-profit)' },
+  { id: 40, name: 'Research' },
+  { id: 50, name: 'Event or conference' },
+  { id: 60, name: 'Non-profit (registered)' },
+  { id: 70, name: 'Government' },
+  { id: 80, name: 'Political group' },
+  { id: 90, name: 'Community' },
+  { id: 100, name: 'Personal' },
+  { id: 1000, name: 'Other' },
+];
+/** Whether `id` is one of Zulip's organization types. */
+export const isOrgType = (id: number): boolean => ORG_TYPES.some((t) => t.id === id);

@@ -134,12 +134,16 @@ t.test("signup email - the guide email follows the organization's type: its guid
   t.equal(onboarding(member.email, 'guide').length, 1, 'one guide email');
 });
 
-t.test("signup email - the organization's creator (the creation page): the creator's account email, the topics and the set-up email on their days", async (t) => {
+t.test("signup email - the organization's creator (the creation page, with its organization type): the creator's account email, the topics, guide and set-up emails on their days", async (t) => {
   await setWelcome(true);
   const path = await creationLink();
   const subdomain = uniq('org').toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 20);
   const email = `${uniq('creator')}@creator.example`;
-  const form = new URLSearchParams({ name: 'Creators Inc', subdomain, full_name: 'Org Creator', email, password: 'a good long password', password2: 'a good long password' });
+  const fields = { name: 'Creators Inc', subdomain, full_name: 'Org Creator', email, password: 'a good long password', password2: 'a good long password' };
+  const refused = await fetch(`${s.urls[0]}${path}`, { method: 'POST', body: new URLSearchParams({ ...fields, org_type: '5' }) });
+  t.equal(refused.status, 400, 'an organization type Zulip has not is refused');
+  t.match(await refused.text(), 'Invalid org_type');
+  const form = new URLSearchParams({ ...fields, org_type: '90' }); // a community: its guide goes to administrators, as the creator is
   const from = Date.now();
   const res = await fetch(`${s.urls[0]}${path}`, { method: 'POST', body: form });
   const to = Date.now();
@@ -154,6 +158,8 @@ t.test("signup email - the organization's creator (the creation page): the creat
   t.match(textOf(account), `http://${subdomain}.parley.test`, "the new organization's URL");
   t.match(textOf(account), 'As an administrator', 'with the administrator lines: the creator is its owner');
   await arrivesAfter(t, 'the topics email', () => onboarding(email, 'topics'), days.topics, from, to);
+  await arrivesAfter(t, "the organization type's guide", () => onboarding(email, 'guide'), days.guide, from, to);
+  t.match(textOf(onboarding(email, 'guide')[0]), 'https://zulip.com/for/communities/', 'the communities guide, of the type chosen on the page');
   await arrivesAfter(t, 'the set-up email', () => onboarding(email, 'team'), days.team, from, to);
   const [team] = onboarding(email, 'team');
   t.match(team!.subject, 'Setting up Creators Inc for your team');
@@ -161,7 +167,7 @@ t.test("signup email - the organization's creator (the creation page): the creat
   t.match(textOf(team), new RegExp(`http://${subdomain}\\.parley\\.test/accounts/unsubscribe/welcome/\\S+`), 'with the unsubscribe link of its organization');
   await sleep(1000);
   t.equal(mails(email, 'account').length, 1, 'one account email (the creation is mailed once)');
-  t.equal(mails(email, 'onboarding').length, 2, 'topics and set-up only: no guide for an unspecified type');
+  t.equal(mails(email, 'onboarding').length, 3, 'topics, guide and set-up, once each');
 
   // The creator's key works at the new organization: the account the mails describe is real.
   const atOrg = (method: string, p: string, params: Record<string, string>) =>
@@ -180,6 +186,20 @@ t.test("signup email - the organization's creator (the creation page): the creat
     });
   const login = await atOrg('POST', '/api/v1/fetch_api_key', { username: email, password: 'a good long password' });
   t.equal(login.status, 200, 'the creator logs in at the new organization');
+  const key = JSON.parse(login.body).api_key as string;
+  const reg = await new Promise<string>((done, fail) => {
+    const u = new URL(s.urls[0]!);
+    import('node:http').then(({ request }) => {
+      const req = request({ host: u.hostname, port: u.port, method: 'POST', path: '/api/v1/register', headers: { host: `${subdomain}.parley.test`, authorization: `Basic ${Buffer.from(`${email}:${key}`).toString('base64')}`, 'content-length': '0' } }, (r) => {
+        let text = '';
+        r.on('data', (d: Buffer) => (text += d.toString()));
+        r.on('end', () => done(text));
+      });
+      req.on('error', fail);
+      req.end();
+    }, fail);
+  });
+  t.equal(JSON.parse(reg).realm_org_type, 90, 'the organization has the type chosen on the page');
 });
 
 t.test('signup email - an invitation sign-up gets the account email; a bot gets none', async (t) => {

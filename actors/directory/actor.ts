@@ -18,7 +18,7 @@ import { ApiError, badRequest, unauthorized } from '../../lib/errors.ts';
 import { realmUrl, subdomainProblem } from '../../lib/hosts.ts';
 import { newApiKey, sha256Hex } from '../../lib/secrets.ts';
 import { type OrganizationLinkRecord, type OrganizationRecord, T } from '../../storage/tables.ts';
-import { Role } from '../model.ts';
+import { isOrgType, Role } from '../model.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { BootstrapUser } from '../realm/users.ts';
 import { type Caller, defineAction, defineQuery, type Tx } from '../runtime/action.ts';
@@ -83,6 +83,8 @@ const CreateFields = z.object({
   link: z.string().optional(),
   /** A demo organization: deleted after Zulip's 30 days unless its owner makes it permanent (FL 94, 104). */
   demo: z.boolean().default(false),
+  /** The organization's type (Zulip's org_type, one of its ORG_TYPES; 0: unspecified). */
+  orgType: z.number().int().default(0),
 });
 type CreateFields = z.output<typeof CreateFields>;
 
@@ -92,6 +94,7 @@ function checkCreate(state: Readonly<DirectoryState>, msg: CreateFields & { call
   if (problem) throw badRequest(problem, { var_name: 'subdomain' });
   const taken = state.bySubdomain.get(msg.subdomain);
   if (taken && taken.realmId !== msg.realmId) throw badRequest('Subdomain already in use. Please choose a different one.', { var_name: 'subdomain' });
+  if (!isOrgType(msg.orgType)) throw badRequest('Invalid org_type', { var_name: 'org_type' });
   if (msg.realmId === undefined && msg.users[0]!.role !== Role.OWNER) throw badRequest('The first user of an organization is its owner');
   return msg.link === undefined ? null : usableLink(state, msg.link);
 }
@@ -102,7 +105,7 @@ async function bootstrapRealm(ctx: ActorContext, msg: CreateFields, first: numbe
   // A new organization's first owner created it (the page, `parley org create`); an adopted realm (an import, the seeded demo) has no creator to mail.
   const realmCreation = msg.realmId === undefined;
   for (let realmId = first; realmId < first + MAX_ORPHANS_SKIPPED; realmId++) {
-    const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, demo: msg.demo, users, realmCreation });
+    const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, demo: msg.demo, users, realmCreation, orgType: msg.orgType });
     // Ours when created now, or created by an earlier try of this creation (its owner's key holds), or adopted.
     if (r.created || r.users[0]?.apiKey != null || msg.realmId !== undefined) return { realmId, users: r.users };
     ctx.log.warn({ realmId }, 'realm exists but is in no organization (an interrupted creation): trying the next ID');

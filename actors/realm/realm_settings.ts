@@ -13,7 +13,7 @@ import { GroupSettingValue, type RealmMeta, type RealmSettings, T, type UserReco
 import { type Delivery, toRealm, toUsers } from '../events/delivery.ts';
 import type { ClientEventBody } from '../events/schema.ts';
 import { realmIconUrl } from '../format.ts';
-import { GROUP_ID, isAdmin, Role, SYSTEM_GROUPS } from '../model.ts';
+import { GROUP_ID, isAdmin, isOrgType, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
 import { actingUser, restrictedViews } from './access.ts';
 import { accessChangeEvents } from './people.ts';
@@ -351,8 +351,6 @@ export const GIPHY_RATING_OPTIONS: Readonly<Record<string, { name: string; id: n
   r: { name: 'Allow GIFs rated R (Restricted)', id: 5 },
 };
 
-/** Zulip's organization types (`OrgTypeEnum`), by ID. */
-const ORG_TYPES = new Set([0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000]);
 
 /** The Jitsi server of this installation (Zulip's `JITSI_SERVER_URL`, meet.jit.si by default). */
 export function serverJitsiUrl(): string {
@@ -572,7 +570,7 @@ export const updateRealm = action({
           if (value !== 'G') throw badRequest('Invalid default_avatar_source', { var_name: 'default_avatar_source' });
           break;
         case 'org_type':
-          if (!ORG_TYPES.has(Number(value))) throw badRequest('Invalid org_type', { var_name: 'org_type' });
+          if (!isOrgType(Number(value))) throw badRequest('Invalid org_type', { var_name: 'org_type' });
           settings.orgType = Number(value);
           break;
         case 'want_advertise_in_communities_directory':

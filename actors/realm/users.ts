@@ -671,6 +671,8 @@ export const bootstrap = action({
     demo: z.boolean().default(false),
     /** Someone is creating this organization (not an import or the seeded demo): its first owner is its creator, mailed as Zulip mails one (`signup_email.ts`). */
     realmCreation: z.boolean().default(false),
+    /** The organization's type, chosen at its creation (Zulip's org_type; checked by the directory). */
+    orgType: z.number().int().default(0),
   }),
   async prepare(state, msg) {
     if (state.meta || msg.caller.userId !== null) return [];
@@ -683,7 +685,7 @@ export const bootstrap = action({
       return { create: null, emails: msg.users.map((u) => u.email), known: known.map((u) => [u.email.toLowerCase(), u.apiKey!] as const) };
     }
     const users = msg.users.map((u, i) => ({ ...u, passwordHash: hashes[i] ?? null, loggedIn: true, apiKey: u.apiKey ?? newApiKey() }));
-    return { create: { name: msg.name, subdomain: msg.subdomain, demo: msg.demo, realmCreation: msg.realmCreation, users }, emails: msg.users.map((u) => u.email), known: [] };
+    return { create: { name: msg.name, subdomain: msg.subdomain, demo: msg.demo, realmCreation: msg.realmCreation, orgType: msg.orgType, users }, emails: msg.users.map((u) => u.email), known: [] };
   },
   apply(state, plan, tx) {
     const keys = new Map<number, string>();
@@ -694,6 +696,10 @@ export const bootstrap = action({
       const meta = { name: plan.create.name, stringId: plan.create.subdomain, deactivated: false, dateCreated, topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6, demoOrganizationScheduledDeletionDate };
       state.meta = meta;
       tx.write(T.realms.at(state.realmId).put(meta));
+      if (plan.create.orgType !== state.org.settings.orgType) {
+        state.org.settings = { ...state.org.settings, orgType: plan.create.orgType };
+        tx.write(T.realmSettings.at(state.realmId).put(state.org.settings));
+      }
       let ownerId: number | null = null;
       for (const spec of plan.create.users) {
         const u = addUser(state, tx, { ...spec, botOwnerId: spec.isBot ? ownerId : null });

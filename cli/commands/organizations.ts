@@ -30,13 +30,14 @@ export function organizationCommands(program: Command, run: Run): void {
     .requiredOption('--owner-name <name>', "the owner's full name")
     .option('--password-stdin', "read the owner's password from standard input (otherwise the owner signs in with the API key only)")
     .option('--zuliprc <path>', "where to write the owner's zuliprc", 'owner.zuliprc')
+    .option('--org-type <id>', "the organization's type (Zulip's org_type: 10 business, 20 open source, 30/35 education, 40 research, 50 event, 60 non-profit, 70 government, 80 political group, 90 community, 100 personal, 1000 other)", '0')
     .option('--demo', 'a demo organization: scheduled for deletion in 30 days unless its owner gives it a new subdomain (PATCH /realm string_id)')
-    .action((o: { name: string; subdomain: string; ownerEmail: string; ownerName: string; passwordStdin?: boolean; zuliprc: string; demo?: boolean }) =>
+    .action((o: { name: string; subdomain: string; ownerEmail: string; ownerName: string; passwordStdin?: boolean; zuliprc: string; orgType: string; demo?: boolean }) =>
       run(async (dep, json) => {
         const password = o.passwordStdin ? await readSecret('password') : undefined;
         const subdomain = o.subdomain === '.' ? '' : o.subdomain;
         const owner = { email: o.ownerEmail, fullName: o.ownerName, role: Role.OWNER, canCreateUsers: true, canChangeUserEmails: true, apiKey: newApiKey(), ...(password ? { password } : {}) };
-        const r = await dep.actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganization', caller: SERVER_CALLER, subdomain, name: o.name, users: [owner], demo: o.demo ?? false });
+        const r = await dep.actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganization', caller: SERVER_CALLER, subdomain, name: o.name, users: [owner], demo: o.demo ?? false, orgType: Number(o.orgType) });
         const url = realmUrl(dep.siteUrl, r.organization.subdomain);
         const key = r.users[0]?.apiKey;
         if (key) writeZuliprc(o.zuliprc, o.ownerEmail, key, url);

@@ -1,7 +1,7 @@
 /**
  * The organization-creation page of a one-time link (GET and POST
  * /new/{token}, Zulip's `generate_realm_creation_link` → `/new/<key>`): a
- * form for the organization's name and subdomain and its owner's name,
+ * form for the organization's name, type and subdomain and its owner's name,
  * email and password; on success the organization exists at its own host,
  * and the page links to it and says how the owner signs in. Served on any
  * host (`organization: 'none'`): the site may have no organization yet.
@@ -14,7 +14,7 @@
  * at the new organization's host).
  */
 import { DIRECTORY_ID, directoryRef, SERVER_CALLER } from '../../actors/directory/ref.ts';
-import { Role } from '../../actors/model.ts';
+import { ORG_TYPES, Role } from '../../actors/model.ts';
 import { ApiError, badRequest } from '../../lib/errors.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import type { RawParams } from '../params.ts';
@@ -27,6 +27,8 @@ const MAX_NAME_LENGTH = 40;
 
 interface Values {
   name: string;
+  /** Zulip's org_type (0: unspecified); the directory checks it. */
+  orgType: number;
   subdomain: string;
   fullName: string;
   email: string;
@@ -34,6 +36,7 @@ interface Values {
 
 const valuesOf = (params: RawParams): Values => ({
   name: (params.get('name') ?? '').trim(),
+  orgType: Number.isInteger(Number(params.get('org_type') || 0)) ? Number(params.get('org_type') || 0) : -1,
   subdomain: (params.get('subdomain') ?? '').trim().toLowerCase(),
   fullName: (params.get('full_name') ?? '').trim(),
   email: (params.get('email') ?? '').trim(),
@@ -52,6 +55,8 @@ ${error && error.field === null ? `<p class="error" id="error">${escapeHtml(erro
 <form method="post" action="/new/${encodeURIComponent(token)}">
 <label for="name">Organization name</label><input id="name" name="name" required maxlength="${MAX_NAME_LENGTH}" value="${attr(values.name)}">
 ${fieldError('name')}
+<label for="org_type">Organization type</label><select id="org_type" name="org_type">${ORG_TYPES.map((o) => `<option value="${o.id}"${o.id === values.orgType ? ' selected' : ''}>${escapeHtml(o.name)}</option>`).join('')}</select>
+${fieldError('org_type')}
 <label for="subdomain">Organization URL</label>
 <div style="display:flex;align-items:center;gap:.2rem"><span>${escapeHtml(site.protocol)}//</span><input id="subdomain" name="subdomain" maxlength="40" autocapitalize="none" spellcheck="false" value="${attr(values.subdomain)}" style="flex:1"><span>.${escapeHtml(site.host)}</span></div>
 <p><small>Lowercase letters, numbers and '-', at least 3. Empty: the site's own address, ${escapeHtml(ctx.hosts.realmUrl(''))}, if no organization has it.</small></p>
@@ -100,7 +105,7 @@ function checkForm(v: Values, password: string, password2: string): void {
 /** The field an error from the form or the directory is about (`var_name`), when the form has it. */
 function fieldOf(err: ApiError): string | null {
   const field = err.extra.var_name;
-  return typeof field === 'string' && ['name', 'subdomain', 'full_name', 'email', 'password'].includes(field) ? field : null;
+  return typeof field === 'string' && ['name', 'org_type', 'subdomain', 'full_name', 'email', 'password'].includes(field) ? field : null;
 }
 
 function created(name: string, realmUrl: string, email: string): string {
@@ -145,6 +150,7 @@ export const newOrganizationSubmit: Page = {
         caller: SERVER_CALLER,
         subdomain: values.subdomain,
         name: values.name,
+        orgType: values.orgType,
         users: [{ email: values.email, fullName: values.fullName, role: Role.OWNER, canCreateUsers: true, canChangeUserEmails: true, password }],
         link: token,
       });
