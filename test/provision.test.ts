@@ -22,9 +22,9 @@ const s = await serverFor(t, { env: NO_LIMITS });
 const dataDir = join(s.dataDir!, 'data');
 const owner = s.api.as(s.demo.owner);
 
-function parley(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function parley(args: string[], dir = dataDir): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), ...args, '--data-dir', dataDir], { cwd: work, env: { ...process.env, PARLEY_MODE: 'embedded' }, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), ...args, '--data-dir', dir], { cwd: work, env: { ...process.env, PARLEY_MODE: 'embedded' }, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
       done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
@@ -189,6 +189,30 @@ t.test('subscriptions - an owner subscribes 5,000+ principals to a new channel i
   t.same(again.subscribed, {}, 'the retry subscribes nobody');
   t.equal(Object.keys(again.already_subscribed).length, principals.length, 'everyone already subscribed');
   t.equal((await owner.ok('GET', `/streams/${channel.stream_id}`)).stream.subscriber_count, principals.length);
+});
+
+t.test('subscriptions - a request in steps that outlasts the default request timeout is answered with its result', async (t) => {
+  // Calls time out after 2 s here; a request's steps are of 100 subscriptions with 120 ms between
+  // them: 2,000 principals take 20 steps, more than 2 s. The gateway gives a subscription request
+  // 2 ms more per subscription past a step (gateway/routes/subscriptions.ts).
+  const slow = await serverFor(t, { env: { ...NO_LIMITS, PARLEY_REQUEST_TIMEOUT_MS: '2000', PARLEY_STEP_PAUSE_MS: '120', PARLEY_SUBSCRIBE_STEP: '100' } });
+  const dir = join(slow.dataDir!, 'data');
+  const lines = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ email: `slow${i}@import.example`, full_name: `Slow Person ${i}` }));
+  writeFileSync(join(work, 'slow.jsonl'), `${lines.join('\n')}\n`);
+  const imported = await parley(['--json', 'users', '--org', '.', 'import', join(work, 'slow.jsonl')], dir);
+  t.equal(imported.code, 0, imported.stderr);
+  const boss = slow.api.as(slow.demo.owner);
+  const { members } = await boss.ok('GET', '/users');
+  const principals = members.filter((m: any) => m.is_active && !m.is_bot).map((m: any) => m.user_id as number);
+  t.ok(principals.length >= 2000);
+  const t0 = performance.now();
+  const res = await boss.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'slow-everyone' }], principals });
+  const took = performance.now() - t0;
+  t.equal(res.status, 200, `answered with its result after ${took.toFixed(0)} ms: ${JSON.stringify(res.body).slice(0, 200)}`);
+  t.ok(took > 2000, `the request outlasted the 2-s default timeout (${took.toFixed(0)} ms)`);
+  t.equal(Object.keys(res.body.subscribed ?? {}).length, principals.length, 'every principal subscribed');
+  const channel = await boss.ok('GET', '/get_stream_id', { stream: 'slow-everyone' });
+  t.equal((await boss.ok('GET', `/streams/${channel.stream_id}`)).stream.subscriber_count, principals.length);
 });
 
 /** A snapshot's channel list in a comparable form: sorted by channel, subscriber lists sorted. */

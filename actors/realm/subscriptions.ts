@@ -94,15 +94,39 @@ interface SubscribePlan {
 }
 
 /**
- * Subscriptions made in one step of a request (principals × channels): a request of more is done
- * in steps, each one turn of the realm's mailbox with its own commit and events, so that the
- * organization's other requests run in between (`ActionDef.rest`). About 25 µs of realm time each
- * (check, apply, events, the node's check of the deliveries; bench/subscribe-bulk.ts): ~25 ms a step.
+ * The most subscriptions made in one step of a request (principals × channels): a request of more
+ * is done in steps, each one turn of the realm's mailbox with its own commit and events, so that
+ * the organization's other requests run in between (`ActionDef.rest`). A request of at most this
+ * many is one step (all or nothing). About 10–30 µs of realm time each on an idle machine (check,
+ * apply, events; bench/subscribe-bulk.ts), several times that on a loaded one, hence
+ * `SUBSCRIBE_STEP_MS`.
  */
 export const SUBSCRIBE_STEP = Number(process.env.PARLEY_SUBSCRIBE_STEP ?? 1000);
 
-/** Principals per step for a request naming `channels` channels. */
+/**
+ * The time a step's turn should take (ms): each next step is sized from how long the one before
+ * took (its principals × this / its time, at most twice as many, at most `SUBSCRIBE_STEP`
+ * subscriptions, at least `MIN_STEP`), so a step holds the realm about this long on an idle machine
+ * and on a loaded one alike.
+ */
+export const SUBSCRIBE_STEP_MS = Number(process.env.PARLEY_SUBSCRIBE_STEP_MS ?? 25);
+
+/**
+ * The fewest subscriptions of a step: each step also sends the channel's whole subscriber list to
+ * its newcomers (O(subscribers)), so steps much smaller than this would cost more in those lists
+ * than in their own work.
+ */
+const MIN_STEP = Math.min(250, SUBSCRIBE_STEP);
+
+/** Principals per step for a request naming `channels` channels: at most, and at least. */
 const principalsPerStep = (channels: number): number => Math.max(1, Math.floor(SUBSCRIBE_STEP / Math.max(1, channels)));
+const fewestPerStep = (channels: number): number => Math.max(1, Math.floor(MIN_STEP / Math.max(1, channels)));
+
+/** The next step's principals after a step of `size` that took `turnMs` (`SUBSCRIBE_STEP_MS`). */
+export function nextStepSize(size: number, turnMs: number, channels: number): number {
+  const fit = Math.floor((size * SUBSCRIBE_STEP_MS) / Math.max(turnMs, 0.1));
+  return Math.max(fewestPerStep(channels), Math.min(fit, 2 * size, principalsPerStep(channels)));
+}
 
 /** Set by the first step of a request done in steps, for the steps after it: what the first decided for the whole request. */
 const NextStep = z.object({
@@ -110,6 +134,8 @@ const NextStep = z.object({
   channelIds: z.array(z.number().int()),
   unauthorized: z.array(z.string()),
   notify: z.boolean(),
+  /** The principals of the next step (`nextStepSize`). */
+  size: z.number().int().positive(),
 });
 
 /** Whether `u` is in `c`'s audience (`channelAudience`) before the change: who could see the channel. */
@@ -257,7 +283,10 @@ export const subscribe = action({
     if (unauthorized.length && msg.authorizationErrorsFatal) throw new ApiError('BAD_REQUEST', `Unable to access channel (${unauthorized[0]}).`, 400);
     const creating = targets.filter((t) => 'create' in t).length;
     const creationTat = creating ? checkChannelCreation(state, actor.id, creating) : null;
-    const now = principals.slice(0, principalsPerStep(targets.length));
+    // A request of more than one step starts with a quarter step: this one also resolves and checks
+    // every principal (O(principals)); the next steps are sized from its time (`nextStepSize`).
+    const most = principalsPerStep(targets.length);
+    const now = principals.slice(0, principals.length <= most ? most : Math.max(fewestPerStep(targets.length), Math.floor(most / 4)));
     return {
       actorId: actor.id,
       principals: now.map((u) => u.id),
@@ -338,10 +367,13 @@ export const subscribe = action({
       ...(plan.reportNotified ? { new_subscription_messages_sent: plan.notify } : {}),
     };
   },
-  // A request of more subscriptions than a step's goes on with the next principals (`SUBSCRIBE_STEP`).
-  rest(plan, _applied, msg) {
+  // A request of more subscriptions than a step's goes on with the next principals, as many as fit
+  // in `SUBSCRIBE_STEP_MS` by this step's time.
+  rest(plan, _applied, msg, turnMs) {
     if (!plan.rest.length) return null;
-    return { ...msg, principals: plan.rest, step: { channelIds: plan.done!.channelIds, unauthorized: plan.unauthorized, notify: plan.notify } };
+    const { channelIds } = plan.done!;
+    const size = nextStepSize(plan.principals.length, turnMs, channelIds.length);
+    return { ...msg, principals: plan.rest, step: { channelIds, unauthorized: plan.unauthorized, notify: plan.notify, size } };
   },
   // One reply for the whole request: each principal is in one step, with every channel.
   merge(replies) {
@@ -414,7 +446,7 @@ export const subscribe = action({
  * O(the step's principals × channels).
  */
 function checkNextStep(state: Readonly<RealmState>, step: z.infer<typeof NextStep>, actor: UserRecord, ids: number[], msg: { authorizationErrorsFatal: boolean; sendNewSubscriptionMessages?: boolean | undefined }): SubscribePlan {
-  const now = ids.slice(0, principalsPerStep(step.channelIds.length)).map((id) => resolvePerson(state, id));
+  const now = ids.slice(0, step.size).map((id) => resolvePerson(state, id));
   const targets = step.channelIds.map((id) => {
     const c = state.channels.get(id)!;
     if (!canAddSubscribers(state, c, actor)) throw badRequest(`Insufficient permission to add subscribers to channel ${c.name}`);

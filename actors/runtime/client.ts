@@ -61,7 +61,8 @@ export class ActorClient {
     /** Any way to make a bus request: the process's bus, or the CLI's admin socket. */
     private readonly bus: Pick<Bus, 'requestText'> & Partial<Pick<Bus, 'requestReply'>>,
     readonly shards: number,
-    private readonly timeoutMs: number,
+    /** How long a call waits for its reply unless it says otherwise. */
+    readonly timeoutMs: number,
     /** How long to retry a shard that is moving (`shardMoveWaitMs` of the cluster's lease TTL). */
     private readonly retryBudgetMs = shardMoveWaitMs(DEFAULT_LEASE_TTL_MS),
   ) {}

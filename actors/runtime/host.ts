@@ -22,6 +22,12 @@ import type { Journal } from './journal.ts';
 import { Mailbox, Parked } from './mailbox.ts';
 import type { ActorKind } from './registry.ts';
 
+/**
+ * A pause between the steps of an action done in steps (ms, `PARLEY_STEP_PAUSE_MS`; 0, the default:
+ * one turn of the event loop). Tests raise it to make a request outlast the gateway's timeout.
+ */
+const STEP_PAUSE_MS = Number(process.env.PARLEY_STEP_PAUSE_MS ?? 0);
+
 export class ActorHost<S> {
   readonly mailbox: Mailbox;
   /** The state, once loaded (after the actor's scope was claimed, for durable kinds). */
@@ -76,7 +82,8 @@ export class ActorHost<S> {
 
   /**
    * An action in steps (`ActionDef.rest`): each step a message of the mailbox of its own, posted
-   * once the step before is durable, so that the messages that came meanwhile run in between.
+   * once the step before is durable and the event loop has taken the I/O that came meanwhile, so
+   * that the requests waiting run before the next step, not after it.
    */
   private async runSteps(def: ActionDef<S, any, unknown, unknown, unknown, unknown>, state: S, msg: Msg<unknown>): Promise<unknown> {
     const replies: unknown[] = [];
@@ -85,6 +92,9 @@ export class ActorHost<S> {
       step = null;
       const out = await this.mailbox.post(() => this.runAction(def, state, current, (next) => (step = next)));
       replies.push(out instanceof Parked ? await out.promise : out);
+      // The step's commit resolved in a callback of the event loop: the next step, posted now, would
+      // run before the requests that arrived meanwhile have reached the mailbox.
+      if (step) await new Promise((r) => (STEP_PAUSE_MS > 0 ? setTimeout(r, STEP_PAUSE_MS) : setImmediate(r)));
     }
     return def.merge ? def.merge(replies) : replies[replies.length - 1];
   }
@@ -101,11 +111,15 @@ export class ActorHost<S> {
   }
 
   private runAction(def: ActionDef<S, any, unknown, unknown, unknown, unknown>, state: S, msg: Msg<unknown>, onRest?: (rest: Msg<unknown> | null) => void): unknown {
-    if (!def.prepare) return this.commit(state, def.check(state, msg, undefined, this.ctx), def, msg, onRest);
+    if (!def.prepare) {
+      const started = performance.now();
+      return this.commit(state, def.check(state, msg, undefined, this.ctx), def, msg, onRest, started);
+    }
     // Facts from the store: read once earlier writes are durable, still inside the mailbox.
     return (async () => {
       await this.barrier();
       const facts = await def.prepare!(state, msg, this.ctx);
+      const started = performance.now();
       let plan: unknown;
       try {
         plan = def.check(state, msg, facts, this.ctx);
@@ -114,7 +128,7 @@ export class ActorHost<S> {
         if (def.discard) await def.discard(facts, this.ctx).catch((e: unknown) => this.ctx.log.warn({ err: e, type: msg.type }, 'discarding a refused request\'s side effect failed'));
         throw err;
       }
-      return this.commit(state, plan, def, msg, onRest);
+      return this.commit(state, plan, def, msg, onRest, started);
     })();
   }
 
@@ -139,12 +153,12 @@ export class ActorHost<S> {
     return this.durable(tx, events, reply);
   }
 
-  /** `check` has passed: apply the plan, compute its events, then wait for durability. */
-  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown, unknown>, msg: Msg<unknown>, onRest?: (rest: Msg<unknown> | null) => void): unknown {
+  /** `check` has passed (it started at `started`): apply the plan, compute its events, then wait for durability. */
+  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown, unknown>, msg: Msg<unknown>, onRest: ((rest: Msg<unknown> | null) => void) | undefined, started: number): unknown {
     const tx = this.tx();
     const applied = def.apply(state, plan, tx, this.ctx);
-    if (onRest && def.rest) onRest(def.rest(plan, applied, msg));
     const events = def.events?.(state, plan, applied) ?? [];
+    if (onRest && def.rest) onRest(def.rest(plan, applied, msg, performance.now() - started));
     this.kind.changed?.(state, tx.ops, events);
     if (this.kind.journalWrites) tx.write(...this.kind.journalWrites(state, tx.ops));
     return this.durable(tx, events, def.reply ? def.reply(applied) : applied);

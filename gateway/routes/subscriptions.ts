@@ -1,7 +1,7 @@
 /** POST and GET /users/me/subscriptions, POST /channels/create. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
-import { IncludeSubscribers as IncludeSubscribersValue } from '../../actors/realm/subscriptions.ts';
+import { IncludeSubscribers as IncludeSubscribersValue, SUBSCRIBE_STEP } from '../../actors/realm/subscriptions.ts';
 import { CHANNEL_GROUP_SETTINGS, GroupSettingValue, TopicsPolicy } from '../../storage/tables.ts';
 import { bool, int, json, str, wordOrInt } from '../params.ts';
 import { caller, me, route } from '../route.ts';
@@ -47,6 +47,17 @@ function creationFields(p: { [K in keyof typeof creationParams]?: z.infer<(typeo
   };
 }
 
+/**
+ * How long a subscription request may take: the default for a request of one step, and 2 ms more
+ * per subscription past `SUBSCRIBE_STEP` (principals × channels), as the realm does a large request
+ * in steps with other requests in between (`actors/realm/subscriptions.ts`): 33,645 principals of
+ * one channel may take about 77 s on a loaded machine and are answered when done, not with a
+ * timeout while the steps go on. At most ten minutes.
+ */
+export function subscribeTimeoutMs(defaultMs: number, subscriptions: number): number {
+  return Math.min(10 * 60_000, defaultMs + 2 * Math.max(0, subscriptions - SUBSCRIBE_STEP));
+}
+
 export const subscribe = route({
   method: 'POST',
   path: '/users/me/subscriptions',
@@ -58,14 +69,20 @@ export const subscribe = route({
     ...creationParams,
   },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
-      type: 'subscribe',
-      caller: caller(ctx),
-      subscriptions: p.subscriptions.map((s) => ({ name: s.name, description: s.description })),
-      principals: p.principals ?? null,
-      authorizationErrorsFatal: p.authorization_errors_fatal ?? true,
-      ...creationFields(p),
-    });
+    const subscriptions = p.subscriptions.length * (p.principals?.length ?? 1);
+    return ctx.actors.raw(
+      realmRef,
+      realmActorId(me(ctx).realmId),
+      {
+        type: 'subscribe',
+        caller: caller(ctx),
+        subscriptions: p.subscriptions.map((s) => ({ name: s.name, description: s.description })),
+        principals: p.principals ?? null,
+        authorizationErrorsFatal: p.authorization_errors_fatal ?? true,
+        ...creationFields(p),
+      },
+      subscribeTimeoutMs(ctx.actors.timeoutMs, subscriptions),
+    );
   },
 });
 
@@ -86,15 +103,20 @@ export const createChannel = route({
     ...creationParams,
   },
   async handle(ctx, p) {
-    return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
-      type: 'subscribe',
-      caller: caller(ctx),
-      subscriptions: [{ name: p.name, description: p.description }],
-      principals: p.subscribers,
-      authorizationErrorsFatal: true,
-      createOnly: true,
-      ...creationFields(p),
-    });
+    return ctx.actors.raw(
+      realmRef,
+      realmActorId(me(ctx).realmId),
+      {
+        type: 'subscribe',
+        caller: caller(ctx),
+        subscriptions: [{ name: p.name, description: p.description }],
+        principals: p.subscribers,
+        authorizationErrorsFatal: true,
+        createOnly: true,
+        ...creationFields(p),
+      },
+      subscribeTimeoutMs(ctx.actors.timeoutMs, p.subscribers.length),
+    );
   },
 });
 
