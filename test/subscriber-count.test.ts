@@ -1,5 +1,5 @@
 // subscriber_count (FL 394) is kept by the realm's state, not counted per channel formatted: it stays
-// equal to a walk of the channel's subscriptions (GET /streams/{id}/members, `activeSubscribers`) and to
+// equal to the channel's subscriber list (GET /streams/{id}/members, `activeSubscribers`, kept between changes) and to
 // what GET /streams and register report, through subscribe, unsubscribe, deactivation and reactivation
 // of a subscriber (a deactivated user's subscription does not count, as in Zulip), archive and
 // unarchive, a restart, and both ways of loading the realm (checkpoint + journal, tables). And the

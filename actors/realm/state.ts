@@ -77,6 +77,14 @@ export class RealmState {
   readonly channelsByName = new Map<string, ChannelRecord>();
   /** channelId -> userId -> subscription */
   readonly subs = new Map<number, Map<number, SubscriptionRecord>>();
+  /**
+   * Channels' active subscribers as `activeSubscribers` lists them, kept between changes: a new
+   * active subscription is appended (`indexSub`), any other change to who is an active subscriber
+   * drops the channel's list, made again by the next read. The steps of a bulk subscription each
+   * send the list to their newcomers: a copy per step instead of a walk of the channel's
+   * subscriptions with a user lookup each.
+   */
+  private readonly subscriberLists = new Map<number, number[]>();
   /** userId -> the channels they have a subscription record of (active or not), kept by `indexSub`. */
   readonly channelsByUser = new Map<number, Set<number>>();
   /**
@@ -310,6 +318,7 @@ export class RealmState {
       this.countUserSubscriptions(u.id, u.isActive ? 1 : -1);
       if (!this.loading) this.listUserSubscriptions(u.id, u.isActive);
     }
+    if (!old || old.isActive !== u.isActive) for (const streamId of this.channelsByUser.get(u.id) ?? []) this.subscriberLists.delete(streamId);
     if (old) {
       for (const k of old.apiKeys) this.usersByKeyHash.delete(k.hash);
       this.usersByEmail.delete(old.email.toLowerCase());
@@ -355,11 +364,18 @@ export class RealmState {
     let m = this.subs.get(s.streamId);
     if (!m) this.subs.set(s.streamId, (m = new Map()));
     const userActive = this.users.get(s.userId)?.isActive === true;
-    const delta = Number(s.active && userActive) - Number(m.get(s.userId)?.active === true && userActive);
+    const before = m.get(s.userId);
+    const delta = Number(s.active && userActive) - Number(before?.active === true && userActive);
     if (delta) this.addSubscriberCount(s.streamId, delta);
     if (!this.loading) {
       if (s.active && userActive) addTo(this.listed, s.streamId, s.userId);
       else this.listed.get(s.streamId)?.delete(s.userId);
+    }
+    if (delta) {
+      // A new row goes last in the channel's map, where a walk would list it; a row that comes back keeps its old place.
+      const list = this.subscriberLists.get(s.streamId);
+      if (list && delta > 0 && !before) list.push(s.userId);
+      else this.subscriberLists.delete(s.streamId);
     }
     m.set(s.userId, s);
     addTo(this.channelsByUser, s.userId, s.streamId);
@@ -462,10 +478,13 @@ export class RealmState {
     return [...(this.listed.get(streamId) ?? [])];
   }
 
-  /** O(the channel's subscriptions). */
+  /** A new array, the caller's: a copy of the kept list (O(subscribers), a copy), or made by a walk of the channel's subscriptions. */
   activeSubscribers(streamId: number): number[] {
+    const kept = this.subscriberLists.get(streamId);
+    if (kept) return kept.slice();
     const out: number[] = [];
     for (const s of this.subs.get(streamId)?.values() ?? []) if (s.active && this.users.get(s.userId)?.isActive) out.push(s.userId);
+    this.subscriberLists.set(streamId, out.slice());
     return out;
   }
 
