@@ -104,10 +104,10 @@ interface SubscribePlan {
 export const SUBSCRIBE_STEP = Number(process.env.PARLEY_SUBSCRIBE_STEP ?? 1000);
 
 /**
- * The time a step's turn should take (ms): each next step is sized from how long the one before
- * took (its principals × this / its time, at most twice as many, at most `SUBSCRIBE_STEP`
- * subscriptions, at least `MIN_STEP`), so a step holds the realm about this long on an idle machine
- * and on a loaded one alike.
+ * The CPU time a step's turn should take (ms): each next step is sized from the CPU time of the one
+ * before (its principals × this / its time, at most twice as many, at most `SUBSCRIBE_STEP`
+ * subscriptions, at least `MIN_STEP`), so that a step's work stays about this much whatever the
+ * work per subscription (channels, guests, the subscriber list sent to the newcomers).
  */
 export const SUBSCRIBE_STEP_MS = Number(process.env.PARLEY_SUBSCRIBE_STEP_MS ?? 25);
 
@@ -368,7 +368,7 @@ export const subscribe = action({
     };
   },
   // A request of more subscriptions than a step's goes on with the next principals, as many as fit
-  // in `SUBSCRIBE_STEP_MS` by this step's time.
+  // in `SUBSCRIBE_STEP_MS` of CPU by this step's.
   rest(plan, _applied, msg, turnMs) {
     if (!plan.rest.length) return null;
     const { channelIds } = plan.done!;

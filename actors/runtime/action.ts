@@ -133,8 +133,8 @@ export interface ActionDef<S, Z extends Fields, P, R, X = undefined, A = R> {
   /**
    * For a request too large for one turn of the mailbox (it would hold every other request of the
    * actor): the rest of it after this step, as a message of its own, or null when it is done.
-   * Called after `events`, with `turnMs`, how long this step's turn took so far (check, apply,
-   * events), so that the next step can be sized to the time it may take. The rest is posted to the
+   * Called after `events`, with `turnMs`, the CPU time this step's turn took so far (check, apply,
+   * events; the process's, other threads included), so that the next step can be sized to it. The rest is posted to the
    * mailbox once this step is durable (its events published), behind the messages that came
    * meanwhile, and runs as a message does: check, apply, events, commit. The caller's reply is
    * `merge` of every step's, sent after the last; a step that fails answers its error, the steps

@@ -112,14 +112,14 @@ export class ActorHost<S> {
 
   private runAction(def: ActionDef<S, any, unknown, unknown, unknown, unknown>, state: S, msg: Msg<unknown>, onRest?: (rest: Msg<unknown> | null) => void): unknown {
     if (!def.prepare) {
-      const started = performance.now();
+      const started = process.cpuUsage();
       return this.commit(state, def.check(state, msg, undefined, this.ctx), def, msg, onRest, started);
     }
     // Facts from the store: read once earlier writes are durable, still inside the mailbox.
     return (async () => {
       await this.barrier();
       const facts = await def.prepare!(state, msg, this.ctx);
-      const started = performance.now();
+      const started = process.cpuUsage();
       let plan: unknown;
       try {
         plan = def.check(state, msg, facts, this.ctx);
@@ -153,12 +153,20 @@ export class ActorHost<S> {
     return this.durable(tx, events, reply);
   }
 
-  /** `check` has passed (it started at `started`): apply the plan, compute its events, then wait for durability. */
-  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown, unknown>, msg: Msg<unknown>, onRest: ((rest: Msg<unknown> | null) => void) | undefined, started: number): unknown {
+  /**
+   * `check` has passed (the process's CPU use was `started` before it): apply the plan, compute its
+   * events, then wait for durability.
+   */
+  private commit(state: S, plan: unknown, def: ActionDef<S, any, unknown, unknown, unknown, unknown>, msg: Msg<unknown>, onRest: ((rest: Msg<unknown> | null) => void) | undefined, started: NodeJS.CpuUsage): unknown {
     const tx = this.tx();
     const applied = def.apply(state, plan, tx, this.ctx);
     const events = def.events?.(state, plan, applied) ?? [];
-    if (onRest && def.rest) onRest(def.rest(plan, applied, msg, performance.now() - started));
+    if (onRest && def.rest) {
+      // CPU, not wall time: on a loaded machine a turn's wall time is mostly other processes' (a step
+      // sized by it would shrink to its fixed costs and the request take several times as long).
+      const cpu = process.cpuUsage(started);
+      onRest(def.rest(plan, applied, msg, (cpu.user + cpu.system) / 1000));
+    }
     this.kind.changed?.(state, tx.ops, events);
     if (this.kind.journalWrites) tx.write(...this.kind.journalWrites(state, tx.ops));
     return this.durable(tx, events, def.reply ? def.reply(applied) : applied);
