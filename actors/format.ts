@@ -85,6 +85,7 @@ export function formatUser(u: UserRecord, extavatar: boolean, shown: { email: st
     avatar_url: avatarUrl(u.email, extavatar && shown.email === u.email),
     avatar_version: 1,
     is_imported_stub: false,
+    ...(u.isDeleted ? { is_deleted: true as const } : {}),
   };
 }
 

@@ -213,6 +213,8 @@ export const UserRecord = z.object({
   onboardingAt: z.number().nullable().default(null),
   /** The onboarding emails still due, each with its timer's time (ms since the epoch): `actors/realm/signup_email.ts`. */
   onboarding: z.array(z.object({ email: z.enum(['topics', 'guide', 'team']), at: z.number() })).default([]),
+  /** Deleted by the operator (`parley users delete`): deactivated, its data removed, for good (FL 490 `is_deleted`). */
+  isDeleted: z.boolean().optional(),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
 /** Zulip's onboarding emails: onboarding_zulip_topics, onboarding_zulip_guide, onboarding_team_to_zulip. */

@@ -140,6 +140,8 @@ tapsuite digest PARLEY_LOG_LEVEL=warn -- test/digest.test.ts
 # Message retention (FL 452), run through `parley org retention . --now` on an embedded server of its own
 # (PARLEY_RETENTION_DAY_SECS makes a day 10 s).
 tapsuite retention PARLEY_LOG_LEVEL=warn -- test/retention.test.ts
+# Deleted users (FL 490), deleted through `parley users delete` on an embedded server of its own.
+tapsuite deleted-users PARLEY_LOG_LEVEL=warn -- test/deleted-users.test.ts
 # The account and onboarding emails of sign-up and organization creation (PARLEY_ONBOARDING_DAY_SECS shortens the
 # schedule's days: ~70 s), and new-login email rules, from the same kind of SMTP server.
 tapsuite signup-email PARLEY_LOG_LEVEL=warn -- test/signup-email.test.ts

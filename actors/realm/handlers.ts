@@ -39,7 +39,7 @@ import { deleteExport, exportConsents, exportFile, listExports, requestExport } 
 import { createDefaultChannelGroup, removeDefaultChannelGroup, updateDefaultChannelGroup, updateDefaultChannelGroupChannels } from './default_channel_groups.ts';
 import { addRealmDomain, changeRealmDomain, listRealmDomains, removeRealmDomain } from './realm_domains.ts';
 import { createFolder, listFolders, reorderFolders, updateFolder } from './channel_folders.ts';
-import { authenticate, bootstrap, createUser, createUsers, deactivateSelf, deactivateUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
+import { authenticate, bootstrap, createUser, createUsers, deactivateSelf, deactivateUser, deleteUser, getOwnUser, getUser, listUsers, reactivateUser, updateUser } from './users.ts';
 import { issueApiKey, passwordCheck, regenerateApiKey } from './api_keys.ts';
 import { botApiKey, createBot, listBots, updateBot } from './bots.ts';
 import { confirmEmailChange, updateSettings, updateUserDefaults } from './settings.ts';
@@ -138,6 +138,7 @@ export const realmHandlers = {
   getOwnUser,
   updateUser,
   deactivateUser,
+  deleteUser,
   deactivateSelf,
   reactivateUser,
   passwordCheck,

@@ -8,7 +8,7 @@
  * (`lib/secrets.ts`): slow hashing never runs in the realm's mailbox.
  */
 import { emailProblem } from './realm_domains.ts';
-import { userByApiEmail } from './emails.ts';
+import { EmailVisibility, fakeEmailDomain, userByApiEmail } from './emails.ts';
 import { channelActivity, channelSettingsNamingUser, defaultStreamIds } from './streams.ts';
 import { z } from 'zod';
 import { adminRequired, ApiError, badRequest, realmDeactivated, unauthorized } from '../../lib/errors.ts';
@@ -591,6 +591,72 @@ export const deactivateUser = action({
   reply: (made) => ({ revoked: made.revoked }),
 });
 
+/**
+ * The operator deletes a user (`parley users delete`; Zulip's
+ * `do_delete_user` and `do_delete_user_preserving_messages`, run by its
+ * `manage.py delete_user`): the user is deactivated (with their bots), and
+ * their account data goes: name and address become "Deleted User <id>" and
+ * `deleteduser<id>@<fake domain>`, shown to everyone; credentials, pending
+ * email change, profile data, status, settings, alert words and mutes are
+ * removed; `is_deleted` (FL 490) marks them from then on; and, unless
+ * `preserveMessages`, every message they sent is deleted by the follow-up of
+ * DELETE /users/{user_id}'s message actions. Zulip tells clients nothing of
+ * the new name and address (they see them on their next register); here the
+ * `realm_user` updates of a rename and an address change are sent, as every
+ * visible change has its event. A deleted user is never reactivated.
+ */
+export const deleteUser = action({
+  type: 'deleteUser',
+  fields: z.object({ userId: z.number().int(), preserveMessages: z.boolean() }),
+  check(state, msg) {
+    if (msg.caller.userId !== null) throw unauthorized('Only the server deletes users');
+    const target = state.users.get(msg.userId);
+    if (!target || target.isSystemBot) throw badRequest('No such user');
+    if (target.isDeleted) throw badRequest('User is already deleted');
+    if (isLastOwner(state, target)) throw badRequest('Cannot delete the only organization owner');
+    return { id: target.id, deactivate: target.isActive ? withOwnedBots(state, target) : [], preserveMessages: msg.preserveMessages };
+  },
+  apply(state, p, tx) {
+    for (const id of p.deactivate) setActive(state, tx, id, false);
+    const u = state.users.get(p.id)!;
+    const next: UserRecord = {
+      ...u,
+      email: `deleteduser${u.id}@${fakeEmailDomain(state)}`,
+      fullName: `Deleted User ${u.id}`,
+      isDeleted: true,
+      passwordHash: null,
+      apiKeys: [],
+      apiKey: '',
+      pendingEmail: null,
+      timezone: '',
+      canCreateUsers: false,
+      canChangeUserEmails: false,
+      profileData: {},
+      status: { text: '', emojiName: '', emojiCode: '', reactionType: '' },
+    };
+    state.indexUser(next);
+    tx.write(T.users.at(state.realmId, u.id).put(next));
+    // Default settings, but the address shown to everyone (it is made up), as Zulip's deleted users.
+    const settings = { email_address_visibility: EmailVisibility.EVERYONE };
+    state.settings.set(u.id, settings);
+    tx.write(T.userSettings.at(state.realmId, u.id).put(settings));
+    if (state.alertWords.delete(u.id)) tx.write(T.alertWords.at(state.realmId, u.id).delete());
+    for (const mutedId of state.mutedUsers.get(u.id)?.keys() ?? []) tx.write(T.mutedUsers.at(state.realmId, u.id, mutedId).delete());
+    state.mutedUsers.delete(u.id);
+    if (!p.preserveMessages) deleteMessagesLater(tx, [u.id], { publicChannels: true, privateChannels: true, direct: true }, null);
+    return { revoked: [...new Set([...p.deactivate, u.id])], user_id: u.id };
+  },
+  events(state, p) {
+    const u = state.users.get(p.id)!;
+    return [
+      ...p.deactivate.flatMap((id) => deactivationEvents(state, [id])),
+      userUpdate(state, u.id, { user_id: u.id, full_name: u.fullName }),
+      userUpdate(state, u.id, { user_id: u.id, delivery_email: u.email }),
+      userUpdate(state, u.id, { user_id: u.id, new_email: u.email }),
+    ];
+  },
+});
+
 /** DELETE /users/me: deactivates one's own account, never the last user or the last owner. */
 export const deactivateSelf = action({
   type: 'deactivateSelf',
@@ -617,6 +683,8 @@ export const reactivateUser = action({
     const actor = actingUser(state, msg.caller);
     const target = adminTarget(state, actor, msg.userId, { allowDeactivated: true, allowBots: true });
     if (target.isActive) throw badRequest('User is already active');
+    // Zulip's deleted accounts are for good: their data is gone (FL 490).
+    if (target.isDeleted) throw badRequest('User has been deleted');
     return target.id;
   },
   apply(state, id, tx) {

@@ -1,4 +1,4 @@
-/** `parley users ...`: list, create, change role, deactivate, reactivate, reset API key, set password. */
+/** `parley users ...`: list, create, change role, deactivate, reactivate, delete, reset API key, set password. */
 import type { Command } from 'commander';
 import { Role } from '../../actors/model.ts';
 import { realmRef } from '../../actors/realm/ref.ts';
@@ -98,6 +98,20 @@ export function userCommands(program: Command, run: Run): void {
         }),
       );
   }
+
+  users
+    .command('delete <user>')
+    .description("delete a user for good (by ID or email): deactivated, their name, address, credentials and settings removed, shown as a deleted user (is_deleted); every message they sent is deleted unless --preserve-messages")
+    .option('--preserve-messages', 'keep the messages they sent (shown under "Deleted User <id>")')
+    .action((spec: string, opts: { preserveMessages?: boolean }, cmd: Command) =>
+      run(async (dep, json) => {
+        const o = await inOrganization(dep, orgOf(cmd));
+        const u = await findUser(dep, o, spec);
+        const r = await dep.actors.call(realmRef, o.realm, { type: 'deleteUser', caller: o.server, userId: u.user_id, preserveMessages: opts.preserveMessages === true });
+        if (r.revoked.length) await dep.publish(subjects.authRevoked, { realmId: o.org.realmId, userIds: r.revoked });
+        print(json, { user_id: u.user_id, email: u.email, state: 'deleted', messages: opts.preserveMessages ? 'kept' : 'deleted' }, (v) => `${v.email} (user ${v.user_id}) is deleted; their messages are ${v.messages === 'kept' ? 'kept' : 'being deleted'}\n`);
+      }),
+    );
 
   users
     .command('reset-key <user>')
