@@ -260,6 +260,18 @@ t.test('signup email - the unsubscribe link works without logging in and cancels
   t.equal((await fetch(`${s.urls[0]}${link}`)).status, 200, 'following it again is harmless');
 });
 
+t.test('signup email - deactivation clears the pending onboarding emails: none after a reactivation', async (t) => {
+  await setWelcome(true);
+  const created = Date.now();
+  const p = await newPerson(s, undefined, 'Deactivated Reader');
+  const other = await newPerson(s, undefined, 'Staying Reader');
+  await owner.ok('DELETE', `/users/${p.userId}`);
+  await owner.ok('POST', `/users/${p.userId}/reactivate`);
+  await smtp.waitFor(() => onboarding(other.email, 'topics').length > 0, (expectedDays(new Date(created)).topics * DAY + 10) * 1000);
+  await sleep(1500);
+  t.equal(mails(p.email, 'onboarding').length, 0, 'the reactivated user gets no onboarding email');
+});
+
 t.test('signup email - PATCH /realm send_welcome_emails: administrators only, with a realm event', async (t) => {
   const q = await register(owner, { event_types: ['realm'] });
   const outcomes = await asEveryone(s, 'PATCH', '/realm', { send_welcome_emails: false }, true);

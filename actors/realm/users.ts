@@ -30,7 +30,7 @@ import { anyKind, deleteMessagesLater } from './deactivated_user_messages.ts';
 import { type RealmState, uniqueNameKey } from './state.ts';
 import { settingsNamingUser } from './groups.ts';
 import { ensureSystemBots, sendWelcome, systemBotDeliveries } from './system_bots.ts';
-import { noteNewHuman } from './signup_email.ts';
+import { cancelOnboarding, noteNewHuman } from './signup_email.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
@@ -489,6 +489,8 @@ function subscribedChannels(state: Readonly<RealmState>, userId: number): Channe
 }
 
 function setActive(state: RealmState, tx: Tx, userId: number, active: boolean): void {
+  // Zulip's do_deactivate_user clears the user's scheduled emails: onboarding emails do not resume on reactivation.
+  if (!active) cancelOnboarding(state, userId, tx);
   const next = { ...state.users.get(userId)!, isActive: active };
   state.indexUser(next);
   tx.write(T.users.at(state.realmId, userId).put(next));
