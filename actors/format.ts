@@ -20,6 +20,31 @@ export function avatarUrl(email: string, extavatar: boolean, medium = false): st
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? '&s=500' : ''}&version=1`;
 }
 
+/**
+ * Where a user's generated Jdenticon avatar is served (`gateway/pages/avatars.ts`),
+ * relative to the organization's URL as Zulip gives avatars it stores: the
+ * 100-pixel image, or the 500-pixel one for `medium` (FL 456).
+ */
+export const jdenticonPath = (userId: number, medium = false): string => `/user_avatars/jdenticon/${userId}${medium ? '-medium' : ''}.png`;
+
+/**
+ * A user's avatar URL (Zulip's `get_avatar_field`): a Jdenticon ('J') is
+ * served here, so its URL is given whatever the client computes; a Gravatar
+ * ('G') is null for a client that computes it (`extavatar`).
+ */
+export function userAvatarUrl(u: Pick<UserRecord, 'id' | 'email' | 'avatarSource'>, extavatar: boolean, medium = false): string | null {
+  return u.avatarSource === 'J' ? jdenticonPath(u.id, medium) : avatarUrl(u.email, extavatar, medium);
+}
+
+/**
+ * The organization's UUID (Zulip's `Realm.uuid`), derived from its ID: what the
+ * push service knows it by, and the salt of its users' Jdenticons (FL 466).
+ */
+export function realmUuidOf(realmId: number): string {
+  const h = createHash('sha256').update(`parley-realm:${realmId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 /** The organization's icon: with none uploaded (there is no upload), the identicon Zulip gives, from its string ID. */
 export function realmIconUrl(stringId: string): string {
   return `https://secure.gravatar.com/avatar/${createHash('md5').update(stringId.toLowerCase()).digest('hex')}?d=identicon`;
@@ -82,7 +107,7 @@ export function formatUser(u: UserRecord, extavatar: boolean, shown: { email: st
     ...(u.isSystemBot ? { is_system_bot: true } : {}),
     role: u.role as UserObject['role'],
     timezone: u.timezone,
-    avatar_url: avatarUrl(u.email, extavatar && shown.email === u.email),
+    avatar_url: userAvatarUrl(u, extavatar && shown.email === u.email),
     avatar_version: 1,
     is_imported_stub: false,
     ...(u.isDeleted ? { is_deleted: true as const } : {}),
@@ -206,7 +231,7 @@ export function formatMessage(m: StoredMessage, names: Directory, opts: MessageF
     sender_email: sender.email,
     sender_full_name: sender.full_name,
     sender_realm_str: names.realmStr,
-    avatar_url: names.users[m.senderId] ? avatarUrl(sender.email, opts.clientExtavatar) : unknownUserAvatarUrl(m.senderId),
+    avatar_url: names.users[m.senderId] ? (names.users[m.senderId]!.avatar_url ?? avatarUrl(sender.email, opts.clientExtavatar)) : unknownUserAvatarUrl(m.senderId),
     client: m.client,
     content: opts.applyMarkdown ? m.renderedContent : m.content,
     content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',

@@ -63,7 +63,8 @@ export async function seedDemo(actors: ActorClient, deadlineMs = 60_000): Promis
   while (!result) {
     try {
       // The demo is the organization at the root domain, with its realm ID fixed (an older data directory holds it already).
-      result = await actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganization', caller: SERVER_CALLER, subdomain: '', name: 'Parley Demo', users, realmId: DEMO_REALM_ID });
+      // Its users have Gravatars, as Zulip's development fixtures do (a new organization's default is Jdenticons).
+      result = await actors.call(directoryRef, DIRECTORY_ID, { type: 'createOrganization', caller: SERVER_CALLER, subdomain: '', name: 'Parley Demo', users, realmId: DEMO_REALM_ID, defaultAvatarSource: 'G' as const });
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 503) || Date.now() - started > deadlineMs) throw err;
       retried = true;

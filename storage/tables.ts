@@ -215,6 +215,8 @@ export const UserRecord = z.object({
   onboarding: z.array(z.object({ email: z.enum(['topics', 'guide', 'team']), at: z.number() })).default([]),
   /** Deleted by the operator (`parley users delete`): deactivated, its data removed, for good (FL 490 `is_deleted`). */
   isDeleted: z.boolean().optional(),
+  /** Where the avatar comes from (Zulip's `avatar_source`): 'G' Gravatar, 'J' a Jdenticon made here (FL 456); the organization's default when the user was created. */
+  avatarSource: z.enum(['G', 'J']).default('G'),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
 /** Zulip's onboarding emails: onboarding_zulip_topics, onboarding_zulip_guide, onboarding_team_to_zulip. */
@@ -617,6 +619,10 @@ export const RealmSettings = z.object({
   defaultCodeBlockLanguage: z.string().default(''),
   /** The highest GIPHY rating the compose box's GIF picker may offer, by Zulip's ID (2: G; FL 55). */
   giphyRating: Id.default(2),
+  /** The avatar source of new users (FL 456): 'G' Gravatar or 'J' Jdenticon. New organizations get 'J' (`bootstrap`); older rows read 'G', what their users have. */
+  defaultAvatarSource: z.enum(['G', 'J']).default('G'),
+  /** The size of image and video previews in messages, in percent of the normal height: 100, 150 or 200 (FL 469). */
+  mediaPreviewSize: Id.default(100),
   /** Zulip's organization type (`ORG_TYPES`; 0: unspecified; FL 128). */
   orgType: Id.default(0),
   /** Whether the organization asks to be listed in Zulip's communities directory (FL 129). */

@@ -1255,17 +1255,48 @@ t.test('changelog - register keys of levels 458-478: realm_uuid (466)', async (t
   t.equal((await as.member.ok('POST', '/register', {})).realm_uuid, a.realm_uuid, 'and the same at every register');
 });
 
-t.test('changelog - default_avatar_source (FL 456): G at register; PATCH /realm keeps G for administrators, refuses J (no Jdenticons here) and other values, for every role', async (t) => {
-  const snap = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
-  t.equal(snap.realm_default_avatar_source, 'G', 'Gravatar, the only source of avatars here');
-  const q = await register(as.admin, { event_types: ['realm'] });
-  const got = await asEveryone(s, 'PATCH', '/realm', { default_avatar_source: 'G' });
-  t.same(got, { owner: 'ok', admin: 'ok', moderator: '400 UNAUTHORIZED_PRINCIPAL', member: '400 UNAUTHORIZED_PRINCIPAL', guest: '400 UNAUTHORIZED_PRINCIPAL', bot: '400 UNAUTHORIZED_PRINCIPAL', anonymous: '401 UNAUTHORIZED' });
-  t.equal(outcome(await as.admin.call('PATCH', '/realm', { default_avatar_source: 'J' }), true), '400 BAD_REQUEST Jdenticon avatars are not available on this server.');
-  t.equal(outcome(await as.owner.call('PATCH', '/realm', { default_avatar_source: 'U' }), true), '400 BAD_REQUEST Invalid default_avatar_source', 'no default upload');
-  const quiet = await poll(q, { dontBlock: true });
-  t.notOk(quiet.some((e) => e.type === 'realm' && e.data && 'default_avatar_source' in e.data), 'an unchanged value sends no event');
-  t.equal((await as.guest.ok('POST', '/register', { fetch_event_types: ['realm'] })).realm_default_avatar_source, 'G', 'still G');
+t.test('changelog - default_avatar_source (FL 456) and media_preview_size (FL 469): administrators set them, realm update events, snapshot plus events equals a fresh register; a new user gets the default avatar', async (t) => {
+  const q = await register(as.member, { event_types: ['realm', 'realm_user'] });
+  const snap = q.snapshot;
+  t.equal(snap.realm_default_avatar_source, 'G', "the demo organization's users have Gravatars, as Zulip's development data");
+  t.equal(snap.realm_media_preview_size, 100, 'previews at their normal height by default');
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { default_avatar_source: 'G', media_preview_size: 100 }));
+  const avatars = await asEveryone(s, 'PATCH', '/realm', (who) => ({ default_avatar_source: who === 'owner' ? 'G' : 'J' }));
+  t.same(avatars, { owner: 'ok', admin: 'ok', moderator: '400 UNAUTHORIZED_PRINCIPAL', member: '400 UNAUTHORIZED_PRINCIPAL', guest: '400 UNAUTHORIZED_PRINCIPAL', bot: '400 UNAUTHORIZED_PRINCIPAL', anonymous: '401 UNAUTHORIZED' });
+  const sizes = await asEveryone(s, 'PATCH', '/realm', (who) => ({ media_preview_size: who === 'owner' ? 150 : 200 }));
+  t.same(sizes, avatars, 'the same roles for the preview size');
+  for (const [k, v] of [['default_avatar_source', 'U'], ['default_avatar_source', 'X'], ['media_preview_size', 120], ['media_preview_size', 0]] as const) {
+    t.equal(outcome(await as.admin.call('PATCH', '/realm', { [k]: v }), true), `400 BAD_REQUEST Invalid ${k}`, `${k} ${v} is refused ('U' is no default: there is no default upload)`);
+  }
+  // The owner's G changes nothing (no event), then the administrator's J; the owner's 150, then the administrator's 200.
+  const seen = [];
+  for (let i = 0; i < 3; i++) seen.push(await waitFor(q, (e) => e.type === 'realm' && e.op === 'update'));
+  t.same(seen.map((e) => [e.property, e.value]), [['default_avatar_source', 'J'], ['media_preview_size', 150], ['media_preview_size', 200]]);
+  for (const e of seen) applyEvent(snap, e);
+  const fresh = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same([snap.realm_default_avatar_source, snap.realm_media_preview_size], [fresh.realm_default_avatar_source, fresh.realm_media_preview_size], 'snapshot plus events equals a fresh register');
+  t.same([fresh.realm_default_avatar_source, fresh.realm_media_preview_size], ['J', 200]);
+
+  // Users created from now on get the default; existing users keep theirs.
+  const p = await newPerson(s);
+  const path = `/user_avatars/jdenticon/${p.userId}.png`;
+  const added = await waitFor(q, (e) => e.type === 'realm_user' && e.op === 'add' && e.person.user_id === p.userId);
+  t.equal(added.person.avatar_url, path, 'its add event gives the served Jdenticon even to a client that computes Gravatars');
+  const me = await s.api.as(p).ok('POST', '/register', { fetch_event_types: ['realm_user'] });
+  t.match(me, { avatar_source: 'J', avatar_url: path, avatar_url_medium: `/user_avatars/jdenticon/${p.userId}-medium.png` });
+  const { user } = await as.member.ok('GET', `/users/${p.userId}`);
+  t.equal(user.avatar_url, path, 'GET /users/{id} with client_gravatar (the default) gives it too');
+  t.equal((await as.member.ok('GET', `/users/${s.demo.member1.userId}`)).user.avatar_url, null, 'an existing user keeps their Gravatar');
+  const png = await fetch(new URL(path, s.api.base));
+  t.equal(png.status, 200, 'the image is served without credentials');
+  t.equal(png.headers.get('content-type'), 'image/png');
+  const bytes = Buffer.from(await png.arrayBuffer());
+  t.same([bytes.subarray(1, 4).toString(), bytes.readUInt32BE(16), bytes.readUInt32BE(20)], ['PNG', 100, 100], 'a 100-pixel PNG');
+  const medium = Buffer.from(await (await fetch(new URL(me.avatar_url_medium, s.api.base))).arrayBuffer());
+  t.equal(medium.readUInt32BE(16), 500, 'the medium one has 500 pixels');
+  t.equal((await fetch(new URL('/user_avatars/jdenticon/x.png', s.api.base))).status, 404, 'a name that is no user ID is not found');
+  const { id } = await s.api.as(p).ok('POST', '/messages', { type: 'direct', to: JSON.stringify([s.demo.member1.userId]), content: 'hello' });
+  t.equal((await as.member.ok('GET', `/messages/${id}`)).message.avatar_url, path, "the sender's avatar on their messages");
 });
 
 t.test('changelog - GET /bots/{bot_id}/api_key: its owner and administrators get a working key, for every role (FL 463)', async (t) => {

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { toPng } from 'jdenticon';
 import t from 'tap';
 import { type Creds, type Params, uniq } from './helpers/api.ts';
 import { startServer } from './helpers/server.ts';
@@ -60,6 +61,20 @@ function at(subdomain: string, method: string, path: string, params: Params = {}
   });
 }
 
+/** A file of this deployment at `subdomain`'s host, as bytes. */
+function fetchAt(subdomain: string, path: string): Promise<{ status: number; type: string; body: Buffer }> {
+  const host = subdomain ? `${subdomain}.127.0.0.1:${port}` : `127.0.0.1:${port}`;
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, method: 'GET', path, headers: { host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done({ status: res.statusCode!, type: String(res.headers['content-type']), body: Buffer.concat(chunks) }));
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
 const sub = () => uniq('org').replace(/[^a-z0-9]/g, '').slice(0, 30);
 
 async function createOrg(name: string): Promise<{ subdomain: string; owner: Creds; realmId: number }> {
@@ -99,6 +114,22 @@ t.test('organizations - the CLI creates one: the owner works on its host, the zu
   const bad = await cli(['org', 'create', '--name', 'Other', '--subdomain', 'no_way!', '--owner-email', 'x@y.test', '--owner-name', 'X']);
   t.equal(bad.code, 1);
   t.match(bad.stderr, /Subdomain can only have lowercase letters/);
+});
+
+t.test("organizations - a new organization's users get Jdenticon avatars (FL 456), drawn from realm_uuid and the user ID, served at its host", async (t) => {
+  const { subdomain, owner } = await createOrg('Jdenticon Club');
+  const reg = await at(subdomain, 'POST', '/register', { fetch_event_types: ['realm', 'realm_user'] }, owner);
+  t.equal(reg.body.realm_default_avatar_source, 'J', "Zulip's default for a new organization");
+  const id = reg.body.user_id;
+  t.match(reg.body, { avatar_source: 'J', avatar_url: `/user_avatars/jdenticon/${id}.png`, avatar_url_medium: `/user_avatars/jdenticon/${id}-medium.png` }, 'the owner has one');
+  const image = await fetchAt(subdomain, `/user_avatars/jdenticon/${id}.png`);
+  t.equal(image.status, 200);
+  t.equal(image.type, 'image/png');
+  // Zulip's generate_avatar_jdenticon: no padding, lightness 0.3 to 0.7, key `<realm uuid>:<user id>` (clients may draw it themselves).
+  const config = { padding: 0, lightness: { color: [0.3, 0.7], grayscale: [0.3, 0.7] } };
+  t.ok(image.body.equals(toPng(`${reg.body.realm_uuid}:${id}`, 100, config)), 'the Jdenticon of `<realm_uuid>:<user id>`, 100 pixels');
+  t.ok((await fetchAt(subdomain, `/user_avatars/jdenticon/${id}-medium.png`)).body.equals(toPng(`${reg.body.realm_uuid}:${id}`, 500, config)), 'and 500 pixels');
+  t.notOk((await fetchAt('', `/user_avatars/jdenticon/${id}.png`)).body.equals(image.body), "another organization's host draws another (its own UUID)");
 });
 
 t.test('organizations - a host that names no organization: server_settings without realm keys, every other route NONEXISTENT_SUBDOMAIN', async (t) => {

@@ -85,6 +85,8 @@ const CreateFields = z.object({
   demo: z.boolean().default(false),
   /** The organization's type (Zulip's org_type, one of its ORG_TYPES; 0: unspecified). */
   orgType: z.number().int().default(0),
+  /** Its new users' avatars (FL 456): Jdenticons, Zulip's default for a new organization, unless told otherwise. */
+  defaultAvatarSource: z.enum(['G', 'J']).default('J'),
 });
 type CreateFields = z.output<typeof CreateFields>;
 
@@ -105,7 +107,7 @@ async function bootstrapRealm(ctx: ActorContext, msg: CreateFields, first: numbe
   // A new organization's first owner created it (the page, `parley org create`); an adopted realm (an import, the seeded demo) has no creator to mail.
   const realmCreation = msg.realmId === undefined;
   for (let realmId = first; realmId < first + MAX_ORPHANS_SKIPPED; realmId++) {
-    const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, demo: msg.demo, users, realmCreation, orgType: msg.orgType });
+    const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, demo: msg.demo, defaultAvatarSource: msg.defaultAvatarSource, users, realmCreation, orgType: msg.orgType });
     // Ours when created now, or created by an earlier try of this creation (its owner's key holds), or adopted.
     if (r.created || r.users[0]?.apiKey != null || msg.realmId !== undefined) return { realmId, users: r.users };
     ctx.log.warn({ realmId }, 'realm exists but is in no organization (an interrupted creation): trying the next ID');

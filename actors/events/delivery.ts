@@ -16,7 +16,8 @@ const Id = z.number().int();
 export const Directory = z
   .object({
     realmStr: z.string(),
-    users: z.record(z.string(), z.object({ email: z.string(), full_name: z.string() }).strict()),
+    /** `avatar_url`: only for a user whose avatar this server makes (a Jdenticon), given to every client. */
+    users: z.record(z.string(), z.object({ email: z.string(), full_name: z.string(), avatar_url: z.string().optional() }).strict()),
     channels: z.record(z.string(), z.string()),
     /** The organization's message_edit_history_visibility_policy (FL 358): what of `edit_history` is shown. */
     editHistory: z.enum(['all', 'moves', 'none']).optional(),

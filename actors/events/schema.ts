@@ -340,6 +340,7 @@ export const ORG_EVENT_BODIES = [
         'default_code_block_language',
         'gif_rating_policy',
         'default_avatar_source',
+        'media_preview_size',
         'org_type',
         'want_advertise_in_communities_directory',
         'signup_announcements_stream_id',

@@ -411,7 +411,8 @@ function accepts(options: QueueOptions, event: Extract<Delivery, { kind: 'event'
 /** Per-queue variants of an event: avatar URLs follow the queue's client_extavatar, topics its empty_topic_name. */
 function personalize(event: Extract<Delivery, { kind: 'event' }>['event'], options: QueueOptions): unknown {
   // A user known by a made-up address keeps the avatar URL the realm gave (the client cannot compute it).
-  if (event.type === 'realm_user' && event.op === 'add' && event.person.email === event.person.delivery_email) return { ...event, person: { ...event.person, avatar_url: avatarUrl(event.person.email, options.clientExtavatar) } };
+  // So does a user whose avatar this server makes (a Jdenticon: a path of the organization's URL).
+  if (event.type === 'realm_user' && event.op === 'add' && event.person.email === event.person.delivery_email && !event.person.avatar_url?.startsWith('/')) return { ...event, person: { ...event.person, avatar_url: avatarUrl(event.person.email, options.clientExtavatar) } };
   const name = options.emptyTopicDisplayName;
   return name === null ? event : withEmptyTopicNamed(event, name);
 }

@@ -9,6 +9,7 @@ import { ApiError, badNarrow, badRequest, streamDoesNotExist } from '../../lib/e
 import { operandPeople, type NarrowTerm, NarrowTermSchema } from '../../lib/narrow.ts';
 import { type ChannelRecord, messageBucket, type StoredMessage, type SubscriptionRecord, T, type UserRecord, type UserTopicRecord } from '../../storage/tables.ts';
 import { type Delivery, type Directory, toUsers } from '../events/delivery.ts';
+import { jdenticonPath } from '../format.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
 import { VisibilityPolicy } from './user_topics.ts';
 import { channelRecipientKey, dmKey, dmRecipientKey, GROUP_ID, inSource, isAdmin, isGuest, SYSTEM_GROUPS } from '../model.ts';
@@ -450,7 +451,7 @@ export function namesFor(state: Readonly<RealmState>, userIds: Iterable<number>,
   const seen = viewer && !seesEveryone(state, viewer) ? accessibleUsers(state, viewer) : null;
   for (const id of userIds) {
     const u = state.person(id);
-    if (u && (seen === null || seen.has(id) || u.isBot)) users[id] = { email: apiEmail(state, u), full_name: u.fullName };
+    if (u && (seen === null || seen.has(id) || u.isBot)) users[id] = { email: apiEmail(state, u), full_name: u.fullName, ...(u.avatarSource === 'J' ? { avatar_url: jdenticonPath(u.id) } : {}) };
   }
   const channels: Directory['channels'] = {};
   for (const id of channelIds) {

@@ -24,7 +24,7 @@ import { ApiError, badRequest } from '../../lib/errors.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { callService, pushConfigured, pushContent, pushService, TokenKind } from '../../lib/push.ts';
 import { type ActivePush, type PushDeviceRecord, type StoredMessage, T } from '../../storage/tables.ts';
-import { avatarUrl } from '../format.ts';
+import { avatarUrl, jdenticonPath, realmUuidOf } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later, type Tx } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
 import { groupMembersRecursive } from './groups.ts';
@@ -139,8 +139,16 @@ export function userUuid(state: Readonly<RealmState>, userId: number): string {
 
 /** A stable UUID for the organization as the service knows it (Zulip's Realm.uuid), derived from its ID. */
 export function realmUuid(state: Readonly<RealmState>): string {
-  const h = createHash('sha256').update(`parley-realm:${state.realmId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return realmUuidOf(state.realmId);
+}
+
+/**
+ * A sender's medium avatar as an absolute URL (Zulip's `absolute_avatar_url`):
+ * a notification is shown outside the organization's pages.
+ */
+export function absoluteAvatarUrl(state: Readonly<RealmState>, site: string, sender: Readonly<{ id: number; email: string; avatarSource: 'G' | 'J' }> | undefined): string {
+  if (sender?.avatarSource === 'J') return realmUrl(site, state.meta?.stringId ?? '').replace(/\/$/, '') + jdenticonPath(sender.id, true);
+  return avatarUrl(sender?.email ?? '', false, true)!;
 }
 
 /** What every payload carries: who it is for (Zulip's get_base_payload). */
@@ -310,7 +318,7 @@ export function notifyBody(state: Readonly<RealmState>, site: string, m: StoredM
     zulip_message_id: m.id,
     content,
     sender_full_name: sender?.fullName ?? 'Unknown user',
-    sender_avatar_url: avatarUrl(sender?.email ?? '', false, true)!,
+    sender_avatar_url: absoluteAvatarUrl(state, site, sender),
   };
   // APNs payloads leave out the unused `server` and `realm_id` (FL 413) and `time` (FL 410).
   const { time: _time, ...apnsMsg } = msg;

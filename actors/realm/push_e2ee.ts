@@ -34,10 +34,9 @@ import { realmUrl } from '../../lib/hosts.ts';
 import { callService, encryptForDevice, pushConfigured, pushContent, pushKeyBytes, PushServiceError } from '../../lib/push.ts';
 import { type ClientDevice, type StoredMessage, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
-import { avatarUrl } from '../format.ts';
 import { defineAction, defineQuery, defineTimer, later } from '../runtime/action.ts';
 import { actingUser } from './access.ts';
-import { dropPushDevice, mentionedGroup, pushServiceNotConfigured, realmUuid } from './push.ts';
+import { absoluteAvatarUrl, dropPushDevice, mentionedGroup, pushServiceNotConfigured, realmUuid } from './push.ts';
 import type { RealmState } from './state.ts';
 
 const action = defineAction<RealmState>();
@@ -360,7 +359,7 @@ export function e2eeMessagePayload(state: Readonly<RealmState>, site: string, m:
     message_id: m.id,
     sender_id: m.senderId,
     sender_full_name: sender?.fullName ?? 'Unknown user',
-    sender_avatar_url: avatarUrl(sender?.email ?? '', false, true)!,
+    sender_avatar_url: absoluteAvatarUrl(state, site, sender),
     time: m.timestamp,
     content: pushContent(m.renderedContent).content,
   };

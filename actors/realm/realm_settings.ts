@@ -148,6 +148,7 @@ export const PLAIN = {
   default_code_block_language: { owner: false },
   gif_rating_policy: { owner: false },
   default_avatar_source: { owner: false },
+  media_preview_size: { owner: false },
   org_type: { owner: false },
   want_advertise_in_communities_directory: { owner: false },
   signup_announcements_stream_id: { owner: false },
@@ -227,8 +228,9 @@ function plainValue(state: Readonly<RealmState>, name: Plain): string | number |
     case 'gif_rating_policy':
       return st.giphyRating;
     case 'default_avatar_source':
-      // FL 456: every avatar here is a Gravatar ('G'); no Jdenticon ('J') is generated, so it is never set.
-      return 'G';
+      return st.defaultAvatarSource;
+    case 'media_preview_size':
+      return st.mediaPreviewSize;
     case 'org_type':
       return st.orgType;
     case 'want_advertise_in_communities_directory':
@@ -351,6 +353,9 @@ export const GIPHY_RATING_OPTIONS: Readonly<Record<string, { name: string; id: n
   r: { name: 'Allow GIFs rated R (Restricted)', id: 5 },
 };
 
+/** Zulip's media preview sizes (FL 469): a preview's height in percent of the normal one. */
+const MEDIA_PREVIEW_SIZES = new Set([100, 150, 200]);
+
 
 /** The Jitsi server of this installation (Zulip's `JITSI_SERVER_URL`, meet.jit.si by default). */
 export function serverJitsiUrl(): string {
@@ -415,6 +420,7 @@ export const RealmChanges = z.object({
   default_code_block_language: z.string().optional(),
   gif_rating_policy: z.number().int().optional(),
   default_avatar_source: z.string().optional(),
+  media_preview_size: z.number().int().optional(),
   org_type: z.number().int().optional(),
   want_advertise_in_communities_directory: z.boolean().optional(),
   /** -1: no announcements. */
@@ -565,9 +571,13 @@ export const updateRealm = action({
           settings.giphyRating = Number(value);
           break;
         case 'default_avatar_source':
-          // 'G' is what it is (no change, no event); 'J' would promise Jdenticons this server does not make.
-          if (value === 'J') throw badRequest('Jdenticon avatars are not available on this server.', { var_name: 'default_avatar_source' });
-          if (value !== 'G') throw badRequest('Invalid default_avatar_source', { var_name: 'default_avatar_source' });
+          // For users created from now on; existing users keep theirs (Zulip: 'U', an upload, is no default).
+          if (value !== 'G' && value !== 'J') throw badRequest('Invalid default_avatar_source', { var_name: 'default_avatar_source' });
+          settings.defaultAvatarSource = value;
+          break;
+        case 'media_preview_size':
+          if (!MEDIA_PREVIEW_SIZES.has(Number(value))) throw badRequest('Invalid media_preview_size', { var_name: 'media_preview_size' });
+          settings.mediaPreviewSize = Number(value);
           break;
         case 'org_type':
           if (!isOrgType(Number(value))) throw badRequest('Invalid org_type', { var_name: 'org_type' });

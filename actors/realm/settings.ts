@@ -29,7 +29,7 @@ import {
 } from '../user/settings.ts';
 import { actingUser } from './access.ts';
 import { userAudience, userUpdate } from './people.ts';
-import { avatarUrl } from '../format.ts';
+import { userAvatarUrl } from '../format.ts';
 import { apiEmail, canSeeDeliveryEmail, EmailVisibility, emailVisibility } from './emails.ts';
 import type { RealmState } from './state.ts';
 import { checkFullName, checkUniqueName } from './users.ts';
@@ -140,9 +140,9 @@ export function emailVisibilityEvents(state: Readonly<RealmState>, userId: numbe
     out.push(toUsers(state.realmId, audience, { type: 'realm_user', op: 'update', person: { user_id: userId, new_email: apiEmail(state, u, now) } }));
     // The avatar as clients now get it (Zulip's notify_avatar_url_change): a client that computes
     // avatars itself can do so only from a real address, so it gets the URL while the address is hidden.
-    const avatar = { user_id: userId, avatar_source: 'G', avatar_url_medium: avatarUrl(u.email, false, true)!, avatar_version: 1 };
-    out.push(toUsersIf(state.realmId, audience, { type: 'realm_user', op: 'update', person: { ...avatar, avatar_url: avatarUrl(u.email, false) } }, { name: 'client_extavatar', value: false }));
-    out.push(toUsersIf(state.realmId, audience, { type: 'realm_user', op: 'update', person: { ...avatar, avatar_url: now === EmailVisibility.EVERYONE ? null : avatarUrl(u.email, false) } }, { name: 'client_extavatar', value: true }));
+    const avatar = { user_id: userId, avatar_source: u.avatarSource, avatar_url_medium: userAvatarUrl(u, false, true)!, avatar_version: 1 };
+    out.push(toUsersIf(state.realmId, audience, { type: 'realm_user', op: 'update', person: { ...avatar, avatar_url: userAvatarUrl(u, false) } }, { name: 'client_extavatar', value: false }));
+    out.push(toUsersIf(state.realmId, audience, { type: 'realm_user', op: 'update', person: { ...avatar, avatar_url: userAvatarUrl(u, now === EmailVisibility.EVERYONE) } }, { name: 'client_extavatar', value: true }));
   }
   return out;
 }

@@ -8,7 +8,7 @@ import { EMOJI_DATA_PATH } from '../../lib/emoji.ts';
 import { SERVER_GENERATION } from '../../lib/version.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import { OFFLINE_THRESHOLD_SECS, TYPING_EXPIRY_MS } from '../ephemeral/actor.ts';
-import { avatarUrl, realmIconUrl } from '../format.ts';
+import { realmIconUrl, userAvatarUrl } from '../format.ts';
 import { GROUP_ID, isGuest, Role } from '../model.ts';
 import { defineQuery } from '../runtime/action.ts';
 import { actingUser, seesEveryone } from './access.ts';
@@ -147,9 +147,9 @@ function ownUser(state: Readonly<RealmState>, user: UserRecord): Record<string, 
   const canCreatePrivate = can('can_create_private_channel_group');
   const canCreatePublic = can('can_create_public_channel_group');
   return {
-    avatar_source: 'G',
-    avatar_url: avatarUrl(user.email, false),
-    avatar_url_medium: avatarUrl(user.email, false, true),
+    avatar_source: user.avatarSource,
+    avatar_url: userAvatarUrl(user, false),
+    avatar_url_medium: userAvatarUrl(user, false, true),
     can_create_private_streams: canCreatePrivate,
     can_create_public_streams: canCreatePublic,
     // Web-public channels are not enabled on this server.

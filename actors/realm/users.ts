@@ -175,6 +175,8 @@ export function addUser(state: RealmState, tx: Tx, n: NewUser): UserRecord {
     isSystemBot: n.isSystemBot ?? false,
     onboardingAt: null,
     onboarding: [],
+    // The organization's default (FL 456); system bots keep theirs, as Zulip's have fixed images.
+    avatarSource: n.isSystemBot ? 'G' : state.org.settings.defaultAvatarSource,
   };
   state.indexUser(user);
   tx.write(T.users.at(state.realmId, id).put(user));
@@ -743,6 +745,8 @@ export const bootstrap = action({
     realmCreation: z.boolean().default(false),
     /** The organization's type, chosen at its creation (Zulip's org_type; checked by the directory). */
     orgType: z.number().int().default(0),
+    /** Its new users' avatars (FL 456): Jdenticons, Zulip's default for a new organization, unless told otherwise. */
+    defaultAvatarSource: z.enum(['G', 'J']).default('J'),
   }),
   async prepare(state, msg) {
     if (state.meta || msg.caller.userId !== null) return [];
@@ -755,7 +759,7 @@ export const bootstrap = action({
       return { create: null, emails: msg.users.map((u) => u.email), known: known.map((u) => [u.email.toLowerCase(), u.apiKey!] as const) };
     }
     const users = msg.users.map((u, i) => ({ ...u, passwordHash: hashes[i] ?? null, loggedIn: true, apiKey: u.apiKey ?? newApiKey() }));
-    return { create: { name: msg.name, subdomain: msg.subdomain, demo: msg.demo, realmCreation: msg.realmCreation, orgType: msg.orgType, users }, emails: msg.users.map((u) => u.email), known: [] };
+    return { create: { name: msg.name, subdomain: msg.subdomain, demo: msg.demo, realmCreation: msg.realmCreation, orgType: msg.orgType, defaultAvatarSource: msg.defaultAvatarSource, users }, emails: msg.users.map((u) => u.email), known: [] };
   },
   apply(state, plan, tx) {
     const keys = new Map<number, string>();
@@ -766,10 +770,9 @@ export const bootstrap = action({
       const meta = { name: plan.create.name, stringId: plan.create.subdomain, deactivated: false, dateCreated, topicsPolicy: 'allow_empty_topic' as const, emptyTopicDisplayName: 'general chat', canMentionManyUsersGroup: 6, demoOrganizationScheduledDeletionDate };
       state.meta = meta;
       tx.write(T.realms.at(state.realmId).put(meta));
-      if (plan.create.orgType !== state.org.settings.orgType) {
-        state.org.settings = { ...state.org.settings, orgType: plan.create.orgType };
-        tx.write(T.realmSettings.at(state.realmId).put(state.org.settings));
-      }
+      // Before the first users, who get its avatars (FL 456).
+      state.org.settings = { ...state.org.settings, orgType: plan.create.orgType, defaultAvatarSource: plan.create.defaultAvatarSource };
+      tx.write(T.realmSettings.at(state.realmId).put(state.org.settings));
       let ownerId: number | null = null;
       for (const spec of plan.create.users) {
         const u = addUser(state, tx, { ...spec, botOwnerId: spec.isBot ? ownerId : null });

@@ -58,6 +58,7 @@ export async function growDemo(dataDir: string, count: number): Promise<number> 
           isSystemBot: false,
           onboardingAt: null,
           onboarding: [],
+          avatarSource: 'G',
         }),
         T.subscriptions.at(realm, general.id, id).put({
           streamId: general.id,

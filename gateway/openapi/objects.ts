@@ -331,6 +331,7 @@ export const RegisterFields = {
   tenor_api_key: z.string().optional(),
   realm_gif_rating_policy: Id.optional(),
   realm_default_avatar_source: z.enum(['G', 'J']).optional(),
+  realm_media_preview_size: z.union([z.literal(100), z.literal(150), z.literal(200)]).optional(),
   gif_rating_policy_options: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),
   devices: z
     .record(

@@ -10,5 +10,6 @@ import { digestUnsubscribePage, loginUnsubscribePage, unsubscribePage, welcomeUn
 import { temporaryUpload, userUpload } from './uploads.ts';
 import { videoProviderComplete } from './video.ts';
 import { bigBlueButtonJoin } from './bigbluebutton.ts';
+import { jdenticonAvatar } from './avatars.ts';
 
-export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, bigBlueButtonJoin, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, welcomeUnsubscribePage, loginUnsubscribePage, loginPage, loginSubmit, exportArchive];
+export const PAGES: Page[] = [joinPage, joinSubmit, videoProviderComplete, bigBlueButtonJoin, confirmEmailPage, emojiData, newOrganizationPage, newOrganizationSubmit, userUpload, temporaryUpload, unsubscribePage, digestUnsubscribePage, welcomeUnsubscribePage, loginUnsubscribePage, loginPage, loginSubmit, exportArchive, jdenticonAvatar];

@@ -49,6 +49,7 @@ export const updateRealm = route({
     default_code_block_language: str().optional(),
     gif_rating_policy: int().optional(),
     default_avatar_source: str().optional(),
+    media_preview_size: int().optional(),
     org_type: int().optional(),
     want_advertise_in_communities_directory: bool().optional(),
     signup_announcements_stream_id: int().optional(),
