@@ -1299,6 +1299,37 @@ t.test('changelog - default_avatar_source (FL 456) and media_preview_size (FL 46
   t.equal((await as.member.ok('GET', `/messages/${id}`)).message.avatar_url, path, "the sender's avatar on their messages");
 });
 
+t.test('changelog - workplace_users_group (FL 477): role:everyone by default; administrators set it, for every role; a group whose membership others manage is refused; update_dict events, snapshot plus events equals a fresh register', async (t) => {
+  const q = await register(as.member, { event_types: ['realm'] });
+  const snap = q.snapshot;
+  t.equal(snap.realm_workplace_users_group, GROUP.everyone, 'everyone, as Zulip sets it for every organization');
+  t.teardown(() => as.owner.ok('PATCH', '/realm', { workplace_users_group: { new: GROUP.everyone } }));
+  const got = await asEveryone(s, 'PATCH', '/realm', (who) => ({ workplace_users_group: { new: who === 'owner' ? GROUP.members : GROUP.administrators } }));
+  t.same(got, { owner: 'ok', admin: 'ok', moderator: '400 UNAUTHORIZED_PRINCIPAL', member: '400 UNAUTHORIZED_PRINCIPAL', guest: '400 UNAUTHORIZED_PRINCIPAL', bot: '400 UNAUTHORIZED_PRINCIPAL', anonymous: '401 UNAUTHORIZED' });
+  const refused = "400 BAD_REQUEST 'workplace_users_group' must be a group whose membership can only be managed by organization administrators.";
+  // A group made by a member: its creator manages it and everyone may leave it.
+  const open = (await as.member.ok('POST', '/user_groups/create', { name: uniq('open477'), description: '', members: [s.demo.member1.userId] })).group_id;
+  t.equal(outcome(await as.admin.call('PATCH', '/realm', { workplace_users_group: { new: open } }), true), refused, 'a group its creator manages');
+  t.equal(outcome(await as.admin.call('PATCH', '/realm', { workplace_users_group: { new: { direct_members: [], direct_subgroups: [GROUP.members, open] } } }), true), refused, 'or such a group under an anonymous one');
+  const admins = { new: GROUP.administrators };
+  const closed = (await as.admin.ok('POST', '/user_groups/create', { name: uniq('closed477'), description: '', members: [s.demo.member1.userId], can_add_members_group: GROUP.administrators, can_join_group: GROUP.nobody, can_leave_group: GROUP.nobody, can_manage_group: GROUP.administrators, can_remove_members_group: GROUP.administrators })).group_id;
+  const outer = (await as.admin.ok('POST', '/user_groups/create', { name: uniq('outer477'), description: '', members: [], subgroups: [closed], can_add_members_group: GROUP.administrators, can_join_group: GROUP.nobody, can_leave_group: GROUP.nobody, can_manage_group: GROUP.administrators, can_remove_members_group: GROUP.administrators })).group_id;
+  await as.admin.ok('PATCH', '/realm', { workplace_users_group: { new: outer } });
+  await as.owner.ok('PATCH', `/user_groups/${open}`, { can_leave_group: admins, can_add_members_group: admins, can_manage_group: admins, can_remove_members_group: admins });
+  await as.admin.ok('POST', `/user_groups/${outer}/subgroups`, { add: [open] });
+  // An anonymous group of users (only administrators change the setting) and, now, a group under it only administrators manage.
+  const anonymous = { direct_members: [s.demo.member2.userId], direct_subgroups: [outer] };
+  await as.admin.ok('PATCH', '/realm', { workplace_users_group: { new: anonymous } });
+  const seen = [];
+  for (let i = 0; i < 4; i++) seen.push(await waitFor(q, (e) => e.type === 'realm' && e.op === 'update_dict' && 'workplace_users_group' in e.data));
+  t.same(seen.map((e) => e.data.workplace_users_group), [GROUP.members, GROUP.administrators, outer, anonymous]);
+  for (const e of seen) applyEvent(snap, e);
+  const fresh = await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] });
+  t.same(snap.realm_workplace_users_group, fresh.realm_workplace_users_group, 'snapshot plus events equals a fresh register');
+  t.same(fresh.realm_workplace_users_group, anonymous);
+  t.match((await as.member.ok('POST', '/register', { fetch_event_types: ['realm'] })).server_supported_permission_settings.realm.workplace_users_group, { default_group_name: 'role:everyone', allow_everyone_group: true }, 'in server_supported_permission_settings');
+});
+
 t.test('changelog - GET /bots/{bot_id}/api_key: its owner and administrators get a working key, for every role (FL 463)', async (t) => {
   const short = uniq('keyed').slice(-12).replace(/[^a-z0-9]/g, '');
   const made = await as.member.ok('POST', '/bots', { full_name: `Keyed ${short}`, short_name: short });

@@ -399,7 +399,7 @@ t.test('realm - server_supported_permission_settings: what each permission takes
   for (const r of regs) t.same(r, supported, 'every role gets the same description');
   t.notOk('server_supported_permission_settings' in (await owner.ok('POST', '/register', { fetch_event_types: ['message'] })), 'only with realm');
   // What the organization acts on (PATCH /realm reports the rest as ignored), nothing more.
-  const realmKeys = Object.keys(initial).filter((k) => /^realm_(can_|create_multiuse|direct_message_)/.test(k) && !/_policy$/.test(k)).map((k) => k.slice('realm_'.length));
+  const realmKeys = Object.keys(initial).filter((k) => /^realm_(can_|create_multiuse|direct_message_|workplace_users_group$)/.test(k) && !/_policy$/.test(k)).map((k) => k.slice('realm_'.length));
   const ignored = new Set<string>();
   for (const k of realmKeys) {
     const r = await owner.ok('PATCH', '/realm', { [k]: { new: initial[`realm_${k}`] } });
@@ -427,13 +427,16 @@ t.test('realm - server_supported_permission_settings: what each permission takes
     }
     await byRealm!.ok('PATCH', '/realm', { [setting]: { new: initial[`realm_${setting}`] } });
   }
-  // A user group, or an anonymous one, where no system group is required; never where one is.
+  // A user group, or an anonymous one, where no system group is required; never where one is; for workplace_users_group
+  // (FL 477) only a group whose membership administrators alone manage, which this one (its creator manages it) is not.
   const team = (await byValue!.ok('POST', '/user_groups/create', { name: uniq('perm'), description: '', members: JSON.stringify([s.demo.member1.userId]) })).group_id as number;
   const anonymous = { direct_members: [s.demo.member1.userId], direct_subgroups: [team] };
+  const expected = (setting: string, c: any) =>
+    c.require_system_group ? `'${setting}' must be a system user group.` : setting === 'workplace_users_group' ? "'workplace_users_group' must be a group whose membership can only be managed by organization administrators." : 'ok';
   for (const [setting, c] of Object.entries<any>(supported.realm)) {
     for (const value of [team, anonymous]) {
       const got = outcome(await byValue!.call('PATCH', '/realm', { [setting]: { new: value } }));
-      t.equal(got, c.require_system_group ? `'${setting}' must be a system user group.` : 'ok', `realm ${setting} = ${JSON.stringify(value)}`);
+      t.equal(got, expected(setting, c), `realm ${setting} = ${JSON.stringify(value)}`);
     }
   }
   // A group a realm permission uses cannot be deactivated (Zulip's objections), until the permission no longer names it.

@@ -354,7 +354,7 @@ export const ORG_EVENT_BODIES = [
     .strict(),
   // The description (FL 464), rendered as register's realm_description.
   z.object({ type: z.literal('realm'), op: z.literal('update_dict'), property: z.literal('default'), data: z.object({ description: z.string() }).strict() }).strict(),
-  z.object({ type: z.literal('realm'), op: z.literal('update_dict'), property: z.literal('default'), data: z.record(z.string().regex(/^(can_[a-z_]+_group|can_create_groups|can_manage_all_groups|create_multiuse_invite_group|direct_message_(initiator|permission)_group)$/), GroupSetting) }).strict(),
+  z.object({ type: z.literal('realm'), op: z.literal('update_dict'), property: z.literal('default'), data: z.record(z.string().regex(/^(can_[a-z_]+_group|can_create_groups|can_manage_all_groups|create_multiuse_invite_group|direct_message_(initiator|permission)_group|workplace_users_group)$/), GroupSetting) }).strict(),
   /** The organization was deactivated: clients log out (Zulip's do_deactivate_realm). */
   z.object({ type: z.literal('realm'), op: z.literal('deactivated'), realm_id: Id }).strict(),
 ] as const;

@@ -9,18 +9,18 @@ import { realmUrl } from '../../lib/hosts.ts';
 import { z } from 'zod';
 import { pushConfigured } from '../../lib/push.ts';
 import { ApiError, badRequest } from '../../lib/errors.ts';
-import { GroupSettingValue, type RealmMeta, type RealmSettings, T, type UserRecord } from '../../storage/tables.ts';
+import { GroupSettingValue, type RealmMeta, type RealmSettings, T, USER_GROUP_SETTINGS, type UserRecord } from '../../storage/tables.ts';
 import { type Delivery, toRealm, toUsers } from '../events/delivery.ts';
 import type { ClientEventBody } from '../events/schema.ts';
 import { realmIconUrl } from '../format.ts';
-import { GROUP_ID, isAdmin, isOrgType, Role, SYSTEM_GROUPS } from '../model.ts';
+import { GROUP_ID, isAdmin, isOrgType, isSystemGroupId, Role, SYSTEM_GROUPS } from '../model.ts';
 import { defineAction } from '../runtime/action.ts';
 import { actingUser, restrictedViews } from './access.ts';
 import { accessChangeEvents } from './people.ts';
 import { renderDescription } from './markdown.ts';
 import type { RealmState } from './state.ts';
 import { checkGroupValue, hasContentAccess, sameGroupValue } from './streams.ts';
-import { permission, type PermissionConfig, settingForApi } from './groups.ts';
+import { permission, type PermissionConfig, recursiveSubgroups, settingForApi } from './groups.ts';
 import { MAX_WELCOME_MESSAGE_LENGTH } from './invites.ts';
 import { moveLimit } from './message_edit.ts';
 import { armDigest } from './digest.ts';
@@ -77,6 +77,8 @@ export const REALM_GROUP_SETTINGS: Readonly<Record<string, RealmPermission>> = {
   create_multiuse_invite_group: realmPermission(G['role:administrators'], true, false, { ownerOnly: true }),
   direct_message_initiator_group: realmPermission(G['role:everyone'], true, true),
   direct_message_permission_group: realmPermission(G['role:everyone'], true, true),
+  // FL 477: the users Zulip counts as workplace users for billing (this server bills nobody: it is kept and reported).
+  workplace_users_group: realmPermission(G['role:everyone'], true, true),
 };
 
 /**
@@ -112,6 +114,30 @@ export function realmSettingsNamingUser(state: Readonly<RealmState>, userId: num
   if (!Object.keys(data).length || audience?.length === 0) return [];
   const event: ClientEventBody = { type: 'realm', op: 'update_dict', property: 'default', data };
   return [audience ? toUsers(state.realmId, audience, event) : toRealm(state.realmId, event)];
+}
+
+/** Values of a permission that only administrators hold: administrators, owners or nobody, and administrators by name. */
+function adminsOnly(state: Readonly<RealmState>, v: GroupSettingValue): boolean {
+  const adminGroups = new Set([G['role:administrators'], G['role:owners'], G['role:nobody']]);
+  if (typeof v === 'number') return adminGroups.has(v);
+  return v.direct_subgroups.every((g) => adminGroups.has(g)) && v.direct_members.every((id) => isAdmin(state.users.get(id)!));
+}
+
+/**
+ * Zulip's validate_workplace_users_group (FL 477): the group's membership
+ * changes only by administrators. A system group's does (with a role); a
+ * user-defined group and every user-defined group under it must let only
+ * administrators add, remove, join, leave or manage it, and the
+ * organization's can_manage_all_groups must be administrators'.
+ * O(groups under it).
+ */
+function checkWorkplaceUsersGroup(state: Readonly<RealmState>, v: GroupSettingValue): void {
+  const top = typeof v === 'number' ? [v] : v.direct_subgroups;
+  const named = top.filter((g) => !isSystemGroupId(g));
+  if (!named.length) return;
+  const groups = [...named, ...recursiveSubgroups(state, named)].filter((g) => !isSystemGroupId(g));
+  const ok = adminsOnly(state, realmGroupSetting(state, 'can_manage_all_groups')) && groups.every((id) => USER_GROUP_SETTINGS.filter((k) => k !== 'can_mention_group').every((k) => adminsOnly(state, state.groups.get(id)!.settings[k])));
+  if (!ok) throw badRequest("'workplace_users_group' must be a group whose membership can only be managed by organization administrators.");
 }
 
 /** Plain settings: API name -> where it lives, and whether only owners may change it. */
@@ -612,6 +638,7 @@ export const updateRealm = action({
       const current = realmGroupSetting(state, name);
       if (change.old !== undefined && !sameGroupValue(change.old, current)) throw badRequest("'old' value does not match the expected value.");
       const value = checkGroupValue(state, name, change.new, spec.config);
+      if (name === 'workplace_users_group') checkWorkplaceUsersGroup(state, value);
       if (sameGroupValue(value, current)) continue;
       if (name === 'can_mention_many_users_group') meta.canMentionManyUsersGroup = value;
       else settings.groups[name] = value;
