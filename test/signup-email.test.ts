@@ -202,6 +202,25 @@ t.test("signup email - the organization's creator (the creation page, with its o
   t.equal(JSON.parse(reg).realm_org_type, 90, 'the organization has the type chosen on the page');
 });
 
+t.test("signup email - a demo organization's creator (parley org create --demo) gets the demo variant; an adopted realm's owner nothing", async (t) => {
+  const email = `${uniq('democreator')}@creator.example`;
+  const subdomain = uniq('demo').toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 20);
+  await new Promise<void>((done, fail) =>
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/parley.mjs'), '--json', 'org', 'create', '--name', 'Demo Trial', '--subdomain', subdomain, '--owner-email', email, '--owner-name', 'Demo Creator', '--demo', '--zuliprc', join(s.dataDir!, 'demo-creator.zuliprc')],
+      { env: { ...process.env, PARLEY_MODE: 'embedded', PARLEY_DATA_DIR: join(s.dataDir!, 'data') } },
+      (err, _stdout, stderr) => (err ? fail(new Error(`parley org create: ${stderr}`)) : done()),
+    ),
+  );
+  await smtp.waitFor(() => mails(email, 'account').length > 0);
+  const text = textOf(mails(email, 'account')[0]);
+  t.match(text, 'Congratulations, you have created a new demo organization: Demo Trial.');
+  t.match(text, /deleted on .+ \(30 days after its creation\) unless you make it permanent/);
+  // The demo organization of this server was registered by adopting its realm (realmId): its owner was never mailed.
+  t.equal(smtp.to(s.demo.owner.email).filter((m) => mailKind(m) === 'account').length, 0, 'no account email to the seeded demo owner');
+});
+
 t.test('signup email - an invitation sign-up gets the account email; a bot gets none', async (t) => {
   await setWelcome(true);
   const link = (await owner.ok('POST', '/invites/multiuse', {})).invite_link as string;
