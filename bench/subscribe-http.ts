@@ -9,7 +9,7 @@
  *   read before and after the request: realm turns, commits' encoding, deliveries and GC alike);
  * - with `--queues K`, K newcomers hold an event queue with a long poll each, as online users do:
  *   each gets its `subscription` add, whose subscriber list is the channel's;
- * - the server's peak memory (VmHWM).
+ * - the server's CPU time over the request (probes and polls included) and peak memory (VmHWM).
  *
  * With `--repo DIR` (another checkout, e.g. `git worktree add /tmp/base main`) the same rounds run
  * against that server too, alternated with this checkout's, each round with a channel of its own.
@@ -20,7 +20,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchKey, growDemo } from './lib/grow.ts';
-import { api, type Credentials, freePort, type ParleyServer, startParley } from './lib/server.ts';
+import { api, type Credentials, freePort, type ParleyServer, procCpuSeconds, startParley } from './lib/server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -114,6 +114,7 @@ async function round(s: Server, name: string): Promise<string> {
   const { srv } = s;
   const before = peakRssMb(srv.pid);
   await eventLoopMaxMs(s.metrics); // resets the histogram
+  const cpu0 = procCpuSeconds(srv.pid);
   const t0 = performance.now();
   const request = api<{ subscribed: Record<string, string[]> }>(srv.url, srv.users.owner!, 'POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: s.principals });
   const [reply, me, send] = await Promise.all([
@@ -122,9 +123,10 @@ async function round(s: Server, name: string): Promise<string> {
     probe(() => api(srv.url, srv.users.member2!, 'POST', '/messages', { type: 'stream', to: 'probe', topic: 'probe', content: 'probe' }), request),
   ]);
   const total = performance.now() - t0;
+  const cpu = procCpuSeconds(srv.pid) - cpu0;
   const held = await eventLoopMaxMs(s.metrics);
   return (
-    `${s.label}: ${Object.keys(reply.subscribed).length.toLocaleString('en')} subscribed in ${(total / 1000).toFixed(1)} s; ` +
+    `${s.label}: ${Object.keys(reply.subscribed).length.toLocaleString('en')} subscribed in ${(total / 1000).toFixed(1)} s (server CPU ${cpu.toFixed(1)} s); ` +
     `GET /users/me slowest ${me.slowest.toFixed(0)} ms (median ${me.median.toFixed(0)}, ${me.count}), send slowest ${send.slowest.toFixed(0)} ms (median ${send.median.toFixed(0)}, ${send.count}); ` +
     `thread held at most ${held.toFixed(0)} ms; peak RSS ${before.toFixed(0)} → ${peakRssMb(srv.pid).toFixed(0)} MB; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`
   );
