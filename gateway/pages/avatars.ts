@@ -6,9 +6,9 @@
  * clients that draw Jdenticons themselves use, with register's `realm_uuid`).
  * No credentials, as Zulip serves avatars: the image depends only on the
  * organization and the ID, so it is made here without asking the realm, and
- * kept in a small cache.
+ * kept in a small cache. The package is loaded on the first image, not with
+ * the gateway.
  */
-import { toPng } from 'jdenticon';
 import { realmUuidOf } from '../../actors/format.ts';
 import type { Page } from './page.ts';
 
@@ -21,12 +21,13 @@ const CACHED = 256;
 const cache = new Map<string, Buffer>();
 
 /** The image of `key` at `size` pixels. */
-export function jdenticonPng(key: string, size: number): Buffer {
+export async function jdenticonPng(key: string, size: number): Promise<Buffer> {
   const id = `${key}:${size}`;
   let png = cache.get(id);
   if (png) {
     cache.delete(id);
   } else {
+    const { toPng } = await import('jdenticon');
     png = toPng(key, size, CONFIG);
     if (cache.size >= CACHED) cache.delete(cache.keys().next().value!);
   }
@@ -40,7 +41,7 @@ export const jdenticonAvatar: Page = {
   async handle(ctx, params) {
     const m = /^([1-9][0-9]{0,9})(-medium)?\.png$/.exec(params.get('filename') ?? '');
     if (!m) return { status: 404, contentType: 'text/plain; charset=utf-8', body: 'Not Found' };
-    const png = jdenticonPng(`${realmUuidOf(ctx.realmId)}:${m[1]}`, m[2] ? MEDIUM_SIZE : SIZE);
+    const png = await jdenticonPng(`${realmUuidOf(ctx.realmId)}:${m[1]}`, m[2] ? MEDIUM_SIZE : SIZE);
     return { status: 200, contentType: 'image/png', body: png, headers: { 'Cache-Control': 'public, max-age=86400', 'X-Content-Type-Options': 'nosniff' } };
   },
 };
