@@ -6,6 +6,7 @@
 
 export type ErrorCode =
   | 'BAD_REQUEST'
+  | 'REQUEST_VARIABLE_MISSING'
   | 'BAD_NARROW'
   | 'STREAM_DOES_NOT_EXIST'
   | 'CHANNEL_ALREADY_EXISTS'
@@ -98,9 +99,9 @@ function statusHeaders(status: number, extra: ErrorExtra = {}): Record<string, s
 export const badRequest = (msg: string, extra: ErrorExtra = {}): ApiError =>
   new ApiError('BAD_REQUEST', msg, 400, extra);
 
-/** A required parameter is absent. */
+/** A required parameter is absent (Zulip's RequestVariableMissingError). */
 export const missingParam = (name: string): ApiError =>
-  badRequest(`Missing '${name}' argument`, { var_name: name });
+  new ApiError('REQUEST_VARIABLE_MISSING', `Missing '${name}' argument`, 400, { var_name: name });
 
 /** A parameter is present but malformed. */
 export const invalidParam = (name: string, why: string): ApiError =>

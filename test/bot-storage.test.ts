@@ -57,7 +57,7 @@ t.test('bot storage - errors: keys not stored, bad storage and keys, a key too l
   t.same(await stored(bot), { kept: 'v', other: 'w' }, 'a refused DELETE removes nothing');
   isError(t, await bot.call('PUT', '/bot_storage', { storage: { x: 1 } }), 400, 'BAD_REQUEST', /^Invalid storage: storage\["x"\] is not a string$/, 'a value that is not a string');
   for (const bad of ['[]', '"text"', 'null', '{', '5']) isError(t, await bot.call('PUT', '/bot_storage', { storage: bad }), 400, 'BAD_REQUEST', /^Invalid storage: /, `storage ${bad}`);
-  isError(t, await bot.call('PUT', '/bot_storage', {}), 400, 'BAD_REQUEST', /^Missing 'storage' argument$/, 'no storage');
+  isError(t, await bot.call('PUT', '/bot_storage', {}), 400, 'REQUEST_VARIABLE_MISSING', /^Missing 'storage' argument$/, 'no storage');
   isError(t, await bot.call('GET', '/bot_storage', { keys: '["a", 1]' }), 400, 'BAD_REQUEST', /^Invalid keys: /, 'keys that are not strings');
   isError(t, await bot.call('DELETE', '/bot_storage', { keys: 'kept' }), 400, 'BAD_REQUEST', /^Invalid keys: /, 'keys that are not a JSON list');
   const long = 'k'.repeat(401);

@@ -370,7 +370,7 @@ t.test('changelog - GET /messages by message_ids: those the user may read, oldes
   for (const extra of [{ anchor: 'newest' }, { num_before: 1 }, { num_after: 1 }, { use_first_unread_anchor: true }]) {
     t.equal(outcome(await as.member.call('GET', '/messages', { message_ids: JSON.stringify([a.id]), ...extra }), true), '400 BAD_REQUEST Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor', JSON.stringify(extra));
   }
-  t.equal(outcome(await as.member.call('GET', '/messages', { anchor: 'newest', num_after: 0 }), true), "400 BAD_REQUEST Missing 'num_before' argument", 'a range still needs its bounds');
+  t.equal(outcome(await as.member.call('GET', '/messages', { anchor: 'newest', num_after: 0 }), true), "400 REQUEST_VARIABLE_MISSING Missing 'num_before' argument", 'a range still needs its bounds');
 });
 
 t.test('changelog - an edit reports the uploads it detaches (FL 285); edit history has no prev_rendered_content_version (FL 284)', async (t) => {
@@ -708,7 +708,7 @@ t.test('changelog - POST /calls/bigbluebutton/create with voice_only gives a joi
     t.match(JSON.parse(Buffer.from(data!, 'base64url').toString()), { name: 'standup', lock_settings_disable_cam: true, meeting_id: /^zulip-\d{12}$/ }, 'cameras off for a voice-only call');
   }
   t.equal(outcome(await as.member.call('POST', '/calls/bigbluebutton/create', { meeting_name: 'x', voice_only: 'maybe' })), '400 BAD_REQUEST', 'voice_only is JSON');
-  t.equal(outcome(await as.member.call('POST', '/calls/bigbluebutton/create', {})), '400 BAD_REQUEST', 'meeting_name is required');
+  t.equal(outcome(await as.member.call('POST', '/calls/bigbluebutton/create', {})), '400 REQUEST_VARIABLE_MISSING', 'meeting_name is required');
   t.equal(outcome(await new Api(s.api.base).call('POST', '/calls/bigbluebutton/create', { meeting_name: 'x' })), '401 UNAUTHORIZED');
   const { url } = await as.member.ok('POST', '/calls/bigbluebutton/create', { meeting_name: 'standup' });
   const join = await fetch(`${s.urls[0]}${url}`);
@@ -1162,7 +1162,7 @@ t.test('changelog - POST /channels/create makes one channel with its subscribers
   const again = await as.admin.call('POST', '/channels/create', { name: name.toUpperCase(), subscribers: [] });
   t.same([again.status, again.body.code, again.body.msg], [409, 'CHANNEL_ALREADY_EXISTS', `Channel '${name}' already exists`], 'a name in use, whatever its case');
   t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: uniq('made'), subscribers: [999999] }), true), '400 BAD_REQUEST No such user');
-  t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: uniq('made') })), '400 BAD_REQUEST', 'subscribers is required');
+  t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: uniq('made') })), '400 REQUEST_VARIABLE_MISSING', 'subscribers is required');
   t.equal(outcome(await as.member.call('POST', '/channels/create', { name: uniq('made'), subscribers: [], is_default_stream: true }), true), '400 BAD_REQUEST Insufficient permission', 'as for subscribing: only administrators make default channels');
   t.equal(outcome(await as.owner.call('POST', '/channels/create', { name: '', subscribers: [] })), '400 BAD_REQUEST', 'a name is needed');
 });
@@ -1554,7 +1554,7 @@ t.test('changelog - GET /messages anchor date: the first message sent at or afte
     t.equal((await as[who].ok('GET', '/messages', { anchor: 'date', anchor_date: '1970-01-02', num_before: 0, num_after: 1, narrow })).anchor, first.id, `${who}: a date before the history anchors at its first message`);
     const later = await as[who].ok('GET', '/messages', { anchor: 'date', anchor_date: '2999-01-01T00:00:00Z', num_before: 1, num_after: 1, narrow });
     t.same([later.anchor, later.found_anchor, later.found_newest, later.messages.map((m: any) => m.id)], [10000000000000000, false, true, [third.id]], `${who}: a date after the history anchors past its end, as newest`);
-    t.equal(outcome(await as[who].call('GET', '/messages', { anchor: 'date', num_before: 1, num_after: 1, narrow }), true), "400 BAD_REQUEST Missing 'anchor_date' argument", `${who}: anchor date needs anchor_date`);
+    t.equal(outcome(await as[who].call('GET', '/messages', { anchor: 'date', num_before: 1, num_after: 1, narrow }), true), "400 REQUEST_VARIABLE_MISSING Missing 'anchor_date' argument", `${who}: anchor date needs anchor_date`);
     const bad = await as[who].call('GET', '/messages', { anchor: 'date', anchor_date: 'last tuesday', num_before: 1, num_after: 1, narrow });
     t.equal(outcome(bad), '400 BAD_REQUEST', `${who}: anchor_date must be an ISO 8601 date`);
     t.match(bad.body.msg, /anchor_date/);

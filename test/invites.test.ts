@@ -80,7 +80,7 @@ t.test('invites - addresses, channels, groups and INVITATION_FAILED', async (t) 
   const bad = await maria.post('/invites', { invitee_emails: `not-an-address, ${email('d')}`, stream_ids: [] });
   isError(t, bad, 400, 'INVITATION_FAILED', /did not validate/);
   t.same(bad.body.errors, [['not-an-address', 'Invalid address.', false]]);
-  const cases: Array<[Record<string, any>, RegExp]> = [
+  const cases: Array<[Record<string, any>, RegExp, string?]> = [
     [{ invitee_emails: ' , \n', stream_ids: [] }, /at least one email address/],
     [{ invitee_emails: email('e'), stream_ids: [987654] }, /Invalid channel ID 987654. No invites were sent./],
     [{ invitee_emails: email('e'), stream_ids: [secret.id] }, /Invalid channel ID/],
@@ -88,9 +88,9 @@ t.test('invites - addresses, channels, groups and INVITATION_FAILED', async (t) 
     [{ invitee_emails: email('e'), stream_ids: [], group_ids: [6] }, /Insufficient permission to add users to group/],
     [{ invitee_emails: email('e'), stream_ids: [], invite_expires_in_minutes: 0 }, /invite_expires_in_minutes/],
     [{ invitee_emails: email('e'), stream_ids: [], welcome_message_custom_text: 'w'.repeat(8001) }, /too long/],
-    [{ invitee_emails: email('e') }, /Missing 'stream_ids'/],
+    [{ invitee_emails: email('e') }, /Missing 'stream_ids'/, 'REQUEST_VARIABLE_MISSING'],
   ];
-  for (const [params, msg] of cases) isError(t, await maria.post('/invites', params), 400, 'BAD_REQUEST', msg, JSON.stringify(params).slice(0, 60));
+  for (const [params, msg, code = 'BAD_REQUEST'] of cases) isError(t, await maria.post('/invites', params), 400, code, msg, JSON.stringify(params).slice(0, 60));
   // Without permission to subscribe others, only default channels may be given.
   await owner.ok('PATCH', '/realm', { can_add_subscribers_group: { new: 6 } });
   isError(t, await maria.post('/invites', { invitee_emails: email('f'), stream_ids: [pub.id] }), 400, 'BAD_REQUEST', /permission to subscribe other users/);

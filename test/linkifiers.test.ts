@@ -33,7 +33,7 @@ t.test('linkifiers - create by role; list', async (t) => {
 });
 
 t.test('linkifiers - patterns and templates are checked', async (t) => {
-  const cases: Array<[Record<string, any>, RegExp]> = [
+  const cases: Array<[Record<string, any>, RegExp, string?]> = [
     [{ pattern: '(?<=x)(?P<id>[0-9]+)', url_template: 'https://x.example/{id}' }, /Bad regular expression: lookbehind/],
     [{ pattern: '(?P<id>[0-9]+)(?P=id)', url_template: 'https://x.example/{id}' }, /Bad regular expression: backreferences/],
     [{ pattern: '(?P<id>[0-9]+', url_template: 'https://x.example/{id}' }, /Bad regular expression/],
@@ -48,11 +48,11 @@ t.test('linkifiers - patterns and templates are checked', async (t) => {
     [{ pattern: 'Q(?P<id>[0-9]+)', url_template: 'https://x.example/{id}', example_input: 'Q12', reverse_template: 'Q{nope}' }, /Group 'nope' in reverse template/],
     [{ pattern: 'Q(?P<id>[0-9]+)', url_template: 'https://x.example/{id}', reverse_template: 'Q{id}' }, /example input is required/],
     [{ pattern: 'Q(?P<id>[0-9]+)', url_template: 'https://x.example/{id}', alternative_url_templates: ['{bad'] }, /Invalid URL template/],
-    [{ url_template: 'https://x.example/' }, /Missing 'pattern'/],
+    [{ url_template: 'https://x.example/' }, /Missing 'pattern'/, 'REQUEST_VARIABLE_MISSING'],
   ];
-  for (const [params, msg] of cases) {
+  for (const [params, msg, code = 'BAD_REQUEST'] of cases) {
     const r = await admin.post('/realm/filters', params);
-    isError(t, r, 400, 'BAD_REQUEST', msg, JSON.stringify(params).slice(0, 70));
+    isError(t, r, 400, code, msg, JSON.stringify(params).slice(0, 70));
   }
   const bad = await admin.post('/realm/filters', cases[0]![0]);
   t.match(bad.body.errors, { pattern: [/Bad regular expression/] }, 'errors by field, as Zulip gives them');
@@ -134,7 +134,7 @@ t.test('linkifiers - url_format_string, the name before FL 176, is taken as url_
   await admin.ok('PATCH', `/realm/filters/${template.id}`, { pattern: `${p}X(?P<n>[0-9]+)`, url_format_string: 'https://old.example/y/%(n)s' });
   const list = (await maria.ok('GET', '/realm/linkifiers')).linkifiers as Array<{ id: number; url_template: string }>;
   t.same([legacy.id, template.id].map((id) => list.find((l) => l.id === id)?.url_template), ['https://old.example/{n}?100%', 'https://old.example/y/{n}']);
-  isError(t, await admin.post('/realm/filters', { pattern: `${p}Z(?P<n>[0-9]+)` }), 400, 'BAD_REQUEST', /^Missing 'url_template' argument$/);
+  isError(t, await admin.post('/realm/filters', { pattern: `${p}Z(?P<n>[0-9]+)` }), 400, 'REQUEST_VARIABLE_MISSING', /^Missing 'url_template' argument$/);
   for (const id of [legacy.id, template.id]) await admin.ok('DELETE', `/realm/filters/${id}`);
 });
 

@@ -128,7 +128,7 @@ t.test('markdown - POST /messages/render: the realm renderer for every role (men
   t.match((await maria.ok('POST', '/messages/render', { content: `see ${word}-42` })).rendered, '<a href="https://tracker.example/42"');
   t.equal((await maria.ok('POST', '/messages/render', { content: '' })).rendered, '');
   const missing = await maria.post('/messages/render', {});
-  t.same([missing.status, missing.body.code, missing.body.var_name], [400, 'BAD_REQUEST', 'content']);
+  t.same([missing.status, missing.body.code, missing.body.var_name], [400, 'REQUEST_VARIABLE_MISSING', 'content']);
   t.equal((await s.api.post('/messages/render', { content: 'x' })).status, 401, 'without credentials');
 });
 

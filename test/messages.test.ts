@@ -129,8 +129,8 @@ t.test('messages - content limits and bad recipients are 400s with clear message
     [{ type: 'direct', to: [999999], content: 'x' }, 'BAD_REQUEST', /Invalid user ID 999999/],
     [{ type: 'direct', to: ['nobody@nowhere.example'], content: 'x' }, 'BAD_REQUEST', /Invalid email/],
     [{ type: 'carrier-pigeon', to: channel, content: 'x' }, 'BAD_REQUEST', /Invalid type/],
-    [{ type: 'stream', to: channel, topic: 't' }, 'BAD_REQUEST', /Missing 'content' argument/],
-    [{ type: 'stream', to: channel, topic: 't', content: 'x', queue_id: 'abc' }, 'BAD_REQUEST', /Missing 'local_id'/],
+    [{ type: 'stream', to: channel, topic: 't' }, 'REQUEST_VARIABLE_MISSING', /Missing 'content' argument/],
+    [{ type: 'stream', to: channel, topic: 't', content: 'x', queue_id: 'abc' }, 'REQUEST_VARIABLE_MISSING', /Missing 'local_id'/],
     [{ type: 'direct', to: '[1, 2', content: 'x' }, 'BAD_REQUEST', /Invalid to/],
   ];
   for (const [params, code, msg] of cases) {
@@ -217,8 +217,8 @@ t.test('messages - bad history requests: narrows, anchors, limits', async (t) =>
     [{ anchor: 'sideways', num_before: 1, num_after: 0 }, 'BAD_REQUEST', /Invalid anchor/],
     [{ anchor: 'newest', num_before: -1, num_after: 0 }, 'BAD_REQUEST', /Invalid num_before/],
     [{ anchor: 'newest', num_before: 4000, num_after: 2000 }, 'BAD_REQUEST', /Too many messages/],
-    [{ num_before: 1, num_after: 0 }, 'BAD_REQUEST', /Missing 'anchor'/],
-    [{ anchor: 'newest', num_after: 0 }, 'BAD_REQUEST', /Missing 'num_before'/],
+    [{ num_before: 1, num_after: 0 }, 'REQUEST_VARIABLE_MISSING', /Missing 'anchor'/],
+    [{ anchor: 'newest', num_after: 0 }, 'REQUEST_VARIABLE_MISSING', /Missing 'num_before'/],
   ];
   for (const [params, code, msg] of cases) {
     const r = await owner.get('/messages', params);

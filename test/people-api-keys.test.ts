@@ -34,7 +34,7 @@ t.test('people api keys - fetch_api_key: email and password give a working key',
   t.equal(outcome(await anonymous.call('POST', '/fetch_api_key', { username: email, password: 'wrong' }), true), WRONG);
   t.equal(outcome(await anonymous.call('POST', '/fetch_api_key', { username: 'nobody@parley.example', password: 'x' }), true), WRONG);
   t.equal(outcome(await anonymous.call('POST', '/fetch_api_key', { username: s.demo.member1.email, password: '' }), true), WRONG, 'a user without a password cannot log in with one');
-  t.equal(outcome(await anonymous.call('POST', '/fetch_api_key', { username: email }), true), "400 BAD_REQUEST Missing 'password' argument");
+  t.equal(outcome(await anonymous.call('POST', '/fetch_api_key', { username: email }), true), "400 REQUEST_VARIABLE_MISSING Missing 'password' argument");
   t.equal(outcome(await as.member.call('POST', '/fetch_api_key', { username: email, password: 'correct horse' })), 'ok', 'credentials of another user change nothing');
 
   await as.owner.ok('DELETE', `/users/${user_id}`);

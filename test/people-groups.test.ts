@@ -81,7 +81,7 @@ t.test('people groups - who may create and list groups', async (t) => {
     [{ name: gname(), description: '', can_manage_group: G.everyone }, "400 BAD_REQUEST 'can_manage_group' setting cannot be set to 'role:everyone' group."],
   ];
   for (const [params, want] of errors) t.equal(outcome(await as.member.call('POST', '/user_groups/create', params), true), want, JSON.stringify(params));
-  t.equal(outcome(await as.member.call('POST', '/user_groups/create', { name: gname() }), true), "400 BAD_REQUEST Missing 'description' argument");
+  t.equal(outcome(await as.member.call('POST', '/user_groups/create', { name: gname() }), true), "400 REQUEST_VARIABLE_MISSING Missing 'description' argument");
 });
 
 t.test('people groups - PATCH: who may, and the {new, old} settings', async (t) => {

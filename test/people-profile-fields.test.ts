@@ -69,7 +69,7 @@ t.test('people profile fields - creating, updating, reordering and deleting', as
     [{ name: name('Ext'), field_type: 7, field_data: { subtype: 'custom' } }, '400 BAD_REQUEST Custom external account must define URL pattern'],
   ];
   for (const [params, want] of errors) t.equal(outcome(await admin.call('POST', '/realm/profile_fields', params), true), want, JSON.stringify(params));
-  t.equal(outcome(await admin.call('POST', '/realm/profile_fields', { name: name('No type') }), true), "400 BAD_REQUEST Missing 'field_type' argument");
+  t.equal(outcome(await admin.call('POST', '/realm/profile_fields', { name: name('No type') }), true), "400 REQUEST_VARIABLE_MISSING Missing 'field_type' argument");
 
   const matching = await admin.ok('POST', '/realm/profile_fields', { name: name('Login'), field_type: 1, use_for_user_matching: true });
   t.equal((await fields()).find((f) => f.id === matching.id).use_for_user_matching, true, 'use_for_user_matching is present only when true (FL 455)');

@@ -43,7 +43,7 @@ t.test('playgrounds - add and remove by role', async (t) => {
 });
 
 t.test('playgrounds - names, languages and URL templates are checked', async (t) => {
-  const cases: Array<[Record<string, string | undefined>, RegExp]> = [
+  const cases: Array<[Record<string, string | undefined>, RegExp, string?]> = [
     [playground({ name: '   ' }), /^This field cannot be blank\.$/],
     [playground({ pygments_language: '' }), /^This field cannot be blank\.$/],
     [playground({ pygments_language: 'py thon' }), /^Invalid characters in pygments language$/],
@@ -52,10 +52,10 @@ t.test('playgrounds - names, languages and URL templates are checked', async (t)
     [playground({ url_template: 'not a url {code}' }), /^Invalid URL template\.$/],
     [playground({ url_template: 'https://play.example/{snippet}' }), /^Missing the required variable "code" in the URL template$/],
     [playground({ url_template: 'https://play.example/{code}/{lang}' }), /^"code" should be the only variable present in the URL template$/],
-    [playground({ url_template: undefined }), /^Missing 'url_template' argument$/],
-    [{ pygments_language: 'python', url_template: 'https://play.example/{code}' }, /^Missing 'name' argument$/],
+    [playground({ url_template: undefined }), /^Missing 'url_template' argument$/, 'REQUEST_VARIABLE_MISSING'],
+    [{ pygments_language: 'python', url_template: 'https://play.example/{code}' }, /^Missing 'name' argument$/, 'REQUEST_VARIABLE_MISSING'],
   ];
-  for (const [params, msg] of cases) isError(t, await admin.post('/realm/playgrounds', params), 400, 'BAD_REQUEST', msg, JSON.stringify(params).slice(0, 80));
+  for (const [params, msg, code = 'BAD_REQUEST'] of cases) isError(t, await admin.post('/realm/playgrounds', params), 400, code, msg, JSON.stringify(params).slice(0, 80));
   const bad = await admin.post('/realm/playgrounds', playground({ url_template: 'https://play.example/{snippet}' }));
   t.same(bad.body.errors, { __all__: ['Missing the required variable "code" in the URL template'] }, 'errors by field, as Zulip gives them');
   const p = playground({ name: `  ${uniq('Trim')}  `, pygments_language: ' Rust ' });

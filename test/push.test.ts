@@ -501,7 +501,7 @@ t.test('push - E2EE (FL 468): the push-account form of FL 406-467 is refused as 
   const token = uniq('tok');
   const accountForm = { token_kind: 'fcm', push_account_id: 1 + Math.floor(Math.random() * 2 ** 31), push_key: newPushKey(), bouncer_public_key: svc.bouncerPublicKey, encrypted_push_registration: sealedRegistration('fcm', token) };
   const calls = svc.of('push/e2ee/register').length;
-  t.match(await api.call('POST', '/mobile_push/register', accountForm), { status: 400, body: { result: 'error', code: 'BAD_REQUEST', msg: "Missing 'device_id' argument", var_name: 'device_id' } });
+  t.match(await api.call('POST', '/mobile_push/register', accountForm), { status: 400, body: { result: 'error', code: 'REQUEST_VARIABLE_MISSING', msg: "Missing 'device_id' argument", var_name: 'device_id' } });
   const { push_key: _k, ...keyless } = accountForm;
   t.match(await api.call('POST', '/mobile_push/register', { ...keyless, push_public_key: sodium.to_base64(sodium.crypto_box_keypair().publicKey, B64) }), { status: 400, body: { msg: "Missing 'device_id' argument" } }, "FL 406's push_public_key form too");
   // A bot is told it is a bot first (Zulip's human_users_only).

@@ -51,17 +51,17 @@ t.test('reactions - every role reacts to a message it can read; without credenti
 
 t.test('reactions - emoji errors and the service extra emoji', async (t) => {
   const id = await send();
-  const cases: Array<[Params, string]> = [
+  const cases: Array<[Params, string, string?]> = [
     [{ emoji_name: 'no_such_emoji_xyz' }, "Emoji 'no_such_emoji_xyz' does not exist"],
     [{ emoji_name: 'octopus', emoji_code: 'ffffff' }, 'Invalid emoji code.'],
     [{ emoji_name: 'heart', emoji_code: '1f419' }, 'Invalid emoji name.'],
     [{ emoji_name: 'x', emoji_code: '1', reaction_type: 'realm_emoji' }, 'Invalid custom emoji.'],
     [{ emoji_name: 'x', emoji_code: '1', reaction_type: 'sparkly' }, 'Invalid emoji type.'],
-    [{}, "Missing 'emoji_name' argument"],
+    [{}, "Missing 'emoji_name' argument", 'REQUEST_VARIABLE_MISSING'],
   ];
-  for (const [params, msg] of cases) {
+  for (const [params, msg, code = 'BAD_REQUEST'] of cases) {
     const r = await maria.call('POST', `/messages/${id}/reactions`, params);
-    t.same([r.status, r.body.code, r.body.msg], [400, 'BAD_REQUEST', msg]);
+    t.same([r.status, r.body.code, r.body.msg], [400, code, msg]);
   }
   await maria.ok('POST', `/messages/${id}/reactions`, { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'service_extra_emoji' });
   t.same((await reactionsOf(id))[0], { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'service_extra_emoji', user_id: s.demo.member1.userId });

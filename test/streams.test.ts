@@ -66,7 +66,7 @@ t.test('streams - GET /streams/{id}, /get_stream_id and members by role', async 
   t.equal((await mateo.ok('GET', '/get_stream_id', { stream: priv.name })).stream_id, priv.id);
   isError(t, await maria.get('/get_stream_id', { stream: priv.name }), 400, 'BAD_REQUEST', /Invalid channel name/);
   isError(t, await maria.get('/get_stream_id', { stream: 'no such channel' }), 400, 'BAD_REQUEST', /Invalid channel name 'no such channel'/);
-  isError(t, await maria.get('/get_stream_id'), 400, 'BAD_REQUEST', /Missing 'stream'/);
+  isError(t, await maria.get('/get_stream_id'), 400, 'REQUEST_VARIABLE_MISSING', /Missing 'stream'/);
   t.same((await mateo.ok('GET', `/streams/${priv.id}/members`)).subscribers, [s.demo.member2.userId]);
   t.same((await admin.ok('GET', `/streams/${priv.id}/members`)).subscribers, [s.demo.member2.userId], 'administrators see private subscribers');
   isError(t, await maria.get(`/streams/${priv.id}/members`), 400, 'BAD_REQUEST', /Invalid channel ID/);
@@ -202,7 +202,7 @@ t.test('streams - default channels: list, add and remove by role', async (t) => 
   t.ok((await maria.ok('GET', '/default_streams')).default_streams.some((x: any) => x.stream_id === ch.id));
   isError(t, await owner.post('/default_streams', { stream_id: priv.id }), 400, 'BAD_REQUEST', /Private channels cannot be made default/);
   isError(t, await owner.post('/default_streams', { stream_id: 987654 }), 400, 'BAD_REQUEST', /Invalid channel ID/);
-  isError(t, await owner.post('/default_streams', {}), 400, 'BAD_REQUEST', /Missing 'stream_id'/);
+  isError(t, await owner.post('/default_streams', {}), 400, 'REQUEST_VARIABLE_MISSING', /Missing 'stream_id'/);
   isError(t, await maria.delete('/default_streams', { stream_id: ch.id }), 400, 'UNAUTHORIZED_PRINCIPAL');
   const q = await register(maria, { event_types: ['default_streams'] });
   await admin.ok('DELETE', '/default_streams', { stream_id: ch.id });
@@ -235,7 +235,7 @@ t.test('streams - DELETE /users/me/subscriptions: leaving, and removing others w
   t.same(bot.removed, [ch.name]);
   isError(t, await maria.delete('/users/me/subscriptions', { subscriptions: ['no such channel', ch.name] }), 400, 'BAD_REQUEST', /Channel\(s\) \(no such channel\) do not exist/);
   isError(t, await maria.delete('/users/me/subscriptions', { subscriptions: [ch.name], principals: [987654] }), 400, 'BAD_REQUEST', /Invalid user ID/);
-  isError(t, await maria.delete('/users/me/subscriptions', {}), 400, 'BAD_REQUEST', /Missing 'subscriptions'/);
+  isError(t, await maria.delete('/users/me/subscriptions', {}), 400, 'REQUEST_VARIABLE_MISSING', /Missing 'subscriptions'/);
   // A channel administrator group member may remove subscribers too.
   const mine = await create(maria, {}, [s.demo.member1.userId, s.demo.member2.userId]);
   t.same((await maria.ok('DELETE', '/users/me/subscriptions', { subscriptions: [mine.name], principals: [s.demo.member2.userId] })).removed, [mine.name]);
@@ -328,7 +328,7 @@ t.test('streams - default channel groups: create, change, channels and delete by
   isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), description: '', stream_names: ['no such channel'] }), 400, 'BAD_REQUEST', /Invalid channel name 'no such channel'/);
   isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), description: '', stream_names: [theirs.name] }), 400, 'BAD_REQUEST', /Invalid channel name/, 'a private channel the administrator cannot read');
   isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), description: '', stream_names: 'nope' }), 400, 'BAD_REQUEST', /stream_names/);
-  isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), stream_names: [] }), 400, 'BAD_REQUEST', /Missing 'description'/);
+  isError(t, await owner.post('/default_stream_groups/create', { group_name: uniq('g'), stream_names: [] }), 400, 'REQUEST_VARIABLE_MISSING', /Missing 'description'/);
   // Name and description.
   const renamed = uniq('renamed');
   await admin.ok('PATCH', `/default_stream_groups/${g.id}`, { new_group_name: renamed, new_description: '"plain"' });

@@ -54,7 +54,7 @@ t.test('typing - every role may send; errors are 400s; no credentials 401', asyn
   ];
   for (const [params, msg] of cases) {
     const r = await maria.post('/typing', params as any);
-    t.same([r.status, r.body.code, r.body.msg], [400, 'BAD_REQUEST', msg]);
+    t.same([r.status, r.body.code, r.body.msg], [400, msg.startsWith('Missing ') ? 'REQUEST_VARIABLE_MISSING' : 'BAD_REQUEST', msg]);
   }
   t.equal((await maria.post('/typing', { op: 'maybe', to: [1] })).body.var_name, 'op');
   t.equal((await s.api.post('/typing', { op: 'start', to: [s.demo.member2.userId] }, { creds: null })).status, 401);

@@ -4,7 +4,7 @@
  * never touch the journal.
  */
 import { z } from 'zod';
-import { badRequest } from '../../lib/errors.ts';
+import { badRequest, missingParam } from '../../lib/errors.ts';
 import { defineQuery, later } from '../runtime/action.ts';
 import { accessibleUsers, actingUser, activeUsers, canAccess, seesEveryone, usersWhoSee } from './access.ts';
 import { DEFAULT_USER_SETTINGS } from '../user/settings.ts';
@@ -48,15 +48,15 @@ export const typingAudience = query({
   run(state, msg) {
     const sender = actingUser(state, msg.caller);
     if (msg.messageType === 'direct') {
-      if (!msg.to) throw badRequest("Missing 'to' argument", { var_name: 'to' });
+      if (!msg.to) throw missingParam('to');
       if (msg.to.length === 0) throw badRequest("Empty 'to' list");
       if (!sendsTyping(state, sender.id, 'send_private_typing_notifications')) throw badRequest('User has disabled typing notifications for direct messages');
       for (const id of msg.to) if (!state.users.get(id)?.isActive) throw badRequest(`Invalid user ID ${id}`);
       const ids = [...new Set([...msg.to, sender.id])].sort((a, b) => a - b);
       return { sender: person(state, sender.id), recipients: ids.map((id) => person(state, id)), userIds: ids.filter((id) => receivesTyping(state, id)) };
     }
-    if (msg.streamId === null) throw badRequest("Missing 'stream_id' argument", { var_name: 'stream_id' });
-    if (msg.topic === null) throw badRequest("Missing 'topic' argument", { var_name: 'topic' });
+    if (msg.streamId === null) throw missingParam('stream_id');
+    if (msg.topic === null) throw missingParam('topic');
     if (!sendsTyping(state, sender.id, 'send_stream_typing_notifications')) throw badRequest('User has disabled typing notifications for channel messages');
     const channel = state.channels.get(msg.streamId);
     if (!channel || !canAccess(state, channel, sender)) throw badRequest('Invalid channel ID');

@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError, badRequest } from '../../lib/errors.ts';
+import { ApiError, badRequest, missingParam } from '../../lib/errors.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { callService, pushConfigured, pushContent, pushService, TokenKind } from '../../lib/push.ts';
 import { type ActivePush, type PushDeviceRecord, type StoredMessage, T } from '../../storage/tables.ts';
@@ -57,7 +57,7 @@ export const addPushDevice = action({
   check(state, msg) {
     const user = humanUser(state, msg.caller);
     checkToken(msg.token, msg.kind);
-    if (msg.kind === TokenKind.APNS && (msg.appId === null || !APP_ID.test(msg.appId))) throw badRequest(msg.appId === null ? "Missing 'appid' argument" : 'Invalid app ID');
+    if (msg.kind === TokenKind.APNS && (msg.appId === null || !APP_ID.test(msg.appId))) throw (msg.appId === null ? missingParam('appid') : badRequest('Invalid app ID'));
     const existing = state.pushDevices.get(user.id)?.get(`${msg.kind}:${msg.token}`);
     return { record: { userId: user.id, kind: msg.kind, token: msg.token, iosAppId: msg.kind === TokenKind.APNS ? msg.appId : null, registered: false } as PushDeviceRecord, existing };
   },

@@ -4,7 +4,7 @@
  * row, so every read of the message has them; a change rewrites the row.
  */
 import { z } from 'zod';
-import { ApiError, badRequest } from '../../lib/errors.ts';
+import { ApiError, badRequest, missingParam } from '../../lib/errors.ts';
 import { type StoredMessage, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
 import { defineAction } from '../runtime/action.ts';
@@ -35,7 +35,7 @@ export const addReaction = action({
   check(state, msg, found): ReactionPlan {
     const user = actingUser(state, msg.caller);
     const m = accessMessage(state, user, found);
-    if (msg.emojiName === null) throw badRequest("Missing 'emoji_name' argument", { var_name: 'emoji_name' });
+    if (msg.emojiName === null) throw missingParam('emoji_name');
     const emoji = resolveEmoji(msg.emojiName, msg.emojiCode, msg.reactionType, activeEmojiByName(state));
     if (m.reactions.some((r) => sameReaction(r, user.id, emoji))) throw new ApiError('REACTION_ALREADY_EXISTS', 'Reaction already exists.', 400);
     // Someone reacted with this emoji under another name: join their reaction (Zulip keeps one name per emoji).

@@ -25,6 +25,7 @@ export const success = <S extends z.ZodRawShape>(fields: S) =>
 /** Every error code of `lib/errors.ts`, as a value. */
 export const ERROR_CODES = [
   'BAD_REQUEST',
+  'REQUEST_VARIABLE_MISSING',
   'BAD_NARROW',
   'STREAM_DOES_NOT_EXIST',
   'STREAM_WILDCARD_MENTION_NOT_ALLOWED',
@@ -66,6 +67,8 @@ const EXTRA: Partial<Record<ErrorCode, z.ZodRawShape>> = {
     /** Per-field messages (linkifiers). */
     errors: z.record(z.string(), z.array(z.string())).optional(),
   },
+  /** The parameter that is missing. */
+  REQUEST_VARIABLE_MISSING: { var_name: z.string() },
   STREAM_DOES_NOT_EXIST: { stream: z.string().optional(), stream_id: Id.optional() },
   BAD_EVENT_QUEUE_ID: { queue_id: z.string() },
   /** How many of the topic's most recent messages the user may move (FL 172). */
@@ -106,6 +109,7 @@ export type ErrorCase = readonly [ErrorCode, number];
  */
 export const COMMON_ERRORS: readonly ErrorCase[] = [
   ['BAD_REQUEST', 400],
+  ['REQUEST_VARIABLE_MISSING', 400],
   ['BAD_REQUEST', 405],
   ['BAD_REQUEST', 415],
   ['REQUEST_TOO_LARGE', 413],

@@ -4,7 +4,7 @@ import { clientExtavatar } from '../../actors/format.ts';
 import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
-import { badRequest } from '../../lib/errors.ts';
+import { badRequest, missingParam } from '../../lib/errors.ts';
 import { parseNarrow } from '../../lib/narrow.ts';
 import { bool, idsOrNames, int, json, str, wordOrInt } from '../params.ts';
 import { caller, me, route } from '../route.ts';
@@ -32,7 +32,7 @@ export const sendMessage = route({
   },
   async handle(ctx, p) {
     if ((p.queue_id === undefined) !== (p.local_id === undefined)) {
-      throw badRequest(p.queue_id === undefined ? "Missing 'queue_id' argument" : "Missing 'local_id' argument", { var_name: p.queue_id === undefined ? 'queue_id' : 'local_id' });
+      throw missingParam(p.queue_id === undefined ? 'queue_id' : 'local_id');
     }
     if (p.type === 'stream' && Array.isArray(p.to) && p.to.length !== 1) throw badRequest("Invalid 'to': a channel message goes to one channel");
     // Outgoing-webhook bots the message triggers are served by a follow-up of the send's commit (`actors/realm/outgoing_webhooks.ts`).
@@ -91,13 +91,13 @@ export const getMessages = route({
       if (p.num_before || p.num_after || p.anchor !== undefined || p.use_first_unread_anchor) throw badRequest('Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor');
       if (p.message_ids.length > MAX_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_FETCH}).`);
     } else {
-      if (p.num_before === undefined) throw badRequest("Missing 'num_before' argument", { var_name: 'num_before' });
-      if (p.num_after === undefined) throw badRequest("Missing 'num_after' argument", { var_name: 'num_after' });
+      if (p.num_before === undefined) throw missingParam('num_before');
+      if (p.num_after === undefined) throw missingParam('num_after');
       if (p.num_before + p.num_after > MAX_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_FETCH}).`);
     }
     const anchor = p.message_ids !== undefined ? 'newest' : p.use_first_unread_anchor ? 'first_unread' : p.anchor;
-    if (anchor === undefined) throw badRequest("Missing 'anchor' argument", { var_name: 'anchor' });
-    if (anchor === 'date' && p.anchor_date === undefined) throw badRequest("Missing 'anchor_date' argument", { var_name: 'anchor_date' });
+    if (anchor === undefined) throw missingParam('anchor');
+    if (anchor === 'date' && p.anchor_date === undefined) throw missingParam('anchor_date');
     return ctx.actors.raw(userRef, userActorId(user.realmId, user.userId), {
       type: 'getMessages',
       caller: caller(ctx),

@@ -1,7 +1,7 @@
 /** POST /typing, POST /messages/{message_id}/typing, POST /users/me/presence, GET /realm/presence, GET /users/{user_id_or_email}/presence. */
 import { z } from 'zod';
 import { ephemeralRef, presenceActorId, sharedPresenceVersion, typingActorId } from '../../actors/ephemeral/ref.ts';
-import { badRequest } from '../../lib/errors.ts';
+import { badRequest, missingParam } from '../../lib/errors.ts';
 import { bool, int, json, str, unsupported } from '../params.ts';
 import { caller, me, route } from '../route.ts';
 
@@ -19,7 +19,7 @@ export const setTyping = route({
   async handle(ctx, p) {
     const u = me(ctx);
     const messageType = p.type === 'stream' || p.type === 'channel' ? 'stream' : 'direct';
-    if (messageType === 'direct' && p.to === undefined) throw badRequest("Missing 'to' argument", { var_name: 'to' });
+    if (messageType === 'direct' && p.to === undefined) throw missingParam('to');
     return ctx.actors.raw(ephemeralRef, typingActorId(u.realmId, u.userId), {
       type: 'setTyping',
       caller: caller(ctx),
