@@ -86,7 +86,7 @@ export function inaccessibleUser(id: number): UserObject {
 
 /**
  * A user object. `shown` is the address the API knows the user by and the
- * real one as the viewer may see it (`actors/realm/emails.ts`); without it,
+ * real one as the viewer may see it (`actors/realm/rules/emails.ts`); without it,
  * the real one for both. A user known by a made-up address gets an avatar
  * URL whatever `extavatar` says, as the client cannot compute it (Zulip).
  */

@@ -21,7 +21,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { forgetCheckpoint } from '../actors/realm/checkpoint.ts';
+import { forgetCheckpoint } from '../actors/realm/state/checkpoint.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import { Allocator, SubscriptionRecord, T, UserRecord } from '../storage/tables.ts';
 import { basicAuth, RawConn } from './lib/rawhttp.ts';

@@ -1,12 +1,12 @@
 /**
  * What deciding missed-message email adds to a send (`decideMissedEmails`,
- * `actors/realm/notifications.ts`), in process: a 1,000-subscriber channel,
+ * `actors/realm/actions/notifications/notifications.ts`), in process: a 1,000-subscriber channel,
  * 900 of them active, and a message that mentions 100 idle ones or none.
  * Run: node --import tsx bench/notifications.ts
  */
 import { Tx } from '../actors/runtime/action.ts';
-import { RealmState } from '../actors/realm/state.ts';
-import { decideMissedEmails } from '../actors/realm/notifications.ts';
+import { RealmState } from '../actors/realm/state/state.ts';
+import { decideMissedEmails } from '../actors/realm/actions/notifications/notifications.ts';
 import { SubscriptionRecord, UserRecord, type StoredMessage } from '../storage/tables.ts';
 const s = new RealmState(1);
 for (let id = 1; id <= 1000; id++) {

@@ -11,8 +11,8 @@
 import { parseArgs } from 'node:util';
 import { Delivery, deliveryPlacements } from '../actors/events/delivery.ts';
 import { Tx } from '../actors/runtime/action.ts';
-import { RealmState } from '../actors/realm/state.ts';
-import { createUser } from '../actors/realm/users.ts';
+import { RealmState } from '../actors/realm/state/state.ts';
+import { createUser } from '../actors/realm/actions/people/users.ts';
 import { GROUP_ID } from '../actors/model.ts';
 import { shardOf } from '../actors/subjects.ts';
 import { CHANNEL_GROUP_SETTINGS, ChannelRecord, RealmMeta, SubscriptionRecord, UserRecord } from '../storage/tables.ts';

@@ -13,8 +13,8 @@
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CHECKPOINT_VERSION } from '../actors/realm/checkpoint.ts';
-import { RealmState } from '../actors/realm/state.ts';
+import { CHECKPOINT_VERSION } from '../actors/realm/state/checkpoint.ts';
+import { RealmState } from '../actors/realm/state/state.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import { T } from '../storage/tables.ts';
 
@@ -41,7 +41,7 @@ async function timed(what: string, load: () => Promise<{ users: Map<number, unkn
 }
 
 if (values.repo) {
-  const older = (await import(resolve(values.repo, 'actors/realm/state.ts'))) as { RealmState: { load(store: unknown, realmId: number): Promise<RealmState> } };
+  const older = (await import(resolve(values.repo, 'actors/realm/state/state.ts'))) as { RealmState: { load(store: unknown, realmId: number): Promise<RealmState> } };
   await timed('before (older checkout, every table)', () => older.RealmState.load(store, realmId));
 }
 await timed('from the tables', () => RealmState.load(store, realmId, { fromTables: true }));

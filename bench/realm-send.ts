@@ -11,8 +11,8 @@
  */
 import { parseArgs } from 'node:util';
 import { Tx } from '../actors/runtime/action.ts';
-import { sendMessage } from '../actors/realm/messages.ts';
-import { RealmState } from '../actors/realm/state.ts';
+import { sendMessage } from '../actors/realm/actions/messages/messages.ts';
+import { RealmState } from '../actors/realm/state/state.ts';
 import { GROUP_ID } from '../actors/model.ts';
 import { CHANNEL_GROUP_SETTINGS, ChannelRecord, SubscriptionRecord, UserRecord } from '../storage/tables.ts';
 

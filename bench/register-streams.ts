@@ -10,9 +10,9 @@
  *   node --import tsx bench/register-streams.ts [--orgs 10000:500,100000:5000] [--rounds 30] [--include false,true,partial] [--recent 0.1]
  */
 import { parseArgs } from 'node:util';
-import { RealmState } from '../actors/realm/state.ts';
-import { channelSnapshot } from '../actors/realm/subscription_settings.ts';
-import type { IncludeSubscribers } from '../actors/realm/subscriptions.ts';
+import { RealmState } from '../actors/realm/state/state.ts';
+import { channelSnapshot } from '../actors/realm/actions/channels/subscription_settings.ts';
+import type { IncludeSubscribers } from '../actors/realm/actions/channels/subscriptions.ts';
 import { GROUP_ID } from '../actors/model.ts';
 import { CHANNEL_GROUP_SETTINGS, ChannelRecord, RealmMeta, SubscriptionRecord, UserRecord } from '../storage/tables.ts';
 

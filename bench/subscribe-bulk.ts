@@ -13,8 +13,8 @@
 import { parseArgs } from 'node:util';
 import { Delivery } from '../actors/events/delivery.ts';
 import { Tx } from '../actors/runtime/action.ts';
-import { RealmState } from '../actors/realm/state.ts';
-import { subscribe, SUBSCRIBE_STEP, SUBSCRIBE_STEP_MS } from '../actors/realm/subscriptions.ts';
+import { RealmState } from '../actors/realm/state/state.ts';
+import { subscribe, SUBSCRIBE_STEP, SUBSCRIBE_STEP_MS } from '../actors/realm/actions/channels/subscriptions.ts';
 import { RealmMeta, UserRecord } from '../storage/tables.ts';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '100,5000,33645' } } });

@@ -3,7 +3,7 @@
  * the API key. The realm actor checks them; the gateway keeps no state.
  */
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
-import type { Authenticated } from '../actors/realm/users.ts';
+import type { Authenticated } from '../actors/realm/actions/people/users.ts';
 import type { Bus } from '../actors/runtime/bus.ts';
 import type { ActorClient } from '../actors/runtime/client.ts';
 import { subjects } from '../actors/subjects.ts';

@@ -11,7 +11,7 @@
  * carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
  * `X-RateLimit-Reset` (Unix time at which the budget is whole again).
  */
-import type { Authenticated } from '../actors/realm/users.ts';
+import type { Authenticated } from '../actors/realm/actions/people/users.ts';
 import { type ApiError, rateLimitHit } from '../lib/errors.ts';
 import type { Rule, Verdict } from '../lib/gcra.ts';
 import type { Limiter } from './limiter.ts';

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { JsonPieces } from '../actors/runtime/bus.ts';
 import type { ActorClient, RawJson } from '../actors/runtime/client.ts';
 import type { Caller } from '../actors/runtime/action.ts';
-import type { Authenticated } from '../actors/realm/users.ts';
+import type { Authenticated } from '../actors/realm/actions/people/users.ts';
 import type { OrganizationRecord } from '../storage/tables.ts';
 import type { ParamShape, UploadedFile } from './params.ts';
 import type { PerSecond } from './shared-replies.ts';

@@ -25,7 +25,7 @@
 import type { Logger } from 'pino';
 import { userActorId, userRef } from '../actors/user/ref.ts';
 import { type TusStatus, TUS_MAX_BYTES } from '../actors/user/tus.ts';
-import type { Authenticated } from '../actors/realm/users.ts';
+import type { Authenticated } from '../actors/realm/actions/people/users.ts';
 import type { ActorClient } from '../actors/runtime/client.ts';
 import { ApiError, asApiError, invalidSubdomain, realmDeactivated } from '../lib/errors.ts';
 import { FILE_TIMEOUT_MS } from '../storage/files.ts';

@@ -5,7 +5,7 @@
  *
  * Matching works on resolved narrows: the realm actor first turns every
  * operand that names a channel or a person into IDs (`resolveNarrow` in
- * `actors/realm/messages.ts`), so a message is matched by its IDs alone and a
+ * `actors/realm/actions/messages/messages.ts`), so a message is matched by its IDs alone and a
  * rename changes nothing.
  */
 import { z } from 'zod';

@@ -58,7 +58,7 @@ export const EXPORT_VERSION = 1;
  * exported apart), the timer cursors, shard handoffs (in flight only), file bytes (read through the
  * FileStore), and the deployment's directory of organizations (the target
  * registers the imported one in its own). Also left out: the realm's
- * checkpoint and journal (`actors/realm/checkpoint.ts`), a copy of rows the
+ * checkpoint and journal (`actors/realm/state/checkpoint.ts`), a copy of rows the
  * export carries anyway, encoded with the exporting realm's IDs: the imported
  * realm loads from its tables and writes a checkpoint of its own.
  */

@@ -69,7 +69,7 @@ export interface Writer {
 export interface Store {
   /**
    * Tables whose rows this store returns already decoded (their codec's
-   * records, not raw stored values): the realm's image (`actors/realm/checkpoint.ts`),
+   * records, not raw stored values): the realm's image (`actors/realm/state/checkpoint.ts`),
    * whose rows were decoded once where they came in. The catalog does not decode them again.
    */
   readonly decodedTables?: ReadonlySet<string>;

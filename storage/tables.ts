@@ -133,7 +133,7 @@ export const RealmMeta = z.object({
   topicsPolicy: z.enum(['allow_empty_topic', 'disable_empty_topic']).default('allow_empty_topic'),
   emptyTopicDisplayName: z.string().default('general chat'),
   canMentionManyUsersGroup: GroupSettingValue.default(6),
-  // Message editing and deletion (Zulip's realm settings; absent means Zulip's default, see actors/realm/message_edit.ts).
+  // Message editing and deletion (Zulip's realm settings; absent means Zulip's default, see actors/realm/actions/messages/message_edit.ts).
   allowMessageEditing: z.boolean().optional(),
   messageContentEditLimitSeconds: Id.nullable().optional(),
   messageContentDeleteLimitSeconds: Id.nullable().optional(),
@@ -165,7 +165,7 @@ export const Allocator = z.object({
   emoji: Id.default(1),
   /** Message IDs below this were reserved by some owner; a new owner starts here. */
   messageBlockEnd: Id.default(1),
-  /** Bytes of the files the realm's users uploaded (Zulip's `currently_used_upload_space_bytes`), kept by `actors/realm/upload_space.ts`. */
+  /** Bytes of the files the realm's users uploaded (Zulip's `currently_used_upload_space_bytes`), kept by `actors/realm/actions/organization/upload_space.ts`. */
   uploadBytes: Id.default(0),
   /** Client devices (POST /register_client_device). */
   device: Id.default(1),
@@ -211,7 +211,7 @@ export const UserRecord = z.object({
   isSystemBot: z.boolean().default(false),
   /** Legacy: the time of the one onboarding email rows written before there were several; `RealmState` turns it into `onboarding` on load. */
   onboardingAt: z.number().nullable().default(null),
-  /** The onboarding emails still due, each with its timer's time (ms since the epoch): `actors/realm/signup_email.ts`. */
+  /** The onboarding emails still due, each with its timer's time (ms since the epoch): `actors/realm/actions/notifications/signup_email.ts`. */
   onboarding: z.array(z.object({ email: z.enum(['topics', 'guide', 'team']), at: z.number() })).default([]),
   /** Deleted by the operator (`parley users delete`): deactivated, its data removed, for good (FL 490 `is_deleted`). */
   isDeleted: z.boolean().optional(),
@@ -410,7 +410,7 @@ export const WhenRecord = z.object({ at: z.number() });
 /** The realm's armed digest timer: when it is due, the run it belongs to (its scheduled time) and the last user of the run done before it. */
 export const DigestRun = z.object({ at: z.number(), run: z.number(), after: z.number() });
 export type DigestRun = z.infer<typeof DigestRun>;
-/** A digest composed and recorded, waiting for SMTP (`actors/realm/digest.ts`). */
+/** A digest composed and recorded, waiting for SMTP (`actors/realm/actions/notifications/digest.ts`). */
 export const DigestMail = z.object({ subject: z.string(), text: z.string(), html: z.string(), messageId: z.string(), unsubscribe: z.string() });
 export type DigestMail = z.infer<typeof DigestMail>;
 export type MissedEmail = z.infer<typeof MissedEmail>;
@@ -588,12 +588,12 @@ export const RealmSettings = z.object({
   waitingPeriodThreshold: Id.default(0),
   defaultLanguage: z.string().default('en'),
   enableReadReceipts: z.boolean().default(true),
-  /** Whether missed-message emails may carry messages' content (`actors/realm/notifications.ts`). */
+  /** Whether missed-message emails may carry messages' content (`actors/realm/actions/notifications/notifications.ts`). */
   messageContentAllowedInEmailNotifications: z.boolean().default(true),
-  /** Whether the weekly digest email goes out (`actors/realm/digest.ts`), and on which weekday (0: Monday, as Python's). */
+  /** Whether the weekly digest email goes out (`actors/realm/actions/notifications/digest.ts`), and on which weekday (0: Monday, as Python's). */
   digestEmailsEnabled: z.boolean().default(false),
   digestWeekday: Id.default(1),
-  /** Whether new users get the onboarding emails (`actors/realm/signup_email.ts`); on by default, as Zulip's. */
+  /** Whether new users get the onboarding emails (`actors/realm/actions/notifications/signup_email.ts`); on by default, as Zulip's. */
   sendWelcomeEmails: z.boolean().default(true),
   mandatoryTopics: z.boolean().default(false),
   messageContentEditLimitSeconds: Id.nullable().default(600),
@@ -1053,7 +1053,7 @@ export const T = {
     row: (realm: number, id: number) => ({ pk: `${realm}:${objectBucket(id)}`, ck: id }),
   }),
   /**
-   * Missed-message emails decided at send (`actors/realm/notifications.ts`),
+   * Missed-message emails decided at send (`actors/realm/actions/notifications/notifications.ts`),
    * written in the message's commit and deleted in the commit of the timer
    * that mails them: one partition per realm, bounded by the notifications
    * waiting for their batch.
@@ -1066,7 +1066,7 @@ export const T = {
     pk: (realm: number) => String(realm),
     row: (realm: number) => ({ pk: String(realm), ck: 'key' }),
   }),
-  /** Mobile devices registered for push (`actors/realm/push.ts`): one partition per realm. */
+  /** Mobile devices registered for push (`actors/realm/actions/notifications/push.ts`): one partition per realm. */
   pushDevices: defineTable({
     name: 'push_devices',
     ck: 'text',
@@ -1076,7 +1076,7 @@ export const T = {
     // row is keyed by its digest (the record keeps the token).
     row: (realm: number, userId: number, kind: number, token: string) => ({ pk: String(realm), ck: `${userId}:${kind}:${createHash('sha256').update(token).digest('hex')}` }),
   }),
-  /** Client devices and their E2EE push registrations (`actors/realm/push_e2ee.ts`): one partition per realm. */
+  /** Client devices and their E2EE push registrations (`actors/realm/actions/notifications/push_e2ee.ts`): one partition per realm. */
   clientDevices: defineTable({
     name: 'client_devices',
     ck: 'text',
@@ -1084,7 +1084,7 @@ export const T = {
     pk: (realm: number) => String(realm),
     row: (realm: number, userId: number, deviceId: number) => ({ pk: String(realm), ck: `${userId}:${deviceId}` }),
   }),
-  /** Push notifications not removed yet (`actors/realm/push.ts`): one partition per realm. */
+  /** Push notifications not removed yet (`actors/realm/actions/notifications/push.ts`): one partition per realm. */
   activePushes: defineTable({
     name: 'active_pushes',
     ck: 'text',
@@ -1100,7 +1100,7 @@ export const T = {
     pk: (realm: number) => String(realm),
     row: (realm: number, userId: number) => ({ pk: String(realm), ck: userId }),
   }),
-  /** When each user's last digest was composed (`actors/realm/digest.ts`). One partition per realm. */
+  /** When each user's last digest was composed (`actors/realm/actions/notifications/digest.ts`). One partition per realm. */
   userDigests: defineTable({
     name: 'user_digests',
     ck: 'bigint',
@@ -1116,7 +1116,7 @@ export const T = {
     pk: (realm: number) => String(realm),
     row: (realm: number) => ({ pk: String(realm), ck: 'next' }),
   }),
-  /** The realm's armed message retention timer (`actors/realm/retention.ts`), while one is. */
+  /** The realm's armed message retention timer (`actors/realm/actions/messages/retention.ts`), while one is. */
   retentionRuns: defineTable({
     name: 'retention_runs',
     ck: 'text',
@@ -1167,7 +1167,7 @@ export const T = {
     row: (shard: number, index: number) => ({ pk: String(shard), ck: index }),
   }),
   /**
-   * A realm's checkpoint (`actors/realm/checkpoint.ts`): ck 'head' names the
+   * A realm's checkpoint (`actors/realm/state/checkpoint.ts`): ck 'head' names the
    * newest (the journal seq it holds, its generation and chunk count); ck
    * 'stale', when present, says rows were written beside the realm actor.
    */

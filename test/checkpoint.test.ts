@@ -1,4 +1,4 @@
-// The realm's checkpoint (actors/realm/checkpoint.ts), on both stores: a realm
+// The realm's checkpoint (actors/realm/state/checkpoint.ts), on both stores: a realm
 // loaded from its checkpoint and the journal since equals one loaded from its
 // tables, after a restart (embedded) and a takeover by a greater token
 // (Cassandra), and a crash between a checkpoint's chunks and its header loses
@@ -11,9 +11,9 @@ import t, { type Test } from 'tap';
 import '../actors/index.ts';
 import { log } from '../lib/log.ts';
 import { seedDemo } from '../lib/demo.ts';
-import { CHECKPOINT_POLICY, CHECKPOINT_VERSION } from '../actors/realm/checkpoint.ts';
+import { CHECKPOINT_POLICY, CHECKPOINT_VERSION } from '../actors/realm/state/checkpoint.ts';
 import { realmActorId, realmRef } from '../actors/realm/ref.ts';
-import { RealmState } from '../actors/realm/state.ts';
+import { RealmState } from '../actors/realm/state/state.ts';
 import { ActorClient } from '../actors/runtime/client.ts';
 import type { LeaseListener, Leases, LeaseView } from '../actors/runtime/leases.ts';
 import { LocalBus } from '../actors/runtime/local-bus.ts';

@@ -1,7 +1,7 @@
 // Zulip's message dialect: mentions, channel links, code, quotes, spoilers, math, time, emoji; escaping.
 import fc from 'fast-check';
 import t from 'tap';
-import { renderMessage, renderParsed } from '../actors/realm/markdown.ts';
+import { renderMessage, renderParsed } from '../actors/realm/rules/markdown.ts';
 import { compileLinkifier } from '../lib/linkifiers.ts';
 import { uniq } from './helpers/api.ts';
 import { runPython } from './helpers/python.ts';

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import t from 'tap';
 import { hashPassword } from '../lib/secrets.ts';
 import { NO_LIMITS } from './helpers/backup-org.ts';
-import { SUBSCRIBE_STEP } from '../actors/realm/subscriptions.ts';
+import { SUBSCRIBE_STEP } from '../actors/realm/actions/channels/subscriptions.ts';
 import { catchUp, type Snap } from './helpers/apply.ts';
 import { poll, register } from './helpers/events.ts';
 import { serverFor } from './helpers/server.ts';

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { DEMO_REALM_ID } from '../lib/demo.ts';
-import { RealmState } from '../actors/realm/state.ts';
+import { RealmState } from '../actors/realm/state/state.ts';
 import { EmbeddedStore } from '../storage/embedded.ts';
 import { NO_LIMITS } from './helpers/backup-org.ts';
 import { serverFor } from './helpers/server.ts';
@@ -15,7 +15,7 @@ import type { Api } from './helpers/api.ts';
 import { applyEvent, catchUp, type Snap } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
 import { GROUP_ID } from '../actors/model.ts';
-import { COLORS } from '../actors/realm/subscriptions.ts';
+import { COLORS } from '../actors/realm/actions/channels/subscriptions.ts';
 
 // And partial_subscribers (FL 412) through a restart: who the realm lists when it loads (bots, the recently active),
 // who it lists since (new subscriptions, users back from idleness), with snapshot plus events equal to a fresh register.

@@ -20,7 +20,7 @@ import { newApiKey, sha256Hex } from '../../lib/secrets.ts';
 import { type OrganizationLinkRecord, type OrganizationRecord, T } from '../../storage/tables.ts';
 import { isOrgType, Role } from '../model.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
-import { BootstrapUser } from '../realm/users.ts';
+import { BootstrapUser } from '../realm/actions/people/users.ts';
 import { type Caller, defineAction, defineQuery, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';

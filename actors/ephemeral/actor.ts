@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { badRequest } from '../../lib/errors.ts';
 import { type Delivery, toUsers } from '../events/delivery.ts';
-import { ACCESS_LIMITS_PRESENCE } from '../realm/ephemeral.ts';
+import { ACCESS_LIMITS_PRESENCE } from '../realm/actions/messages/ephemeral.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineAction, defineQuery } from '../runtime/action.ts';
 import { JsonText } from '../runtime/bus.ts';
@@ -44,7 +44,7 @@ interface UserPresence {
 interface RealmPresence {
   users: Map<number, UserPresence>;
   /**
-   * The addresses the API knows users by (`actors/realm/emails.ts`), by user
+   * The addresses the API knows users by (`actors/realm/rules/emails.ts`), by user
    * ID, from the realm, at the realm's directory version `emailsVersion`:
    * checked when someone unknown shows up or the check is older than
    * `EMAILS_MAX_AGE_MS` (a user may hide their address); a check while

@@ -74,7 +74,7 @@ queuePolls.add((set) => {
 /** How often a polling user is reported to their realm (less than its idle window, `IDLE_SECS`). */
 const ACTIVITY_REPORT_MS = 60_000;
 
-/** Tells a realm which of its users were seen polling at `at` (for missed-message email: `actors/realm/notifications.ts`). */
+/** Tells a realm which of its users were seen polling at `at` (for missed-message email: `actors/realm/actions/notifications/notifications.ts`). */
 export type ActivityReport = (realmId: number, userIds: number[], at: number) => void;
 
 export class QueueShard {

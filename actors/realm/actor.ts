@@ -6,21 +6,21 @@
 import { defineActor } from '../runtime/registry.ts';
 import { realmHandlers } from './handlers.ts';
 import { realmRef } from './ref.ts';
-import { deliverScheduled } from './scheduled_messages.ts';
-import { expireInvite } from './invites.ts';
-import { missedMessageEmails } from './notifications.ts';
-import { digestRun, digestSend } from './digest.ts';
-import { retentionRun } from './retention.ts';
-import { deleteUserMessages } from './deactivated_user_messages.ts';
-import { pushNotify, pushRegister, pushRemove, pushUnregister } from './push.ts';
-import { pushDeviceRegister, retiredPushE2eeRegister } from './push_e2ee.ts';
-import { loginEmail } from './login_email.ts';
-import { accountEmail, onboardingEmail } from './signup_email.ts';
-import { markMutedRead } from './personal.ts';
-import { outgoingWebhooks } from './outgoing_webhooks.ts';
-import { makeExport, removeExportFile } from './realm_export.ts';
-import { RealmState } from './state.ts';
-import { noteChange } from './register_parts.ts';
+import { deliverScheduled } from './actions/messages/scheduled_messages.ts';
+import { expireInvite } from './actions/people/invites.ts';
+import { missedMessageEmails } from './actions/notifications/notifications.ts';
+import { digestRun, digestSend } from './actions/notifications/digest.ts';
+import { retentionRun } from './actions/messages/retention.ts';
+import { deleteUserMessages } from './actions/people/deactivated_user_messages.ts';
+import { pushNotify, pushRegister, pushRemove, pushUnregister } from './actions/notifications/push.ts';
+import { pushDeviceRegister, retiredPushE2eeRegister } from './actions/notifications/push_e2ee.ts';
+import { loginEmail } from './actions/notifications/login_email.ts';
+import { accountEmail, onboardingEmail } from './actions/notifications/signup_email.ts';
+import { markMutedRead } from './actions/people/personal.ts';
+import { outgoingWebhooks } from './actions/messages/outgoing_webhooks.ts';
+import { makeExport, removeExportFile } from './actions/organization/realm_export.ts';
+import { RealmState } from './state/state.ts';
+import { noteChange } from './state/register_parts.ts';
 
 export const realmActor = defineActor({
   ref: realmRef,

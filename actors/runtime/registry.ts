@@ -61,7 +61,7 @@ export interface ActorKindDef<S, H extends Record<string, AnyHandler<S>>> {
   /**
    * Called after `changed`, in the mailbox and in commit order: writes to
    * add to the change's own commit (the realm's journal rows and checkpoint
-   * parts, `actors/realm/checkpoint.ts`). May add writes to a change that
+   * parts, `actors/realm/state/checkpoint.ts`). May add writes to a change that
    * made none.
    */
   journalWrites?(state: S, writes: readonly WriteOp[]): WriteOp[];

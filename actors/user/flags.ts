@@ -16,7 +16,7 @@ import type { Store } from '../../storage/store.ts';
 import { messageBucket, type StoredMessage, T, type UserMarks } from '../../storage/tables.ts';
 import { defaultFlags } from '../format.ts';
 import { inSource } from '../model.ts';
-import type { MessageSource } from '../realm/messages.ts';
+import type { MessageSource } from '../realm/actions/messages/messages.ts';
 
 /** Every flag name of the API, in the order Zulip lists them. */
 export const FLAG_ORDER = ['read', 'starred', 'collapsed', 'mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned', 'group_mentioned', 'has_alert_word', 'historical'] as const;

@@ -15,7 +15,7 @@ import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
 import { toUsers } from '../events/delivery.ts';
 import type { ClientEventBody } from '../events/schema.ts';
 import { channelRecipientKey, inSource } from '../model.ts';
-import type { MessageSource } from '../realm/messages.ts';
+import type { MessageSource } from '../realm/actions/messages/messages.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';
 import { defineAction, type Tx } from '../runtime/action.ts';
 import type { ActorContext } from '../runtime/context.ts';

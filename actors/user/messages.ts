@@ -9,7 +9,7 @@ import type { Store } from '../../storage/store.ts';
 import { messageBucket, type StoredMessage, T } from '../../storage/tables.ts';
 import { defaultFlags, topicForClient } from '../format.ts';
 import { inSource } from '../model.ts';
-import type { MessageSource, WithTarget } from '../realm/messages.ts';
+import type { MessageSource, WithTarget } from '../realm/actions/messages/messages.ts';
 import { type FlagRows, readFlagRows, readMessages, userFlags } from './flags.ts';
 
 /** Anchor reported when `first_unread` finds nothing (Zulip's LARGER_THAN_MAX_MESSAGE_ID). */

@@ -1,6 +1,6 @@
 /**
  * What the realm's missed-message email asks a user's actor: which of the
- * messages it is about are still unread (`actors/realm/notifications.ts`).
+ * messages it is about are still unread (`actors/realm/actions/notifications/notifications.ts`).
  * A read of the user's own flags, outside the realm's mailbox.
  */
 import { z } from 'zod';

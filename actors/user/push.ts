@@ -4,7 +4,7 @@
  * `do_clear_mobile_push_notifications_for_ids`). The flag change's commit
  * sets `pushRead`; its effect, after the commit and retried until it
  * succeeds, tells the realm, which sends the removal through the push
- * service (`actors/realm/push.ts`).
+ * service (`actors/realm/actions/notifications/push.ts`).
  */
 import type { StoredMessage } from '../../storage/tables.ts';
 import { realmActorId, realmRef } from '../realm/ref.ts';

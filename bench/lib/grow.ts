@@ -4,7 +4,7 @@
  * users `POST /users` would make (at ~30/s today), in seconds.
  */
 import { DEMO_REALM_ID } from '../../lib/demo.ts';
-import { forgetCheckpoint } from '../../actors/realm/checkpoint.ts';
+import { forgetCheckpoint } from '../../actors/realm/state/checkpoint.ts';
 import { EmbeddedStore } from '../../storage/embedded.ts';
 import { objectBucket, T } from '../../storage/tables.ts';
 

@@ -9,7 +9,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { forgetCheckpoint } from '../../actors/realm/checkpoint.ts';
+import { forgetCheckpoint } from '../../actors/realm/state/checkpoint.ts';
 import type { Config } from '../../lib/config.ts';
 import { backupEmbedded, type NodetoolOptions, openStorage, restoreCassandra, restoreEmbedded, snapshotCassandra } from '../../storage/backup.ts';
 import { exportedRealmId, exportRealm, freeRealmId, importRealm, registerImported } from '../../storage/export.ts';

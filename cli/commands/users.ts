@@ -6,7 +6,7 @@ import { subjects } from '../../actors/subjects.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { hashPassword } from '../../lib/secrets.ts';
 import { importUsers, readImportFile, ROLES } from '../import.ts';
-import { MAX_USERS_PER_BATCH } from '../../actors/realm/users.ts';
+import { MAX_USERS_PER_BATCH } from '../../actors/realm/actions/people/users.ts';
 import { findUser, inOrganization, organizationGroup } from '../organization.ts';
 import { print, readSecret, table, UsageError } from '../output.ts';
 import { type Run, writeZuliprc } from './organizations.ts';

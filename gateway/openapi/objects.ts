@@ -5,7 +5,7 @@
  * level.
  */
 import { z } from 'zod';
-import { REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
+import { REALM_GROUP_SETTINGS } from '../../actors/realm/actions/organization/realm_settings.ts';
 import { DEFAULTS_SETTING_NAMES, LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS, SETTING_NAMES, USER_SETTINGS } from '../../actors/user/settings.ts';
 import {
   ChannelFolderObject,
@@ -184,7 +184,7 @@ export const RegisterFields = {
   realm_icon_source: z.string().optional(),
   realm_plan_type: Id.optional(),
   ...Object.fromEntries(Object.keys(REALM_GROUP_SETTINGS).map((k) => [`realm_${k}`, GroupSettingValue.optional()])),
-  // realm: what no API changes yet, and what the server does (actors/realm/snapshot.ts serverSnapshot).
+  // realm: what no API changes yet, and what the server does (actors/realm/actions/organization/snapshot.ts serverSnapshot).
   realm_org_type: Id.optional(),
   realm_video_chat_provider: Id.optional(),
   realm_available_video_chat_providers: z.record(z.string(), z.object({ name: z.string(), id: Id }).strict()).optional(),

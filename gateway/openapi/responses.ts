@@ -28,7 +28,7 @@ import {
   UserGroupObject,
   UserObject,
 } from '../../actors/events/schema.ts';
-import { PLAIN, REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
+import { PLAIN, REALM_GROUP_SETTINGS } from '../../actors/realm/actions/organization/realm_settings.ts';
 import { GroupSettingValue } from '../../storage/tables.ts';
 import type { Route } from '../route.ts';
 import { AUTH_ERRORS, COMMON_ERRORS, type ErrorCase, Id, success } from './envelope.ts';

@@ -13,7 +13,7 @@
  * password shows the form again with 401 and counts against the address's
  * credential budget, as POST /fetch_api_key does (`checksCredentials`).
  */
-import { authenticationFailed } from '../../actors/realm/api_keys.ts';
+import { authenticationFailed } from '../../actors/realm/actions/people/api_keys.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { hashPassword, verifyPassword } from '../../lib/secrets.ts';

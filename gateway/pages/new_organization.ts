@@ -20,7 +20,7 @@ import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../lib/secrets.ts';
 import type { RawParams } from '../params.ts';
 import { document, escapeHtml, html, type Page, type PageContext } from './page.ts';
 
-/** The invitation's address rule (actors/realm/invites.ts). */
+/** The invitation's address rule (actors/realm/actions/people/invites.ts). */
 const EMAIL = /^[^\s@,<>]+@[^\s@,<>]+\.[^\s@,<>]+$/;
 /** The directory's limit on an organization's name. */
 const MAX_NAME_LENGTH = 40;

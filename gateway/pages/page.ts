@@ -8,7 +8,7 @@ import { PathTable } from '../path.ts';
 import type { ActorClient } from '../../actors/runtime/client.ts';
 import type { RawParams } from '../params.ts';
 import type { SiteHosts } from '../../lib/hosts.ts';
-import type { Authenticated } from '../../actors/realm/users.ts';
+import type { Authenticated } from '../../actors/realm/actions/people/users.ts';
 
 export interface PageContext {
   actors: ActorClient;

@@ -3,10 +3,10 @@
  * missed_messages, digest, welcome and login): one click, no login, as Zulip's.
  * The token is checked by the realm actor, which turns the user's
  * `enable_offline_email_notifications` (missed-message emails),
- * `enable_digest_emails` (digests) or `enable_login_emails` (login) off, or cancels the pending onboarding emails (welcome) (`actors/realm/notifications.ts`).
+ * `enable_digest_emails` (digests) or `enable_login_emails` (login) off, or cancels the pending onboarding emails (welcome) (`actors/realm/actions/notifications/notifications.ts`).
  */
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
-import type { UnsubscribeKind } from '../../actors/realm/notifications.ts';
+import type { UnsubscribeKind } from '../../actors/realm/actions/notifications/notifications.ts';
 import { ApiError } from '../../lib/errors.ts';
 import { DIGEST_UNSUBSCRIBE_PATH, LOGIN_UNSUBSCRIBE_PATH, UNSUBSCRIBE_PATH, WELCOME_UNSUBSCRIBE_PATH } from '../../lib/mail.ts';
 import { document, escapeHtml, html, type Page } from './page.ts';

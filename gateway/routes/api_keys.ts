@@ -4,7 +4,7 @@
  * realm's mailbox, against the hash the realm returns.
  */
 import { z } from 'zod';
-import { authenticationFailed } from '../../actors/realm/api_keys.ts';
+import { authenticationFailed } from '../../actors/realm/actions/people/api_keys.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { hashPassword, verifyPassword } from '../../lib/secrets.ts';
 import { announceRevocation } from '../auth.ts';

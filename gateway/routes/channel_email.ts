@@ -1,4 +1,4 @@
-/** GET /streams/{stream_id}/email_address (FL 226): "" here, as a Zulip server without an email gateway answers (`actors/realm/channel_email.ts`). */
+/** GET /streams/{stream_id}/email_address (FL 226): "" here, as a Zulip server without an email gateway answers (`actors/realm/actions/channels/channel_email.ts`). */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { int, json } from '../params.ts';

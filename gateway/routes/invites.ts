@@ -5,7 +5,7 @@
  * emails once the realm has answered (so once they are durable).
  */
 import { z } from 'zod';
-import { PARTIAL_INVITE_MESSAGE } from '../../actors/realm/invites.ts';
+import { PARTIAL_INVITE_MESSAGE } from '../../actors/realm/actions/people/invites.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { ApiError, type ErrorExtra } from '../../lib/errors.ts';
 import { sendMail } from '../../lib/mail.ts';

@@ -1,7 +1,7 @@
 /** PATCH and DELETE /messages/{message_id}, GET /messages/{message_id}/history, POST /streams/{stream_id}/delete_topic. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
-import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
+import { MAX_MESSAGE_LENGTH } from '../../actors/realm/actions/messages/messages.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { bool, int, str } from '../params.ts';
 import { caller, me, route } from '../route.ts';

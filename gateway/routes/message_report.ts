@@ -1,6 +1,6 @@
 /** POST /messages/{message_id}/report (FL 382): a moderation request for a message. */
 import { z } from 'zod';
-import { MAX_REPORT_DESCRIPTION_LENGTH } from '../../actors/realm/message_report.ts';
+import { MAX_REPORT_DESCRIPTION_LENGTH } from '../../actors/realm/actions/messages/message_report.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { int, str } from '../params.ts';
 import { caller, me, route } from '../route.ts';

@@ -1,7 +1,7 @@
 /** POST /messages (send) and GET /messages (history). */
 import { z } from 'zod';
 import { clientExtavatar } from '../../actors/format.ts';
-import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
+import { MAX_MESSAGE_LENGTH } from '../../actors/realm/actions/messages/messages.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { badRequest, missingParam } from '../../lib/errors.ts';
@@ -35,7 +35,7 @@ export const sendMessage = route({
       throw missingParam(p.queue_id === undefined ? 'queue_id' : 'local_id');
     }
     if (p.type === 'stream' && Array.isArray(p.to) && p.to.length !== 1) throw badRequest("Invalid 'to': a channel message goes to one channel");
-    // Outgoing-webhook bots the message triggers are served by a follow-up of the send's commit (`actors/realm/outgoing_webhooks.ts`).
+    // Outgoing-webhook bots the message triggers are served by a follow-up of the send's commit (`actors/realm/actions/messages/outgoing_webhooks.ts`).
     return ctx.actors.raw(realmRef, realmActorId(me(ctx).realmId), {
       // A topic wildcard mention needs the topic's participants counted first; other sends skip that read.
       type: TOPIC_WILDCARD.test(p.content) ? 'sendMessageWithTopicWildcard' : 'sendMessage',

@@ -1,6 +1,6 @@
 /** Custom profile fields: GET/POST/PATCH /realm/profile_fields, PATCH and DELETE /realm/profile_fields/{field_id}, PATCH /users/me/profile_data. */
 import { z } from 'zod';
-import { ProfileDataEntry } from '../../actors/realm/profile_fields.ts';
+import { ProfileDataEntry } from '../../actors/realm/actions/people/profile_fields.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { bool, int, json, str } from '../params.ts';
 import { caller, me, route } from '../route.ts';

@@ -4,7 +4,7 @@
  * /users/me/android_gcm_reg_id, POST /mobile_push/test_notification, and the
  * end-to-end encrypted forms: POST /mobile_push/register and
  * /mobile_push/e2ee/test_notification.
- * One realm call each (`actors/realm/push.ts`).
+ * One realm call each (`actors/realm/actions/notifications/push.ts`).
  */
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { TokenKind } from '../../lib/push.ts';
@@ -55,7 +55,7 @@ export const testPushNotification = route({
 
 /**
  * POST /mobile_push/register: a client device's end-to-end encrypted push
- * registration (`actors/realm/push_e2ee.ts`), by `device_id` (FL 468). The
+ * registration (`actors/realm/actions/notifications/push_e2ee.ts`), by `device_id` (FL 468). The
  * FL 406-467 form's `push_account_id` is no parameter any more: a request
  * of that form lacks `device_id` and is refused, as Zulip 12 refuses it.
  * `device_id` is checked by the actor, after the check that the caller is

@@ -1,6 +1,6 @@
 /** Organization settings: PATCH /realm. */
 import { z } from 'zod';
-import { NO_EFFECT_GROUP_SETTINGS, REALM_GROUP_SETTINGS } from '../../actors/realm/realm_settings.ts';
+import { NO_EFFECT_GROUP_SETTINGS, REALM_GROUP_SETTINGS } from '../../actors/realm/actions/organization/realm_settings.ts';
 import { DIRECTORY_ID, directoryRef } from '../../actors/directory/ref.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { GroupSettingValue } from '../../storage/tables.ts';

@@ -1,7 +1,7 @@
 /**
  * Organization exports: POST /export/realm, GET /export/realm, DELETE
  * /export/realm/{export_id}, GET /export/realm/consents
- * (`actors/realm/realm_export.ts`). The archive itself is a page
+ * (`actors/realm/actions/organization/realm_export.ts`). The archive itself is a page
  * (`gateway/pages/realm_export.ts`).
  */
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /** Scheduled messages (FL 179): POST, GET, PATCH and DELETE /scheduled_messages. */
 import { z } from 'zod';
-import { MAX_MESSAGE_LENGTH } from '../../actors/realm/messages.ts';
+import { MAX_MESSAGE_LENGTH } from '../../actors/realm/actions/messages/messages.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { bool, int, str } from '../params.ts';
 import { caller, me, route } from '../route.ts';

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
-import { TargetUsers } from '../../actors/realm/settings.ts';
+import { TargetUsers } from '../../actors/realm/actions/people/settings.ts';
 import { userActorId, userRef } from '../../actors/user/ref.ts';
 import { SETTING_NAMES, type SettingValue, USER_SETTINGS } from '../../actors/user/settings.ts';
 import { badRequest } from '../../lib/errors.ts';

@@ -1,7 +1,7 @@
 /** POST and GET /users/me/subscriptions, POST /channels/create. */
 import { z } from 'zod';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
-import { IncludeSubscribers as IncludeSubscribersValue, SUBSCRIBE_STEP } from '../../actors/realm/subscriptions.ts';
+import { IncludeSubscribers as IncludeSubscribersValue, SUBSCRIBE_STEP } from '../../actors/realm/actions/channels/subscriptions.ts';
 import { CHANNEL_GROUP_SETTINGS, GroupSettingValue, TopicsPolicy } from '../../storage/tables.ts';
 import { bool, int, json, str, wordOrInt } from '../params.ts';
 import { caller, me, route } from '../route.ts';
@@ -50,7 +50,7 @@ function creationFields(p: { [K in keyof typeof creationParams]?: z.infer<(typeo
 /**
  * How long a subscription request may take: the default for a request of one step, and 2 ms more
  * per subscription past `SUBSCRIBE_STEP` (principals × channels), as the realm does a large request
- * in steps with other requests in between (`actors/realm/subscriptions.ts`): 33,645 principals of
+ * in steps with other requests in between (`actors/realm/actions/channels/subscriptions.ts`): 33,645 principals of
  * one channel may take about 77 s on a loaded machine and are answered when done, not with a
  * timeout while the steps go on. At most ten minutes.
  */

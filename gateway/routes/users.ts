@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { pushConfigured } from '../../lib/push.ts';
 import { clientExtavatar } from '../../actors/format.ts';
-import { ProfileDataEntry } from '../../actors/realm/profile_fields.ts';
+import { ProfileDataEntry } from '../../actors/realm/actions/people/profile_fields.ts';
 import { realmActorId, realmRef } from '../../actors/realm/ref.ts';
 import { hashPassword } from '../../lib/secrets.ts';
 import { SERVER_VERSION } from '../../lib/version.ts';
