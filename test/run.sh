@@ -52,6 +52,7 @@ tapsuite() { # name, env assignments..., -- files...: adds the pass/fail/skip co
 }
 
 step typecheck npx tsc --noEmit -p .
+step realm-layers node --import tsx scripts/check-layers.ts
 
 # The API suite: run against the embedded server and again against a real cluster. One file a line.
 API_TESTS=(
