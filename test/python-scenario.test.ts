@@ -612,7 +612,7 @@ print(json.dumps({"renamed": renamed, "old": old.get("code"), "after": after.get
 
 t.test('python scenario - a member adds a bot, which posts in the channel', async (t) => {
   const short = uniq('pybot').slice(-10).replace(/[^a-z0-9]/g, '');
-  const out = step(t, member1, ['POST /bots', 'PATCH /bots/{bot_id}', 'GET /bots', 'GET /bots/{bot_id}/api_key', 'GET /server_settings', 'POST /messages', 'GET /messages'], `
+  const out = step(t, member1, ['POST /bots', 'PATCH /bots/{bot_id}', 'GET /bots', 'GET /bots/{bot_id}/api_key', 'GET /server_settings', 'POST /messages', 'GET /messages', 'PUT /bot_storage', 'GET /bot_storage', 'DELETE /bot_storage'], `
 made = ok(client.call_endpoint("bots", method="POST", request={"full_name": "Lunch Bot ${short}", "short_name": ${J(short)}}))
 renamed = ok(client.call_endpoint(f"bots/{made['user_id']}", method="PATCH", request={"full_name": "Lunch Bot ${short} Renamed"}))["full_name"]
 mine = [b for b in ok(client.call_endpoint("bots", method="GET"))["bots"] if b["user_id"] == made["user_id"]][0]
@@ -620,10 +620,16 @@ key = ok(client.call_endpoint(f"bots/{made['user_id']}/api_key", method="GET"))[
 bot = zulip.Client(email=mine["username"], api_key=key, site=client.base_url[:-len("/api/")])
 posted = ok(bot.send_message({"type": "stream", "to": ${J(channel)}, "topic": "menu", "content": "Today: soup"}))["id"]
 seen = ok(client.get_messages({"anchor": posted, "num_before": 0, "num_after": 0, "apply_markdown": False}))["messages"][0]
-print(json.dumps({"bot": made["user_id"], "owner": mine["owner_id"], "type": mine["bot_type"], "sender": seen["sender_id"], "content": seen["content"], "renamed": renamed, "name": mine["full_name"]}))`);
+# The bot keeps state between runs in its storage (FL 494: bots only).
+ok(bot.update_storage({"storage": {"menu": "soup", "day": "monday"}}))
+stored = ok(bot.get_storage())["storage"]
+ok(bot.call_endpoint("bot_storage", method="DELETE", request={"keys": ["day"]}))
+kept = ok(bot.get_storage({"keys": ["menu"]}))["storage"]
+print(json.dumps({"bot": made["user_id"], "owner": mine["owner_id"], "type": mine["bot_type"], "sender": seen["sender_id"], "content": seen["content"], "renamed": renamed, "name": mine["full_name"], "stored": stored, "kept": kept}))`);
   t.same([out.owner, out.type], [member1.userId, 1], 'listed as the member\'s generic bot');
   t.same([out.renamed, out.name], [`Lunch Bot ${short} Renamed`, `Lunch Bot ${short} Renamed`], 'its owner renamed it (PATCH /bots/{bot_id})');
   t.same([out.sender, out.content], [out.bot, 'Today: soup'], 'the bot posts with the key GET /bots/{bot_id}/api_key gave (FL 463)');
+  t.same([out.stored, out.kept], [{ menu: 'soup', day: 'monday' }, { menu: 'soup' }], 'update_storage and get_storage keep the bot\'s state; a DELETE of a key removes it');
 });
 
 t.test('python scenario - a listener gets each message as it comes (call_on_each_message)', async (t) => {
@@ -677,8 +683,6 @@ print(json.dumps({"too_soon": [too_soon["result"], too_soon["msg"]], "moved": mo
 /** The Python client's methods whose routes this server does not have, with the route each calls. */
 const NO_ROUTE_HERE: Record<string, [route: string, why: string]> = {
   remove_user_group: ['DELETE /user_groups/{user_group_id}', 'gone from Zulip: groups are deactivated (called above)'],
-  update_storage: ['PUT /bot_storage', 'bot storage is not implemented'],
-  get_storage: ['GET /bot_storage', 'bot storage is not implemented'],
 };
 
 t.test('python scenario - client methods with no route here are skipped', async (t) => {

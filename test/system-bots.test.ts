@@ -258,7 +258,7 @@ t.test('system bots - message reports: every role reports a message it can read 
   r = await maria.post(`/messages/${target.id}/report`, { report_type: 'rudeness' });
   isError(t, r, 400, 'BAD_REQUEST', /report_type/, 'a type not in server_report_message_types');
   r = await maria.post(`/messages/${target.id}/report`, {});
-  isError(t, r, 400, 'BAD_REQUEST', /report_type/, 'no type');
+  isError(t, r, 400, 'REQUEST_VARIABLE_MISSING', /^Missing 'report_type' argument$/, 'no type');
   r = await maria.post(`/messages/${target.id}/report`, { report_type: 'spam', description: 'd'.repeat(1001) });
   isError(t, r, 400, 'BAD_REQUEST', /description/, 'a description over 1000 characters');
   const hidden = uniq('hidden');
