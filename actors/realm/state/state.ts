@@ -25,6 +25,7 @@ import {
   type RealmEmojiRecord,
   type RealmMeta,
   type ScheduledMessage,
+  type StoredMessage,
   type SubscriptionRecord,
   T,
   type UserGroupRecord,
@@ -391,6 +392,24 @@ export class RealmState {
     }
   }
 
+
+  /**
+   * Deletes stored messages found outside the mailbox (retention, a deleted user's messages): their rows and
+   * locators, their topics' counts, and each channel's first message ID where it went (`firstIds`: channel ->
+   * the new first, or null). O(the messages).
+   */
+  deleteStoredMessages(tx: Tx, messages: readonly StoredMessage[], firstIds: ReadonlyMap<number, number | null>): void {
+    for (const m of messages) {
+      tx.write(T.messages.at(this.realmId, m.recipientKey, m.id).delete(), T.messageLocator.at(this.realmId, m.id).delete());
+      if (m.streamId !== null) this.countTopic(tx, m.streamId, m.topic, m.id, -1);
+    }
+    for (const [id, first] of firstIds) {
+      const c = this.channels.get(id);
+      if (!c) continue;
+      c.firstMessageId = first;
+      tx.write(T.channels.at(this.realmId, c.id).put(c));
+    }
+  }
   /**
    * Counts a message in (`delta` 1) or out of (-1) a channel's topic and
    * records the change in `tx`; the topic goes when its last message does.

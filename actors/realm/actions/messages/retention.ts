@@ -146,16 +146,7 @@ export const retentionRun = timer({
   },
   apply(state, { p, found }, tx) {
     if (!found.current || state.retentionAt !== p.at) return null;
-    for (const m of found.old) {
-      tx.write(T.messages.at(state.realmId, m.recipientKey, m.id).delete(), T.messageLocator.at(state.realmId, m.id).delete());
-      if (m.streamId !== null) state.countTopic(tx, m.streamId, m.topic, m.id, -1);
-    }
-    for (const [id, first] of found.firstIds) {
-      const c = state.channels.get(id);
-      if (!c) continue;
-      c.firstMessageId = first;
-      tx.write(T.channels.at(state.realmId, c.id).put(c));
-    }
+    state.deleteStoredMessages(tx, found.old, found.firstIds);
     // More old messages: the next batch at once (other requests first); else tomorrow, while a period is limited.
     setAt(state, tx, found.more ? Date.now() : limited(state) ? Date.now() + RUN_EVERY_MS : null);
     return null;

@@ -151,16 +151,7 @@ export const deleteUserMessages = timer({
   },
   check: (_state, p: Payload, _ctx, found: Found) => ({ p, found }),
   apply(state, { p, found }, tx) {
-    for (const m of found.doomed) {
-      tx.write(T.messages.at(state.realmId, m.recipientKey, m.id).delete(), T.messageLocator.at(state.realmId, m.id).delete());
-      if (m.streamId !== null) state.countTopic(tx, m.streamId, m.topic, m.id, -1);
-    }
-    for (const [id, first] of found.firstIds) {
-      const c = state.channels.get(id);
-      if (!c) continue;
-      c.firstMessageId = first;
-      tx.write(T.channels.at(state.realmId, c.id).put(c));
-    }
+    state.deleteStoredMessages(tx, found.doomed, found.firstIds);
     if (found.next !== 'done') {
       const next: Payload = { ...p, at: found.next };
       tx.setTimer(DELETE_USER_MESSAGES, Date.now(), next, p.userIds[p.userIds.length - 1]!);
