@@ -93,7 +93,7 @@ t.test('export - imported under another realm ID: keys, upload paths and links r
   await store.close();
 
   process.env.PARLEY_DATA_DIR = join(dir, 'data'); // where this process's file store is (storage/files.ts)
-  const parley = await startParley(loadConfig({ ...process.env, PARLEY_MODE: 'embedded', PARLEY_PORT: '0', PARLEY_DATA_DIR: join(dir, 'data'), PARLEY_LOG_LEVEL: 'warn' }));
+  const parley = await startParley(loadConfig({ ...process.env, PARLEY_MODE: 'embedded', PARLEY_PORT: '0', PARLEY_METRICS_PORT: '0', PARLEY_DATA_DIR: join(dir, 'data'), PARLEY_LOG_LEVEL: 'warn' }));
   t.teardown(() => parley.stop());
   t.equal(await freeRealmId(parley.actors), 1, 'an empty directory: realm 1 is free');
   const registered = await registerImported(parley.actors, got);

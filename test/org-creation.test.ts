@@ -26,7 +26,7 @@ const dir = mkdtempSync(join(tmpdir(), 'parley-orgs-'));
 const port = await freePort();
 // `<sub>.localhost` resolves to the loopback address in Chromium without DNS.
 const site = `http://localhost:${port}`;
-const parley = await startParley(loadConfig({ ...process.env, PARLEY_MODE: 'embedded', PARLEY_ROLE: 'all', PARLEY_PORT: String(port), PARLEY_DATA_DIR: join(dir, 'data'), PARLEY_SITE_URL: site }));
+const parley = await startParley(loadConfig({ ...process.env, PARLEY_MODE: 'embedded', PARLEY_ROLE: 'all', PARLEY_PORT: String(port), PARLEY_METRICS_PORT: '0', PARLEY_DATA_DIR: join(dir, 'data'), PARLEY_SITE_URL: site }));
 t.teardown(async () => {
   await parley.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -51,6 +51,64 @@ tapsuite() { # name, env assignments..., -- files...: adds the pass/fail/skip co
   passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s + t))
 }
 
+tally() { # a file of step and suite output (a background job's): adds its counts to the totals
+  local line
+  while IFS= read -r line; do
+    if [[ $line =~ ^[a-z0-9-]+:\ cases:\ pass\ ([0-9]+),\ fail\ ([0-9]+),\ skip\ ([0-9]+),\ todo\ ([0-9]+)$ ]]; then
+      passed=$((passed + BASH_REMATCH[1])); failed=$((failed + BASH_REMATCH[2])); skipped=$((skipped + BASH_REMATCH[3] + BASH_REMATCH[4]))
+    elif [[ $line == "ok - "* ]]; then passed=$((passed + 1))
+    elif [[ $line == "not ok - "* ]]; then failed=$((failed + 1))
+    fi
+  done <"$1"
+}
+
+background() { # name, function: runs the function's steps and suites in the background; `collect name` counts them
+  local name=$1; shift
+  "$@" >"$LOG_DIR/$name.screen" 2>&1 &
+  eval "BG_${name//-/_}=$!"
+}
+
+collect() { # name...: waits for those background jobs, prints what they printed and counts it, in the order given
+  local name pid
+  for name in "$@"; do
+    pid=BG_${name//-/_}
+    wait "${!pid}"
+    cat "$LOG_DIR/$name.screen"
+    tally "$LOG_DIR/$name.screen"
+  done
+}
+
+side_by_side() { # function...: runs each in the background (their suites one after another), then counts them all
+  local f
+  for f in "$@"; do background "$f" "$f"; done
+  collect "$@"
+}
+
+cleanup() {
+  [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
+  local pids; pids=$(jobs -p); [ -n "$pids" ] && kill $pids 2>/dev/null
+  bash scripts/services.sh stop all >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# What the suites need from outside, fetched while the type check and the first suites run: the
+# backing services (installed and started: apt and Maven Central), then Chromium, Prometheus, nginx and
+# HAProxy (one after another: apt takes one lock), and k6 (built with `go install`, at a low priority:
+# the bench smoke needs it only at the end). Each is waited for just before a suite needs it.
+# JMX on (loopback only) for nodetool: the cluster backup test snapshots and imports with it.
+export PARLEY_CASSANDRA_JMX_PORT=${PARLEY_CASSANDRA_JMX_PORT:-17199}
+fetch_tools() {
+  step chromium bash scripts/install-chromium.sh
+  touch "$LOG_DIR/.chromium-done"
+  step services-start bash scripts/services.sh start all
+  step prometheus-install bash scripts/install-prometheus.sh
+  step lb-install bash scripts/install-lb.sh
+}
+fetch_k6() { step k6-install nice -n 15 bash scripts/install-k6.sh; }
+rm -f "$LOG_DIR/.chromium-done"
+background tools fetch_tools
+background k6 fetch_k6
+
 step typecheck npx tsc --noEmit -p .
 step realm-layers node --import tsx scripts/check-layers.ts
 
@@ -122,52 +180,62 @@ API_TESTS=(
   test/organizations.test.ts
 )
 
-# The invitation test accepts an invitation in a real headless browser.
-step chromium bash scripts/install-chromium.sh
+# The invitation test accepts an invitation in a real headless browser: Chromium is installed first.
+for _ in $(seq 1 600); do [ -f "$LOG_DIR/.chromium-done" ] && break; kill -0 "$BG_tools" 2>/dev/null || break; sleep 1; done
 
 tapsuite embedded-api PARLEY_LOG_LEVEL=warn -- "${API_TESTS[@]}"
-tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts test/metrics-runtime.test.ts test/subscribers.test.ts
-# Seeded fuzzing of every route on an embedded server of its own (it deactivates users and
-# regenerates keys, so never against the shared cluster); the seed is printed for a replay.
-tapsuite fuzz PARLEY_LOG_LEVEL=warn -- test/fuzz.test.ts
-# The organization-creation page in Chromium, on an embedded server in the test's own process (it asks the
-# directory actor for a creation link in-process, so it runs in the embedded mode only).
-tapsuite org-creation PARLEY_LOG_LEVEL=warn -- test/org-creation.test.ts
-# Missed-message email, read from a real SMTP server the test starts (the server under test mails it
-# through PARLEY_SMTP_URL, so it runs on an embedded server of its own).
-tapsuite notifications PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts
-# The weekly digest email, run through `parley org digest . --now`, read from the same kind of SMTP server.
-tapsuite digest PARLEY_LOG_LEVEL=warn -- test/digest.test.ts
-# Message retention (FL 452), run through `parley org retention . --now` on an embedded server of its own
-# (PARLEY_RETENTION_DAY_SECS makes a day 10 s).
-tapsuite retention PARLEY_LOG_LEVEL=warn -- test/retention.test.ts
-# Deleted users (FL 490), deleted through `parley users delete` on an embedded server of its own.
-tapsuite deleted-users PARLEY_LOG_LEVEL=warn -- test/deleted-users.test.ts
-# The account and onboarding emails of sign-up and organization creation (PARLEY_ONBOARDING_DAY_SECS shortens the
-# schedule's days: ~70 s), and new-login email rules, from the same kind of SMTP server.
-tapsuite signup-email PARLEY_LOG_LEVEL=warn -- test/signup-email.test.ts
-# Mobile push, against a push notification service the test starts (the server under test reaches it
-# through PARLEY_PUSH_SERVICE_URL, so it runs on embedded servers of its own).
-tapsuite push PARLEY_LOG_LEVEL=warn -- test/push.test.ts
-# Provisioning at scale: parley users import of 5,000 users, bulk subscription of thousands (embedded).
-tapsuite provision PARLEY_LOG_LEVEL=warn -- test/provision.test.ts
-# subscriber_count kept by the realm: through changes, a restart and both loads of the realm (embedded).
-tapsuite subscriber-count PARLEY_LOG_LEVEL=warn -- test/subscriber-count.test.ts
-
-cleanup() {
-  [ -n "${CLUSTER_PID:-}" ] && kill -INT "$CLUSTER_PID" 2>/dev/null && wait "$CLUSTER_PID" 2>/dev/null
-  bash scripts/services.sh stop all >/dev/null 2>&1 || true
+# Suites on embedded servers of their own, side by side in lanes: most of their time is waiting (mail
+# batching, schedules and days shortened to seconds, restarts), so lanes share the 2 cores well. Within a
+# lane, suites and their files run one after another.
+lane_mail() {
+  # The account and onboarding emails of sign-up and organization creation (PARLEY_ONBOARDING_DAY_SECS
+  # shortens the schedule's days: ~70 s), and new-login email rules, read from a real SMTP server.
+  tapsuite signup-email PARLEY_LOG_LEVEL=warn -- test/signup-email.test.ts
+  # Message retention (FL 452), run through `parley org retention . --now` on an embedded server of its own
+  # (PARLEY_RETENTION_DAY_SECS makes a day 10 s).
+  tapsuite retention PARLEY_LOG_LEVEL=warn -- test/retention.test.ts
+  # Deleted users (FL 490), deleted through `parley users delete` on an embedded server of its own.
+  tapsuite deleted-users PARLEY_LOG_LEVEL=warn -- test/deleted-users.test.ts
 }
-trap cleanup EXIT
-
-# JMX on (loopback only) for nodetool: the cluster backup test snapshots and imports with it.
-export PARLEY_CASSANDRA_JMX_PORT=${PARLEY_CASSANDRA_JMX_PORT:-17199}
-if bash scripts/services.sh start all; then
+lane_notify() {
+  # Missed-message email, read from a real SMTP server the test starts (the server under test mails it
+  # through PARLEY_SMTP_URL, so it runs on an embedded server of its own).
+  tapsuite notifications PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts
+  # The weekly digest email, run through `parley org digest . --now`, read from the same kind of SMTP server.
+  tapsuite digest PARLEY_LOG_LEVEL=warn -- test/digest.test.ts
+  tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts test/metrics-runtime.test.ts test/subscribers.test.ts
+}
+lane_misc() {
+  # Seeded fuzzing of every route on an embedded server of its own (it deactivates users and
+  # regenerates keys, so never against the shared cluster); the seed is printed for a replay.
+  tapsuite fuzz PARLEY_LOG_LEVEL=warn -- test/fuzz.test.ts
+  # The organization-creation page in Chromium, on an embedded server in the test's own process (it asks the
+  # directory actor for a creation link in-process, so it runs in the embedded mode only).
+  tapsuite org-creation PARLEY_LOG_LEVEL=warn -- test/org-creation.test.ts
+  # Mobile push, against a push notification service the test starts (the server under test reaches it
+  # through PARLEY_PUSH_SERVICE_URL, so it runs on embedded servers of its own).
+  tapsuite push PARLEY_LOG_LEVEL=warn -- test/push.test.ts
+  # Provisioning at scale: parley users import of 5,000 users, bulk subscription of thousands (embedded).
+  tapsuite provision PARLEY_LOG_LEVEL=warn -- test/provision.test.ts
+  # subscriber_count kept by the realm: through changes, a restart and both loads of the realm (embedded).
+  tapsuite subscriber-count PARLEY_LOG_LEVEL=warn -- test/subscriber-count.test.ts
+}
+# The store, bus, lease, limiter and file suites against real NATS, Redis and Cassandra, and backups with
+# nodetool, once the background job has started the services.
+lane_backends() {
+  for _ in $(seq 1 600); do bash scripts/services.sh status >/dev/null 2>&1 && break; kill -0 "$BG_tools" 2>/dev/null || break; sleep 2; done
   eval "$(bash scripts/services.sh env)"
   export PARLEY_NATS_URL PARLEY_REDIS_URL PARLEY_CASSANDRA_CONTACT_POINTS PARLEY_CASSANDRA_DC
   tapsuite backends PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/store.test.ts test/bus.test.ts test/leases.test.ts test/limiter.test.ts test/files.test.ts
   tapsuite backup PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/backup.test.ts test/export.test.ts test/backup-cli.test.ts
   tapsuite checkpoint PARLEY_LOG_LEVEL=warn -- test/checkpoint.test.ts
+}
+side_by_side lane_mail lane_notify lane_misc lane_backends
+collect tools
+
+if bash scripts/services.sh start all; then
+  eval "$(bash scripts/services.sh env)"
+  export PARLEY_NATS_URL PARLEY_REDIS_URL PARLEY_CASSANDRA_CONTACT_POINTS PARLEY_CASSANDRA_DC
 
   if [ -f scripts/cluster.ts ]; then
     echo "=== starting a local cluster (2 gateways, 2 actor nodes)"
@@ -192,15 +260,13 @@ if bash scripts/services.sh start all; then
       kill -INT "$CLUSTER_PID" 2>/dev/null; wait "$CLUSTER_PID" 2>/dev/null; CLUSTER_PID=
       node --import tsx scripts/drop-keyspace.ts "parley_ci_$$" || echo "# could not drop keyspace parley_ci_$$"
       unset PARLEY_OUTBOX_DIR
-      # A real Prometheus scrapes a cluster in test/cluster/prometheus.test.ts.
-      step prometheus-install bash scripts/install-prometheus.sh
+      # A real Prometheus (installed in the background above) scrapes a cluster in test/cluster/prometheus.test.ts.
       [ -d test/cluster ] && tapsuite cluster PARLEY_LOG_LEVEL=warn -- test/cluster/*.test.ts
     else
       failed=$((failed + 1)); echo "not ok - the cluster did not start"; tail -40 "$LOG_DIR/cluster-processes.log"
     fi
   fi
   # nginx, HAProxy and ingress-nginx's directives, from deploy/ and k8s/, in front of a cluster of their own.
-  step lb-install bash scripts/install-lb.sh
   tapsuite lb PARLEY_LOG_LEVEL=warn -- test/lb/lb.test.ts
 else
   failed=$((failed + 1)); echo "not ok - backing services did not start"
@@ -221,9 +287,9 @@ no_response_violations() {
 step "responses - every API response made during the suites matches the OpenAPI document" no_response_violations
 
 if [ -f scripts/k8s-validate.sh ]; then step k8s-manifests bash scripts/k8s-validate.sh; fi
-# The bench smoke run proves the scripts still work (k6 scripts included, so
-# k6 is built first; the services are still up for the cluster step).
-step k6-install bash scripts/install-k6.sh
+# The bench smoke run proves the scripts still work (k6 scripts included: k6 was built in the background;
+# the services are still up for the cluster step).
+collect k6
 step bench-smoke node --import tsx bench/run.ts --smoke
 
 if [ "$failed" -gt 0 ]; then
