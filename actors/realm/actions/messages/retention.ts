@@ -26,11 +26,9 @@ import { z } from 'zod';
 import { ApiError } from '../../../../lib/errors.ts';
 import { type StoredMessage, T } from '../../../../storage/tables.ts';
 import { channelRecipientKey, dmRecipientKey } from '../../../model.ts';
-import { toUsers } from '../../../events/delivery.ts';
 import { defineAction, defineTimer, type Tx } from '../../../runtime/action.ts';
 import type { ActorContext } from '../../../runtime/context.ts';
-import { channelAudience } from '../../rules/access.ts';
-import { audience } from './message_edit.ts';
+import { deletedMessagesEvents } from './deleted_messages.ts';
 import type { RealmState } from '../../state/state.ts';
 
 const action = defineAction<RealmState>();
@@ -153,23 +151,6 @@ export const retentionRun = timer({
   },
   events(state, { found }) {
     if (!found.current) return [];
-    // One event per conversation (channel and topic, or direct message conversation), to the users who had its messages.
-    const groups = new Map<string, StoredMessage[]>();
-    for (const m of found.old) {
-      const key = `${m.recipientKey}\u0000${m.streamId !== null ? m.topic : ''}`;
-      const g = groups.get(key);
-      if (g) g.push(m);
-      else groups.set(key, [m]);
-    }
-    const out = [...groups.values()].map((ms) => {
-      const m = ms[0]!;
-      const ids = ms.map((x) => x.id).sort((a, b) => a - b);
-      return toUsers(state.realmId, audience(state, m), { type: 'delete_message', message_type: m.type, message_ids: ids, ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) });
-    });
-    for (const id of found.firstIds.keys()) {
-      const c = state.channels.get(id);
-      if (c) out.push(toUsers(state.realmId, channelAudience(state, c), { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'first_message_id', value: c.firstMessageId }));
-    }
-    return out;
+    return deletedMessagesEvents(state, found.old, found.firstIds.keys());
   },
 });

@@ -24,11 +24,9 @@
 import { z } from 'zod';
 import { type StoredMessage, messageBucket, T } from '../../../../storage/tables.ts';
 import { channelRecipientKey, dmRecipientKey, inSource } from '../../../model.ts';
-import { toUsers, type Delivery } from '../../../events/delivery.ts';
 import { defineTimer, FOLLOW_UP_DELAY_MS, type Tx } from '../../../runtime/action.ts';
 import type { ActorContext } from '../../../runtime/context.ts';
-import { channelAudience } from '../../rules/access.ts';
-import { audience } from '../messages/message_edit.ts';
+import { deletedMessagesEvents } from '../messages/deleted_messages.ts';
 import { readerView } from '../messages/reading.ts';
 import type { RealmState } from '../../state/state.ts';
 
@@ -159,28 +157,10 @@ export const deleteUserMessages = timer({
     return null;
   },
   events(state, { p, found }) {
-    // One event per conversation (channel and topic, or direct message conversation), to the users who had
-    // its messages, and to the administrator who asked when they may read them (FL 457).
-    const groups = new Map<string, StoredMessage[]>();
-    for (const m of found.doomed) {
-      const key = `${m.recipientKey}\u0000${m.streamId !== null ? m.topic : ''}`;
-      const g = groups.get(key);
-      if (g) g.push(m);
-      else groups.set(key, [m]);
-    }
+    // The users who had the messages, and the administrator who asked when they may read a conversation's (FL 457).
     const actor = p.actorId !== null ? state.users.get(p.actorId) : undefined;
     const sources = actor?.isActive ? readerView(state, actor.id).sources : [];
-    const out: Delivery[] = [...groups.values()].map((ms) => {
-      const m = ms[0]!;
-      const ids = ms.map((x) => x.id).sort((a, b) => a - b);
-      const to = new Set(audience(state, m));
-      if (actor && sources.some((s) => s.recipientKey === m.recipientKey && ms.every((x) => inSource(s, x.id)))) to.add(actor.id);
-      return toUsers(state.realmId, [...to], { type: 'delete_message', message_type: m.type, message_ids: ids, ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) });
-    });
-    for (const id of found.firstIds.keys()) {
-      const c = state.channels.get(id);
-      if (c) out.push(toUsers(state.realmId, channelAudience(state, c), { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'first_message_id', value: c.firstMessageId }));
-    }
-    return out;
+    const mayRead = (ms: readonly StoredMessage[]): boolean => sources.some((s) => s.recipientKey === ms[0]!.recipientKey && ms.every((x) => inSource(s, x.id)));
+    return deletedMessagesEvents(state, found.doomed, found.firstIds.keys(), (ms) => (actor && mayRead(ms) ? [actor.id] : []));
   },
 });
