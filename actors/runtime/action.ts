@@ -183,6 +183,13 @@ export interface TimerDef<S, V, P, R, E = undefined> {
    * its result reaches `check`, whose commit records that the work is done.
    */
   effect?(state: Readonly<S>, payload: V, ctx: ActorContext): Promise<E>;
+  /**
+   * Inside the mailbox, once every earlier write is durable, before `check`
+   * (as an action's `prepare`): reads the store again where what `effect`
+   * read outside the mailbox may have changed since, and returns what still
+   * holds. Nothing else runs between it and the commit.
+   */
+  settle?(state: Readonly<S>, payload: V, ctx: ActorContext, done: E): Promise<E>;
   check(state: Readonly<S>, payload: V, ctx: ActorContext, done: E): P;
   apply(state: S, plan: P, tx: Tx, ctx: ActorContext): R;
   events?(state: Readonly<S>, plan: P, reply: R): Delivery[];

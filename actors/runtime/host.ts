@@ -106,7 +106,14 @@ export class ActorHost<S> {
     if (!def) throw new Error(`${this.kind.name}: no timer handler ${timer.name}`);
     // A failed effect throws out of `fire`: the wheel runs the timer again later.
     const done = def.effect ? await def.effect(state, timer.payload, this.ctx) : undefined;
-    const out = await this.mailbox.post(() => this.runTimer(def, state, timer, timer.payload, done));
+    const out = await this.mailbox.post(() =>
+      def.settle
+        ? (async () => {
+            await this.barrier();
+            return this.runTimer(def, state, timer, timer.payload, await def.settle!(state, timer.payload, this.ctx, done));
+          })()
+        : this.runTimer(def, state, timer, timer.payload, done),
+    );
     if (out instanceof Parked) await out.promise;
   }
 

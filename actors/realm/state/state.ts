@@ -396,19 +396,27 @@ export class RealmState {
   /**
    * Deletes stored messages found outside the mailbox (retention, a deleted user's messages): their rows and
    * locators, their topics' counts, and each channel's first message ID where it went (`firstIds`: channel ->
-   * the new first, or null). O(the messages).
+   * the new first, or null; kept only where the channel's first is one of `messages`). `messages` must be the
+   * rows as stored now (`storedNow`, read in this turn of the mailbox): a message deleted or moved since it
+   * was found is not counted out of its topic again. Returns the channels whose first message changed.
+   * O(the messages).
    */
-  deleteStoredMessages(tx: Tx, messages: readonly StoredMessage[], firstIds: ReadonlyMap<number, number | null>): void {
+  deleteStoredMessages(tx: Tx, messages: readonly StoredNow[], firstIds: ReadonlyMap<number, number | null>): number[] {
+    const ids = new Set<number>();
     for (const m of messages) {
+      ids.add(m.id);
       tx.write(T.messages.at(this.realmId, m.recipientKey, m.id).delete(), T.messageLocator.at(this.realmId, m.id).delete());
       if (m.streamId !== null) this.countTopic(tx, m.streamId, m.topic, m.id, -1);
     }
+    const changed: number[] = [];
     for (const [id, first] of firstIds) {
       const c = this.channels.get(id);
-      if (!c) continue;
+      if (!c || c.firstMessageId === null || !ids.has(c.firstMessageId)) continue;
       c.firstMessageId = first;
       tx.write(T.channels.at(this.realmId, c.id).put(c));
+      changed.push(c.id);
     }
+    return changed;
   }
   /**
    * Counts a message in (`delta` 1) or out of (-1) a channel's topic and
@@ -646,3 +654,20 @@ class SettingsMap extends Map<number, Record<string, SettingValue>> {
 
 /** How Zulip compares full names when an organization requires unique ones: NFKC-normalized, case-folded. */
 export const uniqueNameKey = (name: string): string => name.normalize('NFKC').toLowerCase();
+
+/** A stored message as read inside the realm's mailbox after earlier writes were durable (`storedNow`). */
+export type StoredNow = StoredMessage & { readonly __storedNow: true };
+
+/**
+ * Of `messages`, read outside the mailbox, those still stored, as they are
+ * stored now (a message moved to another topic of its channel is counted
+ * out of that one). Call inside the mailbox once earlier writes are durable
+ * (a timer's `settle`), so that nothing changes them before the commit that
+ * deletes them: a message another request deleted or moved to another
+ * conversation in between is left out. O(the messages) point reads, made
+ * concurrently.
+ */
+export async function storedNow(store: Store, realmId: number, messages: readonly StoredMessage[]): Promise<StoredNow[]> {
+  const rows = await Promise.all(messages.map((m) => T.messages.at(realmId, m.recipientKey, m.id).get(store)));
+  return rows.filter((r): r is StoredMessage => r !== undefined) as StoredNow[];
+}

@@ -29,7 +29,7 @@ import { channelRecipientKey, dmRecipientKey } from '../../../model.ts';
 import { defineAction, defineTimer, type Tx } from '../../../runtime/action.ts';
 import type { ActorContext } from '../../../runtime/context.ts';
 import { deletedMessagesEvents } from './deleted_messages.ts';
-import type { RealmState } from '../../state/state.ts';
+import { type RealmState, type StoredNow, storedNow } from '../../state/state.ts';
 
 const action = defineAction<RealmState>();
 const timer = defineTimer<RealmState>();
@@ -89,6 +89,8 @@ export const runRetentionNow = action({
 interface Found {
   current: boolean;
   old: StoredMessage[];
+  /** Those of `old` still stored when the commit is made (`settle`). */
+  stored: StoredNow[];
   firstIds: Map<number, number | null>;
   more: boolean;
 }
@@ -114,7 +116,7 @@ async function oldMessages(ctx: ActorContext, realmId: number, recipientKey: str
 export const retentionRun = timer({
   name: RETENTION,
   async effect(state, p: { at: number }, ctx): Promise<Found> {
-    const found: Found = { current: state.retentionAt === p.at, old: [], firstIds: new Map(), more: false };
+    const found: Found = { current: state.retentionAt === p.at, old: [], stored: [], firstIds: new Map(), more: false };
     if (!found.current) return found;
     const nowSecs = Date.now() / 1000;
     const recipients: Array<{ key: string; days: number; channelId: number | null }> = [];
@@ -139,18 +141,20 @@ export const retentionRun = timer({
     ctx.log.info({ realm: state.realmId, deleting: found.old.length, more: found.more }, 'retention batch');
     return found;
   },
+  // Those of them still stored now: a message deleted meanwhile (DELETE /messages/{id}) is not counted out twice.
+  settle: async (state, _p, ctx, found: Found): Promise<Found> => (found.current ? { ...found, stored: await storedNow(ctx.store, state.realmId, found.old) } : found),
   check(_state, p: { at: number }, _ctx, found: Found) {
     return { p, found };
   },
   apply(state, { p, found }, tx) {
     if (!found.current || state.retentionAt !== p.at) return null;
-    state.deleteStoredMessages(tx, found.old, found.firstIds);
+    const firstChanged = state.deleteStoredMessages(tx, found.stored, found.firstIds);
     // More old messages: the next batch at once (other requests first); else tomorrow, while a period is limited.
     setAt(state, tx, found.more ? Date.now() : limited(state) ? Date.now() + RUN_EVERY_MS : null);
-    return null;
+    return firstChanged;
   },
-  events(state, { found }) {
-    if (!found.current) return [];
-    return deletedMessagesEvents(state, found.old, found.firstIds.keys());
+  events(state, { found }, firstChanged) {
+    if (firstChanged === null) return [];
+    return deletedMessagesEvents(state, found.stored, firstChanged);
   },
 });

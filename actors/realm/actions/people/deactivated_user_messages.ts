@@ -28,7 +28,7 @@ import { defineTimer, FOLLOW_UP_DELAY_MS, type Tx } from '../../../runtime/actio
 import type { ActorContext } from '../../../runtime/context.ts';
 import { deletedMessagesEvents } from '../messages/deleted_messages.ts';
 import { readerView } from '../messages/reading.ts';
-import type { RealmState } from '../../state/state.ts';
+import { type RealmState, type StoredNow, storedNow } from '../../state/state.ts';
 
 const timer = defineTimer<RealmState>();
 
@@ -82,6 +82,8 @@ function conversations(state: Readonly<RealmState>, p: Payload): string[] {
 /** What one run found: the messages to delete, each channel's next first message where it goes, and where to go on from. */
 interface Found {
   doomed: StoredMessage[];
+  /** Those of `doomed` still stored when the commit is made (`settle`). */
+  stored: StoredNow[];
   firstIds: Map<number, number | null>;
   next: Payload['at'] | 'done';
 }
@@ -137,7 +139,7 @@ async function finish(state: Readonly<RealmState>, ctx: ActorContext, doomed: St
     const c = m.streamId === null ? undefined : state.channels.get(m.streamId);
     if (c && c.firstMessageId === m.id && !firstIds.has(c.id)) firstIds.set(c.id, await firstLeft(ctx, state.realmId, m.recipientKey, gone));
   }
-  return { doomed, firstIds, next };
+  return { doomed, stored: [], firstIds, next };
 }
 
 export const deleteUserMessages = timer({
@@ -147,20 +149,22 @@ export const deleteUserMessages = timer({
     ctx.log.info({ realm: state.realmId, users: p.userIds, deleting: found.doomed.length, done: found.next === 'done' }, 'deactivated user messages batch');
     return found;
   },
+  // Those of them still stored now: a message deleted meanwhile (DELETE /messages/{id}) is not counted out twice.
+  settle: async (state, _p: Payload, ctx, found: Found): Promise<Found> => ({ ...found, stored: await storedNow(ctx.store, state.realmId, found.doomed) }),
   check: (_state, p: Payload, _ctx, found: Found) => ({ p, found }),
   apply(state, { p, found }, tx) {
-    state.deleteStoredMessages(tx, found.doomed, found.firstIds);
+    const firstChanged = state.deleteStoredMessages(tx, found.stored, found.firstIds);
     if (found.next !== 'done') {
       const next: Payload = { ...p, at: found.next };
       tx.setTimer(DELETE_USER_MESSAGES, Date.now(), next, p.userIds[p.userIds.length - 1]!);
     }
-    return null;
+    return firstChanged;
   },
-  events(state, { p, found }) {
+  events(state, { p, found }, firstChanged) {
     // The users who had the messages, and the administrator who asked when they may read a conversation's (FL 457).
     const actor = p.actorId !== null ? state.users.get(p.actorId) : undefined;
     const sources = actor?.isActive ? readerView(state, actor.id).sources : [];
     const mayRead = (ms: readonly StoredMessage[]): boolean => sources.some((s) => s.recipientKey === ms[0]!.recipientKey && ms.every((x) => inSource(s, x.id)));
-    return deletedMessagesEvents(state, found.doomed, found.firstIds.keys(), (ms) => (actor && mayRead(ms) ? [actor.id] : []));
+    return deletedMessagesEvents(state, found.stored, firstChanged, (ms) => (actor && mayRead(ms) ? [actor.id] : []));
   },
 });
