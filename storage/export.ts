@@ -12,7 +12,7 @@
  *   {"end":{"rows":N,"timers":N,"files":N}}  a file without it is truncated
  *
  * Which rows are the realm's: every table of the catalog keys its partitions
- * by the realm first (`<realm>` or `<realm>:…`), except the three listed in
+ * by the realm first (`<realm>` or `<realm>:…`), except those listed in
  * NOT_REALM_TABLES. Uploaded bytes are read and written through the
  * FileStore (a directory embedded, `file_chunks` in a cluster), so an
  * embedded export imports into a cluster and back.
@@ -56,14 +56,15 @@ export const EXPORT_VERSION = 1;
 /**
  * Tables not partitioned by realm: timers (per shard; the realm's are
  * exported apart), the timer cursors, shard handoffs (in flight only), file bytes (read through the
- * FileStore), and the deployment's directory of organizations (the target
- * registers the imported one in its own). Also left out: the realm's
+ * FileStore), and the deployment's directory of organizations and its
+ * address index (the target registers the imported one in its own, whose
+ * directory then indexes its addresses). Also left out: the realm's
  * checkpoint and journal (`actors/realm/state/checkpoint.ts`), a copy of rows the
  * export carries anyway, encoded with the exporting realm's IDs: the imported
  * realm loads from its tables and writes a checkpoint of its own.
  */
 export const NOT_REALM_TABLES: ReadonlySet<string> = new Set(
-  [T.timers, T.timerCursors, T.shardHandoffs, T.fileChunks, T.organizations, T.organizationLinks, T.realmCheckpoints, T.realmCheckpointChunks, T.realmJournal].map((t) => t.schema.name),
+  [T.timers, T.timerCursors, T.shardHandoffs, T.fileChunks, T.organizations, T.organizationLinks, T.accountAddresses, T.accountAddressOf, T.accountIndexDone, T.realmCheckpoints, T.realmCheckpointChunks, T.realmJournal].map((t) => t.schema.name),
 );
 
 /**

@@ -782,6 +782,15 @@ export const OrganizationLinkRecord = z.object({
 });
 export type OrganizationLinkRecord = z.infer<typeof OrganizationLinkRecord>;
 
+/**
+ * The server-wide index of addresses (the directory actor's): one row per
+ * account, in the partition of its address (lower-cased), so the accounts
+ * of an address are one partition read, as small as their number
+ * (`actors/directory/accounts.ts`).
+ */
+export const AccountAddressRecord = z.object({ realmId: Id, userId: Id });
+export type AccountAddressRecord = z.infer<typeof AccountAddressRecord>;
+
 /** The header of a realm's checkpoint. */
 /**
  * A realm checkpoint's header: the journal seq it holds, its generation and chunk count; its format
@@ -1258,6 +1267,30 @@ export const T = {
     name: 'organizations',
     ck: 'bigint',
     codec: OrganizationRecord,
+    pk: () => 'all',
+    row: (realmId: number) => ({ pk: 'all', ck: realmId }),
+  }),
+  /** Accounts by address, server-wide (the directory actor's): Zulip's `other_account_count`. One partition per address. */
+  accountAddresses: defineTable({
+    name: 'account_addresses',
+    ck: 'text',
+    codec: AccountAddressRecord,
+    pk: (address: string) => address,
+    row: (address: string, realmId: number, userId: number) => ({ pk: address, ck: `${realmId}:${userId}` }),
+  }),
+  /** The address each account is indexed under (the directory actor's): what moves or removes its `account_addresses` row. */
+  accountAddressOf: defineTable({
+    name: 'account_address_of',
+    ck: 'bigint',
+    codec: z.object({ address: z.string() }),
+    pk: (realm: number, bucket: number) => `${realm}:${bucket}`,
+    row: (realm: number, userId: number) => ({ pk: `${realm}:${objectBucket(userId)}`, ck: userId }),
+  }),
+  /** The organizations whose accounts are all in the address index (the directory actor's; the rest are backfilled at its load). */
+  accountIndexDone: defineTable({
+    name: 'account_index_done',
+    ck: 'bigint',
+    codec: z.object({ at: Id }),
     pk: () => 'all',
     row: (realmId: number) => ({ pk: 'all', ck: realmId }),
   }),

@@ -5,7 +5,9 @@
 // onboarding emails on Zulip's schedule (a day shortened to
 // PARLEY_ONBOARDING_DAY_SECS): about topics for everyone, the guide of the
 // organization's type (the communities guide to administrators only), and
-// the creator's about setting the organization up; their one-click
+// the creator's about setting the organization up; the topics email left out
+// when the address has another account on the server (another organization,
+// found through the server-wide address index); their one-click
 // unsubscribe link; who may change the setting. And the new-login email's
 // rules beyond notifications.test.ts: token sign-in mails it too, Zulip's
 // device names, its one-click unsubscribe link. Embedded mode: the server
@@ -219,6 +221,49 @@ t.test("signup email - a demo organization's creator (parley org create --demo) 
   t.match(text, /deleted on .+ \(30 days after its creation\) unless you make it permanent/);
   // The demo organization of this server was registered by adopting its realm (realmId): its owner was never mailed.
   t.equal(smtp.to(s.demo.owner.email).filter((m) => mailKind(m) === 'account').length, 0, 'no account email to the seeded demo owner');
+});
+
+/** `parley <args>` against the server under test (embedded, its data directory); its JSON output. */
+function parley(...args: string[]): Promise<unknown> {
+  return new Promise((done, fail) =>
+    execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), '--json', ...args], { env: { ...process.env, PARLEY_MODE: 'embedded', PARLEY_DATA_DIR: join(s.dataDir!, 'data') } }, (err, stdout, stderr) =>
+      err ? fail(new Error(`parley ${args.join(' ')}: ${stderr}`)) : done(stdout.trim() ? JSON.parse(stdout) : null),
+    ),
+  );
+}
+
+t.test("signup email - an address with another account on the server (active, deactivated or an address changed to it) gets no topics email in a second organization; a first-time address, an address changed away from and a deleted user's address do", async (t) => {
+  await setWelcome(true);
+  // Accounts in the demo organization: active, deactivated, moved to a new address, deleted for good.
+  const active = await newPerson(s, undefined, 'Twice Signed');
+  const deactivated = await newPerson(s, undefined, 'Gone Quiet');
+  await owner.ok('DELETE', `/users/${deactivated.userId}`);
+  const moved = await newPerson(s, undefined, 'Moved Away');
+  const movedTo = `${uniq('moved')}@parley.example`;
+  await owner.ok('PATCH', `/users/${moved.userId}`, { new_email: movedTo });
+  const deleted = await newPerson(s, undefined, 'Deleted Once');
+  await parley('users', '--org', '.', 'delete', String(deleted.userId), '--preserve-messages');
+  const fresh = `${uniq('fresh')}@creator.example`;
+  await sleep(500); // the index's follow-ups of those changes run at once after their commits
+
+  // Each address creates an organization (its creator: topics, then the set-up email last).
+  const creators = { active: active.email.toUpperCase(), deactivated: deactivated.email, movedTo, movedFrom: moved.email, deleted: deleted.email, fresh };
+  const from = Date.now();
+  for (const [which, email] of Object.entries(creators)) {
+    const subdomain = uniq(which).toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 20);
+    await parley('org', 'create', '--name', `Second ${which}`, '--subdomain', subdomain, '--owner-email', email, '--owner-name', `Creator ${which}`, '--zuliprc', join(s.dataDir!, `${subdomain}.zuliprc`));
+  }
+  const days = expectedDays(new Date(from));
+  for (const email of Object.values(creators)) await smtp.waitFor(() => onboarding(email, 'team').length > 0, (days.team * DAY + 30) * 1000);
+  await sleep(1000);
+  // The demo organization's own users may get theirs meanwhile (at their new address, for the one moved): counted apart.
+  const inDemo = (m: ParsedMail) => (m.messageId ?? '').startsWith(`<onboarding.${DEMO_REALM_ID}.`);
+  const topics = Object.fromEntries(Object.entries(creators).map(([which, email]) => [which, onboarding(email, 'topics').filter((m) => !inDemo(m)).length]));
+  t.same(topics, { active: 0, deactivated: 0, movedTo: 0, movedFrom: 1, deleted: 1, fresh: 1 }, 'the topics email only where the address had no other account (case aside)');
+  for (const [which, email] of Object.entries(creators)) {
+    t.equal(mails(email, 'account').filter((m) => (m.subject ?? '').includes('your organization is ready')).length, 1, `${which}: the creator's account email all the same`);
+  }
+  t.equal(onboarding(active.email, 'topics').filter(inDemo).length, 1, 'the first account of the address got its topics email');
 });
 
 t.test('signup email - an invitation sign-up gets the account email; a bot gets none', async (t) => {

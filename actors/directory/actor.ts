@@ -9,8 +9,10 @@
  * checked its link): every handler refuses a caller that is a user, except
  * `changeOrganizationSubdomain`, whose realm decides who may. It calls
  * realm actors (bootstrap, deactivation) from `prepare`, inside its mailbox;
- * a realm never calls it, so the two never wait on each other. Its state is
- * O(organizations), loaded from one partition.
+ * a realm calls it only from a follow-up's effect, outside the realm's
+ * mailbox (the address index, `accounts.ts`), so the two never wait on each
+ * other. Its state is O(organizations), loaded from one partition each; the
+ * address index stays in the store.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -25,6 +27,7 @@ import { type Caller, defineAction, defineQuery, type Tx } from '../runtime/acti
 import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { subjects } from '../subjects.ts';
+import { accountsWithAddress, addressesIndexed, setAccountAddresses } from './accounts.ts';
 import { directoryRef } from './ref.ts';
 
 export interface DirectoryState {
@@ -32,6 +35,8 @@ export interface DirectoryState {
   bySubdomain: Map<string, OrganizationRecord>;
   /** Creation links by the SHA-256 of their token. */
   links: Map<string, OrganizationLinkRecord>;
+  /** The organizations whose accounts are all in the address index (`accounts.ts`); the others are backfilled. */
+  indexedRealms: Set<number>;
 }
 
 /** What every gateway hears when an organization is created or changes. */
@@ -109,7 +114,7 @@ async function bootstrapRealm(ctx: ActorContext, msg: CreateFields, first: numbe
   for (let realmId = first; realmId < first + MAX_ORPHANS_SKIPPED; realmId++) {
     const r = await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'bootstrap', caller: { realmId, userId: null }, name: msg.name, subdomain: msg.subdomain, demo: msg.demo, defaultAvatarSource: msg.defaultAvatarSource, users, realmCreation, orgType: msg.orgType });
     // Ours when created now, or created by an earlier try of this creation (its owner's key holds), or adopted.
-    if (r.created || r.users[0]?.apiKey != null || msg.realmId !== undefined) return { realmId, users: r.users };
+    if (r.created || r.users[0]?.apiKey != null || msg.realmId !== undefined) return { realmId, users: r.users, created: r.created };
     ctx.log.warn({ realmId }, 'realm exists but is in no organization (an interrupted creation): trying the next ID');
   }
   throw new ApiError('INTERNAL_SERVER_ERROR', 'No free organization ID', 500);
@@ -123,16 +128,23 @@ export const createOrganization = action({
     checkCreate(state, msg);
     const existing = msg.realmId === undefined ? undefined : state.orgs.get(msg.realmId);
     // Adopting a realm the directory already lists changes nothing but tells the caller its users.
-    return bootstrapRealm(ctx, msg, existing?.realmId ?? msg.realmId ?? nextRealmId(state));
+    const made = await bootstrapRealm(ctx, msg, existing?.realmId ?? msg.realmId ?? nextRealmId(state));
+    // A realm made now tells the index of its users itself; an adopted one (an import) is backfilled.
+    if (!made.created && !state.indexedRealms.has(made.realmId)) await startBackfill(ctx, made.realmId);
+    return made;
   },
   check(state, msg, made) {
     const linkHash = checkCreate(state, msg);
     const old = state.orgs.get(made.realmId);
     const org: OrganizationRecord = old ?? { realmId: made.realmId, subdomain: msg.subdomain, name: msg.name, deactivated: false, dateCreated: Math.floor(Date.now() / 1000) };
-    return { org, isNew: !old, linkHash, users: made.users };
+    return { org, isNew: !old, linkHash, users: made.users, created: made.created };
   },
   apply(state, plan, tx) {
     if (plan.isNew) put(state, tx, plan.org);
+    if (plan.created && !state.indexedRealms.has(plan.org.realmId)) {
+      state.indexedRealms.add(plan.org.realmId);
+      tx.write(T.accountIndexDone.at(plan.org.realmId).put({ at: Math.floor(Date.now() / 1000) }));
+    }
     if (plan.linkHash !== null) {
       const link = { ...state.links.get(plan.linkHash)!, usedBy: plan.org.realmId };
       state.links.set(plan.linkHash, link);
@@ -245,7 +257,33 @@ export const listOrganizations = query({
   },
 });
 
-export const directoryHandlers = { createOrganization, setOrganizationDeactivated, changeOrganizationSubdomain, createOrganizationLink, checkOrganizationLink, listOrganizations };
+export const directoryHandlers = { createOrganization, setOrganizationDeactivated, changeOrganizationSubdomain, createOrganizationLink, checkOrganizationLink, listOrganizations, setAccountAddresses, accountsWithAddress, addressesIndexed };
+
+/** Asks a realm to send all its accounts' addresses to the index, in batches (it ends with `complete`). */
+async function startBackfill(ctx: ActorContext, realmId: number): Promise<void> {
+  await ctx.actors.call(realmRef, realmActorId(realmId), { type: 'startAddressBackfill', caller: { realmId, userId: null } });
+}
+
+/**
+ * The one-time backfill of the address index: each organization not yet in
+ * it (those of a server older than the index) is asked to send its
+ * accounts, one after another, after every load of the directory until its
+ * last batch is recorded. Outside the mailbox: a realm's answer never waits
+ * on the directory.
+ */
+function backfillUnindexed(ctx: ActorContext, state: DirectoryState): void {
+  const pending = [...state.orgs.keys()].filter((id) => !state.indexedRealms.has(id)).sort((a, b) => a - b);
+  if (!pending.length) return;
+  void (async () => {
+    for (const realmId of pending) {
+      try {
+        await startBackfill(ctx, realmId);
+      } catch (err) {
+        ctx.log.warn({ err, realmId }, 'address index: the backfill could not start (again at the next load)');
+      }
+    }
+  })();
+}
 
 export const directoryActor = defineActor({
   ref: directoryRef,
@@ -253,11 +291,15 @@ export const directoryActor = defineActor({
   load: async (ctx) => {
     const orgs = await T.organizations.partition().values(ctx.store);
     const links = await T.organizationLinks.partition().range(ctx.store);
-    return {
+    const indexed = await T.accountIndexDone.partition().range(ctx.store);
+    const state: DirectoryState = {
       orgs: new Map(orgs.map((o) => [o.realmId, o])),
       bySubdomain: new Map(orgs.map((o) => [o.subdomain, o])),
       links: new Map(links.map((l) => [String(l.ck), l.value])),
+      indexedRealms: new Set(indexed.map((r) => Number(r.ck))),
     };
+    setTimeout(() => backfillUnindexed(ctx, state), 0);
+    return state;
   },
   handlers: directoryHandlers,
 });

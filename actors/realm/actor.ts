@@ -16,6 +16,7 @@ import { pushNotify, pushRegister, pushRemove, pushUnregister } from './actions/
 import { pushDeviceRegister, retiredPushE2eeRegister } from './actions/notifications/push_e2ee.ts';
 import { loginEmail } from './actions/notifications/login_email.ts';
 import { accountEmail, onboardingEmail } from './actions/notifications/signup_email.ts';
+import { accountAddressBackfill, accountAddresses } from './actions/notifications/account_addresses.ts';
 import { markMutedRead } from './actions/people/personal.ts';
 import { outgoingWebhooks } from './actions/messages/outgoing_webhooks.ts';
 import { makeExport, removeExportFile } from './actions/organization/realm_export.ts';
@@ -70,6 +71,8 @@ export const realmActor = defineActor({
     [loginEmail.name]: loginEmail,
     [accountEmail.name]: accountEmail,
     [onboardingEmail.name]: onboardingEmail,
+    [accountAddresses.name]: accountAddresses,
+    [accountAddressBackfill.name]: accountAddressBackfill,
     [markMutedRead.name]: markMutedRead,
     [outgoingWebhooks.name]: outgoingWebhooks,
     [makeExport.name]: makeExport,

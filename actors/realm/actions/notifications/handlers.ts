@@ -1,4 +1,5 @@
 /** The realm's handlers for notifications: email, digest and push. */
+import { startAddressBackfill } from './account_addresses.ts';
 import { runDigestNow } from './digest.ts';
 import { noteActivity, unsubscribeMissedEmails } from './notifications.ts';
 import { addPushDevice, removePushDevice, removePushNotifications, sendTestPush } from './push.ts';
@@ -16,4 +17,5 @@ export const notificationsHandlers = {
   registerClientDevice,
   removeClientDevice,
   sendTestPush,
+  startAddressBackfill,
 };

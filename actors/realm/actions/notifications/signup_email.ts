@@ -12,10 +12,13 @@
  *   guide; the communities guide to administrators only) and, for the
  *   organization's creator only, about setting the organization up.
  *
- * Zulip leaves the topics email out when the address has accounts in other
- * organizations of the server (`other_account_count`). Here no index could
- * answer that: addresses live in each realm actor (`usersByEmail`), and the
- * directory knows organizations by host only, so every new user gets it.
+ * Zulip leaves the topics email out when the address has other accounts on
+ * the server (`other_account_count`: in any organization, active or not).
+ * The server-wide address index answers that (`actors/directory/accounts.ts`)
+ * after the creation commit: the topics email waits in `onboarding` with no
+ * timer (`at` 0) until the new user's `accountAddresses` follow-up brings
+ * the count (`account_addresses.ts`), then gets its timer at its day of the
+ * schedule, or is dropped (`decideTopicsEmail`).
  *
  * Decided in the user's creation commit (POST /users, an invitation's
  * sign-up, the creator in the organization's `bootstrap`; not imports nor
@@ -117,8 +120,32 @@ export function noteNewHuman(state: RealmState, user: UserRecord, tx: Tx, realmC
   const orgType = state.org.settings.orgType;
   const emails: OnboardingEmail[] = ['topics', ...(guideFor(orgType, user) ? (['guide'] as const) : []), ...(realmCreation ? (['team'] as const) : [])];
   const schedule = onboardingSchedule(new Date(user.dateJoined), user.timezone);
-  const pending = emails.map((email) => ({ email, at: tx.setTimer(ONBOARDING, Date.parse(user.dateJoined) + schedule[email], { userId: user.id, email, orgType }, user.id) }));
+  // The topics email waits for the address index's answer (`decideTopicsEmail`): no timer yet.
+  const pending = emails.map((email) => ({ email, at: email === 'topics' ? AWAITING_INDEX : tx.setTimer(ONBOARDING, Date.parse(user.dateJoined) + schedule[email], { userId: user.id, email, orgType }, user.id) }));
   setOnboarding(state, tx, user.id, pending);
+}
+
+/** The `at` of a topics email that waits for the address index: no timer is set. */
+const AWAITING_INDEX = 0;
+
+/**
+ * The address index answered for a user (`account_addresses.ts`): a topics
+ * email still waiting for it is scheduled on its day when the address has
+ * no other account on the server, and dropped otherwise (Zulip's
+ * `other_account_count == 0`, counted when the account is made). Nothing
+ * for a user with none waiting (unsubscribed, deactivated, decided already).
+ */
+export function decideTopicsEmail(state: RealmState, tx: Tx, userId: number, otherAccounts: number): void {
+  const user = state.users.get(userId);
+  const pending = user?.onboarding ?? [];
+  if (!user || !pending.some((e) => e.email === 'topics' && e.at === AWAITING_INDEX)) return;
+  if (otherAccounts > 0) {
+    setOnboarding(state, tx, userId, pending.filter((e) => e.email !== 'topics'));
+    return;
+  }
+  const due = Date.parse(user.dateJoined) + onboardingSchedule(new Date(user.dateJoined), user.timezone).topics;
+  const at = tx.setTimer(ONBOARDING, due, { userId, email: 'topics', orgType: state.org.settings.orgType }, userId);
+  setOnboarding(state, tx, userId, pending.map((e) => (e.email === 'topics' ? { email: 'topics' as const, at } : e)));
 }
 
 function setOnboarding(state: RealmState, tx: Tx, userId: number, onboarding: UserRecord['onboarding']): void {
@@ -131,7 +158,7 @@ function setOnboarding(state: RealmState, tx: Tx, userId: number, onboarding: Us
 export function cancelOnboarding(state: RealmState, userId: number, tx: Tx): void {
   const pending = state.users.get(userId)?.onboarding ?? [];
   if (!pending.length) return;
-  for (const e of pending) tx.clearTimer(ONBOARDING, e.at, userId);
+  for (const e of pending) if (e.at !== AWAITING_INDEX) tx.clearTimer(ONBOARDING, e.at, userId);
   setOnboarding(state, tx, userId, []);
 }
 

@@ -20,6 +20,7 @@ import { isAdmin, isGuest } from '../../../model.ts';
 import { defineAction, defineQuery } from '../../../runtime/action.ts';
 import { actingUser } from '../../rules/access.ts';
 import { realmGroupSetting } from '../organization/realm_settings.ts';
+import { noteAccountAddresses } from '../../state/account_index.ts';
 import type { RealmState } from '../../state/state.ts';
 import { apiEmail } from '../../rules/emails.ts';
 import { addUser, checkFullName, checkUniqueName, MAX_API_KEYS, newUserEvents, updateUser } from './users.ts';
@@ -91,7 +92,12 @@ export const createBot = action({
     return { email, fullName, ownerId: owner.id, botType: msg.botType, service, apiKey: newApiKey() };
   },
   // The bot made, and its key in clear for the reply (the record keeps its hash).
-  apply: (state, p, tx) => ({ bot: addUser(state, tx, { email: p.email, fullName: p.fullName, role: 400, isBot: true, botType: p.botType, botOwnerId: p.ownerId, service: p.service, passwordHash: null, loggedIn: true, apiKey: p.apiKey }), apiKey: p.apiKey }),
+  apply(state, p, tx) {
+    const bot = addUser(state, tx, { email: p.email, fullName: p.fullName, role: 400, isBot: true, botType: p.botType, botOwnerId: p.ownerId, service: p.service, passwordHash: null, loggedIn: true, apiKey: p.apiKey });
+    // Zulip counts every profile with the address, bots too.
+    noteAccountAddresses(tx, [bot.id]);
+    return { bot, apiKey: p.apiKey };
+  },
   events: (state, _p, { bot }) => [...newUserEvents(state, bot, []), toUsers(state.realmId, botAudience(state, bot), { type: 'realm_bot', op: 'add', bot: realmBotObject(bot) })],
   reply: ({ bot, apiKey }) => ({
     user_id: bot.id,

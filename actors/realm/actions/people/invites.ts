@@ -19,6 +19,7 @@ import { defineAction, defineQuery, defineTimer, type Tx } from '../../../runtim
 import { actingUser } from '../../rules/access.ts';
 import { type EmailProblem, emailProblem } from '../organization/realm_domains.ts';
 import { realmGroupSetting } from '../organization/realm_settings.ts';
+import { noteAccountAddresses } from '../../state/account_index.ts';
 import type { RealmState } from '../../state/state.ts';
 import { defaultStreamIds, hasContentAccess } from '../channels/streams.ts';
 import { newApiKey } from '../../../../lib/secrets.ts';
@@ -335,6 +336,7 @@ export const acceptInvite = action({
   },
   apply(state, p, tx) {
     const user = addUser(state, tx, { email: p.email, fullName: p.fullName, role: p.invite.role, passwordHash: p.passwordHash, loggedIn: true, apiKey: p.apiKey });
+    noteAccountAddresses(tx, [user.id]);
     const id = user.id;
     p.user = user;
     p.subscribed = subscribeNewUser(state, tx, id, p.channels);

@@ -31,6 +31,7 @@ import { actingUser } from '../../rules/access.ts';
 import { userAudience, userUpdate } from '../../rules/people.ts';
 import { userAvatarUrl } from '../../../format.ts';
 import { apiEmail, canSeeDeliveryEmail, EmailVisibility, emailVisibility } from '../../rules/emails.ts';
+import { noteAccountAddresses } from '../../state/account_index.ts';
 import type { RealmState } from '../../state/state.ts';
 import { checkFullName, checkUniqueName } from './users.ts';
 import { groupMembersRecursive, usableGroup } from '../../rules/groups.ts';
@@ -265,6 +266,7 @@ export const confirmEmailChange = action({
     const next = { ...state.users.get(p.userId)!, email: p.email, pendingEmail: null };
     state.indexUser(next);
     tx.write(T.users.at(state.realmId, p.userId).put(next));
+    noteAccountAddresses(tx, [p.userId]);
     return { revoked: [p.userId], email: p.email };
   },
   // The real address to those who may see it; the new API address only when it is the real one (Zulip's do_change_user_delivery_email).

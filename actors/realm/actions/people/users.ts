@@ -27,6 +27,7 @@ import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents
 import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userAudience, userObject, usersFor, userUpdate } from '../../rules/people.ts';
 import { realmGroupSetting, realmSettingsNamingUser } from '../organization/realm_settings.ts';
 import { anyKind, deleteMessagesLater } from './deactivated_user_messages.ts';
+import { noteAccountAddresses } from '../../state/account_index.ts';
 import { type RealmState, uniqueNameKey } from '../../state/state.ts';
 import { settingsNamingUser } from '../../rules/groups.ts';
 import { ensureSystemBots, sendWelcome, systemBotDeliveries } from '../organization/system_bots.ts';
@@ -255,6 +256,7 @@ export const createUser = action({
   },
   apply(state, plan, tx) {
     const user = addUser(state, tx, plan);
+    noteAccountAddresses(tx, [user.id]);
     plan.subscribed = subscribeNewUser(state, tx, user.id, defaultStreamIds(state));
     // Zulip's process_new_human_user: Welcome Bot greets every new human user.
     plan.welcome = sendWelcome(state, tx, user, null);
@@ -329,6 +331,7 @@ export const createUsers = action({
       plan.created.push({ id: user.id, subscribed: subscribeNewUser(state, tx, user.id, defaults) });
       out.push({ user_id: user.id, email: user.email, api_key: n.apiKey });
     }
+    noteAccountAddresses(tx, out.map((u) => u.user_id));
     return { users: out, skipped: plan.skipped };
   },
   events(state, plan) {
@@ -432,6 +435,7 @@ export const updateUser = action({
     const next: UserRecord = { ...u, role: p.role ?? u.role, fullName: p.fullName ?? u.fullName, email: p.email ?? u.email };
     state.indexUser(next);
     tx.write(T.users.at(state.realmId, u.id).put(next));
+    if (p.email !== null) noteAccountAddresses(tx, [u.id]);
     applyProfileData(state, u.id, p.profile, tx);
     // A changed email makes the old API email (and so the old credentials) stop working.
     return { revoked: p.email !== null ? [u.id] : [] };
@@ -647,6 +651,8 @@ export const deleteUser = action({
     if (state.alertWords.delete(u.id)) tx.write(T.alertWords.at(state.realmId, u.id).delete());
     for (const mutedId of state.mutedUsers.get(u.id)?.keys() ?? []) tx.write(T.mutedUsers.at(state.realmId, u.id, mutedId).delete());
     state.mutedUsers.delete(u.id);
+    // The index forgets the address, as Zulip's scrubbed profile no longer has it.
+    noteAccountAddresses(tx, [u.id]);
     if (!p.preserveMessages) deleteMessagesLater(tx, [u.id], { publicChannels: true, privateChannels: true, direct: true }, null);
     return { revoked: [...new Set([...p.deactivate, u.id])], user_id: u.id };
   },
@@ -782,6 +788,7 @@ export const bootstrap = action({
           if (plan.create.realmCreation) noteNewHuman(state, u, tx, true);
         }
       }
+      noteAccountAddresses(tx, [...keys.keys()]);
     }
     // After the first users, so that their IDs do not depend on this; a realm created before system bots gets them here.
     if (state.meta) ensureSystemBots(state, tx);
