@@ -100,7 +100,7 @@ function dump(s: RealmState) {
     topics: s.topics,
     emoji: s.emoji,
     mutedUsers: s.mutedUsers,
-    alertWords: s.alertWords,
+    alertWords: new Map(s.alertWords),
     userTopics: s.userTopics,
     missedEmails: s.missedEmails,
     pushDevices: s.pushDevices,
@@ -144,6 +144,12 @@ async function suite(t: Test, store: Store): Promise<void> {
     t.ok(fromCheckpoint.image.stats.replayed > 0, `and replayed the journal since (${fromCheckpoint.image.stats.replayed} rows)`);
     t.same(dump(fromCheckpoint), dump(fromTables), 'same state');
     t.ok(fromCheckpoint.alertWords.get(member1!.userId)?.includes('after-checkpoint'), 'a change after the checkpoint is in it');
+    // The alert-word index is made at load: words from the checkpoint and from the journal after it are found by a send.
+    for (const [how, s] of [['checkpoint', fromCheckpoint], ['tables', fromTables]] as const) {
+      t.same([...s.alertWords.matching('Word0 and WORD7 were said')], [member1!.userId], `loaded from ${how}: words of the checkpoint match`);
+      t.same([...s.alertWords.matching('see after-checkpoint.')], [member1!.userId], `loaded from ${how}: a word of the journal after it matches`);
+      t.same([...s.alertWords.matching('word77 word-0 after')], [], `loaded from ${how}: parts of words do not`);
+    }
   });
 
   await t.test('a crash between a checkpoint and its header loses nothing answered; the next owner loads what was answered', async (t) => {

@@ -3,6 +3,7 @@ import t from 'tap';
 import { type Params, uniq } from './helpers/api.ts';
 import { applyEvent } from './helpers/apply.ts';
 import { register, waitFor } from './helpers/events.ts';
+import { newPerson } from './helpers/people.ts';
 import { runPython } from './helpers/python.ts';
 import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
@@ -172,6 +173,54 @@ t.test('alert words - add, remove, list; messages with them are flagged has_aler
   t.same((await mateo.ok('GET', `/messages/${id}`)).message.flags, [], 'an edit that removes it unflags it');
   t.equal((await mateo.post('/users/me/alert_words', { alert_words: ['x'.repeat(101)] })).body.msg, 'alert_words[0] is too long (limit: 100 characters)');
   await mateo.ok('DELETE', '/users/me/alert_words', { alert_words: [word] });
+});
+
+t.test('alert words - phrases, punctuation, case, shared words, removal and deactivation, as the whole-word rule says', async (t) => {
+  const [ana, ben] = [await newPerson(s), await newPerson(s)];
+  const [a, b] = [s.api.as(ana), s.api.as(ben)];
+  const ch = uniq('alerts');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: ch }], principals: [s.demo.owner.userId, ana.userId, ben.userId] });
+  await a.ok('POST', '/users/me/alert_words', { alert_words: ['Big Launch', 'c++', '!!!', 'ÄRGER', 'shared'] });
+  await b.ok('POST', '/users/me/alert_words', { alert_words: ['launch', 'x-ray', 'SHARED'] });
+  t.same((await a.ok('GET', '/users/me/alert_words')).alert_words, ['big launch', 'c++', '!!!', 'ärger', 'shared'], 'kept lower-cased');
+  /** Who of Ana and Ben has the message flagged has_alert_word. */
+  const alerted = async (id: number) => {
+    const out: string[] = [];
+    if ((await a.ok('GET', `/messages/${id}`)).message.flags.includes('has_alert_word')) out.push('ana');
+    if ((await b.ok('GET', `/messages/${id}`)).message.flags.includes('has_alert_word')) out.push('ben');
+    return out;
+  };
+  const send = async (content: string) => (await owner.ok('POST', '/messages', { type: 'stream', to: ch, topic: 'alerts', content })).id as number;
+  const cases: Array<[string, string[]]> = [
+    ['the BIG LAUNCH is today', ['ana', 'ben']],
+    ['big launchpad', []],
+    ['a big  launch, spaced twice', ['ben']],
+    ['I like C++.', ['ana']],
+    ['c+ and c', []],
+    ['wow!!!', []],
+    ['so good !!!', ['ana']],
+    ['Ärger im Büro', ['ana']],
+    ['ärgerlich', []],
+    ['the shared word', ['ana', 'ben']],
+    ['an X-Ray photo', ['ben']],
+    ['x-rays and x ray', []],
+    ['(launch)', ['ben']],
+    ['relaunch_later', []],
+  ];
+  for (const [content, who] of cases) t.same(await alerted(await send(content)), who, `"${content}" alerts ${who.join(' and ') || 'nobody'}`);
+  const edited = await send('nothing yet');
+  await owner.ok('PATCH', `/messages/${edited}`, { content: 'now: the big launch!' });
+  t.same(await alerted(edited), ['ana', 'ben'], 'an edit is matched the same way');
+
+  await b.ok('DELETE', '/users/me/alert_words', { alert_words: ['shared'] });
+  t.same(await alerted(await send('shared again')), ['ana'], 'a removed word no longer alerts its user, the same word of another still does');
+  await owner.ok('DELETE', `/users/${ana.userId}`);
+  const whileAway = await send('shared while away');
+  await owner.ok('POST', `/users/${ana.userId}/reactivate`);
+  t.same(await alerted(whileAway), [], 'a deactivated user is not alerted');
+  t.same(await alerted(await send('shared once back')), ['ana'], 'a reactivated user is alerted again');
+  await a.ok('DELETE', '/users/me/alert_words', { alert_words: ['big launch', 'c++', '!!!', 'ärger', 'shared'] });
+  t.same(await alerted(await send('the big launch, shared')), ['ben'], 'removing every word leaves none');
 });
 
 t.test('muted users - mute, unmute, events; a muted user\'s new messages arrive read', async (t) => {

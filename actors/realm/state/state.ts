@@ -38,6 +38,7 @@ import {
 import { dmKey, type GroupMembership, inGroupSetting, inSystemGroup, isSystemGroupId, Role } from '../../model.ts';
 import type { SettingValue } from '../../user/settings.ts';
 import type { Tx } from '../../runtime/action.ts';
+import { AlertWords } from './alert_words.ts';
 import { OrgState } from './org_state.ts';
 import { RealmImage } from './checkpoint.ts';
 
@@ -150,8 +151,8 @@ export class RealmState {
   readonly mutedUsers = new Map<number, Map<number, number>>();
   /** muted user ID -> users who muted them (to flag their messages read at send). */
   readonly mutedBy = new Map<number, Set<number>>();
-  /** userId -> alert words (users without any are absent). */
-  readonly alertWords = new Map<number, string[]>();
+  /** userId -> alert words (users without any are absent), indexed by word for sends (`alert_words.ts`). */
+  readonly alertWords = new AlertWords((id) => this.users.get(id)?.isActive === true);
   /** userId -> `${streamId}:${lower-cased topic}` -> visibility policy (user_topics). */
   readonly userTopics = new Map<number, Map<string, UserTopicRecord>>();
   /** userId -> message ID -> trigger: missed-message emails waiting for their batch (`notifications.ts`). */
@@ -320,6 +321,7 @@ export class RealmState {
       if (!this.loading) this.listUserSubscriptions(u.id, u.isActive);
     }
     if (!old || old.isActive !== u.isActive) for (const streamId of this.channelsByUser.get(u.id) ?? []) this.subscriberLists.delete(streamId);
+    if (old && old.isActive !== u.isActive) this.alertWords.userActivity(u.id, u.isActive);
     if (old) {
       for (const k of old.apiKeys) this.usersByKeyHash.delete(k.hash);
       this.usersByEmail.delete(old.email.toLowerCase());
