@@ -4,6 +4,9 @@
  */
 import type { GroupSettingValue } from '../storage/tables.ts';
 
+/** The most users one batch of `createUsers` may carry (`parley users import --batch`): each batch holds the organization's actor (~0.5 ms per user). */
+export const MAX_USERS_PER_BATCH = 1000;
+
 export const Role = { OWNER: 100, ADMIN: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 } as const;
 export type Role = (typeof Role)[keyof typeof Role];
 

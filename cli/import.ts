@@ -11,9 +11,8 @@
  */
 import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { Role } from '../actors/model.ts';
+import { MAX_USERS_PER_BATCH, Role } from '../actors/model.ts';
 import { realmRef } from '../actors/realm/ref.ts';
-import { MAX_USERS_PER_BATCH } from '../actors/realm/actions/people/users.ts';
 import { hashPassword } from '../lib/secrets.ts';
 import type { Deployment } from './connect.ts';
 import type { InOrganization } from './organization.ts';

@@ -1,12 +1,11 @@
 /** `parley users ...`: list, create, change role, deactivate, reactivate, delete, reset API key, set password. */
 import type { Command } from 'commander';
-import { Role } from '../../actors/model.ts';
+import { MAX_USERS_PER_BATCH, Role } from '../../actors/model.ts';
 import { realmRef } from '../../actors/realm/ref.ts';
 import { subjects } from '../../actors/subjects.ts';
 import { realmUrl } from '../../lib/hosts.ts';
 import { hashPassword } from '../../lib/secrets.ts';
 import { importUsers, readImportFile, ROLES } from '../import.ts';
-import { MAX_USERS_PER_BATCH } from '../../actors/realm/actions/people/users.ts';
 import { findUser, inOrganization, organizationGroup } from '../organization.ts';
 import { print, readSecret, table, UsageError } from '../output.ts';
 import { type Run, writeZuliprc } from './organizations.ts';

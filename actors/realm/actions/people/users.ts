@@ -20,7 +20,7 @@ import { type Delivery, toRealm, toUsers, toUsersIf, withCapability, withCapabil
 import { userDeactivated } from './api_keys.ts';
 import type { ClientEventBody, UserObject } from '../../../events/schema.ts';
 import { formatChannel } from '../../../format.ts';
-import { isAdmin, Role } from '../../../model.ts';
+import { isAdmin, MAX_USERS_PER_BATCH, Role } from '../../../model.ts';
 import { defineAction, defineQuery, type Tx } from '../../../runtime/action.ts';
 import { accessRestricted, actingUser, activeUsers, canAccess, canSeeUser, channelAudience, restrictedViews, toChannelAudience } from '../../rules/access.ts';
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
@@ -268,8 +268,6 @@ export const createUser = action({
   },
 });
 
-/** Most users one `createUsers` batch may carry (`parley users import --batch`, 200 by default: about 100 ms of the realm's time). */
-export const MAX_USERS_PER_BATCH = 1000;
 /** The address check of POST /users. */
 const EMAIL = z.string().email();
 
