@@ -178,6 +178,7 @@ API_TESTS=(
   test/secrets_at_rest.test.ts
   test/metrics.test.ts
   test/organizations.test.ts
+  test/account-index.test.ts
 )
 
 # The invitation test accepts an invitation in a real headless browser: Chromium is installed first.

@@ -1,4 +1,4 @@
-/** `parley org ...`: create, list, deactivate, reactivate organizations, and one-time creation links. */
+/** `parley org ...`: create, list, deactivate, reactivate organizations, one-time creation links, and the accounts of an address server-wide. */
 import { chmodSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DIRECTORY_ID, directoryRef, SERVER_CALLER } from '../../actors/directory/ref.ts';
@@ -43,6 +43,17 @@ export function organizationCommands(program: Command, run: Run): void {
         if (key) writeZuliprc(o.zuliprc, o.ownerEmail, key, url);
         const out = { organization: r.organization, url, owner: { user_id: r.users[0]?.userId, email: o.ownerEmail, api_key: key ?? null }, zuliprc: key ? o.zuliprc : null };
         print(json, out, (v) => `Created ${v.organization.name} (realm ${v.organization.realmId}) at ${v.url}\nOwner ${v.owner.email}, API key ${v.owner.api_key ?? '(unchanged)'} (shown once; also in ${v.zuliprc ?? '-'})\n`);
+      }),
+    );
+
+  org
+    .command('accounts <address>')
+    .description("the accounts an email address has on this server, in every organization, active or not (the directory's address index)")
+    .action((address: string) =>
+      run(async (dep, json) => {
+        const { accounts } = await dep.actors.call(directoryRef, DIRECTORY_ID, { type: 'accountsWithAddress', caller: SERVER_CALLER, address });
+        const rows = accounts.map((a) => ({ realm_id: a.realmId, user_id: a.userId })).sort((a, b) => a.realm_id - b.realm_id || a.user_id - b.user_id);
+        print(json, rows, (v) => table(v, ['realm_id', 'user_id']));
       }),
     );
 
