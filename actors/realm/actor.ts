@@ -12,6 +12,7 @@ import { missedMessageEmails } from './actions/notifications/notifications.ts';
 import { digestRun, digestSend } from './actions/notifications/digest.ts';
 import { retentionRun } from './actions/messages/retention.ts';
 import { deleteUserMessages } from './actions/people/deactivated_user_messages.ts';
+import { forgetDeletedUserData } from './actions/people/deleted_user_data.ts';
 import { pushNotify, pushRegister, pushRemove, pushUnregister } from './actions/notifications/push.ts';
 import { pushDeviceRegister, retiredPushE2eeRegister } from './actions/notifications/push_e2ee.ts';
 import { loginEmail } from './actions/notifications/login_email.ts';
@@ -62,6 +63,7 @@ export const realmActor = defineActor({
     [digestSend.name]: digestSend,
     [retentionRun.name]: retentionRun,
     [deleteUserMessages.name]: deleteUserMessages,
+    [forgetDeletedUserData.name]: forgetDeletedUserData,
     [pushRegister.name]: pushRegister,
     [pushUnregister.name]: pushUnregister,
     [pushNotify.name]: pushNotify,

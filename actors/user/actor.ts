@@ -15,6 +15,7 @@ import type { ActorContext } from '../runtime/context.ts';
 import { defineActor } from '../runtime/registry.ts';
 import { BotStorageIndex, getBotStorage, putBotStorage, removeBotStorage } from './bot_storage.ts';
 import { FlagCache, type Marks, marksFromRow } from './flags.ts';
+import { forgetUserData } from './forget.ts';
 import { markAllAsRead, markChannelAsRead, updateFlags, updateFlagsForNarrow } from './message_flags.ts';
 import { getMessage, matchesNarrowQuery, searchFields } from './message_reads.ts';
 import { createDrafts, createSnippet, deleteDraft, deleteSnippet, discardDrafts, draftsOf, editDraft, editSnippet, listDrafts, listSnippets, snippetsOf } from './personal.ts';
@@ -182,6 +183,7 @@ export const userHandlers = {
   tusAppend,
   tusStatus,
   unreadMessages,
+  forgetUserData,
 };
 
 export const userActor = defineActor({

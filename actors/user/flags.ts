@@ -109,6 +109,11 @@ export class FlagCache {
     return rows;
   }
 
+  /** Forgets every cached bucket (their rows were deleted: the user was). */
+  clear(): void {
+    this.buckets.clear();
+  }
+
   /** The rows of every bucket holding one of `ids`. */
   async loadFor(ids: Iterable<number>): Promise<Map<number, FlagRows>> {
     const out = new Map<number, FlagRows>();

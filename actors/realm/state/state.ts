@@ -44,6 +44,8 @@ import { RealmImage } from './checkpoint.ts';
 
 /** Message IDs are reserved in blocks, so that a send does not write the counter. */
 const MESSAGE_ID_BLOCK = 1000;
+/** The timer that delivers a scheduled message or reminder, by its ID (`actors/realm/actions/messages/scheduled_messages.ts`). */
+export const DELIVER_SCHEDULED = 'deliverScheduledMessage';
 /** How lately a user must have been seen active to be named in a `partial_subscribers` list (the API's 14 days, FL 412). */
 export const RECENT_ACTIVITY_MS = 14 * 24 * 3600_000;
 /** Partitions read at once while loading. */
@@ -394,6 +396,48 @@ export class RealmState {
     }
   }
 
+
+  /**
+   * Deletes a scheduled message (or reminder) with its delivery timer, if it still has one
+   * (`actors/realm/actions/messages/scheduled_messages.ts` sets it).
+   */
+  dropScheduled(tx: Tx, m: ScheduledMessage): void {
+    this.scheduled.delete(m.id);
+    tx.write(T.scheduledMessages.at(this.realmId, m.id).delete());
+    if (!m.failed) tx.clearTimer(DELIVER_SCHEDULED, m.deliverAt * 1000, m.id);
+  }
+
+  /**
+   * A deleted user's rows in the realm's tables go (Zulip deletes the UserProfile and they cascade):
+   * their subscription rows, topic visibility policies, scheduled messages and reminders (with their
+   * timers), mobile push devices, client devices and pushes not yet removed. Call once they are
+   * deactivated: they are then no channel's active subscriber nor in its partial list, so no count or
+   * list clients see changes. O(the user's rows + the organization's scheduled messages).
+   */
+  forgetUser(tx: Tx, userId: number): void {
+    for (const streamId of this.channelsByUser.get(userId) ?? []) {
+      const before = this.subs.get(streamId)?.get(userId);
+      if (before?.active && this.users.get(userId)?.isActive) this.addSubscriberCount(streamId, -1);
+      this.subs.get(streamId)?.delete(userId);
+      this.listed.get(streamId)?.delete(userId);
+      this.subscriberLists.delete(streamId);
+      this.emailCandidates.byChannel.get(streamId)?.delete(userId);
+      tx.write(T.subscriptions.at(this.realmId, streamId, userId).delete());
+    }
+    this.channelsByUser.delete(userId);
+    for (const [key, r] of this.userTopics.get(userId) ?? []) {
+      this.emailCandidates.byTopic.get(key)?.delete(userId);
+      tx.write(T.userTopics.at(this.realmId, userId, r.streamId, r.topic).delete());
+    }
+    this.userTopics.delete(userId);
+    for (const m of [...this.scheduled.values()]) if (m.senderId === userId) this.dropScheduled(tx, m);
+    for (const d of this.pushDevices.get(userId)?.values() ?? []) tx.write(T.pushDevices.at(this.realmId, userId, d.kind, d.token).delete());
+    this.pushDevices.delete(userId);
+    for (const deviceId of this.clientDevices.get(userId)?.keys() ?? []) tx.write(T.clientDevices.at(this.realmId, userId, deviceId).delete());
+    this.clientDevices.delete(userId);
+    for (const messageId of this.activePushes.get(userId)?.keys() ?? []) tx.write(T.activePushes.at(this.realmId, userId, messageId).delete());
+    this.activePushes.delete(userId);
+  }
 
   /**
    * Deletes stored messages found outside the mailbox (retention, a deleted user's messages): their rows and

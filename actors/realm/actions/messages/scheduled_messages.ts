@@ -19,13 +19,13 @@ import { defineAction, defineQuery, defineTimer, type Tx } from '../../../runtim
 import { actingUser } from '../../rules/access.ts';
 import { systemBot } from '../organization/system_bots.ts';
 import { accessEventsOf, applySend, planSend, type SendPlan, sendDelivery, type SendRequest, SendFields } from './messages.ts';
-import type { RealmState } from '../../state/state.ts';
+import { DELIVER_SCHEDULED, type RealmState } from '../../state/state.ts';
 
 const action = defineAction<RealmState>();
 const query = defineQuery<RealmState>();
 const timer = defineTimer<RealmState>();
 
-const DELIVER = 'deliverScheduledMessage';
+const DELIVER = DELIVER_SCHEDULED;
 
 export function formatScheduled(m: ScheduledMessage): ScheduledMessageObject {
   return {
@@ -79,9 +79,7 @@ export function storeScheduled(state: RealmState, tx: Tx, record: ScheduledMessa
 
 /** Deletes a scheduled message (or reminder) and its timer, if it still has one. */
 export function dropScheduled(state: RealmState, tx: Tx, m: ScheduledMessage): void {
-  state.scheduled.delete(m.id);
-  tx.write(T.scheduledMessages.at(state.realmId, m.id).delete());
-  if (!m.failed) tx.clearTimer(DELIVER, m.deliverAt * 1000, m.id);
+  state.dropScheduled(tx, m);
 }
 
 const To = z.union([z.number().int(), z.array(z.number().int())]);

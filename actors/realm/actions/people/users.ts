@@ -26,6 +26,7 @@ import { accessRestricted, actingUser, activeUsers, canAccess, canSeeUser, chann
 import { applyProfileData, checkProfileData, ProfileDataEntry, profileDataEvents, type ProfileChange } from './profile_fields.ts';
 import { accessChangeEvents, realmUserAdd, roleGroupEvents, roleGroups, userAudience, userObject, usersFor, userUpdate } from '../../rules/people.ts';
 import { realmGroupSetting, realmSettingsNamingUser } from '../organization/realm_settings.ts';
+import { forgetUserDataLater } from './deleted_user_data.ts';
 import { anyKind, deleteMessagesLater } from './deactivated_user_messages.ts';
 import { noteAccountAddresses } from '../../state/account_index.ts';
 import { type RealmState, uniqueNameKey } from '../../state/state.ts';
@@ -604,7 +605,12 @@ export const deactivateUser = action({
  * their account data goes: name and address become "Deleted User <id>" and
  * `deleteduser<id>@<fake domain>`, shown to everyone; credentials, pending
  * email change, profile data, status, settings, alert words and mutes are
- * removed; `is_deleted` (FL 490) marks them from then on; and, unless
+ * removed, and the rest of what they owned goes too, as Zulip's rows cascade:
+ * the realm's rows of them in this commit (`RealmState.forgetUser`:
+ * subscriptions, topic policies, scheduled messages and reminders, push
+ * devices), their user actor's by a durable follow-up
+ * (`deleted_user_data.ts`: drafts, snippets, flags, navigation views, bot
+ * storage); `is_deleted` (FL 490) marks them from then on; and, unless
  * `preserveMessages`, every message they sent is deleted by the follow-up of
  * DELETE /users/{user_id}'s message actions. Zulip tells clients nothing of
  * the new name and address (they see them on their next register); here the
@@ -651,6 +657,9 @@ export const deleteUser = action({
     state.mutedUsers.delete(u.id);
     // The index forgets the address, as Zulip's scrubbed profile no longer has it.
     noteAccountAddresses(tx, [u.id]);
+    // The rest of what they had: the realm's rows now, the user actor's by a follow-up.
+    state.forgetUser(tx, u.id);
+    forgetUserDataLater(tx, u.id);
     if (!p.preserveMessages) deleteMessagesLater(tx, [u.id], { publicChannels: true, privateChannels: true, direct: true }, null);
     return { revoked: [...new Set([...p.deactivate, u.id])], user_id: u.id };
   },
