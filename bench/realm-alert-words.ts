@@ -6,14 +6,15 @@
  * punctuation, all distinct), with content that matches none of them and
  * content that matches one word of the other member. Also a content edit's
  * match (`alertedUsers`, what `updateMessage` calls) and the words' load
- * (setting every user's words, as `RealmState.load` does).
+ * (setting every user's words, as `RealmState.load` does: its time and, with
+ * --expose-gc, the heap it adds beyond the word lists themselves).
  *
  * `--before <dir>` runs the same on another tree (e.g. main before the
  * change, `git archive <commit> | tar -x -C <dir>` with a node_modules link),
  * in the same process, alternating builds per round: the machine's load
  * drifts.
  *
- *   node --import tsx bench/realm-alert-words.ts [--sizes 1000,50000] [--sends 2000] [--rounds 3] [--before /tmp/parley-base]
+ *   node --expose-gc --import tsx bench/realm-alert-words.ts [--sizes 1000,50000] [--sends 2000] [--rounds 3] [--before /tmp/parley-base]
  */
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -51,9 +52,15 @@ function realm(b: Build, n: number) {
     if (id <= 2) s.indexSub(T.SubscriptionRecord.parse({ streamId: 2, userId: id, active: true, color: '#fff', startMessageId: 0 }));
   }
   s.indexChannel(channel(2, 'pair'));
+  const lists = Array.from({ length: n + 2 }, (_, i) => wordsOf(i + 1));
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const heap = process.memoryUsage().heapUsed;
   const t0 = performance.now();
-  for (let id = 1; id <= n + 2; id++) s.alertWords.set(id, wordsOf(id));
-  return { s, loadMs: performance.now() - t0 };
+  for (let id = 1; id <= n + 2; id++) s.alertWords.set(id, lists[id - 1]!);
+  const loadMs = performance.now() - t0;
+  gc?.();
+  return { s, loadMs, heapMb: gc ? (process.memoryUsage().heapUsed - heap) / 1e6 : NaN };
 }
 
 const CONTENT = {
@@ -110,7 +117,7 @@ for (const n of values.sizes!.split(',').map(Number)) {
   for (const [name] of builds) {
     const x = best.get(name)!;
     console.log(
-      `${n.toLocaleString('en-US')} users × ${WORDS_PER_USER} words, ${name}: send matching none ${x.none.toFixed(1)} µs, matching one ${x.one.toFixed(1)} µs, edit's match ${x.edit.toFixed(1)} µs; words set in ${realms.get(name)!.loadMs.toFixed(0)} ms`,
+      `${n.toLocaleString('en-US')} users × ${WORDS_PER_USER} words, ${name}: send matching none ${x.none.toFixed(1)} µs, matching one ${x.one.toFixed(1)} µs, edit's match ${x.edit.toFixed(1)} µs; words set in ${realms.get(name)!.loadMs.toFixed(0)} ms (heap +${realms.get(name)!.heapMb.toFixed(1)} MB)`,
     );
   }
 }

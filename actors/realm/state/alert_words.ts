@@ -159,7 +159,7 @@ export class AlertWords {
     for (const [which, key] of keys) {
       const index = which === 'run' ? this.byRun : this.byChar;
       let n = 0;
-      for (let f = index.get(key); f && n < fewest; f = f.next) n++;
+      for (let f = index.get(key); f && n <= fewest; f = f.next) n++; // past `fewest`: not a better key
       if (n < fewest || (n === fewest && key.length > best![1].length)) [best, fewest] = [[index, key], n];
     }
     const [index, key] = best!;
