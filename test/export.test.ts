@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
+import { DIRECTORY_ID, directoryRef, SERVER_CALLER } from '../actors/directory/ref.ts';
 import { realmRef } from '../actors/realm/ref.ts';
 import { shardOf } from '../actors/subjects.ts';
 import { dropKeyspace } from '../scripts/drop-keyspace.ts';
@@ -93,7 +94,8 @@ t.test('export - imported under another realm ID: keys, upload paths and links r
   await store.close();
 
   process.env.PARLEY_DATA_DIR = join(dir, 'data'); // where this process's file store is (storage/files.ts)
-  const parley = await startParley(loadConfig({ ...process.env, PARLEY_MODE: 'embedded', PARLEY_PORT: '0', PARLEY_METRICS_PORT: '0', PARLEY_DATA_DIR: join(dir, 'data'), PARLEY_LOG_LEVEL: 'warn' }));
+  const start = () => startParley(loadConfig({ ...process.env, PARLEY_MODE: 'embedded', PARLEY_PORT: '0', PARLEY_METRICS_PORT: '0', PARLEY_DATA_DIR: join(dir, 'data'), PARLEY_LOG_LEVEL: 'warn' }));
+  let parley = await start();
   t.teardown(() => parley.stop());
   t.equal(await freeRealmId(parley.actors), 1, 'an empty directory: realm 1 is free');
   const registered = await registerImported(parley.actors, got);
@@ -113,6 +115,23 @@ t.test('export - imported under another realm ID: keys, upload paths and links r
   t.ok(download.body.equals(org.upload.data), 'the linked upload is served with its bytes');
   const root = await hostGet(parley.port!, `127.0.0.1:${parley.port}`, '/api/v1/users/me', org.user.creds);
   t.match({ status: root.status, ...JSON.parse(root.body.toString()) }, { status: 404, code: 'NONEXISTENT_SUBDOMAIN' }, 'and not at the root domain, which has no organization here');
+
+  // The export carries no address index: the directory had the adopted realm backfill it (actors/directory/accounts.ts).
+  const indexed = async () => {
+    const until = Date.now() + 20_000;
+    while (!(await parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'addressesIndexed', caller: SERVER_CALLER, realmId: 2 })).indexed && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    return (await parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'accountsWithAddress', caller: SERVER_CALLER, address: org.user.email.toUpperCase() })).accounts;
+  };
+  t.same(await indexed(), [{ realmId: 2, userId: org.user.id }], 'the imported accounts are in the address index');
+  // As a server older than the index left it: no index rows, the organization not marked. The directory's next load backfills it.
+  await parley.stop();
+  const old = new EmbeddedStore(join(dir, 'data'));
+  const writer = await old.claim('test:older-server', 1);
+  await writer!.commit([T.accountIndexDone.at(2).delete(), T.accountAddresses.at(org.user.email.toLowerCase(), 2, org.user.id).delete(), T.accountAddressOf.at(2, org.user.id).delete()]);
+  t.same(await T.accountAddresses.partition(org.user.email.toLowerCase()).values(old), [], 'the index rows are gone');
+  await old.close();
+  parley = await start();
+  t.same(await indexed(), [{ realmId: 2, userId: org.user.id }], 'backfilled again at the directory\'s load');
 });
 
 t.test('export - an export by a server of before FL 468: its push-account rows are dropped, its registration timer goes when due', async (t) => {
