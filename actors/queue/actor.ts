@@ -75,7 +75,7 @@ queuePolls.add((set) => {
 const ACTIVITY_REPORT_MS = 60_000;
 
 /** Tells a realm which of its users were seen polling at `at` (for missed-message email: `actors/realm/actions/notifications/notifications.ts`). */
-export type ActivityReport = (realmId: number, userIds: number[], at: number) => void;
+export type ActivityReport = (realmId: number, userIds: number[], at: number) => Promise<void>;
 
 export class QueueShard {
   readonly queues = new Map<string, EventQueue>();
@@ -95,7 +95,7 @@ export class QueueShard {
     /** Live queues a user may have (`PARLEY_MAX_QUEUES_PER_USER`). */
     readonly maxQueuesPerUser: number,
     private readonly log: Logger,
-    private readonly reportActivity: ActivityReport = () => {},
+    private readonly reportActivity: ActivityReport = async () => {},
   ) {
     hosted.add(this);
   }
@@ -110,9 +110,11 @@ export class QueueShard {
     users.add(userId);
   }
 
-  private flushActivity(now: number): void {
-    for (const [realmId, users] of this.toReport) this.reportActivity(realmId, [...users], now);
+  /** Reports the users noted since the last report to their realms; resolves once the realms have them (a failure is logged). */
+  flushActivity(now: number): Promise<void> {
+    const sent = [...this.toReport].map(([realmId, users]) => this.reportActivity(realmId, [...users], now));
     this.toReport.clear();
+    return Promise.all(sent).then(() => undefined);
   }
 
   private prunedAt = 0;
@@ -279,7 +281,7 @@ export class QueueShard {
   /** Heartbeats for polls that waited long enough; discards queues idle too long. */
   tick(now: number): void {
     this.subscribers.prune(now);
-    if (this.toReport.size) this.flushActivity(now);
+    if (this.toReport.size) void this.flushActivity(now);
     if (now - this.prunedAt >= ACTIVITY_REPORT_MS) this.pruneReported(now);
     for (const q of this.queues.values()) {
       if (q.polling) {
@@ -510,7 +512,10 @@ export const queueHandlers = { register, getEvents, deleteQueue };
 function newShard(ctx: ActorContext): QueueShard {
   const log = ctx.log.child({ actor: 'queue' });
   const report: ActivityReport = (realmId, userIds, at) =>
-    void ctx.actors.call(realmRef, realmActorId(realmId), { type: 'noteActivity', caller: { realmId, userId: null }, userIds, at }).catch((err: unknown) => log.warn({ err, realmId }, 'activity report failed'));
+    ctx.actors.call(realmRef, realmActorId(realmId), { type: 'noteActivity', caller: { realmId, userId: null }, userIds, at }).then(
+      () => undefined,
+      (err: unknown) => log.warn({ err, realmId }, 'activity report failed'),
+    );
   return new QueueShard(ctx.heartbeatSecs, ctx.limits.maxQueuesPerUser, log, report);
 }
 
@@ -522,8 +527,13 @@ export const queueActor = defineActor({
   // A graceful handover (actors/runtime/handoff.ts): held polls answered now (the client polls again and
   // reaches the next owner), the queues handed over as they are once the last delivery here is applied.
   quiesce: (shard) => {
+    // Activity not reported yet goes now: the next owner does not get it.
+    void shard.flushActivity(Date.now());
     for (const q of shard.queues.values()) q.close();
   },
+  // A stopping node's: the activity noted since the last tick reaches the realms before they unload (else a user
+  // active in the last second before a deploy would be left out of partial subscriber lists after it).
+  flush: (shard) => shard.flushActivity(Date.now()),
   holdsState: (shard) => shard.queues.size > 0,
   handOff: (shard) => shard.handOff(),
   takeOver: async (ctx, data) => {
@@ -541,5 +551,8 @@ export const queueActor = defineActor({
     for (const q of shard.queues.values()) if (q.polling) polls++;
     return { queues: shard.queues.size, polls };
   },
-  unload: (shard) => shard.closeAll(),
+  unload: (shard) => {
+    void shard.flushActivity(Date.now());
+    shard.closeAll();
+  },
 });

@@ -148,6 +148,8 @@ export class ActorNode {
       .describe()
       .then((v) => !v.nodes.some((n) => n.nodeId !== this.opts.nodeId))
       .catch(() => false);
+    // What per-shard actors owe other actors goes before any shard is released and unloads its actors.
+    await this.flushPerShard();
     // In process nothing runs while this process is down, so no event can be missed: the queues wait in the store.
     this.parking = this.bus.sharesEvents;
     await this.leases.stop();
@@ -174,6 +176,18 @@ export class ActorNode {
   private eventsLost(): void {
     this.log.warn({ shards: this.shards.size }, 'events published while this node was off the bus may be lost');
     this.postToEveryShard('eventsLost', (kind) => kind.eventsLost && ((s) => kind.eventsLost!(s)));
+  }
+
+  /** Runs `flush` in the mailbox of each per-shard actor loaded here, and waits for every one (a failure is logged). */
+  private async flushPerShard(): Promise<void> {
+    const runs: Promise<unknown>[] = [];
+    for (const host of this.shards.values()) {
+      for (const kind of this.perShardKinds) {
+        const h = kind.flush ? host.hosts.get(kind.name) : undefined;
+        if (h) runs.push(h.state.then((s) => h.mailbox.post(() => kind.flush!(s))).catch((err: unknown) => this.log.warn({ err, kind: kind.name }, 'flush failed')));
+      }
+    }
+    await Promise.all(runs);
   }
 
   /** Runs, in the mailbox of each per-shard kind of every shard held, what `job` gives for that kind (nothing: the kind is skipped). */

@@ -68,6 +68,13 @@ export interface ActorKindDef<S, H extends Record<string, AnyHandler<S>>> {
   /** Called when the node stops hosting the actor (shard released). */
   unload?(state: S): void;
   /**
+   * Per-shard kinds: sends what the kind owes other actors and has not sent
+   * yet (the queue's activity reports), resolving once they have it. A
+   * stopping node runs it in every shard before it releases any, so that the
+   * actors it goes to (realms, in any shard) are still loaded here.
+   */
+  flush?(state: S): Promise<void>;
+  /**
    * Per-shard kinds whose memory-only state moves with the shard when it is
    * handed over gracefully (`actors/runtime/handoff.ts`). `quiesce`: the
    * shard takes no more requests here; answer the ones held (long polls).
