@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import t, { type Test } from 'tap';
 import { DEMO_REALM_ID } from '../lib/demo.ts';
 import { uniq } from './helpers/api.ts';
-import { startServer } from './helpers/server.ts';
+import { serverFor, startServer } from './helpers/server.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const server = await startServer();
@@ -25,8 +25,12 @@ const work = mkdtempSync(join(tmpdir(), 'parley-accounts-'));
 const cliEnv: Record<string, string> = server.dataDir ? { PARLEY_MODE: 'embedded', PARLEY_DATA_DIR: join(server.dataDir, 'data') } : { PARLEY_MODE: 'cluster' };
 
 function parley(...args: string[]): Promise<any> {
+  return parleyAt(cliEnv, ...args);
+}
+
+function parleyAt(env: Record<string, string>, ...args: string[]): Promise<any> {
   return new Promise((done, fail) =>
-    execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), '--json', ...args], { cwd: work, env: { ...process.env, ...cliEnv } }, (err, stdout, stderr) =>
+    execFile(process.execPath, [join(ROOT, 'bin/parley.mjs'), '--json', ...args], { cwd: work, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
       err ? fail(new Error(`parley ${args.join(' ')}: ${stderr}`)) : done(JSON.parse(stdout)),
     ),
   );
@@ -80,4 +84,20 @@ t.test('address index - new, deactivated, moved and deleted accounts; a second o
   await parley('users', '--org', '.', 'delete', String(user_id), '--preserve-messages');
   await expectAccounts(t, moved, [], 'deleted for good: no longer indexed (Zulip scrubs the address)');
   t.same(await accounts(address), [both[1]!], 'the other organization keeps its account');
+});
+
+t.test('address index - the follow-up runs after a crash between the commit and it', { skip: server.dataDir ? false : 'restarts an embedded server of its own' }, async (t) => {
+  // The follow-up waits 8 s after the commit here, so that the server can be killed in between.
+  let srv = await serverFor(t, { env: { PARLEY_FOLLOW_UP_DELAY_MS: '8000' } });
+  const env = { PARLEY_MODE: 'embedded', PARLEY_DATA_DIR: join(srv.dataDir!, 'data') };
+  const address = `${uniq('crash')}@accounts.example`;
+  const { user_id } = await srv.api.as(srv.demo.owner).ok('POST', '/users', { email: address, password: 'a good long password', full_name: `Crash Person ${uniq('n').slice(-5)}` });
+  t.same(await parleyAt(env, 'org', 'accounts', address), [], 'the creation is answered before its follow-up ran');
+  await srv.stop('SIGKILL');
+  srv = await srv.restart();
+  t.teardown(() => srv.stop());
+  let got: Account[] = [];
+  for (const until = Date.now() + 30_000; Date.now() < until && !got.length; await new Promise((r) => setTimeout(r, 500))) got = await parleyAt(env, 'org', 'accounts', address);
+  t.same(got, [{ realm_id: DEMO_REALM_ID, user_id }], 'the follow-up ran after the restart');
+  await srv.stop();
 });
