@@ -204,7 +204,7 @@ lane_notify() {
   tapsuite notifications PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts
   # The weekly digest email, run through `parley org digest . --now`, read from the same kind of SMTP server.
   tapsuite digest PARLEY_LOG_LEVEL=warn -- test/digest.test.ts
-  tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts test/metrics-runtime.test.ts test/subscribers.test.ts test/alert-words.test.ts
+  tapsuite runtime PARLEY_LOG_LEVEL=fatal -- test/runtime.test.ts test/metrics-runtime.test.ts test/subscribers.test.ts test/alert-words.test.ts test/channel-audience.test.ts
 }
 lane_misc() {
   # Seeded fuzzing of every route on an embedded server of its own (it deactivates users and

@@ -2,8 +2,8 @@
  * Who is acting and what they may see: the rules every realm handler shares.
  */
 import { badRequest, unauthorized } from '../../../lib/errors.ts';
-import type { ChannelRecord, UserRecord } from '../../../storage/tables.ts';
-import { GROUP_ID, isGuest, Role } from '../../model.ts';
+import type { ChannelRecord, GroupSettingValue, UserRecord } from '../../../storage/tables.ts';
+import { GROUP_ID, isGuest, Role, SYSTEM_GROUPS } from '../../model.ts';
 import type { Caller } from '../../runtime/action.ts';
 import { type Delivery, toRealm, toUsers } from '../../events/delivery.ts';
 import type { ClientEventBody } from '../../events/schema.ts';
@@ -77,16 +77,58 @@ export function activeUsers(state: Readonly<RealmState>): number[] {
 /**
  * Who learns of a channel's existence and membership: everyone who can see
  * its metadata. A public channel: every member and the guests subscribed to
- * it; a private one: its subscribers, the organization's administrators and
- * the members of its administration group (Zulip's `can_access_stream_user_ids`).
+ * it (O(users)); a private one: its subscribers, the organization's
+ * administrators and the members of its administration group (Zulip's
+ * `can_access_stream_user_ids`), found from the staff and the group's
+ * members: O(subscribers + staff + the group's members), unless the group
+ * names a role wider than the moderators (then O(users), as everyone in it is).
  */
 export function channelAudience(state: Readonly<RealmState>, c: ChannelRecord): number[] {
   const out = new Set<number>(state.activeSubscribers(c.id));
+  if (c.inviteOnly) {
+    for (const id of state.activeStaffIds) if (state.users.get(id)!.role <= Role.ADMIN) out.add(id);
+    const administrators = settingMembers(state, c.groups.can_administer_channel_group);
+    if (administrators) {
+      for (const id of administrators) out.add(id);
+      return [...out];
+    }
+  }
   for (const u of state.users.values()) {
     if (!u.isActive) continue;
     if (c.inviteOnly ? u.role <= Role.ADMIN || state.can(c.groups.can_administer_channel_group, u) : u.role !== Role.GUEST) out.add(u.id);
   }
   return [...out];
+}
+
+/**
+ * The active users a group-setting value names (`RealmState.can` holds for
+ * exactly them), from its groups' members and the staff: O(those members);
+ * null when it names a role group wider than the moderators (members,
+ * everyone), whose members take a walk of every user.
+ */
+function settingMembers(state: Readonly<RealmState>, value: GroupSettingValue): Set<number> | null {
+  const out = new Set<number>();
+  const seen = new Set<number>();
+  const addActive = (ids: Iterable<number>) => {
+    for (const id of ids) if (state.users.get(id)?.isActive) out.add(id);
+  };
+  // False: a role group wider than the staff.
+  const addGroup = (groupId: number): boolean => {
+    const system = SYSTEM_GROUPS.find((g) => g.id === groupId);
+    if (system) {
+      if (system.maxRole > Role.MODERATOR) return false;
+      for (const id of state.activeStaffIds) if (state.users.get(id)!.role <= system.maxRole) out.add(id);
+      return true;
+    }
+    const g = state.groups.get(groupId);
+    if (!g || g.deactivated || seen.has(groupId)) return true;
+    seen.add(groupId);
+    addActive(g.members);
+    return g.subgroups.every(addGroup);
+  };
+  if (typeof value === 'number') return addGroup(value) ? out : null;
+  addActive(value.direct_members);
+  return value.direct_subgroups.every(addGroup) ? out : null;
 }
 
 // ---- which users a user may see (`can_access_all_users_group`) ---------------
@@ -155,7 +197,7 @@ export function restrictedGuests(state: Readonly<RealmState>): UserRecord[] {
  * An event for a channel's audience (`channelAudience`) but `except`. A
  * public channel's audience is everyone but the guests not subscribed to
  * it: one realm-wide delivery whose size is O(guests + except), not
- * O(users). A private channel's is listed (O(users) to find).
+ * O(users). A private channel's is listed (O(its audience) to find: `channelAudience`).
  */
 export function toChannelAudience(state: Readonly<RealmState>, c: ChannelRecord, event: ClientEventBody, except: Iterable<number> = []): Delivery {
   if (c.inviteOnly) {
