@@ -94,6 +94,8 @@ t.test('export - imported under another realm ID: keys, upload paths and links r
   await store.close();
 
   process.env.PARLEY_DATA_DIR = join(dir, 'data'); // where this process's file store is (storage/files.ts)
+  process.env.PARLEY_ADDRESS_BACKFILL_BATCH = '3'; // the address index's backfill in several turns
+  t.teardown(() => delete process.env.PARLEY_ADDRESS_BACKFILL_BATCH);
   const start = () => startParley(loadConfig({ ...process.env, PARLEY_MODE: 'embedded', PARLEY_PORT: '0', PARLEY_METRICS_PORT: '0', PARLEY_DATA_DIR: join(dir, 'data'), PARLEY_LOG_LEVEL: 'warn' }));
   let parley = await start();
   t.teardown(() => parley.stop());
@@ -123,6 +125,7 @@ t.test('export - imported under another realm ID: keys, upload paths and links r
     return (await parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'accountsWithAddress', caller: SERVER_CALLER, address: org.user.email.toUpperCase() })).accounts;
   };
   t.same(await indexed(), [{ realmId: 2, userId: org.user.id }], 'the imported accounts are in the address index');
+  t.same((await parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'accountsWithAddress', caller: SERVER_CALLER, address: source.demo.owner.email })).accounts.map((a) => a.realmId), [2], 'every batch of the backfill (3 user IDs a turn): the owner too');
   // As a server older than the index left it: no index rows, the organization not marked. The directory's next load backfills it.
   await parley.stop();
   const old = new EmbeddedStore(join(dir, 'data'));

@@ -12,9 +12,11 @@
  *
  * The backfill (`startAddressBackfill`, asked by the directory for an
  * organization older than the index or imported): a follow-up that sends
- * the accounts in ID order, BACKFILL_BATCH per turn, each turn's commit
- * setting the next from where it stopped, the last one marked `complete`.
- * Repeating it (a directory reloaded meanwhile) rewrites the same rows.
+ * the accounts by ranges of 500 user IDs (the realm numbers its
+ * users densely), up to the highest ID when it started (users made since
+ * are sent by their own follow-ups), each turn's commit setting the next
+ * range, the last one marked `complete`: O(batch) a turn. Repeating it (a
+ * directory reloaded meanwhile) rewrites the same rows.
  */
 import { z } from 'zod';
 import { unauthorized } from '../../../../lib/errors.ts';
@@ -28,8 +30,8 @@ import { decideTopicsEmail } from './signup_email.ts';
 const action = defineAction<RealmState>();
 const timer = defineTimer<RealmState>();
 const BACKFILL = 'accountAddressBackfill';
-/** Accounts per backfill turn: one directory turn of 500 row reads and writes. */
-const BACKFILL_BATCH = 500;
+/** User IDs per backfill turn: one directory turn of at most 500 row reads and writes (`PARLEY_ADDRESS_BACKFILL_BATCH`: tests make it small). */
+const backfillBatch = (): number => Number(process.env.PARLEY_ADDRESS_BACKFILL_BATCH ?? 500);
 
 interface Sent {
   userId: number;
@@ -54,6 +56,12 @@ function settle(state: RealmState, sent: Sent[], tx: Tx): void {
   noteAccountAddresses(tx, stale);
 }
 
+function highestUserId(state: Readonly<RealmState>): number {
+  let max = 0;
+  for (const id of state.users.keys()) max = Math.max(max, id);
+  return max;
+}
+
 export const accountAddresses = timer({
   name: ACCOUNT_ADDRESSES,
   effect: (state, p: { userIds: number[] }, ctx) => send(state, p.userIds, false, ctx),
@@ -72,26 +80,30 @@ export const startAddressBackfill = action({
     if (msg.caller.userId !== null) throw unauthorized('Only the server indexes addresses');
     return null;
   },
-  apply(_state, _p, tx) {
-    tx.setTimer(BACKFILL, Date.now(), { after: 0 }, 0);
+  apply(state, _p, tx) {
+    tx.setTimer(BACKFILL, Date.now(), { after: 0, upTo: highestUserId(state) }, 0);
     return {};
   },
 });
 
 export const accountAddressBackfill = timer({
   name: BACKFILL,
-  async effect(state, p: { after: number }, ctx) {
-    const ids: number[] = [];
-    for (const u of state.users.values()) if (u.id > p.after && !u.isSystemBot) ids.push(u.id);
-    ids.sort((a, b) => a - b);
-    const batch = ids.slice(0, BACKFILL_BATCH);
-    const last = batch.length === ids.length;
-    return { sent: await send(state, batch, last, ctx), next: last ? null : batch[batch.length - 1]! };
+  // `upTo` is absent from the timers of the first version (landed a few minutes before it): taken now.
+  async effect(state, p: { after: number; upTo?: number }, ctx) {
+    const upTo = p.upTo ?? highestUserId(state);
+    const end = Math.min(p.after + backfillBatch(), upTo);
+    const batch: number[] = [];
+    for (let id = p.after + 1; id <= end; id++) {
+      const u = state.users.get(id);
+      if (u && !u.isSystemBot) batch.push(id);
+    }
+    const last = end >= upTo;
+    return { sent: await send(state, batch, last, ctx), next: last ? null : { after: end, upTo } };
   },
-  check: (_state, _p, _ctx, done: { sent: Sent[]; next: number | null }) => done,
+  check: (_state, _p, _ctx, done: { sent: Sent[]; next: { after: number; upTo: number } | null }) => done,
   apply(state, done, tx) {
     settle(state, done.sent, tx);
-    if (done.next !== null) tx.setTimer(BACKFILL, Date.now(), { after: done.next }, 0);
+    if (done.next !== null) tx.setTimer(BACKFILL, Date.now(), done.next, 0);
     return null;
   },
 });
