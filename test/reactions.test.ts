@@ -38,6 +38,36 @@ t.test('reactions - add and remove a unicode emoji, with events to the channel',
   t.same(fetched.messages[0].reactions.map((r: any) => r.emoji_name), ['octopus']);
 });
 
+t.test('reactions - a channel message\'s reaction events reach the channel\'s subscribers of the moment, and nobody else', async (t) => {
+  const secret = uniq('secret');
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: secret }], principals: [s.demo.owner.userId, s.demo.member1.userId], invite_only: true });
+  const id = (await owner.ok('POST', '/messages', { type: 'stream', to: secret, topic: 'hush', content: 'private' })).id as number;
+  const queues = { maria: await register(maria, { event_types: ['reaction'] }), mateo: await register(mateo, { event_types: ['reaction'] }), admin: await register(admin, { event_types: ['reaction'] }) };
+  // What each queue got up to a reaction in the channel everyone is in (deliveries of a realm reach a queue in order).
+  const sentinel = await send('sentinel');
+  let round = 0;
+  const reactedTo = async (who: keyof typeof queues) => {
+    const seen: number[] = [];
+    const emoji = ['dog', 'cat', 'cow'][round]!;
+    await waitFor(queues[who], (e) => {
+      if (e.type === 'reaction' && e.message_id !== sentinel) seen.push(e.message_id);
+      return e.type === 'reaction' && e.message_id === sentinel && e.emoji_name === emoji;
+    });
+    return seen;
+  };
+  const check = async (label: string, expected: Record<keyof typeof queues, number[]>) => {
+    await owner.ok('POST', `/messages/${sentinel}/reactions`, { emoji_name: ['dog', 'cat', 'cow'][round]! });
+    for (const who of Object.keys(queues) as Array<keyof typeof queues>) t.same(await reactedTo(who), expected[who], `${label}: ${who}`);
+    round++;
+  };
+  await owner.ok('POST', `/messages/${id}/reactions`, { emoji_name: 'octopus' });
+  await check('a subscriber gets it; an administrator and a member not subscribed do not', { maria: [id], mateo: [], admin: [] });
+  await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: secret }], principals: [s.demo.member2.userId] });
+  await owner.ok('DELETE', '/users/me/subscriptions', { subscriptions: [secret], principals: [s.demo.member1.userId] });
+  await owner.ok('DELETE', `/messages/${id}/reactions`, { emoji_name: 'octopus' });
+  await check('after Mateo joined and Maria left', { maria: [], mateo: [id], admin: [] });
+});
+
 t.test('reactions - every role reacts to a message it can read; without credentials 401', async (t) => {
   const id = await send();
   for (const key of DEMO_KEYS) await s.api.as(s.demo[key]).ok('POST', `/messages/${id}/reactions`, { emoji_name: 'thumbs_up' });

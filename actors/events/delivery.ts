@@ -82,6 +82,12 @@ export const Delivery = z.discriminatedUnion('kind', [
       realmId: Id,
       /** Users whose queues do not get it (e.g. restricted guests, the users the event is about). */
       except: z.array(Id),
+      /**
+       * Only for the queues of this channel's subscribers (an event about one
+       * of its messages): each queue shard finds them in its subscriber index
+       * (`actors/queue/subscribers.ts`), as for a channel message.
+       */
+      channelId: Id.optional(),
       event: ClientEventBody,
       capability: z.object({ name: z.string(), value: z.boolean() }).strict().optional(),
       id: DeliveryId,
@@ -104,6 +110,14 @@ export const toRealm = (realmId: number, event: ClientEventBody, opts: { except?
   event,
   ...(opts.capability ? { capability: opts.capability } : {}),
 });
+
+/**
+ * An event for a channel's active subscribers (about one of its messages:
+ * reactions): one delivery on the realm's broadcast subject, expanded by the
+ * queue shards to their own queues of the channel's subscribers, so the realm
+ * neither lists the subscribers nor the node places each of them (O(1) here).
+ */
+export const toChannelSubscribers = (realmId: number, channelId: number, event: ClientEventBody): Delivery => ({ kind: 'realm', realmId, except: [], channelId, event });
 
 /**
  * An event in one form for queues of clients with `capability` and another

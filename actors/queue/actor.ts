@@ -204,15 +204,21 @@ export class QueueShard {
     if (gone !== null) this.dropUser(d.realmId, gone);
   }
 
-  /** A realm-wide event: every queue of the realm this shard holds but those of `except` (O(local queues of the realm)). */
+  /**
+   * A realm-wide event: every queue of the realm this shard holds but those of
+   * `except` (O(local queues of the realm)); with `channelId`, only the queues
+   * of the channel's subscribers (O(local subscribers with a queue)).
+   */
   private deliverToRealm(d: Extract<Delivery, { kind: 'realm' }>): void {
     const except = d.except.length ? new Set(d.except) : null;
     const full: EventQueue[] = [];
-    for (const q of this.byRealm.get(d.realmId) ?? []) {
-      if (except?.has(q.userId)) continue;
+    const take = (q: EventQueue) => {
+      if (except?.has(q.userId)) return;
       this.deliverEvent(q, d);
       if (q.pending > MAX_PENDING_EVENTS) full.push(q);
-    }
+    };
+    if (d.channelId === undefined) for (const q of this.byRealm.get(d.realmId) ?? []) take(q);
+    else for (const userId of this.subscribers.subscribers(d.realmId, d.channelId) ?? []) for (const q of this.byUser.get(`${d.realmId}:${userId}`) ?? []) take(q);
     // Dropped after the walk: dropping changes the set being walked.
     for (const q of full) this.drop(q);
   }

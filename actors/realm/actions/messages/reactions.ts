@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ApiError, badRequest, missingParam } from '../../../../lib/errors.ts';
 import { type StoredMessage, T } from '../../../../storage/tables.ts';
-import { toUsers } from '../../../events/delivery.ts';
+import { toChannelSubscribers, toUsers } from '../../../events/delivery.ts';
 import { defineAction } from '../../../runtime/action.ts';
 import { actingUser } from '../../rules/access.ts';
 import { apiEmail } from '../../rules/emails.ts';
@@ -23,7 +23,8 @@ interface ReactionPlan {
   m: StoredMessage;
   userId: number;
   emoji: Emoji;
-  audience: number[];
+  /** A direct message's participants; null for a channel message (its subscribers, found by the queue shards). */
+  audience: number[] | null;
 }
 
 const sameReaction = (r: StoredMessage['reactions'][number], userId: number, e: Pick<Emoji, 'code' | 'type'>) => r.userId === userId && r.emojiCode === e.code && r.reactionType === e.type;
@@ -40,7 +41,7 @@ export const addReaction = action({
     if (m.reactions.some((r) => sameReaction(r, user.id, emoji))) throw new ApiError('REACTION_ALREADY_EXISTS', 'Reaction already exists.', 400);
     // Someone reacted with this emoji under another name: join their reaction (Zulip keeps one name per emoji).
     const joined = m.reactions.find((r) => r.emojiCode === emoji.code && r.reactionType === emoji.type);
-    return { m, userId: user.id, emoji: joined ? { ...emoji, name: joined.emojiName } : emoji, audience: audience(state, m) };
+    return { m, userId: user.id, emoji: joined ? { ...emoji, name: joined.emojiName } : emoji, audience: m.streamId !== null ? null : audience(state, m) };
   },
   apply(state, p, tx) {
     const next = { ...p.m, reactions: [...p.m.reactions, { emojiName: p.emoji.name, emojiCode: p.emoji.code, reactionType: p.emoji.type, userId: p.userId }] };
@@ -62,7 +63,7 @@ export const removeReaction = action({
     const code = msg.emojiCode ?? (type === 'unicode_emoji' ? unicodeCode(msg.emojiName!) : type === 'service_extra_emoji' ? msg.emojiName : [...state.emoji.values()].find((e) => e.name === msg.emojiName)?.id.toString()) ?? null;
     const mine = m.reactions.find((r) => r.userId === user.id && r.reactionType === type && (code !== null ? r.emojiCode === code : r.emojiName === msg.emojiName));
     if (!mine) throw new ApiError('REACTION_DOES_NOT_EXIST', "Reaction doesn't exist.", 400);
-    return { m, userId: user.id, emoji: { name: mine.emojiName, code: mine.emojiCode, type: mine.reactionType }, audience: audience(state, m) };
+    return { m, userId: user.id, emoji: { name: mine.emojiName, code: mine.emojiCode, type: mine.reactionType }, audience: m.streamId !== null ? null : audience(state, m) };
   },
   apply(state, p, tx) {
     const next = { ...p.m, reactions: p.m.reactions.filter((r) => !sameReaction(r, p.userId, p.emoji)) };
@@ -74,7 +75,7 @@ export const removeReaction = action({
 
 function reactionEvent(state: Readonly<RealmState>, op: 'add' | 'remove', p: ReactionPlan) {
   const u = state.users.get(p.userId)!;
-  return toUsers(state.realmId, p.audience, {
+  const event = {
     type: 'reaction',
     op,
     message_id: p.m.id,
@@ -84,5 +85,6 @@ function reactionEvent(state: Readonly<RealmState>, op: 'add' | 'remove', p: Rea
     emoji_name: p.emoji.name,
     emoji_code: p.emoji.code,
     reaction_type: p.emoji.type,
-  });
+  } as const;
+  return p.audience ? toUsers(state.realmId, p.audience, event) : toChannelSubscribers(state.realmId, p.m.streamId!, event);
 }
