@@ -211,7 +211,7 @@ export const UserRecord = z.object({
   isSystemBot: z.boolean().default(false),
   /** Legacy: the time of the one onboarding email rows written before there were several; `RealmState` turns it into `onboarding` on load. */
   onboardingAt: z.number().nullable().default(null),
-  /** The onboarding emails still due, each with its timer's time (ms since the epoch): `actors/realm/actions/notifications/signup_email.ts`. */
+  /** The onboarding emails still due, each with its timer's time (ms since the epoch; 0: the topics email waiting for the address index, no timer yet): `actors/realm/actions/notifications/signup_email.ts`. */
   onboarding: z.array(z.object({ email: z.enum(['topics', 'guide', 'team']), at: z.number() })).default([]),
   /** Deleted by the operator (`parley users delete`): deactivated, its data removed, for good (FL 490 `is_deleted`). */
   isDeleted: z.boolean().optional(),

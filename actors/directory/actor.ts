@@ -129,8 +129,8 @@ export const createOrganization = action({
     const existing = msg.realmId === undefined ? undefined : state.orgs.get(msg.realmId);
     // Adopting a realm the directory already lists changes nothing but tells the caller its users.
     const made = await bootstrapRealm(ctx, msg, existing?.realmId ?? msg.realmId ?? nextRealmId(state));
-    // A realm made now tells the index of its users itself; an adopted one (an import) is backfilled.
-    if (!made.created && !state.indexedRealms.has(made.realmId)) await startBackfill(ctx, made.realmId);
+    // A realm made now tells the index of its users itself; one adopted now (an import) is backfilled (one listed already was asked at the directory's load).
+    if (!made.created && !existing && !state.indexedRealms.has(made.realmId)) await startBackfill(ctx, made.realmId);
     return made;
   },
   check(state, msg, made) {

@@ -8,7 +8,7 @@
  *   demo organization's, with its deletion date);
  * - while the organization's `send_welcome_emails` is on, the onboarding
  *   emails on Zulip's schedule (`onboardingSchedule`): about topics (every
- *   new user), the guide for the organization's type (when the type has a
+ *   new user whose address has no other account, below), the guide for the organization's type (when the type has a
  *   guide; the communities guide to administrators only) and, for the
  *   organization's creator only, about setting the organization up.
  *
