@@ -126,6 +126,12 @@ t.test('export - imported under another realm ID: keys, upload paths and links r
   };
   t.same(await indexed(), [{ realmId: 2, userId: org.user.id }], 'the imported accounts are in the address index');
   t.same((await parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'accountsWithAddress', caller: SERVER_CALLER, address: source.demo.owner.email })).accounts.map((a) => a.realmId), [2], 'every batch of the backfill (3 user IDs a turn): the owner too');
+  // Who may write the index: an organization's follow-up (the server for that realm) only; never a user, nor the server for no organization.
+  const write = (caller: { realmId: number; userId: number | null }) => parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'setAccountAddresses', caller, entries: [{ userId: org.user.id, address: 'intruder@x.example' }] });
+  await t.rejects(write({ realmId: 2, userId: org.user.id }), { message: 'Only an organization indexes its addresses' }, 'a user is refused');
+  await t.rejects(write(SERVER_CALLER), { message: 'Only an organization indexes its addresses' }, 'the server for no organization is refused');
+  await t.rejects(parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'accountsWithAddress', caller: { realmId: 2, userId: org.user.id }, address: org.user.email }), { message: 'Only the server reads the address index' }, 'a user reads nothing of it');
+  t.same((await parley.actors.call(directoryRef, DIRECTORY_ID, { type: 'accountsWithAddress', caller: SERVER_CALLER, address: 'intruder@x.example' })).accounts, [], 'nothing was written');
   // As a server older than the index left it: no index rows, the organization not marked. The directory's next load backfills it.
   await parley.stop();
   const old = new EmbeddedStore(join(dir, 'data'));
