@@ -3,7 +3,9 @@
 # the store/bus/lease suites against real NATS, Redis and Cassandra (started
 # here by scripts/services.sh), the same API suite against a real local
 # cluster, the cluster tests, the Kubernetes manifest check and a bench smoke
-# run. Ends with one line "N passed, N failed, N skipped" counting test cases:
+# run. Installs run in the background from the start; the suites on servers of
+# their own and the backing-service suites run side by side in lanes (each
+# lane's output is printed and counted when all are done). Ends with one line "N passed, N failed, N skipped" counting test cases:
 # each first-level subtest of a tap file (a file without subtests is one case,
 # see test/count.mjs) and each non-tap step. Todo cases count as skipped.
 set -uo pipefail
