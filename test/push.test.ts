@@ -138,6 +138,43 @@ t.test('push - channel messages: a mention is pushed with the channel and topic,
   t.equal(notifiesFor(quiet.p).length, 0, 'enable_offline_push_notifications off: the DM is not pushed');
 });
 
+t.test("push - enable_followed_topic_push_notifications: a followed topic's messages are pushed to an idle follower when on, not when off; a mention still is", async (t) => {
+  const sender = await newPerson(s);
+  const senderApi = s.api.as(sender);
+  const on = await withDevice();
+  const noOffline = await withDevice();
+  const off = await withDevice();
+  const name = uniq('follow');
+  await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([sender.userId, on.p.userId, noOffline.p.userId, off.p.userId]) });
+  const streamId = (await senderApi.ok('GET', '/get_stream_id', { stream: name })).stream_id;
+  for (const u of [on, noOffline, off]) await u.api.ok('POST', '/user_topics', { stream_id: streamId, topic: 'tracked', visibility_policy: 3 });
+  // Zulip's followed_topic_push_notify is its own trigger: enable_offline_push_notifications (DMs and mentions) does not gate it.
+  await noOffline.api.ok('PATCH', '/settings', { enable_offline_push_notifications: false });
+  await off.api.ok('PATCH', '/settings', { enable_followed_topic_push_notifications: false });
+
+  await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'elsewhere', content: `not followed ${uniq('n')}` });
+  const followed = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'tracked', content: `in the followed topic ${uniq('f')}` });
+  await svc.waitFor(() => notifiesFor(on.p).length > 0 && notifiesFor(noOffline.p).length > 0);
+  await sleep(1000);
+  for (const [u, who] of [[on, 'a follower'], [noOffline, 'a follower with enable_offline_push_notifications off']] as const) {
+    t.equal(notifiesFor(u.p).length, 1, `${who}: only the followed topic's message is pushed`);
+    t.match(notifiesFor(u.p)[0]!.body.gcm_payload, { event: 'message', zulip_message_id: followed.id, recipient_type: 'stream', stream_id: streamId, topic: 'tracked' }, `${who} is pushed`);
+  }
+  t.equal(notifiesFor(off.p).length, 0, 'enable_followed_topic_push_notifications off: not pushed');
+
+  // Off, a mention in the followed topic is still pushed (the mention trigger comes first).
+  const mention = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'tracked', content: `@**${off.p.fullName}** this one ${uniq('m')}` });
+  await svc.waitFor(() => notifiesFor(off.p).length > 0);
+  t.match(notifiesFor(off.p)[0]!.body.gcm_payload, { zulip_message_id: mention.id, topic: 'tracked' });
+  t.match(notifiesFor(off.p)[0]!.body.apns_payload.alert, { subtitle: `${sender.fullName} mentioned you:` });
+
+  // Turned on again: the next message of the topic is pushed to it as well.
+  await off.api.ok('PATCH', '/settings', { enable_followed_topic_push_notifications: true });
+  const later = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'tracked', content: `later ${uniq('l')}` });
+  await svc.waitFor(() => notifiesFor(off.p).length > 1);
+  t.equal(notifiesFor(off.p)[1]!.body.gcm_payload.zulip_message_id, later.id);
+});
+
 t.test('push - removals: every way of reading removes a pushed notification, once, reads close together in one batch', async (t) => {
   const sender = await newPerson(s);
   const senderApi = s.api.as(sender);

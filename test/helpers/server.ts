@@ -4,12 +4,18 @@
  * When `PARLEY_TEST_GATEWAYS` is set (the cluster run), tests use those
  * running gateways instead, with the demo credentials in
  * `PARLEY_TEST_DEMO_DIR`; tests therefore never assume an empty realm.
+ * When `PARLEY_TEST_OWN_CLUSTER=1`, each `startServer` launches a private
+ * cluster instead (2 gateways, 2 actor nodes, on the NATS, Redis and
+ * Cassandra the environment names), with the test's own environment in every
+ * process: for suites that need settings the shared cluster lacks (an SMTP
+ * server, a push service). `stop()` stops it and drops its keyspace.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { diesWithThisProcess } from '../../scripts/cluster-launcher.ts';
+import { diesWithThisProcess, launchCluster, stopAll } from '../../scripts/cluster-launcher.ts';
+import { dropKeyspace } from '../../scripts/drop-keyspace.ts';
 import { serverArgs } from '../../scripts/build.ts';
 import { loadTestLimits } from '../../lib/demo.ts';
 import { Api, type Creds } from './api.ts';
@@ -27,6 +33,7 @@ export interface TestServer {
   nodeMetricsUrls: string[];
   api: Api;
   demo: Record<DemoKey, Creds & { userId: number }>;
+  /** The embedded server's data directory; null for a cluster (nothing a test may restart from). */
   dataDir: string | null;
   process: ChildProcess | null;
   /** Stops the process (SIGTERM by default) and waits for it to exit. */
@@ -72,7 +79,73 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     const self: TestServer = { urls, metricsUrls, nodeMetricsUrls, api, demo, dataDir: null, process: null, stop: async () => null, restart: async () => self };
     return self;
   }
+  if (process.env.PARLEY_TEST_OWN_CLUSTER === '1') return spawnOwnCluster(opts);
   return spawnEmbedded(opts);
+}
+
+/** True when `startServer` gives a cluster (shared or private): cases that restart or read an embedded server skip. */
+export const clusterRun = (): boolean => Boolean(process.env.PARLEY_TEST_GATEWAYS) || process.env.PARLEY_TEST_OWN_CLUSTER === '1';
+
+/**
+ * A private cluster for one `startServer`: own keyspace, Redis prefix and NATS namespace (one tag), own demo and
+ * data directories; `opts.env` goes to every process. Precondition: the services are up and named in the
+ * environment (test/run.sh exports PARLEY_NATS_URL, PARLEY_REDIS_URL, PARLEY_CASSANDRA_*).
+ */
+async function spawnOwnCluster(opts: StartOptions): Promise<TestServer> {
+  if (opts.dataDir) throw new Error('a private cluster keeps its state in Cassandra: no dataDir');
+  const tag = `t${process.pid}${Math.random().toString(36).slice(2, 6)}`;
+  const dir = mkdtempSync(join(tmpdir(), 'parley-own-cluster-'));
+  const env: Record<string, string> = {
+    PARLEY_CASSANDRA_KEYSPACE: `parley_${tag}`,
+    PARLEY_REDIS_PREFIX: `parley_${tag}`,
+    PARLEY_NATS_NAMESPACE: `parley_${tag}`,
+    PARLEY_DATA_DIR: join(dir, 'data'),
+    PARLEY_OUTBOX_DIR: join(dir, 'outbox'),
+    PARLEY_HEARTBEAT_SECS: '2',
+    PARLEY_LOG_LEVEL: process.env.PARLEY_LOG_LEVEL ?? 'warn',
+    // As the embedded server's: the demo users act for whole files of cases within seconds.
+    PARLEY_RATE_LIMIT_OVERRIDES: loadTestLimits().PARLEY_RATE_LIMIT_OVERRIDES!,
+    ...opts.env,
+  };
+  const drop = () => dropKeyspace(env.PARLEY_CASSANDRA_KEYSPACE!, { ...process.env, ...env }).catch((err: Error) => process.stderr.write(`could not drop ${env.PARLEY_CASSANDRA_KEYSPACE}: ${err.message}\n`));
+  const demoDir = join(dir, 'demo');
+  let procs: Awaited<ReturnType<typeof launchCluster>>;
+  try {
+    procs = await launchCluster({ demoDir, env });
+  } catch (err) {
+    await drop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  if (process.env.PARLEY_TEST_SERVER_OUTPUT) for (const p of procs) p.child.stdout!.on('data', (d: Buffer) => process.stderr.write(d));
+  const gateways = procs.filter((p) => p.role === 'gateway');
+  const nodes = procs.filter((p) => p.role === 'actors');
+  const api = new Api(gateways[0]!.url);
+  let stopped: Promise<number | null> | null = null;
+  const self: TestServer = {
+    urls: gateways.map((p) => p.url),
+    metricsUrls: gateways.map((p) => p.metricsUrl),
+    nodeMetricsUrls: nodes.map((p) => p.metricsUrl),
+    api,
+    demo: await loadDemo(api, demoDir).catch(async (err: Error) => {
+      for (const p of procs) process.stderr.write(`--- ${p.name}\n${p.output()}\n`);
+      await stopAll(procs);
+      await drop();
+      throw err;
+    }),
+    dataDir: null,
+    process: null,
+    // Stopped once (serverFor's teardown and a test may both ask); the signal is for an embedded process.
+    stop: () =>
+      (stopped ??= (async () => {
+        await stopAll(procs);
+        await drop();
+        rmSync(dir, { recursive: true, force: true });
+        return 0;
+      })()),
+    restart: () => Promise.reject(new Error('a private cluster is not restarted (embedded only)')),
+  };
+  return self;
 }
 
 async function spawnEmbedded(opts: StartOptions): Promise<TestServer> {
