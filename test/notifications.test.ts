@@ -1,9 +1,10 @@
 // Missed-message email over HTTP, read from a real SMTP server
 // (`test/helpers/smtp.ts`): who is mailed about what, the batch, a message
 // read before its batch leaves, muted senders, content left out, and the
-// mail itself (HTML and text, the link, the footer). Embedded mode: the
-// server under test is started with PARLEY_SMTP_URL pointing at the test's
-// SMTP server.
+// mail itself (HTML and text, the link, the footer). The server under test
+// is started with PARLEY_SMTP_URL pointing at the test's SMTP server: an
+// embedded one, or with PARLEY_TEST_OWN_CLUSTER=1 (test/run.sh's
+// notify-cluster) a private cluster whose every process has it.
 import t, { type Test } from 'tap';
 import type { ParsedMail } from 'mailparser';
 import { type Api, uniq } from './helpers/api.ts';

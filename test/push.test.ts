@@ -3,7 +3,8 @@
 // zilencer/views.py defines it, recording each call): server registration,
 // device routes and their errors, what a notification and a removal carry
 // (the fields the apps parse), the test notification, and a server without
-// the service. Embedded mode.
+// the service. Embedded servers, or with PARLEY_TEST_OWN_CLUSTER=1
+// (test/run.sh's notify-cluster) private clusters with the same settings.
 import { createHash } from 'node:crypto';
 import sodium from 'libsodium-wrappers';
 import t from 'tap';

@@ -232,6 +232,9 @@ lane_backends() {
   tapsuite backends PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/store.test.ts test/bus.test.ts test/leases.test.ts test/limiter.test.ts test/files.test.ts
   tapsuite backup PARLEY_TEST_CASSANDRA=1 PARLEY_LOG_LEVEL=warn -- test/backup.test.ts test/export.test.ts test/backup-cli.test.ts
   tapsuite checkpoint PARLEY_LOG_LEVEL=warn -- test/checkpoint.test.ts
+  # Missed-message email and mobile push again, each server a private cluster (2 gateways, 2 actor nodes) with
+  # the test's SMTP server or push service in every process (PARLEY_TEST_OWN_CLUSTER, test/helpers/server.ts).
+  tapsuite notify-cluster PARLEY_TEST_OWN_CLUSTER=1 PARLEY_LOG_LEVEL=warn -- test/notifications.test.ts test/push.test.ts
 }
 side_by_side lane_mail lane_notify lane_misc lane_backends
 collect tools
