@@ -161,6 +161,7 @@ API_TESTS=(
   test/message_flags.test.ts
   test/message_reads.test.ts
   test/message_edit.test.ts
+  test/delete-recipients.test.ts
   test/reactions.test.ts
   test/topics.test.ts
   test/empty-topic.test.ts

@@ -88,6 +88,12 @@ export const Delivery = z.discriminatedUnion('kind', [
        * (`actors/queue/subscribers.ts`), as for a channel message.
        */
       channelId: Id.optional(),
+      /**
+       * With `channelId`: users who get it too, subscribed or not (the deleter
+       * of a message, a private channel's administrators); each queue shard
+       * gives it to their queues it holds, once per queue.
+       */
+      also: z.array(Id).optional(),
       event: ClientEventBody,
       capability: z.object({ name: z.string(), value: z.boolean() }).strict().optional(),
       id: DeliveryId,
@@ -113,11 +119,12 @@ export const toRealm = (realmId: number, event: ClientEventBody, opts: { except?
 
 /**
  * An event for a channel's active subscribers (about one of its messages:
- * reactions): one delivery on the realm's broadcast subject, expanded by the
- * queue shards to their own queues of the channel's subscribers, so the realm
- * neither lists the subscribers nor the node places each of them (O(1) here).
+ * reactions, deletions), and the users of `also`: one delivery on the realm's
+ * broadcast subject, expanded by the queue shards to their own queues of the
+ * channel's subscribers (and of `also`), so the realm neither lists the
+ * subscribers nor the node places each of them (O(also) here).
  */
-export const toChannelSubscribers = (realmId: number, channelId: number, event: ClientEventBody): Delivery => ({ kind: 'realm', realmId, except: [], channelId, event });
+export const toChannelSubscribers = (realmId: number, channelId: number, event: ClientEventBody, also: number[] = []): Delivery => ({ kind: 'realm', realmId, except: [], channelId, ...(also.length ? { also } : {}), event });
 
 /**
  * An event in one form for queues of clients with `capability` and another

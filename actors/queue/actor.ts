@@ -207,7 +207,8 @@ export class QueueShard {
   /**
    * A realm-wide event: every queue of the realm this shard holds but those of
    * `except` (O(local queues of the realm)); with `channelId`, only the queues
-   * of the channel's subscribers (O(local subscribers with a queue)).
+   * of the channel's subscribers and of `also` (O(local subscribers with a
+   * queue + also)).
    */
   private deliverToRealm(d: Extract<Delivery, { kind: 'realm' }>): void {
     const except = d.except.length ? new Set(d.except) : null;
@@ -218,7 +219,12 @@ export class QueueShard {
       if (q.pending > MAX_PENDING_EVENTS) full.push(q);
     };
     if (d.channelId === undefined) for (const q of this.byRealm.get(d.realmId) ?? []) take(q);
-    else for (const userId of this.subscribers.subscribers(d.realmId, d.channelId) ?? []) for (const q of this.byUser.get(`${d.realmId}:${userId}`) ?? []) take(q);
+    else {
+      const subscribers = this.subscribers.subscribers(d.realmId, d.channelId);
+      for (const userId of subscribers ?? []) for (const q of this.byUser.get(`${d.realmId}:${userId}`) ?? []) take(q);
+      // Those named besides the subscribers, once each: not a subscriber here, not named twice.
+      for (const userId of new Set(d.also ?? [])) if (!subscribers?.has(userId)) for (const q of this.byUser.get(`${d.realmId}:${userId}`) ?? []) take(q);
+    }
     // Dropped after the walk: dropping changes the set being walked.
     for (const q of full) this.drop(q);
   }

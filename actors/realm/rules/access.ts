@@ -5,7 +5,7 @@ import { badRequest, unauthorized } from '../../../lib/errors.ts';
 import type { ChannelRecord, GroupSettingValue, UserRecord } from '../../../storage/tables.ts';
 import { GROUP_ID, isGuest, Role, SYSTEM_GROUPS } from '../../model.ts';
 import type { Caller } from '../../runtime/action.ts';
-import { type Delivery, toRealm, toUsers } from '../../events/delivery.ts';
+import { type Delivery, toChannelSubscribers, toRealm, toUsers } from '../../events/delivery.ts';
 import type { ClientEventBody } from '../../events/schema.ts';
 import type { RealmState } from '../state/state.ts';
 import { userByApiEmail } from './emails.ts';
@@ -207,6 +207,24 @@ export function toChannelAudience(state: Readonly<RealmState>, c: ChannelRecord,
   const out = [...except];
   for (const id of state.activeGuestIds) if (!state.isSubscribed(c.id, id)) out.push(id);
   return toRealm(state.realmId, event, { except: out });
+}
+
+/**
+ * An event for a channel's audience (`channelAudience`) as the queue shards
+ * find it, so the realm does not list the subscribers: a public channel's, a
+ * realm-wide delivery but the guests not subscribed (O(guests), as
+ * `toChannelAudience`); a private channel's, one for its subscribers (each
+ * queue shard's index) and its administrators: the organization's and the
+ * members of its administration group (O(staff + that group's members)).
+ * A group wider than the moderators names too many to list: then listed as
+ * `toChannelAudience` does (O(users), as before).
+ */
+export function toChannelViewers(state: Readonly<RealmState>, c: ChannelRecord, event: ClientEventBody): Delivery {
+  if (!c.inviteOnly) return toChannelAudience(state, c, event);
+  const administrators = settingMembers(state, c.groups.can_administer_channel_group);
+  if (!administrators) return toChannelAudience(state, c, event);
+  for (const id of state.activeStaffIds) if (state.users.get(id)!.role <= Role.ADMIN) administrators.add(id);
+  return toChannelSubscribers(state.realmId, c.id, event, [...administrators]);
 }
 
 /**

@@ -17,10 +17,10 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../../../../lib/errors.ts';
 import { channelRecipientKey, inSource, isAdmin } from '../../../model.ts';
 import { type StoredMessage, T } from '../../../../storage/tables.ts';
-import { toUsers } from '../../../events/delivery.ts';
+import { toChannelSubscribers } from '../../../events/delivery.ts';
 import { defineAction } from '../../../runtime/action.ts';
 import type { ActorContext } from '../../../runtime/context.ts';
-import { actingUser, canAccess, channelAudience } from '../../rules/access.ts';
+import { actingUser, canAccess, toChannelViewers } from '../../rules/access.ts';
 import { emptyTopicDisplayName } from './messages.ts';
 import { readerView } from './reading.ts';
 import type { RealmState } from '../../state/state.ts';
@@ -85,17 +85,16 @@ export const deleteTopic = action({
   },
   events(state, p) {
     if (!p.batch.length) return [];
-    // One event for each stored spelling of the topic (a topic is matched case-insensitively), to the subscribers and the deleter (FL 274).
-    const audience = [...new Set([...state.activeSubscribers(p.c.id), p.user.id])];
+    // One event for each stored spelling of the topic (a topic is matched case-insensitively), to the subscribers (found by the queue shards) and the deleter (FL 274).
     const byTopic = new Map<string, number[]>();
     for (const m of p.batch) {
       const ids = byTopic.get(m.topic);
       if (ids) ids.push(m.id);
       else byTopic.set(m.topic, [m.id]);
     }
-    const out = [...byTopic].map(([topic, ids]) => toUsers(state.realmId, audience, { type: 'delete_message', message_type: 'stream', message_ids: ids.sort((a, b) => a - b), stream_id: p.c.id, topic }));
+    const out = [...byTopic].map(([topic, ids]) => toChannelSubscribers(state.realmId, p.c.id, { type: 'delete_message', message_type: 'stream', message_ids: ids.sort((a, b) => a - b), stream_id: p.c.id, topic }, [p.user.id]));
     if (p.firstMessageId !== undefined) {
-      out.push(toUsers(state.realmId, channelAudience(state, p.c), { type: 'stream', op: 'update', stream_id: p.c.id, name: p.c.name, property: 'first_message_id', value: p.c.firstMessageId }));
+      out.push(toChannelViewers(state, p.c, { type: 'stream', op: 'update', stream_id: p.c.id, name: p.c.name, property: 'first_message_id', value: p.c.firstMessageId }));
     }
     return out;
   },

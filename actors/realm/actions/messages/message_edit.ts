@@ -12,7 +12,8 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../../../lib/errors.ts';
 import { type ChannelRecord, type EditRecord, type GroupSettingValue, messageBucket, type StoredMessage, T, type UserRecord } from '../../../../storage/tables.ts';
-import { type Delivery, toUsers } from '../../../events/delivery.ts';
+import { type Delivery, toChannelSubscribers, toUsers } from '../../../events/delivery.ts';
+import type { ClientEventBody } from '../../../events/schema.ts';
 import type { AttachmentObject } from '../../../events/schema.ts';
 import { topicForClient } from '../../../format.ts';
 import { channelRecipientKey, inSource, isAdmin, Role } from '../../../model.ts';
@@ -20,7 +21,7 @@ import { defineAction, defineQuery, later, type Tx } from '../../../runtime/acti
 import type { ActorContext } from '../../../runtime/context.ts';
 import { userFlags } from '../../../user/flags.ts';
 import { attachmentObject } from '../../../user/uploads.ts';
-import { actingUser, canAccess, channelAudience } from '../../rules/access.ts';
+import { actingUser, canAccess, toChannelViewers } from '../../rules/access.ts';
 import { canAdminister } from '../channels/streams.ts';
 import { realmGroupSetting } from '../organization/realm_settings.ts';
 import { renderMessage } from '../../rules/markdown.ts';
@@ -140,8 +141,8 @@ export const deleteMessage = action({
     checkCanDelete(state, user, m);
     const channel = m.streamId !== null ? state.channels.get(m.streamId) : undefined;
     const firstMessageId = channel && nextFirst !== undefined && channel.firstMessageId === m.id ? { channel, value: nextFirst } : null;
-    // The deleter hears of it even when not subscribed to the channel (FL 274).
-    return { m, audience: [...new Set([...audience(state, m), user.id])], firstMessageId };
+    // The deleter hears of it even when not subscribed to the channel (FL 274); a channel's subscribers are found by the queue shards.
+    return { m, audience: m.streamId !== null ? null : [...new Set([...audience(state, m), user.id])], deleter: user.id, firstMessageId };
   },
   apply(state, p, tx) {
     tx.write(T.messages.at(state.realmId, p.m.recipientKey, p.m.id).delete(), T.messageLocator.at(state.realmId, p.m.id).delete());
@@ -154,10 +155,11 @@ export const deleteMessage = action({
   },
   events(state, p) {
     const m = p.m;
-    const out = [toUsers(state.realmId, p.audience, { type: 'delete_message', message_type: m.type, message_ids: [m.id], ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) })];
+    const event: ClientEventBody = { type: 'delete_message', message_type: m.type, message_ids: [m.id], ...(m.streamId !== null ? { stream_id: m.streamId, topic: m.topic } : {}) };
+    const out = [p.audience ? toUsers(state.realmId, p.audience, event) : toChannelSubscribers(state.realmId, m.streamId!, event, [p.deleter])];
     if (p.firstMessageId) {
       const c = p.firstMessageId.channel;
-      out.push(toUsers(state.realmId, channelAudience(state, c), { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'first_message_id', value: c.firstMessageId }));
+      out.push(toChannelViewers(state, c, { type: 'stream', op: 'update', stream_id: c.id, name: c.name, property: 'first_message_id', value: c.firstMessageId }));
     }
     return out;
   },
@@ -613,7 +615,7 @@ export const updateMessage = action({
     return { detached_uploads: p.detached ?? [] };
   },
   events(state, p) {
-    const undone = p.undone ? [toUsers(state.realmId, audience(state, p.undone), { type: 'delete_message', message_type: 'stream', message_ids: [p.undone.id], stream_id: p.undone.streamId!, topic: p.undone.topic })] : [];
+    const undone = p.undone ? [toChannelSubscribers(state.realmId, p.undone.streamId!, { type: 'delete_message', message_type: 'stream', message_ids: [p.undone.id], stream_id: p.undone.streamId!, topic: p.undone.topic })] : [];
     return [...editEvents(state, p), ...undone, ...systemBotDeliveries(state, p.notices ?? [])];
   },
 });
