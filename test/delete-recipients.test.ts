@@ -4,6 +4,7 @@
 import t from 'tap';
 import { uniq } from './helpers/api.ts';
 import { type Queue, register, waitFor } from './helpers/events.ts';
+import { newPerson } from './helpers/people.ts';
 import { DEMO_KEYS, serverFor } from './helpers/server.ts';
 
 const s = await serverFor(t);
@@ -19,22 +20,23 @@ const sendTo = async (to: string, topic: string) => (await owner.ok('POST', '/me
 const watchers = ['admin', 'moderator', 'member1', 'member2', 'guest'] as const;
 type Watcher = (typeof watchers)[number];
 
-/** What each queue heard about `channelId` until the sentinel deletion in the channel everyone is in. */
-async function heard(queues: Record<Watcher, Queue>, channelId: number): Promise<Record<Watcher, string[]>> {
+/** What each queue heard about each of `channelIds` until the sentinel deletion in the channel everyone is in. */
+async function heardAll(queues: Record<Watcher, Queue>, channelIds: number[]): Promise<Record<number, Record<Watcher, string[]>>> {
   const sentinel = await sendTo(everyone, 'sentinel');
   await owner.ok('DELETE', `/messages/${sentinel}`);
-  const out = {} as Record<Watcher, string[]>;
+  const out: Record<number, Record<Watcher, string[]>> = {};
+  for (const id of channelIds) out[id] = {} as Record<Watcher, string[]>;
   for (const who of watchers) {
-    const seen: string[] = [];
+    for (const id of channelIds) out[id]![who] = [];
     await waitFor(queues[who], (e) => {
-      if (e.type === 'delete_message' && e.stream_id === channelId) seen.push(`delete ${e.message_ids.join(',')}`);
-      if (e.type === 'stream' && e.op === 'update' && e.property === 'first_message_id' && e.stream_id === channelId) seen.push(`first ${e.value}`);
+      if (e.type === 'delete_message' && channelIds.includes(e.stream_id)) out[e.stream_id]![who].push(`delete ${e.message_ids.join(',')}`);
+      if (e.type === 'stream' && e.op === 'update' && e.property === 'first_message_id' && channelIds.includes(e.stream_id)) out[e.stream_id]![who].push(`first ${e.value}`);
       return e.type === 'delete_message' && e.message_ids.includes(sentinel);
     });
-    out[who] = seen;
   }
   return out;
 }
+const heard = async (queues: Record<Watcher, Queue>, channelId: number) => (await heardAll(queues, [channelId]))[channelId]!;
 
 const cases = [
   // A public channel: the guest is subscribed; the administrator, who is not, deletes (and hears of it, FL 274).
@@ -87,4 +89,34 @@ t.test('delete recipients - a topic deleted by an administrator not subscribed, 
   const got = await heard(queues, channelId);
   t.same(got, { admin: [`delete ${m2}`], moderator: [], member1: [], member2: [`delete ${m2}`], guest: [] }, 'the subscribers of the moment and the deleter');
   t.ok(m1 < m2);
+});
+
+t.test('delete recipients - a deactivated user\'s messages deleted (DELETE /users/{id} with actions): subscribers, the administrator who may read them, the audience of the first message', async (t) => {
+  const p = await newPerson(s);
+  const expected: Record<string, Record<Watcher, string[]>> = {};
+  const made: Array<{ label: string; id: number; first: number; second: number }> = [];
+  for (const inviteOnly of [false, true]) {
+    const name = uniq('del');
+    // The guest is in neither; the administrator, who deletes, is not subscribed (may read the public one only).
+    await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name }], principals: [ids('owner'), p.userId, ids('member1')], invite_only: inviteOnly });
+    const id = (await owner.ok('GET', '/get_stream_id', { stream: name })).stream_id as number;
+    const first = (await s.api.as(p).ok('POST', '/messages', { type: 'stream', to: name, topic: 'gone', content: 'mine' })).id as number;
+    const second = await sendTo(name, 'stays');
+    made.push({ label: inviteOnly ? 'private' : 'public', id, first, second });
+    expected[id] = inviteOnly
+      ? { admin: [`first ${second}`], moderator: [], member1: [`delete ${first}`, `first ${second}`], member2: [], guest: [] }
+      : { admin: [`delete ${first}`, `first ${second}`], moderator: [`first ${second}`], member1: [`delete ${first}`, `first ${second}`], member2: [`first ${second}`], guest: [] };
+  }
+  const queues = {} as Record<Watcher, Queue>;
+  for (const who of watchers) queues[who] = await register(s.api.as(s.demo[who]), { event_types: ['delete_message', 'stream'], client_capabilities: { bulk_message_deletion: true } });
+  await admin.ok('DELETE', `/users/${p.userId}`, { actions: JSON.stringify({ delete_public_channel_messages: true, delete_private_channel_messages: true }) });
+  // The deletion is a follow-up: wait until it is committed (its events are published before anything the realm does after it).
+  for (const c of made) {
+    for (let i = 0; (await owner.ok('GET', `/streams/${c.id}`)).stream.first_message_id !== c.second; i++) {
+      if (i > 200) throw new Error('the messages were not deleted');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const got = await heardAll(queues, made.map((c) => c.id));
+  for (const c of made) t.same(got[c.id], expected[c.id], c.label);
 });
