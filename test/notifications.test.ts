@@ -22,10 +22,10 @@ const textOf = (m: ParsedMail) => m.text ?? '';
 /** Missed-message mails to `p` (a new person also gets the account email). */
 const mailsTo = (p: Person) => smtp.to(p.email).filter((m) => mailKind(m) === 'missed');
 
-/** A new member, idle (never polled), whose batches leave after `batchSecs`. */
+/** A new member, idle (never polled), whose batches leave after `batchSecs`; they act through the last gateway (senders, through the first: in a cluster, another one). */
 async function idlePerson(batchSecs = 1): Promise<{ p: Person; api: Api }> {
   const p = await newPerson(s);
-  const api = s.api.as(p);
+  const api = s.api.at(s.urls.at(-1)!).as(p);
   await api.ok('PATCH', '/settings', { email_notifications_batching_period_seconds: batchSecs });
   return { p, api };
 }

@@ -24,10 +24,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const APNS = 'ab'.repeat(32);
 const notifiesFor = (p: Person) => svc.of('push/notify').filter((c) => c.body.user_id === p.userId);
 
-/** A new member with an FCM token registered (known to the service). */
+/** A new member with an FCM token registered (known to the service); they act through the last gateway (senders, through the first: in a cluster, another one). */
 async function withDevice(): Promise<{ p: Person; api: Api; token: string }> {
   const p = await newPerson(s);
-  const api = s.api.as(p);
+  const api = s.api.at(s.urls.at(-1)!).as(p);
   const token = uniq('fcm');
   await api.ok('POST', '/users/me/android_gcm_reg_id', { token });
   await svc.waitFor(() => svc.devices.has(`${p.userId}:2:${token}`));
