@@ -176,6 +176,47 @@ t.test("push - enable_followed_topic_push_notifications: a followed topic's mess
   t.equal(notifiesFor(off.p)[1]!.body.gcm_payload.zulip_message_id, later.id);
 });
 
+t.test('push - exclusions: the sender, a muted sender, a muted topic and an active user are not pushed; enable_online_push_notifications pushes the active one', async (t) => {
+  const sender = await withDevice();
+  const senderApi = s.api.as(sender.p);
+  const muter = await withDevice();
+  const topicMuter = await withDevice();
+  const active = await withDevice();
+  const control = await withDevice();
+  await muter.api.ok('POST', `/users/me/muted_users/${sender.p.userId}`);
+  const name = uniq('excl');
+  await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([sender, muter, topicMuter, active, control].map((u) => u.p.userId)) });
+  const streamId = (await senderApi.ok('GET', '/get_stream_id', { stream: name })).stream_id;
+  for (const u of [topicMuter, control]) await u.api.ok('POST', '/users/me/subscriptions/properties', { subscription_data: JSON.stringify([{ stream_id: streamId, property: 'push_notifications', value: true }]) });
+  await topicMuter.api.ok('POST', '/user_topics', { stream_id: streamId, topic: 'hush', visibility_policy: 1 });
+  // The active user's client polls (the queue reports activity on its next tick); online push off (Zulip's default is on).
+  await active.api.ok('PATCH', '/settings', { enable_online_push_notifications: false });
+  const q = await register(active.api, { event_types: JSON.stringify(['message']) });
+  const polling = poll(q, { timeoutMs: 8000 }).catch(() => []);
+  await sleep(1500);
+
+  const group = await senderApi.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([muter.p.userId, active.p.userId, control.p.userId]), content: `group ${uniq('g')}` });
+  const hushed = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'hush', content: `in a muted topic ${uniq('h')}` });
+  await svc.waitFor(() => notifiesFor(control.p).length >= 2);
+  await polling;
+  await sleep(1000);
+  t.same(notifiesFor(control.p).map((n) => n.body.gcm_payload.zulip_message_id), [group.id, hushed.id], 'the control user is pushed both');
+  t.equal(notifiesFor(sender.p).length, 0, 'the sender is never pushed about their own messages');
+  t.equal(notifiesFor(muter.p).length, 0, 'a muted sender is not pushed');
+  t.equal(notifiesFor(topicMuter.p).length, 0, "a muted topic is not pushed, even with the channel's push_notifications on");
+  t.equal(notifiesFor(active.p).length, 0, 'an active user is not pushed (enable_online_push_notifications off)');
+
+  const open = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'open', content: `another topic ${uniq('o')}` });
+  await svc.waitFor(() => notifiesFor(topicMuter.p).length > 0);
+  t.equal(notifiesFor(topicMuter.p)[0]!.body.gcm_payload.zulip_message_id, open.id, "the channel's other topics are");
+
+  // Still active (within the idle window), with online push on: pushed.
+  await active.api.ok('PATCH', '/settings', { enable_online_push_notifications: true });
+  const again = await senderApi.ok('POST', '/messages', { type: 'direct', to: JSON.stringify([active.p.userId]), content: `while active ${uniq('a')}` });
+  await svc.waitFor(() => notifiesFor(active.p).length > 0);
+  t.equal(notifiesFor(active.p)[0]!.body.gcm_payload.zulip_message_id, again.id);
+});
+
 t.test('push - removals: every way of reading removes a pushed notification, once, reads close together in one batch', async (t) => {
   const sender = await newPerson(s);
   const senderApi = s.api.as(sender);
