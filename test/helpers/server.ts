@@ -83,9 +83,6 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   return spawnEmbedded(opts);
 }
 
-/** True when `startServer` gives a cluster (shared or private): cases that restart or read an embedded server skip. */
-export const clusterRun = (): boolean => Boolean(process.env.PARLEY_TEST_GATEWAYS) || process.env.PARLEY_TEST_OWN_CLUSTER === '1';
-
 /**
  * A private cluster for one `startServer`: own keyspace, Redis prefix and NATS namespace (one tag), own demo and
  * data directories; `opts.env` goes to every process. Precondition: the services are up and named in the
