@@ -217,6 +217,21 @@ t.test('push - exclusions: the sender, a muted sender, a muted topic and an acti
   t.equal(notifiesFor(active.p)[0]!.body.gcm_payload.zulip_message_id, again.id);
 });
 
+t.test('push - a channel wildcard mention is pushed as mentioning everyone when wildcard_mentions_notify is on, not when off', async (t) => {
+  const sender = await newPerson(s);
+  const senderApi = s.api.as(sender);
+  const on = await withDevice();
+  const off = await withDevice();
+  await off.api.ok('PATCH', '/settings', { wildcard_mentions_notify: false });
+  const name = uniq('wild');
+  await senderApi.ok('POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([sender.userId, on.p.userId, off.p.userId]) });
+  const { id } = await senderApi.ok('POST', '/messages', { type: 'stream', to: name, topic: 'all hands', content: `@**all** gather ${uniq('w')}` });
+  await svc.waitFor(() => notifiesFor(on.p).length > 0);
+  await sleep(1000);
+  t.match(notifiesFor(on.p)[0]!.body, { gcm_payload: { zulip_message_id: id, topic: 'all hands' }, apns_payload: { alert: { subtitle: `${sender.fullName} mentioned everyone:` } } });
+  t.equal(notifiesFor(off.p).length, 0, 'wildcard_mentions_notify off: not pushed');
+});
+
 t.test('push - removals: every way of reading removes a pushed notification, once, reads close together in one batch', async (t) => {
   const sender = await newPerson(s);
   const senderApi = s.api.as(sender);
