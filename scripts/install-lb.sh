@@ -20,4 +20,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   done
 fi
 /usr/sbin/nginx -v
-/usr/sbin/haproxy -v | head -1
+# sed, not head: haproxy can die of SIGPIPE when head exits first, and pipefail fails the step.
+/usr/sbin/haproxy -v | sed -n 1p

@@ -3,7 +3,7 @@
 # which runs its own instance on a free port (idempotent). The package's own service
 # is not started: a policy-rc.d refuses it for the length of the install.
 set -euo pipefail
-if [ -x /usr/bin/prometheus ]; then /usr/bin/prometheus --version 2>&1 | head -1; exit 0; fi
+if [ -x /usr/bin/prometheus ]; then /usr/bin/prometheus --version 2>&1 | sed -n 1p; exit 0; fi
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 POLICY=/usr/sbin/policy-rc.d
 OURS=
@@ -13,4 +13,4 @@ if [ ! -e "$POLICY" ]; then
 fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
-/usr/bin/prometheus --version 2>&1 | head -1
+/usr/bin/prometheus --version 2>&1 | sed -n 1p
