@@ -84,7 +84,7 @@ find_java() {
   local c
   for c in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} /usr/lib/jvm/java-17-openjdk-*/bin/java "$(command -v java 2>/dev/null || true)"; do
     [[ -n $c && -x $c ]] || continue
-    if "$c" -version 2>&1 | head -1 | grep -Eq '"17[."]'; then echo "$c"; return 0; fi
+    if "$c" -version 2>&1 | sed -n 1p | grep -Eq '"17[."]'; then echo "$c"; return 0; fi
   done
   return 1
 }
@@ -130,7 +130,7 @@ cmd_install() {
   install_nats
   install_redis
   install_cassandra
-  log "installed: $(nats-server --version 2>&1 | head -1); $(redis-server --version | awk '{print $1, $2, $3}'); cassandra $CASS_VERSION; java $("$(find_java)" -version 2>&1 | head -1 | awk -F'"' '{print $2}') ($(elapsed "$t0") s)"
+  log "installed: $(nats-server --version 2>&1 | sed -n 1p); $(redis-server --version | awk '{print $1, $2, $3}'); cassandra $CASS_VERSION; java $("$(find_java)" -version 2>&1 | sed -n 1p | awk -F'"' '{print $2}') ($(elapsed "$t0") s)"
 }
 
 # ---------------------------------------------------------------------------
