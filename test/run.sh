@@ -113,8 +113,12 @@ rm -f "$LOG_DIR/.chromium-done"
 background tools fetch_tools
 background k6 fetch_k6
 
-step typecheck npx tsc --noEmit -p .
-step realm-layers node --import tsx scripts/check-layers.ts
+# The type check and the realm's layer check take a core for a minute: they run beside the embedded suite.
+static_checks() {
+  step typecheck npx tsc --noEmit -p .
+  step realm-layers node --import tsx scripts/check-layers.ts
+}
+background checks static_checks
 
 # The API suite: run against the embedded server and again against a real cluster. One file a line.
 API_TESTS=(
@@ -247,7 +251,7 @@ lane_backends() {
   tapsuite checkpoint PARLEY_LOG_LEVEL=warn -- test/checkpoint.test.ts
 }
 side_by_side lane_mail lane_notify lane_misc lane_backends
-collect tools
+collect checks tools
 
 if bash scripts/services.sh start all; then
   eval "$(bash scripts/services.sh env)"
