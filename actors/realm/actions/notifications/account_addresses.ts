@@ -88,9 +88,8 @@ export const startAddressBackfill = action({
 
 export const accountAddressBackfill = timer({
   name: BACKFILL,
-  // `upTo` is absent from the timers of the first version (landed a few minutes before it): taken now.
-  async effect(state, p: { after: number; upTo?: number }, ctx) {
-    const upTo = p.upTo ?? highestUserId(state);
+  async effect(state, p: { after: number; upTo: number }, ctx) {
+    const { upTo } = p;
     const end = Math.min(p.after + backfillBatch(), upTo);
     const batch: number[] = [];
     for (let id = p.after + 1; id <= end; id++) {
